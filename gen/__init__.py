@@ -1,0 +1,1 @@
+"""Generators (configuration to files) and the ``twinnet`` command line."""

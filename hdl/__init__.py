@@ -1,0 +1,1 @@
+"""Amaranth gateware: the router and the networks built from it."""

@@ -1,0 +1,1 @@
+"""cocotb testbench library: drivers, monitors, scoreboards and the runner glue."""
