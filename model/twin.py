@@ -1,0 +1,309 @@
+"""Twin tori (nDT): an n-dimensional torus whose nodes are two router cards joined by a link.
+
+Each node holds card 0 and card 1. A card has some of the node's 2n external ports, one
+internal port (the link to the other card of the node) and one PE port (PE0 on card 0, PE1 on
+card 1). Node ``a``'s port ``d_i^+`` is cabled to node ``a + e_i``'s port ``d_i^-``. A *port
+configuration* says which n external ports sit on card 0; every node uses the same one.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from . import checks
+from .torus import CubeConfig, Node, dimension_name
+
+MODES = ("none", "vc", "bubble")
+
+
+@dataclass(frozen=True, order=True)
+class Port:
+    """A port of a card: external (``dim``, ``sign``), the internal link, or the PE port."""
+
+    kind: str
+    dim: int = -1
+    sign: int = 0
+
+    @classmethod
+    def external(cls, dim: int, sign: int) -> "Port":
+        return cls("ext", dim, sign)
+
+    @property
+    def is_external(self) -> bool:
+        return self.kind == "ext"
+
+    def __str__(self) -> str:
+        if self.kind == "ext":
+            return dimension_name(self.dim) + ("+" if self.sign > 0 else "-")
+        return {"internal": "I", "pe": "PE"}[self.kind]
+
+    @classmethod
+    def parse(cls, text: str, n: int) -> "Port":
+        """``"X+"``, ``"y-"``, ``"D3+"`` → the external port; raises ``ValueError`` otherwise."""
+        text = text.strip().upper()
+        names = [dimension_name(dim) for dim in range(n)]
+        if len(text) >= 2 and text[-1] in "+-" and text[:-1] in names:
+            return cls.external(names.index(text[:-1]), +1 if text[-1] == "+" else -1)
+        allowed = ", ".join(f"{name}+/{name}-" for name in names)
+        raise ValueError(f"port {text!r} is not an external port of an n={n} torus ({allowed})")
+
+
+INTERNAL = Port("internal")
+PE_PORT = Port("pe")
+
+
+def external_ports(n: int) -> tuple[Port, ...]:
+    """The 2n external ports of a node, in the order X+, X-, Y+, Y-, …"""
+    return tuple(Port.external(dim, sign) for dim in range(n) for sign in (+1, -1))
+
+
+#: The ten 3DT configurations (card 0's ports), SPEC §1.2 / 003 Table 1.
+NAMED_CONFIGURATIONS = {
+    "A": "X+ Y+ Z+", "B": "X+ Y+ Z-", "C": "X+ Y+ Y-", "D": "X+ Y+ X-", "E": "X+ Y- Z+",
+    "F": "X+ Y- Z-", "G": "X+ Y- X-", "H": "X+ Z+ Z-", "I": "X+ Z+ X-", "J": "X+ Z- X-",
+}
+
+
+@dataclass(frozen=True)
+class PortConfiguration:
+    """Which of the 2n external ports sit on card 0 (the rest sit on card 1).
+
+    Build one with :meth:`named` (A–J, n = 3), :meth:`c_best` (any n) or :meth:`from_ports`
+    (an explicit card-0 list), or parse a user's text with :meth:`parse`.
+    """
+
+    n: int
+    card0: frozenset[Port]
+    name: str | None = None
+
+    def __post_init__(self):
+        checks.check_int("n", self.n, minimum=2)
+        ports = external_ports(self.n)
+        stray = [str(p) for p in self.card0 if p not in ports]
+        if stray:
+            raise ValueError(f"card-0 ports {stray} are not external ports of an n={self.n} torus")
+        if len(self.card0) != self.n:
+            raise ValueError(f"card-0 port list must hold exactly n={self.n} of the {2 * self.n} "
+                             f"external ports, not {len(self.card0)}")
+
+    @classmethod
+    def from_ports(cls, n: int, ports: Iterable, name: str | None = None) -> "PortConfiguration":
+        """Card 0 holds ``ports`` (``Port`` objects or names such as ``"X+"``)."""
+        checks.check_int("n", n, minimum=2)
+        parsed = [p if isinstance(p, Port) else Port.parse(p, n) for p in ports]
+        repeated = sorted({str(p) for p in parsed if parsed.count(p) > 1})
+        if repeated:
+            raise ValueError(f"card-0 port list repeats {', '.join(repeated)}: each external port "
+                             "may appear once")
+        return cls(n, frozenset(parsed), name)
+
+    @classmethod
+    def named(cls, name: str) -> "PortConfiguration":
+        """One of the ten 3DT configurations A–J."""
+        checks.check_choice("configuration", name, NAMED_CONFIGURATIONS)
+        return cls.from_ports(3, NAMED_CONFIGURATIONS[name].split(), name)
+
+    @classmethod
+    def c_best(cls, n: int) -> "PortConfiguration":
+        """C_Best: dimensions 0…⌊n/2⌋−1 on card 0, the last ⌊n/2⌋ on card 1; for odd n the
+        middle dimension is split with its ``-`` port on card 0 (000 Def. 3.5)."""
+        checks.check_int("n", n, minimum=2)
+        half = n // 2
+        card0 = [Port.external(dim, sign) for dim in range(half) for sign in (+1, -1)]
+        if n % 2:
+            card0.append(Port.external(half, -1))
+        return cls(n, frozenset(card0), "C_Best")
+
+    @classmethod
+    def parse(cls, text: str, n: int) -> "PortConfiguration":
+        """``"D"`` (n = 3), ``"C_Best"`` or an explicit list ``"X+,Y+,X-"``."""
+        text = text.strip()
+        if text.lower() in ("c_best", "cbest"):
+            return cls.c_best(n)
+        if text in NAMED_CONFIGURATIONS:
+            if n != 3:
+                raise ValueError(f"configuration {text!r} is a 3DT configuration; it needs n=3, "
+                                 f"not n={n} (use C_Best or an explicit card-0 port list)")
+            return cls.named(text)
+        if "+" in text or "-" in text:
+            return cls.from_ports(n, [p for p in text.replace(" ", ",").split(",") if p])
+        raise ValueError(f"configuration {text!r} is not one of A–J, C_Best or a card-0 port "
+                         "list such as 'X+,Y+,X-'")
+
+    def card_of(self, port: Port) -> int:
+        """0 or 1: the card holding external ``port``."""
+        return 0 if port in self.card0 else 1
+
+    def ports_of(self, card: int) -> tuple[Port, ...]:
+        """The external ports of ``card``, in the order X+, X-, Y+, Y-, …"""
+        return tuple(p for p in external_ports(self.n) if self.card_of(p) == card)
+
+    @cached_property
+    def split_dims(self) -> tuple[int, ...]:
+        """Dimensions whose two ports sit on different cards."""
+        return tuple(dim for dim in range(self.n) if
+                     self.card_of(Port.external(dim, +1)) != self.card_of(Port.external(dim, -1)))
+
+    @property
+    def label(self) -> str:
+        """The name if it has one, else card 0's ports joined (``X+Y+X-``)."""
+        return self.name or "".join(str(p) for p in self.ports_of(0))
+
+    def __str__(self) -> str:
+        card1 = " ".join(str(p) for p in self.ports_of(1))
+        return f"{self.label} (card 0: {' '.join(str(p) for p in self.ports_of(0))}; " \
+               f"card 1: {card1})"
+
+
+@dataclass(frozen=True, order=True)
+class Card:
+    """Card ``index`` (0 or 1) of the node with coordinates ``node``."""
+
+    node: Node
+    index: int
+
+    def __str__(self) -> str:
+        return f"{','.join(map(str, self.node))}/c{self.index}"
+
+
+@dataclass(frozen=True, order=True)
+class PEAddress:
+    """PE ``<o_0 … o_{n-1} | pe>``; validated against a network by :meth:`TwinTorusConfig.pe`."""
+
+    node: Node
+    pe: int
+
+    @property
+    def card(self) -> Card:
+        return Card(self.node, self.pe)
+
+    def __str__(self) -> str:
+        return f"<{','.join(map(str, self.node))}|{self.pe}>"
+
+
+@dataclass(frozen=True)
+class TwinTorusConfig:
+    """An nDT twin torus: radices per dimension, a port configuration and a deadlock mode.
+
+    ``configuration`` may be a :class:`PortConfiguration` or its text (``"D"``, ``"C_Best"``,
+    ``"X+,Y+,X-"``); it is resolved at construction. ``mode`` is ``none`` (one VC, deadlocks),
+    ``vc`` (SPEC §1.5) or ``bubble`` (SPEC §1.6). Raises ``ValueError`` for n < 2, a radix
+    below 2, an unknown configuration or mode.
+    """
+
+    radices: tuple[int, ...]
+    configuration: PortConfiguration | str = "C_Best"
+    mode: str = "vc"
+
+    def __post_init__(self):
+        radices = self.radices
+        if isinstance(radices, int) and not isinstance(radices, bool):
+            raise TypeError(f"radices must be a sequence of integers, not {radices!r} "
+                            "(use TwinTorusConfig.uniform(n, k))")
+        radices = checks.check_int_tuple("radices", radices)
+        if len(radices) < 2:
+            raise ValueError(f"n must be an integer >= 2, not {len(radices)}: a twin torus needs "
+                             "at least two dimensions")
+        for dim, k in enumerate(radices):
+            if isinstance(k, int) and k < 2:
+                raise ValueError(f"k must be an integer >= 2, not {k} (dimension {dim})")
+        object.__setattr__(self, "radices", radices)
+        configuration = self.configuration
+        if isinstance(configuration, str):
+            configuration = PortConfiguration.parse(configuration, self.n)
+        if not isinstance(configuration, PortConfiguration):
+            raise TypeError(f"configuration must be a PortConfiguration or its name, "
+                            f"not {configuration!r}")
+        if configuration.n != self.n:
+            raise ValueError(f"configuration {configuration.label} is for n={configuration.n}, "
+                             f"not n={self.n}")
+        object.__setattr__(self, "configuration", configuration)
+        checks.check_choice("mode", self.mode, MODES)
+
+    @classmethod
+    def uniform(cls, n: int, k: int, configuration="C_Best", mode: str = "vc"):
+        """An n-dimensional twin torus with radix ``k`` in every dimension."""
+        checks.check_int("n", n, minimum=2)
+        checks.check_int("k", k, minimum=2)
+        return cls((k,) * n, configuration, mode)
+
+    @property
+    def n(self) -> int:
+        return len(self.radices)
+
+    @cached_property
+    def cube(self) -> CubeConfig:
+        return CubeConfig(self.radices)
+
+    @property
+    def node_count(self) -> int:
+        return self.cube.node_count
+
+    @property
+    def pe_count(self) -> int:
+        return 2 * self.node_count
+
+    @property
+    def name(self) -> str:
+        """An identifier such as ``ndt3_k4_D_bubble`` or ``ndt3_4x4x2_D_vc``."""
+        size = (f"k{self.radices[0]}" if len(set(self.radices)) == 1
+                else "x".join(map(str, self.radices)))
+        label = self.configuration.label.replace("+", "p").replace("-", "m")
+        return f"ndt{self.n}_{size}_{label}_{self.mode}"
+
+    def nodes(self):
+        return self.cube.nodes()
+
+    def cards(self):
+        for node in self.nodes():
+            for index in (0, 1):
+                yield Card(node, index)
+
+    def pes(self):
+        """Every PE address, node by node (PE0 before PE1)."""
+        for node in self.nodes():
+            for pe in (0, 1):
+                yield PEAddress(node, pe)
+
+    def pe(self, node, pe: int) -> PEAddress:
+        """A validated PE address: each digit within its radix, ``pe`` 0 or 1."""
+        node = self.cube.check_node(node, "node")
+        checks.check_choice("pe", pe, (0, 1))
+        return PEAddress(node, pe)
+
+    def pe_index(self, address: PEAddress) -> int:
+        """The PE's position in :meth:`pes` order."""
+        index = 0
+        for digit, k in zip(address.node, self.radices):
+            index = index * k + digit
+        return 2 * index + address.pe
+
+    def link_target(self, card: Card, port: Port) -> tuple[Card, Port]:
+        """Where a packet leaving ``card`` through ``port`` arrives: ``(card, input port)``."""
+        if port == INTERNAL:
+            return Card(card.node, 1 - card.index), INTERNAL
+        if not port.is_external:
+            raise ValueError(f"port {port} of card {card} leads to no other card")
+        arrival = Port.external(port.dim, -port.sign)
+        node = self.cube.neighbor(card.node, port.dim, port.sign)
+        return Card(node, self.configuration.card_of(arrival)), arrival
+
+    def card_links(self, card: Card):
+        """Every ``(output port, (card, input port))`` leaving ``card`` toward another card."""
+        for port in self.configuration.ports_of(card.index) + (INTERNAL,):
+            yield port, self.link_target(card, port)
+
+
+def all_named_configurations() -> list[PortConfiguration]:
+    return [PortConfiguration.named(name) for name in NAMED_CONFIGURATIONS]
+
+
+def parse_pe(text: str) -> tuple[tuple[int, ...], int]:
+    """``"0,1,2:1"`` → ``((0, 1, 2), 1)``; the PE defaults to 0 when ``:pe`` is left out."""
+    digits, _, pe = text.partition(":")
+    try:
+        return tuple(int(d) for d in digits.split(",")), int(pe or 0)
+    except ValueError:
+        raise ValueError(f"PE address {text!r} must look like 'x,y,z:pe', e.g. '0,1,2:1'") \
+            from None
+

@@ -1,0 +1,242 @@
+"""Analyses of twin tori: internal-link transit counts, PE-level distances, dependency graphs.
+
+Twin DOR and the card layout are the same at every node and depend only on ``(d - c) mod k``,
+so ports and distances are translation-invariant. The analyses use this: a per-node count is
+the sum, over every destination offset, of what happens along the path from the origin, and
+distances need a BFS from the origin's two cards only. VC choices (mode ``vc``) depend on
+absolute coordinates, so the channel-dependency graph takes no such shortcut. Brute-force
+variants that walk every pair exist for cross-checking on small instances.
+"""
+
+import math
+from collections import Counter, deque
+from dataclasses import dataclass
+
+from .deadlock import ChannelDependencyGraph
+from .torus import CubeConfig, Node
+from .twin import INTERNAL, PE_PORT, Card, PEAddress, Port, TwinTorusConfig
+from .twin_routing import Hop, internal_channels, path, route
+
+Channel = tuple[Node, int, Port, int]  # (node, card index, output port, VC)
+
+
+# --- internal-link transit counts (SPEC §1.7) ----------------------------------------------------
+
+def _node_path_crossings(config: TwinTorusConfig, source: Node, destination: Node):
+    """Yield ``(node, in_port, out_port)`` for each node a node-level DOR path passes through.
+
+    Node-level routing ignores PEs; the through-nodes are those neither first nor last.
+    """
+    hops = config.cube.dor_path(source, destination)
+    for (_, dim_in, sign_in), (node, dim_out, sign_out) in zip(hops, hops[1:]):
+        yield node, Port.external(dim_in, -sign_in), Port.external(dim_out, sign_out)
+
+
+def _transit_type(config: TwinTorusConfig, out_port: Port) -> int:
+    return 2 if out_port.dim in config.configuration.split_dims else 1
+
+
+def internal_transit_counts(config: TwinTorusConfig) -> Counter:
+    """Per node: how many node-level DOR paths passing through it cross its internal link.
+
+    One path per ordered pair of distinct nodes; only paths that neither start nor end at the
+    node count. Returns a ``Counter`` with keys ``"type1"``, ``"type2"`` and ``"total"``.
+    """
+    origin = (0,) * config.n
+    counts = Counter(type1=0, type2=0, total=0)
+    card_of = config.configuration.card_of
+    for offset in config.nodes():
+        if offset == origin:
+            continue
+        for _, in_port, out_port in _node_path_crossings(config, origin, offset):
+            if card_of(in_port) != card_of(out_port):
+                counts[f"type{_transit_type(config, out_port)}"] += 1
+                counts["total"] += 1
+    return counts
+
+
+def internal_transit_count(config: TwinTorusConfig) -> int:
+    """Paths through a node that use both its cards (SPEC §1.7 convention)."""
+    return internal_transit_counts(config)["total"]
+
+
+def internal_transit_count_at(config: TwinTorusConfig, node: Node) -> int:
+    """The same count found the slow way: walk every ordered pair and look at ``node``."""
+    card_of = config.configuration.card_of
+    count = 0
+    for source in config.nodes():
+        for destination in config.nodes():
+            for through, in_port, out_port in _node_path_crossings(config, source, destination):
+                if through == node and card_of(in_port) != card_of(out_port):
+                    count += 1
+    return count
+
+
+# --- PE-level distances (003 §4) -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DistanceSummary:
+    """Diameter and average distance over ordered pairs of distinct PEs, in links crossed."""
+
+    pe_count: int
+    diameter: int
+    average: float
+
+
+def card_distances(config: TwinTorusConfig, start: Card) -> dict[Card, int]:
+    """Links crossed (external and internal) on a shortest route from ``start`` to each card."""
+    distance = {start: 0}
+    queue = deque([start])
+    while queue:
+        card = queue.popleft()
+        for _, (neighbor, _) in config.card_links(card):
+            if neighbor not in distance:
+                distance[neighbor] = distance[card] + 1
+                queue.append(neighbor)
+    return distance
+
+
+def pe_distance_summary(config: TwinTorusConfig) -> DistanceSummary:
+    """PE-level diameter and average distance (a PE is reached through its own card)."""
+    origin = (0,) * config.n
+    values = []
+    for index in (0, 1):
+        start = Card(origin, index)
+        values += [d for card, d in card_distances(config, start).items() if card != start]
+    return DistanceSummary(config.pe_count, max(values), sum(values) / len(values))
+
+
+def equivalent_2d_torus(pe_count: int) -> CubeConfig:
+    """The 2D torus with ``pe_count`` nodes (one PE each) whose sides are closest to square."""
+    side = math.isqrt(pe_count)
+    while pe_count % side:
+        side -= 1
+    return CubeConfig((side, pe_count // side))
+
+
+def torus_distance_summary(cube: CubeConfig) -> DistanceSummary:
+    """Diameter and average distance over ordered pairs of distinct nodes of a torus."""
+    ring_sums = []
+    for k in cube.radices:
+        ring_sums.append(sum(min(d, k - d) for d in range(k)))
+    # Total over all destinations from one node: sum over dimensions of (ring sum × other sizes).
+    total = sum(ring_sum * cube.node_count // k for ring_sum, k in zip(ring_sums, cube.radices))
+    diameter = sum(k // 2 for k in cube.radices)
+    return DistanceSummary(cube.node_count, diameter, total / (cube.node_count - 1))
+
+
+# --- channel-dependency graphs (SPEC §6) ---------------------------------------------------------
+
+def hop_channel(hop: Hop) -> Channel | None:
+    """The network channel a hop occupies when it leaves, or ``None`` for ejection to the PE."""
+    if hop.out_port == PE_PORT:
+        return None
+    return hop.card.node, hop.card.index, hop.out_port, hop.vc
+
+
+def path_channels(hops: list[Hop]) -> list[Channel]:
+    return [c for c in map(hop_channel, hops) if c is not None]
+
+
+def dependency_graph(config: TwinTorusConfig) -> ChannelDependencyGraph:
+    """The channel-dependency graph of twin DOR over ``(card link, VC)`` channels.
+
+    Every ordered pair of PEs is routed. The VC rules of mode ``vc`` depend on absolute
+    coordinates, so no translation shortcut is taken. A walk toward one destination stops at
+    the first channel already seen for that destination: the next decision depends only on the
+    card, the input port (both fixed by the channel) and the destination, so the rest of that
+    path was recorded already.
+    """
+    graph = ChannelDependencyGraph()
+    for destination in config.pes():
+        seen: set[Channel] = set()
+        for source in config.pes():
+            held = None
+            card, in_port = source.card, PE_PORT
+            while True:
+                decision = route(config, card, in_port, destination)
+                if decision.port == PE_PORT:
+                    break
+                channel = (card.node, card.index, decision.port, decision.vc)
+                if held is not None:
+                    graph.add_edge(held, channel)
+                if channel in seen:
+                    break
+                seen.add(channel)
+                held = channel
+                card, in_port = config.link_target(card, decision.port)
+    return graph
+
+
+def dependency_graph_of_paths(config: TwinTorusConfig) -> ChannelDependencyGraph:
+    """The same graph built plainly from every full PE-to-PE path (slow; for cross-checks)."""
+    return ChannelDependencyGraph.from_paths(
+        path_channels(path(config, s, d)) for s in config.pes() for d in config.pes())
+
+
+def ring_of(config: TwinTorusConfig, channel: Channel):
+    """The ring a channel is a segment of, or ``None``.
+
+    An external link of dimension i belongs to the ring of dimension i through its node; a
+    type-2 internal VC of split dimension i is a segment of that same ring.
+    """
+    node, _, port, vc = channel
+    if port.is_external:
+        dim = port.dim
+    elif config.mode != "none" and internal_channels(config)[vc].kind == 2:
+        dim = internal_channels(config)[vc].dim
+    else:
+        return None
+    return dim, node[:dim] + node[dim + 1:]
+
+
+def cross_ring_graph(config: TwinTorusConfig, graph: ChannelDependencyGraph
+                     ) -> ChannelDependencyGraph:
+    """``graph`` without the dependencies that stay inside one ring.
+
+    Bubble flow control keeps each ring from filling up, so cycles inside a ring are harmless;
+    what must be acyclic is what is left: the dependencies between different rings and the
+    type 1 and type 3 internal channels.
+    """
+    reduced = ChannelDependencyGraph()
+    for held, targets in graph.edges.items():
+        reduced.edges.setdefault(held, set())
+        ring = ring_of(config, held)
+        for requested in targets:
+            if ring is None or ring_of(config, requested) != ring:
+                reduced.add_edge(held, requested)
+    return reduced
+
+
+@dataclass(frozen=True)
+class DeadlockReport:
+    """The outcome of a deadlock check: graph size and one offending cycle, if any."""
+
+    mode: str
+    channel_count: int
+    dependency_count: int
+    cycle: list[Channel] | None
+    rule: str
+
+    @property
+    def deadlock_free(self) -> bool:
+        return self.cycle is None
+
+
+def deadlock_check(config: TwinTorusConfig) -> DeadlockReport:
+    """Modes ``none`` and ``vc``: the whole graph must be acyclic. Mode ``bubble``: the graph
+    less its in-ring dependencies must be acyclic (rings are guarded by the bubble)."""
+    graph = dependency_graph(config)
+    if config.mode == "bubble":
+        checked, rule = cross_ring_graph(config, graph), "cross-ring dependencies acyclic"
+    else:
+        checked, rule = graph, "channel-dependency graph acyclic"
+    return DeadlockReport(config.mode, graph.channel_count, graph.edge_count,
+                          checked.find_cycle(), rule)
+
+
+def format_channel(channel: Channel) -> str:
+    node, card, port, vc = channel
+    return f"{Card(node, card)} {port} vc{vc}"
+
+
