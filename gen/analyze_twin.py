@@ -1,5 +1,151 @@
-"""``twinnet analyze`` subcommands for twin tori (filled in by the twin-torus model)."""
+"""``twinnet analyze`` subcommands for twin tori.
+
+- ``twin-links``: internal-link transit paths per node (SPEC §1.7), per configuration;
+- ``twin-distance``: PE-level diameter and average distance against the equivalent 2D torus;
+- ``deadlock``: the channel-dependency check of a twin torus in a deadlock mode;
+- ``twin-path``: the hops of one PE-to-PE packet.
+"""
+
+import sys
+import time
+
+from twinnet.model.twin import NAMED_CONFIGURATIONS, TwinTorusConfig, parse_pe
+from twinnet.model.twin_analysis import (
+    deadlock_check,
+    equivalent_2d_torus,
+    format_channel,
+    internal_transit_counts,
+    pe_distance_summary,
+    torus_distance_summary,
+)
+from twinnet.model.twin_routing import path
+
+from .cli import Report, add_json_flag, parse_int_list
 
 
 def register(analyses) -> None:
-    pass
+    links = analyses.add_parser(
+        "twin-links", help="internal-link transit paths per node, per configuration",
+        description="Count the node-level DOR paths through a node that cross its internal "
+                    "link (one path per ordered pair of distinct nodes, paths starting or "
+                    "ending at the node excluded).")
+    _add_network_args(links, allow_all=True, mode=False)
+    links.set_defaults(func=twin_links)
+
+    distance = analyses.add_parser(
+        "twin-distance", help="PE-level diameter and average distance vs the 2D torus",
+        description="PE-level diameter and average distance (links crossed, ordered pairs of "
+                    "distinct PEs) of the twin torus and of the 2D torus with as many PEs.")
+    _add_network_args(distance, allow_all=True, mode=False)
+    distance.set_defaults(func=twin_distance)
+
+    deadlock = analyses.add_parser(
+        "deadlock", help="channel-dependency check of a twin torus",
+        description="Build the channel-dependency graph of twin DOR over (link, VC) channels "
+                    "and look for a cycle. Modes none and vc: the whole graph must be "
+                    "acyclic; bubble: the graph less its in-ring dependencies.")
+    _add_network_args(deadlock, allow_all=True, mode=True)
+    deadlock.set_defaults(func=twin_deadlock)
+
+    route = analyses.add_parser(
+        "twin-path", help="the hops of one packet through a twin torus",
+        description="Print every hop (card, input port, output port, VC, bubble) of a packet.")
+    _add_network_args(route, allow_all=False, mode=True)
+    route.add_argument("--src", required=True, help="source PE as x,y,z:pe (e.g. 0,0,0:0)")
+    route.add_argument("--dst", required=True, help="destination PE as x,y,z:pe")
+    route.set_defaults(func=twin_path)
+
+
+def _add_network_args(parser, *, allow_all: bool, mode: bool) -> None:
+    parser.add_argument("--n", type=int, default=3, help="dimensions (default 3)")
+    parser.add_argument("--k", type=int, default=4, help="radix of every dimension (default 4)")
+    parser.add_argument("--radix", help="radix per dimension, e.g. 4,4,2 (overrides --n/--k)")
+    parser.add_argument(
+        "--config", default="D",
+        help="port configuration: A–J (n=3), C_Best, a card-0 port list such as X+,Y+,X-"
+             + (", or 'all' (A–J)" if allow_all else "") + " (default D)")
+    if mode:
+        parser.add_argument("--mode", default="vc", choices=("none", "vc", "bubble"),
+                            help="deadlock mode (default vc)")
+    add_json_flag(parser)
+
+
+def _configs(args, mode: str = "vc") -> list[TwinTorusConfig]:
+    radices = parse_int_list(args.radix) if args.radix else None
+    names = list(NAMED_CONFIGURATIONS) if args.config == "all" else [args.config]
+    if radices is None:
+        return [TwinTorusConfig.uniform(args.n, args.k, name, mode) for name in names]
+    return [TwinTorusConfig(radices, name, mode) for name in names]
+
+
+def _size(config: TwinTorusConfig) -> str:
+    return "x".join(map(str, config.radices))
+
+
+def twin_links(args) -> Report:
+    rows, lines = [], []
+    for config in _configs(args):
+        counts = internal_transit_counts(config)
+        rows.append(dict(configuration=config.configuration.label,
+                         card0=[str(p) for p in config.configuration.ports_of(0)],
+                         paths=counts["total"], type1=counts["type1"], type2=counts["type2"]))
+        lines.append(f"  {config.configuration.label:>8}  {counts['total']:>10}  "
+                     f"{counts['type1']:>8}  {counts['type2']:>8}")
+    size = _size(config)
+    header = [f"internal-link transit paths per node, twin torus {size}",
+              f"  {'config':>8}  {'paths':>10}  {'type 1':>8}  {'type 2':>8}"]
+    return Report("\n".join(header + lines), dict(radices=list(config.radices), rows=rows))
+
+
+def twin_distance(args) -> Report:
+    rows, lines = [], []
+    for config in _configs(args):
+        twin = pe_distance_summary(config)
+        rows.append(dict(configuration=config.configuration.label, diameter=twin.diameter,
+                         average=twin.average))
+        lines.append(f"  {config.configuration.label:>8}  diameter {twin.diameter:>3}  "
+                     f"average {twin.average:.4f}")
+    flat_cube = equivalent_2d_torus(config.pe_count)
+    flat = torus_distance_summary(flat_cube)
+    size = _size(config)
+    lines.append(f"  2D torus {_size(flat_cube)}: diameter {flat.diameter}, "
+                 f"average {flat.average:.4f}")
+    text = "\n".join([f"PE-level distances, twin torus {size} ({config.pe_count} PEs)"] + lines)
+    data = dict(radices=list(config.radices), pe_count=config.pe_count, twin=rows,
+                torus_2d=dict(radices=list(flat_cube.radices), diameter=flat.diameter,
+                              average=flat.average))
+    return Report(text, data)
+
+
+def twin_deadlock(args) -> Report:
+    configs = _configs(args, args.mode)
+    rows, lines = [], []
+    for index, config in enumerate(configs, 1):
+        started = time.perf_counter()
+        report = deadlock_check(config)
+        seconds = time.perf_counter() - started
+        if len(configs) > 1:
+            print(f"[{index}/{len(configs)}] {config.name}: {seconds:.1f} s", file=sys.stderr)
+        cycle = [format_channel(c) for c in report.cycle] if report.cycle else None
+        rows.append(dict(configuration=config.configuration.label, mode=config.mode,
+                         rule=report.rule, channels=report.channel_count,
+                         dependencies=report.dependency_count,
+                         deadlock_free=report.deadlock_free, cycle=cycle))
+        verdict = "deadlock-free" if report.deadlock_free else \
+            f"CYCLE of {len(cycle)} channels: " + " -> ".join(cycle) + f" -> {cycle[0]}"
+        lines.append(f"{config.name}: {report.channel_count} channels, "
+                     f"{report.dependency_count} dependencies; checked {report.rule}: {verdict}")
+    return Report("\n".join(lines), dict(rows=rows))
+
+
+def twin_path(args) -> Report:
+    (config,) = _configs(args, args.mode)
+    source = config.pe(*parse_pe(args.src))
+    destination = config.pe(*parse_pe(args.dst))
+    hops = path(config, source, destination)
+    text = "\n".join([f"{config.name}: {source} -> {destination}, {len(hops)} hops"] +
+                     [f"  {hop}" for hop in hops])
+    data = dict(network=config.name, source=str(source), destination=str(destination),
+                hops=[dict(card=str(h.card), in_port=str(h.in_port), out_port=str(h.out_port),
+                           vc=h.vc, bubble=h.bubble) for h in hops])
+    return Report(text, data)

@@ -16,8 +16,8 @@ Virtual channels, by mode:
 
 from dataclasses import dataclass
 
-from .twin import INTERNAL, PE_PORT, Card, PEAddress, Port, TwinTorusConfig
 from .torus import ring_direction
+from .twin import INTERNAL, PE_PORT, Card, PEAddress, Port, TwinTorusConfig
 
 UP, LOW = 0, 1
 
@@ -129,9 +129,7 @@ def _enters_ring(config: TwinTorusConfig, in_port: Port, out_port: Port) -> bool
         return False
     if in_port.is_external and in_port.dim == out_port.dim:
         return False
-    if in_port == INTERNAL and out_port.dim in config.configuration.split_dims:
-        return False
-    return True
+    return not (in_port == INTERNAL and out_port.dim in config.configuration.split_dims)
 
 
 def _internal_decision(config: TwinTorusConfig, card: Card, in_port: Port, wanted: Port,

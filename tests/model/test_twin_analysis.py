@@ -1,13 +1,20 @@
 """Twin-torus analyses against the papers' formulas (SPEC §1.5–1.7) and hand counts."""
 
 import pytest
-
 from twinnet.model.torus import CubeConfig
 from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, PortConfiguration, TwinTorusConfig
 from twinnet.model.twin_analysis import (
-    cross_ring_graph, deadlock_check, dependency_graph, dependency_graph_of_paths,
-    equivalent_2d_torus, internal_transit_count, internal_transit_count_at,
-    internal_transit_counts, path_channels, pe_distance_summary, torus_distance_summary,
+    cross_ring_graph,
+    deadlock_check,
+    dependency_graph,
+    dependency_graph_of_paths,
+    equivalent_2d_torus,
+    internal_transit_count,
+    internal_transit_count_at,
+    internal_transit_counts,
+    path_channels,
+    pe_distance_summary,
+    torus_distance_summary,
 )
 from twinnet.model.twin_routing import path
 

@@ -1,0 +1,80 @@
+"""The twin-torus analyses through the command line: text, JSON, errors."""
+
+import json
+
+import pytest
+from twinnet.gen.cli import main
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_help_lists_the_analyses(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["analyze", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("twin-links", "twin-distance", "deadlock", "twin-path"):
+        assert name in out
+
+
+def test_twin_links_json_all_configurations(capsys):
+    status, out, _ = run(capsys, "analyze", "twin-links", "--n", "3", "--k", "6", "--config",
+                         "all", "--json")
+    assert status == 0
+    rows = {row["configuration"]: row["paths"] for row in json.loads(out)["rows"]}
+    k = 6
+    assert rows["D"] == (k**4 - 4 * k**2 + 4) // 4  # 003 Table 8, D, even k
+    assert rows["A"] == (3 * k**4 - 8 * k**3 + 6 * k**2 + 4 * k + 4) // 4
+    assert len(rows) == 10
+
+
+def test_deadlock_text_and_json(capsys):
+    status, out, _ = run(capsys, "analyze", "deadlock", "--n", "3", "--k", "4", "--config", "D",
+                         "--mode", "vc")
+    assert status == 0 and "deadlock-free" in out
+    status, out, _ = run(capsys, "analyze", "deadlock", "--config", "A", "--mode", "none",
+                         "--json")
+    (row,) = json.loads(out)["rows"]
+    assert row["deadlock_free"] is False and len(row["cycle"]) >= 2
+
+
+def test_mixed_radix_and_explicit_configuration(capsys):
+    status, out, _ = run(capsys, "analyze", "twin-distance", "--radix", "4,4,2", "--config",
+                         "X+,Y+,X-", "--json")
+    assert status == 0
+    data = json.loads(out)
+    assert data["pe_count"] == 64 and data["torus_2d"]["radices"] == [8, 8]
+
+
+def test_twin_path(capsys):
+    status, out, _ = run(capsys, "analyze", "twin-path", "--mode", "bubble", "--src", "0,0,0:0",
+                         "--dst", "0,0,0:1", "--json")
+    hops = json.loads(out)["hops"]
+    assert [(h["out_port"], h["vc"]) for h in hops] == [("I", 2), ("PE", 0)]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["analyze", "twin-links", "--k", "1"], "twinnet: k must be an integer >= 2, not 1"),
+    (["analyze", "twin-links", "--n", "1"], "twinnet: n must be an integer >= 2, not 1"),
+    (["analyze", "deadlock", "--config", "Q"], "twinnet: configuration 'Q' is not one of"),
+    (["analyze", "twin-links", "--config", "X+,Y+"], "twinnet: card-0 port list must hold"),
+    (["analyze", "twin-links", "--radix", "4,x"], "twinnet: expected comma-separated integers"),
+    (["analyze", "twin-path", "--src", "0,0,0:2", "--dst", "0,0,0:0"],
+     "twinnet: pe must be one of 0, 1, not 2"),
+    (["analyze", "twin-path", "--src", "0,0,5:0", "--dst", "0,0,0:0"],
+     "twinnet: node digit 2 must be from 0 to 3, not 5"),
+])
+def test_bad_input_is_one_line_and_nonzero(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_demo_runs(capsys):
+    status, out, _ = run(capsys, "demo")
+    assert status == 0
+    assert "49" in out and "ndt3_k4_D_vc" in out and "deadlock-free" in out
