@@ -6,7 +6,7 @@ specification, never from the RTL. Modules:
 - :mod:`.checks` — parameter validation shared by every configuration object;
 - :mod:`.torus` — k-ary n-cubes (tori and meshes) with per-dimension radix, plain DOR;
 - :mod:`.twin` — twin tori: port configurations (A–J, C_Best, card-0 lists), cards, PEs;
-- :mod:`.twin_routing` — DOR adapted to the twin node, with the ``none``, ``vc`` and ``bubble`` modes;
-- :mod:`.twin_analysis` — internal-link transit counts and PE-level distances;
+- :mod:`.twin_routing` — DOR adapted to the twin node, modes ``none``, ``vc`` and ``bubble``;
+- :mod:`.twin_analysis` — internal-link transit counts, PE-level distances, deadlock checks;
 - :mod:`.deadlock` — channel-dependency graphs and their cycle check.
 """
