@@ -1,0 +1,142 @@
+"""Route compute of a twin-torus card (SPEC §1.3–1.6) as arithmetic hardware.
+
+For every dimension the hardware compares the destination digit with the node's own digit,
+forms ``(d - c) mod k`` and its ring direction (``+`` when ``2·aux <= k``, the positive tie
+rule), picks the lowest differing dimension, and checks whether the wanted port sits on this
+card; only the port layout and the VC numbering come from the configuration. The node's
+coordinates are an input (``here``), so one module serves every node with the same card
+layout: the network top ties ``here`` off per node.
+
+Card-local port numbering: the card's n external ports in the order X+, X-, Y+, Y-, … (only
+those on this card), then the internal link (index n), then the PE port (index n + 1).
+"""
+
+from amaranth.hdl import Const, Module, Mux, unsigned
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusConfig
+from twinnet.model.twin_routing import InternalChannel, internal_channels, vc_count
+
+
+def digit_width(k: int) -> int:
+    """Bits of one coordinate digit of a ring of ``k`` nodes."""
+    return max(1, (k - 1).bit_length())
+
+
+def coordinate_layout(config: TwinTorusConfig) -> data.StructLayout:
+    """A node's coordinates: fields ``o0 … o{n-1}``, digit i wide enough for ``k_i - 1``."""
+    return data.StructLayout({f"o{dim}": unsigned(digit_width(k))
+                              for dim, k in enumerate(config.radices)})
+
+
+def destination_layout(config: TwinTorusConfig) -> data.StructLayout:
+    """A destination PE: the node's coordinates and the PE bit."""
+    return data.StructLayout({"node": coordinate_layout(config), "pe": unsigned(1)})
+
+
+def card_ports(config: TwinTorusConfig, card: int) -> tuple[Port, ...]:
+    """Card ``card``'s ports in card-local index order."""
+    return config.configuration.ports_of(card) + (INTERNAL, PE_PORT)
+
+
+def max_vc_count(config: TwinTorusConfig, card: int) -> int:
+    return max(vc_count(config, port) for port in card_ports(config, card))
+
+
+class TwinRouteCompute(wiring.Component):
+    """Combinational twin DOR for packets entering card ``card`` through ``in_port``.
+
+    Ports:
+        here: In(coordinate layout) — this node's coordinates (tied off per node).
+        destination: In(destination layout) — the head flit's destination PE.
+        port: Out — card-local output port index (see the module docstring).
+        vc: Out — output VC number (SPEC §1.5 / §1.6 numbering).
+        bubble: Out(1) — the move enters a ring: admission needs room for two packets.
+        malformed: Out(1) — a destination digit is out of range (``>= k_i``); the other
+            outputs are then meaningless and the packet must be dropped.
+
+    ``in_port`` is fixed at elaboration: each input port of a card gets its own instance.
+    """
+
+    def __init__(self, config: TwinTorusConfig, card: int, in_port: Port):
+        if card not in (0, 1):
+            raise ValueError(f"card must be 0 or 1, not {card!r}")
+        if in_port not in card_ports(config, card):
+            raise ValueError(f"in_port {in_port} is not a port of card {card} in "
+                             f"configuration {config.configuration.label}")
+        self.config, self.card, self.in_port = config, card, in_port
+        self.ports = card_ports(config, card)
+        super().__init__({
+            "here": In(coordinate_layout(config)),
+            "destination": In(destination_layout(config)),
+            "port": Out(range(len(self.ports))),
+            "vc": Out(range(max(2, max_vc_count(config, card)))),
+            "bubble": Out(1),
+            "malformed": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config, here, node = self.config, self.here, self.destination.node
+        digits_here = [here[f"o{dim}"] for dim in range(config.n)]
+        digits_dest = [node[f"o{dim}"] for dim in range(config.n)]
+
+        m.d.comb += self.malformed.eq(Const(0, 1))
+        for d, k in zip(digits_dest, config.radices):
+            if (1 << len(d)) > k:
+                with m.If(d >= k):
+                    m.d.comb += self.malformed.eq(1)
+
+        with m.If(self.malformed):
+            self._drive(m, self.ports.index(PE_PORT), 0, False)
+        for dim, (c, d, k) in enumerate(zip(digits_here, digits_dest, config.radices)):
+            width = digit_width(k) + 2
+            # aux = (d - c) mod k without a divider: add k when the difference is negative.
+            aux = Mux(d >= c, d - c, d + k - c).as_unsigned()[:width]
+            plus = (aux << 1) <= k  # aux <= k/2: the shorter (or tied) way is +
+            up = d > c  # SPEC §1.5: VC "up" when the destination digit is above ours
+            with m.Elif(c != d):
+                with m.If(plus):
+                    self._toward(m, Port.external(dim, +1), up)
+                with m.Else():
+                    self._toward(m, Port.external(dim, -1), up)
+        with m.Elif(self.destination.pe == self.card):
+            self._drive(m, self.ports.index(PE_PORT), 0, False)
+        with m.Else():
+            self._internal(m, InternalChannel(3), up=None, bubble=False)
+        return m
+
+    def _drive(self, m, port: int, vc, bubble: bool) -> None:
+        m.d.comb += [self.port.eq(port), self.vc.eq(vc), self.bubble.eq(bubble)]
+
+    def _toward(self, m, wanted: Port, up) -> None:
+        """Drive the outputs for a packet whose DOR port is ``wanted``."""
+        mode, split = self.config.mode, self.config.configuration.split_dims
+        if self.config.configuration.card_of(wanted) == self.card:
+            vc = Mux(up, 0, 1) if mode == "vc" else 0
+            self._drive(m, self.ports.index(wanted), vc, self._enters_ring(wanted))
+        elif wanted.dim not in split:
+            self._internal(m, InternalChannel(1), up=None, bubble=False)
+        else:
+            self._internal(m, InternalChannel(2, wanted.dim, "up" if mode == "vc" else None),
+                           up=up if mode == "vc" else None, bubble=self._enters_ring(wanted))
+
+    def _internal(self, m, channel: InternalChannel, *, up, bubble: bool) -> None:
+        """Drive the internal link on ``channel``'s VC; with ``up`` given, the up/low pair of a
+        split dimension (low is numbered right after up)."""
+        if self.config.mode == "none":
+            self._drive(m, self.ports.index(INTERNAL), 0, False)
+            return
+        base = internal_channels(self.config).index(channel)
+        vc = base if up is None else Mux(up, base, base + 1)
+        self._drive(m, self.ports.index(INTERNAL), vc, bubble)
+
+    def _enters_ring(self, wanted: Port) -> bool:
+        """Bubble mode: leaving toward ``wanted`` enters its ring unless the packet arrived on a
+        port of the same dimension, or over the internal link toward a split dimension."""
+        if self.config.mode != "bubble":
+            return False
+        if self.in_port.is_external and self.in_port.dim == wanted.dim:
+            return False
+        return not (self.in_port == INTERNAL and
+                    wanted.dim in self.config.configuration.split_dims)

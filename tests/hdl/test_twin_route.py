@@ -1,0 +1,103 @@
+"""Twin-torus route compute in the Amaranth simulator, against the reference model's route()."""
+
+import itertools
+
+import pytest
+from amaranth.sim import Simulator
+from twinnet.hdl.twin_route import TwinRouteCompute, card_ports
+from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, TwinTorusConfig
+from twinnet.model.twin_routing import route
+
+
+def simulate(config, card, in_port, heres, destinations):
+    """Drive every (here, destination) pair; return the mismatches against the model."""
+    dut = TwinRouteCompute(config, card, in_port)
+    ports = card_ports(config, card)
+    mismatches = []
+
+    async def testbench(ctx):
+        for here in heres:
+            for dim, digit in enumerate(here):
+                ctx.set(dut.here[f"o{dim}"], digit)
+            for destination in destinations:
+                for dim, digit in enumerate(destination.node):
+                    ctx.set(dut.destination.node[f"o{dim}"], digit)
+                ctx.set(dut.destination.pe, destination.pe)
+                expected = route(config, Card(here, card), in_port, destination)
+                want = (ports.index(expected.port), expected.vc, int(expected.bubble), 0)
+                got = (ctx.get(dut.port), ctx.get(dut.vc), ctx.get(dut.bubble),
+                       ctx.get(dut.malformed))
+                if got != want:
+                    mismatches.append((here, destination, got, want))
+
+    sim = Simulator(dut)
+    sim.add_testbench(testbench)
+    sim.run()
+    return mismatches
+
+
+def check(config, *, every_in_port: bool, heres=None):
+    heres = list(config.nodes()) if heres is None else heres
+    destinations = list(config.pes())
+    for card in (0, 1):
+        in_ports = card_ports(config, card) if every_in_port else card_ports(config, card)[:1]
+        for in_port in in_ports:
+            assert simulate(config, card, in_port, heres, destinations) == []
+
+
+def corners_and_middle(radices):
+    corners = [tuple(c) for c in itertools.product(*[(0, k - 1) for k in radices])]
+    return corners + [tuple(k // 2 for k in radices)]
+
+
+@pytest.mark.parametrize("name", ["A", "D"])
+def test_bubble_mode_k3_every_card_port_node_and_destination(name):
+    check(TwinTorusConfig.uniform(3, 3, name, "bubble"), every_in_port=True)
+
+
+@pytest.mark.parametrize("name", sorted(set(NAMED_CONFIGURATIONS) - {"A", "D"}))
+def test_bubble_mode_k3_other_configurations_from_corner_nodes(name):
+    config = TwinTorusConfig.uniform(3, 3, name, "bubble")
+    check(config, every_in_port=True, heres=corners_and_middle(config.radices))
+
+
+@pytest.mark.parametrize("mode", ["none", "vc"])
+@pytest.mark.parametrize("name", ["A", "D", "G"])
+def test_none_and_vc_modes_k3(name, mode):
+    # In these modes the input port does not influence the decision.
+    check(TwinTorusConfig.uniform(3, 3, name, mode), every_in_port=False)
+
+
+@pytest.mark.parametrize("radices, name, mode", [
+    ((4, 4, 4), "D", "vc"), ((4, 4, 4), "A", "bubble"), ((4, 4, 2), "D", "bubble"),
+    ((6, 5, 3), "G", "vc"), ((3, 3, 3, 3), "C_Best", "bubble"),
+])
+def test_larger_and_mixed_radix_from_sampled_nodes(radices, name, mode):
+    config = TwinTorusConfig(radices, name, mode)
+    check(config, every_in_port=(mode == "bubble"), heres=corners_and_middle(radices))
+
+
+def test_out_of_range_digit_is_flagged_malformed():
+    config = TwinTorusConfig.uniform(3, 5, "D", "vc")  # 3-bit digits: 5, 6 and 7 are invalid
+    dut = TwinRouteCompute(config, 0, card_ports(config, 0)[0])
+    seen = []
+
+    async def testbench(ctx):
+        for digits in itertools.product([0, 4, 5, 7], repeat=3):
+            for dim, digit in enumerate(digits):
+                ctx.set(dut.destination.node[f"o{dim}"], digit)
+            seen.append((digits, ctx.get(dut.malformed)))
+
+    sim = Simulator(dut)
+    sim.add_testbench(testbench)
+    sim.run()
+    for digits, malformed in seen:
+        assert malformed == any(d >= 5 for d in digits), digits
+
+
+def test_bad_construction():
+    config = TwinTorusConfig.uniform(3, 3, "D")
+    with pytest.raises(ValueError, match=r"card must be 0 or 1, not 2"):
+        TwinRouteCompute(config, 2, card_ports(config, 0)[0])
+    with pytest.raises(ValueError, match=r"in_port Y- is not a port of card 0 in configuration D"):
+        TwinRouteCompute(config, 0, card_ports(config, 1)[0])
