@@ -1,0 +1,482 @@
+"""k-ary n-trees (bidirectional MINs) of twin switches, DESTRO routing and path analyses.
+
+Wiring (SPEC §2.1, 001 App. A.6.1): ``N = k^n`` terminals ``h = h_{n-1} … h_0`` and ``n``
+stages of ``k^(n-1)`` switches ``<s, o_{n-2} … o_0>``. Ports ``0 … k-1`` face down, ``k … 2k-1``
+face up. Up port ``k + j`` of ``<s, o>`` goes to ``<s+1, o'>`` with ``o'_s = j`` (other digits
+equal) and arrives on its down port ``o_s``; terminal ``h`` hangs on down port ``h_0`` of
+``<0, o>`` with ``o_i = h_{i+1}``. Digits are stored least significant first: ``digits[i]`` is
+``o_i`` (``h_i`` for a terminal).
+
+Routing (SPEC §2.2, 001 App. A.7.1): at ``<s, o>`` a packet for ``h`` goes down through port
+``h_s`` when ``h`` is below the switch (``h_i = o_{i-1}`` for every ``i`` in ``s+1 … n-1``),
+else up. DESTRO goes up through port ``k + h_s``; the ``"random"`` routing goes up through a
+port drawn from a seeded RNG (the down phase is the same unique path). Either way the packet
+turns around at stage ``FirstDifference(source, h)``.
+
+A *link* is one direction of a cable, named by :class:`Link` (level, index, direction); a *hop*
+is a switch with the ports a path enters and leaves it by. The analyses count, over all
+``N(N-1)`` ordered pairs of distinct terminals, connections per switch and port pair, forward /
+turnaround / backward paths per switch (001 Table 1), the load of every link, and the crossings
+of each twin switch's internal link (001 §5.3).
+"""
+
+import random
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from . import checks
+from .deadlock import ChannelDependencyGraph
+from .twin_switch import TwinSwitch
+
+ROUTINGS = ("destro", "random")
+DIRECTIONS = ("up", "down")
+
+
+class Switch(NamedTuple):
+    """Switch ``<stage, o_{n-2} … o_0>``; ``digits[i]`` is ``o_i``."""
+
+    stage: int
+    digits: tuple[int, ...]
+
+    def __str__(self) -> str:
+        sep = "" if all(d < 10 for d in self.digits) else "."
+        return f"<{self.stage},{sep.join(str(d) for d in reversed(self.digits))}>"
+
+
+@dataclass(frozen=True, order=True)
+class Link:
+    """One direction of a cable.
+
+    ``level`` 0 joins the terminals to stage 0, level ``L ≥ 1`` joins stage ``L-1`` to stage
+    ``L``. ``index`` is the terminal ``h`` at level 0 and ``k · (index of the lower switch in
+    its stage) + j`` for the cable on the lower switch's up port ``k + j``. ``direction`` is
+    ``"up"`` (away from the terminals) or ``"down"``.
+    """
+
+    level: int
+    index: int
+    direction: str
+
+    def __str__(self) -> str:
+        return f"L{self.level}#{self.index}{'↑' if self.direction == 'up' else '↓'}"
+
+
+@dataclass(frozen=True, order=True)
+class InternalChannel:
+    """One direction of internal port ``port`` of the twin switch ``switch``."""
+
+    switch: Switch
+    source_half: str
+    port: int
+
+    def __str__(self) -> str:
+        arrow = "α→β" if self.source_half == "alpha" else "β→α"
+        return f"{self.switch}:I{self.port}{arrow}"
+
+
+@dataclass(frozen=True)
+class Hop:
+    """A path's visit to ``switch``: it enters on ``in_port`` and leaves on ``out_port``."""
+
+    switch: Switch
+    in_port: int
+    out_port: int
+    k: int
+
+    @property
+    def kind(self) -> str:
+        return connection_kind(self.k, self.in_port, self.out_port)
+
+
+def connection_kind(k: int, in_port: int, out_port: int) -> str:
+    """``"forward"`` (down port → up port), ``"turnaround"`` (down → down) or ``"backward"``
+    (up → down) for a connection of a radix-2k switch."""
+    if in_port >= k:
+        return "backward"
+    return "forward" if out_port >= k else "turnaround"
+
+
+@dataclass(frozen=True)
+class PathCounts:
+    """Paths passing a switch in each phase (001 Table 1)."""
+
+    forward: int = 0
+    turnaround: int = 0
+    backward: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.forward + self.turnaround + self.backward
+
+
+@dataclass(frozen=True)
+class FatTreeConfig:
+    """A k-ary n-tree: ``k^n`` terminals, ``n`` stages of ``k^(n-1)`` switches of radix 2k.
+
+    Raises ``TypeError``/``ValueError`` for k < 2 or n < 1.
+    """
+
+    k: int
+    n: int
+
+    def __post_init__(self):
+        checks.check_int("k", self.k, minimum=2)
+        checks.check_int("n", self.n, minimum=1)
+
+    @property
+    def terminal_count(self) -> int:
+        return self.k ** self.n
+
+    @property
+    def switches_per_stage(self) -> int:
+        return self.k ** (self.n - 1)
+
+    @property
+    def switch_count(self) -> int:
+        return self.n * self.switches_per_stage
+
+    @property
+    def port_count(self) -> int:
+        return 2 * self.k
+
+    @property
+    def last_stage(self) -> int:
+        return self.n - 1
+
+    # --- addressing -------------------------------------------------------------------------
+
+    def _to_digits(self, value: int, count: int) -> tuple[int, ...]:
+        return tuple((value // self.k ** i) % self.k for i in range(count))
+
+    def _from_digits(self, digits: Sequence[int]) -> int:
+        return sum(d * self.k ** i for i, d in enumerate(digits))
+
+    def check_terminal(self, h, name: str = "terminal") -> int:
+        return checks.check_int(name, h, minimum=0, maximum=self.terminal_count - 1)
+
+    def terminal_digits(self, h: int) -> tuple[int, ...]:
+        """``(h_0, …, h_{n-1})``."""
+        return self._to_digits(self.check_terminal(h), self.n)
+
+    def switches(self, stage: int | None = None) -> Iterator[Switch]:
+        """Every switch of ``stage`` (all stages if ``None``), in index order."""
+        stages = range(self.n) if stage is None else (self.check_stage(stage),)
+        for s in stages:
+            for index in range(self.switches_per_stage):
+                yield Switch(s, self._to_digits(index, self.n - 1))
+
+    def check_stage(self, stage, name: str = "stage") -> int:
+        return checks.check_int(name, stage, minimum=0, maximum=self.last_stage)
+
+    def switch_index(self, switch: Switch) -> int:
+        """Position of ``switch`` within its stage (``o`` read as a base-k number)."""
+        return self._from_digits(switch.digits)
+
+    def terminal_switch(self, h: int) -> Switch:
+        """The stage-0 switch terminal ``h`` hangs on (on down port ``h_0``)."""
+        return Switch(0, self.terminal_digits(h)[1:])
+
+    def up_neighbor(self, switch: Switch, out_port: int) -> tuple[Switch, int]:
+        """Where up port ``out_port`` (``k … 2k-1``) leads: ``(switch, arrival down port)``."""
+        if switch.stage >= self.last_stage or not self.k <= out_port < 2 * self.k:
+            raise ValueError(f"{switch} has no up port {out_port}")
+        s, digits = switch
+        above = digits[:s] + (out_port - self.k,) + digits[s + 1:]
+        return Switch(s + 1, above), digits[s]
+
+    def down_neighbor(self, switch: Switch, out_port: int) -> tuple[Switch, int] | int:
+        """Where down port ``out_port`` leads: ``(switch, arrival up port)``, or the terminal
+        number for a stage-0 switch."""
+        if not 0 <= out_port < self.k:
+            raise ValueError(f"{switch} has no down port {out_port}")
+        s, digits = switch
+        if s == 0:
+            return self._from_digits((out_port,) + digits)
+        below = digits[:s - 1] + (out_port,) + digits[s:]
+        return Switch(s - 1, below), self.k + digits[s - 1]
+
+    def first_difference(self, a: int, b: int) -> int:
+        """The highest digit position where terminals ``a`` and ``b`` differ (the stage at
+        which their path turns around); raises ``ValueError`` when ``a == b``."""
+        da, db = self.terminal_digits(a), self.terminal_digits(b)
+        for i in reversed(range(self.n)):
+            if da[i] != db[i]:
+                return i
+        raise ValueError(f"terminals {a} and {b} are equal: no first difference")
+
+    def is_below(self, switch: Switch, h: int) -> bool:
+        """True if terminal ``h`` hangs in the subtree under ``switch``."""
+        digits = self.terminal_digits(h)
+        return all(digits[i] == switch.digits[i - 1] for i in range(switch.stage + 1, self.n))
+
+    def out_link(self, switch: Switch, out_port: int) -> Link:
+        """The link leaving ``switch`` through ``out_port``."""
+        s = switch.stage
+        if out_port >= self.k:
+            return Link(s + 1, self.k * self.switch_index(switch) + out_port - self.k, "up")
+        if s == 0:
+            return Link(0, self._from_digits((out_port,) + switch.digits), "down")
+        below, up_port = self.down_neighbor(switch, out_port)
+        return Link(s, self.k * self.switch_index(below) + up_port - self.k, "down")
+
+    def injection_link(self, h: int) -> Link:
+        return Link(0, self.check_terminal(h), "up")
+
+    def links(self) -> Iterator[Link]:
+        """Every link: ``k^n`` cables per level, two directions each."""
+        for level in range(self.n):
+            for index in range(self.terminal_count):
+                for direction in DIRECTIONS:
+                    yield Link(level, index, direction)
+
+
+# --- routing -----------------------------------------------------------------------------------
+
+def check_routing(routing: str) -> str:
+    return checks.check_choice("routing", routing, ROUTINGS)
+
+
+def next_port(config: FatTreeConfig, switch: Switch, destination: int,
+              rng: random.Random | None = None) -> int:
+    """The output port at ``switch`` for ``destination``: DESTRO, or a random up port drawn
+    from ``rng`` when one is given (the down phase is deterministic either way)."""
+    h_s = config.terminal_digits(destination)[switch.stage]
+    if config.is_below(switch, destination):
+        return h_s
+    if rng is not None:
+        return config.k + rng.randrange(config.k)
+    return config.k + h_s
+
+
+def destro_port(config: FatTreeConfig, switch: Switch, destination: int) -> int:
+    """DESTRO's output port: down ``h_s`` if ``destination`` is below ``switch``, else up
+    ``k + h_s``."""
+    return next_port(config, switch, destination)
+
+
+def route(config: FatTreeConfig, source: int, destination: int,
+          rng: random.Random | None = None) -> tuple[Hop, ...]:
+    """The hops from terminal ``source`` to ``destination`` (distinct), DESTRO unless ``rng``.
+
+    Raises ``ValueError`` for equal terminals or terminals out of range.
+    """
+    config.check_terminal(source, "source")
+    config.check_terminal(destination, "destination")
+    if source == destination:
+        raise ValueError(f"source and destination are both terminal {source}")
+    switch = config.terminal_switch(source)
+    in_port = config.terminal_digits(source)[0]
+    hops = []
+    while True:
+        out_port = next_port(config, switch, destination, rng)
+        hops.append(Hop(switch, in_port, out_port, config.k))
+        if out_port >= config.k:
+            switch, in_port = config.up_neighbor(switch, out_port)
+        else:
+            step = config.down_neighbor(switch, out_port)
+            if isinstance(step, int):
+                if step != destination:  # cannot happen for a correct model: say so loudly
+                    raise AssertionError(f"path {source}→{destination} ended at {step}")
+                return tuple(hops)
+            switch, in_port = step
+
+
+def path_links(config: FatTreeConfig, source: int, hops: Sequence[Hop]) -> list[Link]:
+    """The links a path holds in order: injection, then each hop's output link."""
+    return [config.injection_link(source)] + [config.out_link(h.switch, h.out_port)
+                                              for h in hops]
+
+
+def all_routes(config: FatTreeConfig, routing: str = "destro",
+               seed: int = 0) -> Iterator[tuple[int, int, tuple[Hop, ...]]]:
+    """``(source, destination, hops)`` for every ordered pair of distinct terminals.
+
+    Pairs come in a fixed order (source-major), so ``routing="random"`` with the same ``seed``
+    replays the same paths.
+    """
+    rng = random.Random(seed) if check_routing(routing) == "random" else None
+    for source in range(config.terminal_count):
+        for destination in range(config.terminal_count):
+            if source != destination:
+                yield source, destination, route(config, source, destination, rng)
+
+
+# --- path analyses -----------------------------------------------------------------------------
+
+def connection_counts(config: FatTreeConfig, routing: str = "destro",
+                      seed: int = 0) -> dict[Switch, Counter]:
+    """Per switch, a ``Counter`` of ``(in_port, out_port) → paths`` over all pairs."""
+    counts = {switch: Counter() for switch in config.switches()}
+    for _, _, hops in all_routes(config, routing, seed):
+        for hop in hops:
+            counts[hop.switch][hop.in_port, hop.out_port] += 1
+    return counts
+
+
+def phase_counts(config: FatTreeConfig, connections: Counter) -> PathCounts:
+    """Forward / turnaround / backward totals of one switch's connection counter."""
+    totals = Counter()
+    for (in_port, out_port), count in connections.items():
+        totals[connection_kind(config.k, in_port, out_port)] += count
+    return PathCounts(**totals)
+
+
+def switch_path_counts(config: FatTreeConfig, routing: str = "destro",
+                       seed: int = 0) -> dict[Switch, PathCounts]:
+    """Per switch, the paths passing it forward, turning around in it and passing backward."""
+    return {switch: phase_counts(config, counter)
+            for switch, counter in connection_counts(config, routing, seed).items()}
+
+
+def link_loads(config: FatTreeConfig, routing: str = "destro", seed: int = 0) -> Counter:
+    """Paths per link (every link present, unused ones with 0)."""
+    loads = Counter(dict.fromkeys(config.links(), 0))
+    for source, _, hops in all_routes(config, routing, seed):
+        loads.update(path_links(config, source, hops))
+    return loads
+
+
+def load_ranges(loads: Counter) -> dict[tuple[int, str], tuple[int, int]]:
+    """``(level, direction) → (min, max)`` paths per link; min == max means balanced."""
+    ranges: dict[tuple[int, str], tuple[int, int]] = {}
+    for link, load in loads.items():
+        key = (link.level, link.direction)
+        low, high = ranges.get(key, (load, load))
+        ranges[key] = (min(low, load), max(high, load))
+    return dict(sorted(ranges.items()))
+
+
+def is_minimal(config: FatTreeConfig, source: int, destination: int,
+               hops: Sequence[Hop]) -> bool:
+    """True if the path turns around once, at stage ``FirstDifference``, and is as short as
+    possible there: ``2·FirstDifference + 1`` switches."""
+    turn = config.first_difference(source, destination)
+    kinds = [hop.kind for hop in hops]
+    turns = [hop.switch.stage for hop in hops if hop.kind == "turnaround"]
+    return (len(hops) == 2 * turn + 1 and turns == [turn]
+            and kinds == ["forward"] * turn + ["turnaround"] + ["backward"] * turn)
+
+
+# --- twin switches in a fat tree ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TwinFatTree:
+    """A k-ary n-tree whose switches are twin switches, one split per stage.
+
+    ``splits[s]`` is the :class:`TwinSwitch` used at stage ``s``; ``None`` (the default) takes
+    the optimal pattern of SPEC §2.3 — paired below the last stage, all down ports on α at the
+    last stage — which needs an even k. Raises ``ValueError`` for a split of another k or
+    another r, or a wrong number of splits.
+    """
+
+    tree: FatTreeConfig
+    splits: tuple[TwinSwitch, ...] | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.tree, FatTreeConfig):
+            raise TypeError(f"tree must be a FatTreeConfig, not {self.tree!r}")
+        if self.splits is None:
+            object.__setattr__(self, "splits", optimal_splits(self.tree.k, self.tree.n))
+        splits = tuple(self.splits)
+        if len(splits) != self.tree.n:
+            raise ValueError(f"splits must give one twin switch per stage ({self.tree.n}), "
+                             f"not {len(splits)}")
+        for stage, split in enumerate(splits):
+            if not isinstance(split, TwinSwitch):
+                raise TypeError(f"splits[{stage}] must be a TwinSwitch, not {split!r}")
+            if split.k != self.tree.k:
+                raise ValueError(f"splits[{stage}] has k = {split.k}; the tree has k = "
+                                 f"{self.tree.k}")
+        object.__setattr__(self, "splits", splits)
+
+    @classmethod
+    def uniform(cls, k: int, n: int, split: TwinSwitch) -> "TwinFatTree":
+        """The same split at every stage."""
+        return cls(FatTreeConfig(k, n), (split,) * n)
+
+    def split_of(self, switch: Switch) -> TwinSwitch:
+        return self.splits[switch.stage]
+
+    def internal_channel(self, hop: Hop) -> InternalChannel | None:
+        """The internal channel ``hop`` crosses, or ``None`` if it stays on one half."""
+        split = self.split_of(hop.switch)
+        port = split.internal_port(hop.in_port, hop.out_port)
+        if port is None:
+            return None
+        return InternalChannel(hop.switch, split.half_of(hop.in_port), port)
+
+
+def optimal_splits(k: int, n: int, internal_port_count: int = 1) -> tuple[TwinSwitch, ...]:
+    """The optimal pattern: paired splits at stages ``0 … n-2``, down ports on α at ``n-1``."""
+    checks.check_int("n", n, minimum=1)
+    last = TwinSwitch.down_on_alpha(k, internal_port_count)
+    if n == 1:
+        return (last,)
+    return (TwinSwitch.paired(k, internal_port_count),) * (n - 1) + (last,)
+
+
+@dataclass(frozen=True)
+class InternalCrossings:
+    """Crossings of one twin switch's internal link: by direction and by internal port."""
+
+    alpha_to_beta: int
+    beta_to_alpha: int
+    per_port: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        return self.alpha_to_beta + self.beta_to_alpha
+
+
+def internal_crossings(twin: TwinFatTree, routing: str = "destro",
+                       seed: int = 0) -> dict[Switch, InternalCrossings]:
+    """Per switch, the paths whose connection crosses its internal link."""
+    result = {}
+    for switch, counter in connection_counts(twin.tree, routing, seed).items():
+        split = twin.split_of(switch)
+        directions = Counter()
+        per_port = [0] * split.internal_port_count
+        for (in_port, out_port), count in counter.items():
+            port = split.internal_port(in_port, out_port)
+            if port is not None:
+                directions[split.half_of(in_port)] += count
+                per_port[port] += count
+        result[switch] = InternalCrossings(directions["alpha"], directions["beta"],
+                                           tuple(per_port))
+    return result
+
+
+# --- deadlock ----------------------------------------------------------------------------------
+
+def path_channels(tree: FatTreeConfig, source: int, hops: Sequence[Hop],
+                  twin: TwinFatTree | None = None) -> list:
+    """The channels a path holds in order; with ``twin``, each crossing of a twin switch's
+    internal link is a channel between the hop's input and output links."""
+    links = path_links(tree, source, hops)
+    if twin is None:
+        return links
+    channels = [links[0]]
+    for hop, out_link in zip(hops, links[1:]):
+        internal = twin.internal_channel(hop)
+        if internal is not None:
+            channels.append(internal)
+        channels.append(out_link)
+    return channels
+
+
+def dependency_graph(tree: FatTreeConfig, routing: str = "destro", seed: int = 0,
+                     twin: TwinFatTree | None = None) -> ChannelDependencyGraph:
+    """The channel-dependency graph of all ``N(N-1)`` paths (one VC per link).
+
+    Up-then-down routing on the links alone is acyclic (every dependency goes up a level, turns
+    once, or goes down a level). With ``twin`` the internal links are channels too: a split
+    that lets forward and backward connections cross in the same direction on the same
+    internal port closes cycles through two switches of a stage.
+    """
+    if twin is not None and twin.tree != tree:
+        raise ValueError(f"twin is built on {twin.tree}, not on {tree}")
+    return ChannelDependencyGraph.from_paths(
+        path_channels(tree, source, hops, twin)
+        for source, _, hops in all_routes(tree, routing, seed))
