@@ -383,12 +383,14 @@ def escape_dependency_graph(config: KingConfig, scheme: str = "plain") -> Channe
 
 # --- broadcast ---------------------------------------------------------------------------------
 
-def broadcast_ttl(config: KingConfig, source: Node, port: str) -> int:
+def broadcast_ttl(config: KingConfig, source: Node, port: str,
+                  even_side_rule: bool = True) -> int:
     """The TTL the source gives the copy it sends through ``port`` (SPEC §3.3).
 
-    King mesh: max(x, s−1−x, y, s−1−y). King torus: ⌊s/2⌋, one less on an even side for copies
-    heading in a negative x or y direction (x−, y−, z−, t+, t−) so that nodes s/2 away are
-    reached once.
+    King mesh: max(x, s−1−x, y, s−1−y). King torus: ⌊s/2⌋, and with ``even_side_rule`` one
+    less on an even side for copies heading in a negative x or y direction (x−, y−, z−, t+,
+    t−) so that nodes s/2 away are reached once (without it, the paper's rule, they are
+    reached twice).
     """
     config.require_king("broadcast")
     x, y = config.check_node(source, "source")
@@ -396,10 +398,11 @@ def broadcast_ttl(config: KingConfig, source: Node, port: str) -> int:
     if not config.wrap:
         return max(x, s - 1 - x, y, s - 1 - y)
     negative = min(PORT_VECTORS[port]) < 0
-    return s // 2 - (1 if s % 2 == 0 and negative else 0)
+    return s // 2 - (1 if even_side_rule and s % 2 == 0 and negative else 0)
 
 
-def broadcast_deliveries(config: KingConfig, source: Node) -> Counter:
+def broadcast_deliveries(config: KingConfig, source: Node,
+                         even_side_rule: bool = True) -> Counter:
     """Copies of one broadcast from ``source`` received by each node (the source excluded).
 
     A receiver consumes the copy and decrements its TTL; while the TTL is positive it forwards
@@ -408,7 +411,7 @@ def broadcast_deliveries(config: KingConfig, source: Node) -> Counter:
     """
     source = config.check_node(source, "source")
     received = Counter()
-    pending = deque((port, nb, broadcast_ttl(config, source, port))
+    pending = deque((port, nb, broadcast_ttl(config, source, port, even_side_rule))
                     for port, nb in config.neighbors(source))
     while pending:
         port, node, ttl = pending.popleft()
