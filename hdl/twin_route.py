@@ -14,6 +14,7 @@ those on this card), then the internal link (index n), then the PE port (index n
 from amaranth.hdl import Const, Module, Mux, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
+
 from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusConfig
 from twinnet.model.twin_routing import InternalChannel, internal_channels, vc_count
 

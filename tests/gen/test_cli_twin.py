@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from twinnet.gen.cli import main
 
 

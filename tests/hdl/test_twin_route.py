@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 from amaranth.sim import Simulator
+
 from twinnet.hdl.twin_route import TwinRouteCompute, card_ports
 from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, TwinTorusConfig
 from twinnet.model.twin_routing import route

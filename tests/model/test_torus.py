@@ -3,6 +3,7 @@
 import itertools
 
 import pytest
+
 from twinnet.model.torus import CubeConfig, dimension_name, ring_direction, ring_distance
 
 

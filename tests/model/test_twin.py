@@ -1,6 +1,7 @@
 """Twin-torus configurations, addressing and wiring; every bad parameter's message."""
 
 import pytest
+
 from twinnet.model.twin import (
     INTERNAL,
     Card,

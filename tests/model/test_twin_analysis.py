@@ -1,6 +1,7 @@
 """Twin-torus analyses against the papers' formulas (SPEC §1.5–1.7) and hand counts."""
 
 import pytest
+
 from twinnet.model.torus import CubeConfig
 from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, PortConfiguration, TwinTorusConfig
 from twinnet.model.twin_analysis import (

@@ -1,6 +1,7 @@
 """Twin DOR paths (SPEC §1.3–1.6), checked against an independent node-level walk."""
 
 import pytest
+
 from twinnet.model.torus import ring_distance
 from twinnet.model.twin import (
     INTERNAL,
@@ -12,6 +13,17 @@ from twinnet.model.twin import (
     TwinTorusConfig,
 )
 from twinnet.model.twin_routing import internal_vc_count, path, route
+
+
+def expected_departure(config, node, destination):
+    """The card a packet must leave ``node`` from: the card of the port that corrects the lowest
+    differing dimension the shorter way (ties +), or the destination PE's card."""
+    for dim, (c, d, k) in enumerate(zip(node, destination.node, config.radices)):
+        if c != d:
+            forward = (d - c) % k
+            return config.configuration.card_of(Port.external(dim, +1 if forward <= k - forward
+                                                              else -1))
+    return destination.pe
 
 
 def expected_node_walk(config, source, destination):
@@ -66,15 +78,50 @@ def test_every_path_k3(name):
             check_path(config, source, destination)
 
 
+def check_every_path_stepwise(config):
+    """Check every PE-to-PE path through the routing states it is made of.
+
+    Per destination, each source is walked until it reaches a (card, input port) state already
+    checked for that destination: the rest of its path is then made of checked steps. Each step
+    is checked on its own: an external hop brings the node one hop nearer, the internal link is
+    taken exactly when the wanted port (the shorter ring direction of the lowest differing
+    dimension, or the destination PE) is on the other card, and the walk ends at the PE.
+    """
+    card_of = config.configuration.card_of
+    for destination in config.pes():
+        checked = set()
+        for source in config.pes():
+            card, in_port, steps = source.card, PE_PORT, 0
+            while (card, in_port) not in checked:
+                checked.add((card, in_port))
+                decision = route(config, card, in_port, destination)
+                departure = expected_departure(config, card.node, destination)
+                if card.node == destination.node:
+                    assert decision.port in (PE_PORT, INTERNAL)
+                if decision.port == PE_PORT:
+                    assert card == destination.card
+                    break
+                if decision.port == INTERNAL:
+                    assert departure != card.index
+                else:
+                    assert departure == card.index == card_of(decision.port)
+                    nearer = config.link_target(card, decision.port)[0].node
+                    assert (config.cube.distance(nearer, destination.node)
+                            == config.cube.distance(card.node, destination.node) - 1)
+                card, in_port = config.link_target(card, decision.port)
+                steps += 1
+                assert steps <= 2 * sum(config.radices) + 1
+
+
 @pytest.mark.parametrize("k", [5, 6])
 @pytest.mark.parametrize("name", NAMED_CONFIGURATIONS)
-def test_paths_from_three_sources_k5_k6(name, k):
-    config = TwinTorusConfig.uniform(3, k, name, "vc")
-    sources = [config.pe((0, 0, 0), 0), config.pe((k - 1, 1, k // 2), 1),
-               config.pe((k // 2, k - 1, 1), 0)]
-    for source in sources:
-        for destination in config.pes():
-            check_path(config, source, destination)
+def test_every_path_k5_k6_stepwise(name, k):
+    check_every_path_stepwise(TwinTorusConfig.uniform(3, k, name, "vc"))
+
+
+def test_stepwise_check_agrees_with_whole_paths_k4():
+    config = TwinTorusConfig.uniform(3, 4, "A", "bubble")
+    check_every_path_stepwise(config)
 
 
 def test_every_path_mixed_radix_and_4d():
