@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 #: Modules under ``twinnet.gen`` that add ``twinnet analyze …`` subcommands.
-ANALYSIS_MODULES = ("analyze_twin",)
+ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
 #: Modules under ``twinnet.gen`` that add top-level subcommands.
 COMMAND_MODULES = ("demo",)
 

@@ -1,0 +1,121 @@
+"""``twinnet analyze fat-tree``: a k-ary n-tree of twin switches under DESTRO (SPEC §2).
+
+Per stage: forward / turnaround / backward paths per switch (001 Table 1), internal-link
+crossings per twin switch, link loads per level and direction, and the channel-dependency check
+with and without the twin switches' internal links.
+"""
+
+from twinnet.model.fat_tree import (
+    FatTreeConfig,
+    TwinFatTree,
+    dependency_graph,
+    internal_crossings,
+    link_loads,
+    load_ranges,
+    optimal_splits,
+    switch_path_counts,
+)
+from twinnet.model.twin_switch import TwinSwitch
+
+from .cli import Report, UsageError, add_json_flag, parse_int_list
+
+SPLITS = ("optimal", "paired", "down-alpha")
+
+
+def register(analyses) -> None:
+    parser = analyses.add_parser(
+        "fat-tree", help="path counts, link loads and twin-switch crossings of a k-ary n-tree",
+        description="Route every ordered pair of distinct terminals of a k-ary n-tree (DESTRO, "
+                    "or random up ports) and report, per stage, the paths through each switch, "
+                    "the crossings of each twin switch's internal link and the load of each "
+                    "link, then check the channel-dependency graph for cycles.")
+    parser.add_argument("--k", type=int, default=4, help="switch half-radix (default 4)")
+    parser.add_argument("--n", type=int, default=2, help="stages (default 2)")
+    parser.add_argument("--routing", default="destro", choices=("destro", "random"),
+                        help="up-port choice (default destro)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for --routing random")
+    parser.add_argument(
+        "--split", default="optimal",
+        help="twin-switch split: optimal (paired below the last stage, down ports on α at it), "
+             "paired, down-alpha, or the α ports of every stage, e.g. 0,1,4,5 "
+             "(default optimal)")
+    parser.add_argument("--internal-ports", type=int, default=1,
+                        help="internal ports r between α and β (default 1)")
+    add_json_flag(parser)
+    parser.set_defaults(func=fat_tree)
+
+
+def build_twin(args) -> TwinFatTree:
+    """The twin fat tree the arguments describe; raises ``ValueError`` for a bad split."""
+    tree = FatTreeConfig(args.k, args.n)
+    r = args.internal_ports
+    if args.split == "optimal":
+        return TwinFatTree(tree, optimal_splits(args.k, args.n, r))
+    if args.split == "paired":
+        return TwinFatTree.uniform(args.k, args.n, TwinSwitch.paired(args.k, r))
+    if args.split == "down-alpha":
+        return TwinFatTree.uniform(args.k, args.n, TwinSwitch.down_on_alpha(args.k, r))
+    try:
+        alpha = parse_int_list(args.split)
+    except UsageError:
+        raise UsageError(f"split must be one of {', '.join(SPLITS)} or a list of α ports such "
+                         f"as 0,1,4,5, not {args.split!r}") from None
+    return TwinFatTree.uniform(args.k, args.n, TwinSwitch(args.k, alpha, r))
+
+
+def _span(values) -> list[int]:
+    values = list(values)
+    return [min(values), max(values)]
+
+
+def _show(span: list[int]) -> str:
+    return str(span[0]) if span[0] == span[1] else f"{span[0]}–{span[1]}"
+
+
+def fat_tree(args) -> Report:
+    twin = build_twin(args)
+    tree = twin.tree
+    paths = switch_path_counts(tree, args.routing, args.seed)
+    crossings = internal_crossings(twin, args.routing, args.seed)
+    stages = []
+    for stage in range(tree.n):
+        switches = list(tree.switches(stage))
+        stages.append(dict(
+            stage=stage, switches=len(switches), split=sorted(twin.splits[stage].alpha),
+            forward=_span(paths[s].forward for s in switches),
+            turnaround=_span(paths[s].turnaround for s in switches),
+            backward=_span(paths[s].backward for s in switches),
+            internal_crossings=_span(crossings[s].total for s in switches)))
+    links = [dict(level=level, direction=direction, min=low, max=high)
+             for (level, direction), (low, high) in
+             load_ranges(link_loads(tree, args.routing, args.seed)).items()]
+    cycles = {name: dependency_graph(tree, args.routing, args.seed, twin=t).find_cycle()
+              for name, t in (("links", None), ("links+internal", twin))}
+    data = dict(k=tree.k, n=tree.n, terminals=tree.terminal_count, routing=args.routing,
+                seed=args.seed if args.routing == "random" else None,
+                internal_port_count=args.internal_ports, stages=stages, links=links,
+                deadlock={name: None if c is None else [str(x) for x in c]
+                          for name, c in cycles.items()})
+    return Report(_text(data), data)
+
+
+def _text(data: dict) -> str:
+    lines = [f"{data['k']}-ary {data['n']}-tree: {data['terminals']} terminals, routing "
+             f"{data['routing']}" + (f" (seed {data['seed']})" if data["seed"] is not None
+                                     else ""),
+             f"{'stage':>5} {'switches':>8} {'forward':>9} {'turnaround':>10} "
+             f"{'backward':>9} {'crossings':>9}  α ports"]
+    for s in data["stages"]:
+        lines.append(f"{s['stage']:>5} {s['switches']:>8} {_show(s['forward']):>9} "
+                     f"{_show(s['turnaround']):>10} {_show(s['backward']):>9} "
+                     f"{_show(s['internal_crossings']):>9}  "
+                     f"{','.join(map(str, s['split']))}")
+    lines.append("paths per link (level, direction):")
+    for link in data["links"]:
+        balanced = "balanced" if link["min"] == link["max"] else "unbalanced"
+        lines.append(f"  level {link['level']} {link['direction']:<4} "
+                     f"{_show([link['min'], link['max']]):>9}  {balanced}")
+    for name, cycle in data["deadlock"].items():
+        verdict = "acyclic" if cycle is None else "CYCLE " + " → ".join(cycle)
+        lines.append(f"channel dependencies ({name}): {verdict}")
+    return "\n".join(lines)
