@@ -104,7 +104,8 @@ class TwistedTorusConfig:
 
     def skew(self, j: int, k: int) -> int:
         """``t_JK mod d_K`` (0 when untwisted)."""
-        return sum(t for jj, kk, t in self.twists if (jj, kk) == (j, k)) % self.radices[k]
+        twist = next((t for jj, kk, t in self.twists if (jj, kk) == (j, k)), 0)
+        return twist % self.radices[k]
 
     def label(self) -> str:
         """``8x4 t_YX=4``."""
