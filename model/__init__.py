@@ -8,5 +8,11 @@ specification, never from the RTL. Modules:
 - :mod:`.twin` — twin tori: port configurations (A–J, C_Best, card-0 lists), cards, PEs;
 - :mod:`.twin_routing` — DOR adapted to the twin node, modes ``none``, ``vc`` and ``bubble``;
 - :mod:`.twin_analysis` — internal-link transit counts, PE-level distances, deadlock checks;
+- :mod:`.network` — a twin torus plus the router sizes of its RTL (what ``twinnet gen`` builds);
+- :mod:`.fat_tree` — k-ary n-trees, DESTRO and random up-routing, path counts, link loads;
+- :mod:`.twin_switch` — the twin switch: a 2k-port switch split over halves α and β;
+- :mod:`.king` — mesh, diagonal and king meshes/tori: distances, records, adaptive grades, escape
+  channels, broadcast;
+- :mod:`.twist` — twisted tori: metrics, twist sweeps, node symmetry;
 - :mod:`.deadlock` — channel-dependency graphs and their cycle check.
 """
