@@ -1,0 +1,53 @@
+"""Round-robin arbiter."""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from twinnet.model import checks
+
+
+class RoundRobinArbiter(wiring.Component):
+    """Grant one of ``count`` requesters, rotating priority after each accepted grant.
+
+    Ports:
+        requests: In(count) — one bit per requester.
+        grant: Out(count) — one-hot (or zero when nothing is requested), combinational.
+        advance: In(1) — the grant was used: the requester after it gets the highest priority
+            from the next cycle on. A grant that is not used leaves the priority unchanged, so
+            a requester that loses a later stage (e.g. the input-port accept of a separable
+            allocator) keeps its turn.
+
+    Fairness: a requester that keeps requesting is granted within ``count`` advancing grants.
+    """
+
+    def __init__(self, count: int):
+        self.count = checks.check_int("count", count, minimum=1)
+        super().__init__({"requests": In(count), "grant": Out(count), "advance": In(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.count
+        if n == 1:
+            m.d.comb += self.grant.eq(self.requests)
+            return m
+        if n == 2:
+            # Two requesters: one bit of state says which one goes first.
+            second_first = Signal()
+            r0, r1 = self.requests[0], self.requests[1]
+            m.d.comb += self.grant.eq(Cat(r0 & ~(r1 & second_first), r1 & ~(r0 & ~second_first)))
+            with m.If(self.advance & self.requests.any()):
+                m.d.sync += second_first.eq(self.grant[0])
+            return m
+
+        # `above` marks the requesters strictly after the last advancing grant; they come first.
+        # Lowest set bit via x & (~x + 1): a carry chain instead of an n-way priority encoder.
+        above = Signal(n)
+        masked = self.requests & above
+        first_masked = (masked & (~masked + 1))[:n]
+        first_any = (self.requests & (~self.requests + 1))[:n]
+        m.d.comb += self.grant.eq(Mux(masked.any(), first_masked, first_any))
+        with m.If(self.advance & self.requests.any()):
+            # Bit i is above the new grant when the grant is at some j < i.
+            m.d.sync += above.eq(Cat(self.grant[:i].any() for i in range(n)))
+        return m

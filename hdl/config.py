@@ -1,0 +1,161 @@
+"""Router parameters: :class:`PortConfig` (one per port) and :class:`RouterConfig` (the router).
+
+Both are frozen dataclasses that validate in ``__post_init__``, before any hardware is built, and
+raise ``TypeError``/``ValueError`` naming the parameter, the value and what is allowed. What the
+user wrote is kept as given; derived values are properties.
+
+A port is bidirectional. Its input half holds ``vc_count`` FIFOs of ``buffer_depth`` flits each.
+Its output half assumes the link partner has the same shape: a network or internal link reaches
+a port with the same VC count and depth (links join like ports), and a PE port's output half is
+an ejection FIFO of ``buffer_depth`` flits with one VC.
+"""
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from twinnet.model import checks
+
+#: Port roles: a link to another router, the link between the two halves of a twin router (a
+#: card pair or a twin switch), and a processing element.
+ROLES = ("network", "internal", "pe")
+
+#: Width of the router's ``drop_count`` status output.
+DROP_COUNT_WIDTH = 16
+
+
+@dataclass(frozen=True)
+class PortConfig:
+    """One router port.
+
+    Parameters:
+        role: ``"network"``, ``"internal"`` (credit links to another router) or ``"pe"`` (a
+            valid/ready stream of whole packets to and from a processing element).
+        vc_count: virtual channels of the input half (>= 1). The output half of a link port has
+            the same count (the partner's input); the output half of a PE port has one.
+        buffer_depth: flits per input VC FIFO; must hold a whole packet (checked by
+            :class:`RouterConfig`, which knows the packet length).
+        bubble: the port's output carries bubble traffic (a route compute may set the bubble
+            flag for it), so its downstream buffers must hold two packets. Link ports only.
+        name: optional label used in generated names and reports.
+    """
+
+    role: str
+    vc_count: int = 1
+    buffer_depth: int = 8
+    bubble: bool = False
+    name: str | None = None
+
+    def __post_init__(self):
+        checks.check_choice("role", self.role, ROLES)
+        checks.check_int("vc_count", self.vc_count, minimum=1)
+        checks.check_int("buffer_depth", self.buffer_depth, minimum=1)
+        if not isinstance(self.bubble, bool):
+            raise TypeError(f"bubble must be True or False, not {self.bubble!r}")
+        if self.bubble and self.role == "pe":
+            raise ValueError("bubble must be False for a 'pe' port (bubble flow control applies "
+                             "to ring links: role 'network' or 'internal')")
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"name must be a string or None, not {self.name!r}")
+
+    @property
+    def is_pe(self) -> bool:
+        return self.role == "pe"
+
+    @property
+    def output_vc_count(self) -> int:
+        """VCs of the output half: the partner's input VCs, or 1 toward a PE."""
+        return 1 if self.is_pe else self.vc_count
+
+    def to_dict(self) -> dict:
+        return {"role": self.role, "vc_count": self.vc_count, "buffer_depth": self.buffer_depth,
+                "bubble": self.bubble, "name": self.name}
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    """An input-queued virtual cut-through router with credit flow control (SPEC §5).
+
+    Parameters:
+        flit_width: bits of one flit (>= 1). The head flit must also hold the routing header
+            (checked by :class:`twinnet.hdl.flit.FlitFormat` once the routing is known).
+        packet_length: flits per packet, L (>= 1). All packets have this length.
+        ports: the ports, a sequence of :class:`PortConfig` (at least one); port ``i`` is
+            input ``i`` and output ``i``. Every buffer holds at least L flits, 2L on bubble
+            ports.
+        source_width, kind_width: bits of the head flit's source and packet-kind fields,
+            carried for the PEs (the router does not read them; >= 0).
+    """
+
+    flit_width: int
+    packet_length: int
+    ports: tuple[PortConfig, ...]
+    source_width: int = 0
+    kind_width: int = 0
+
+    def __post_init__(self):
+        checks.check_int("flit_width", self.flit_width, minimum=1)
+        checks.check_int("packet_length", self.packet_length, minimum=1)
+        checks.check_int("source_width", self.source_width, minimum=0)
+        checks.check_int("kind_width", self.kind_width, minimum=0)
+        if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
+            raise TypeError(f"ports must be a sequence of PortConfig, not {self.ports!r}")
+        ports = tuple(self.ports)
+        object.__setattr__(self, "ports", ports)
+        if not ports:
+            raise ValueError("ports must list at least 1 port, not 0")
+        for index, port in enumerate(ports):
+            if not isinstance(port, PortConfig):
+                raise TypeError(f"ports[{index}] must be a PortConfig, not {port!r}")
+            need = 2 * self.packet_length if port.bubble else self.packet_length
+            if port.buffer_depth < need:
+                why = ("two packets (bubble port)" if port.bubble
+                       else "one packet (virtual cut-through)")
+                raise ValueError(
+                    f"ports[{index}].buffer_depth must be >= {need} flits to hold {why} of "
+                    f"packet_length {self.packet_length}, not {port.buffer_depth}")
+
+    # Derived values.
+
+    @property
+    def port_count(self) -> int:
+        return len(self.ports)
+
+    @cached_property
+    def vc_counts(self) -> tuple[int, ...]:
+        """Input VCs per port."""
+        return tuple(port.vc_count for port in self.ports)
+
+    @cached_property
+    def output_vc_counts(self) -> tuple[int, ...]:
+        """Output VCs per port (1 toward a PE)."""
+        return tuple(port.output_vc_count for port in self.ports)
+
+    @property
+    def max_vc_count(self) -> int:
+        """Width of VC masks and of the route compute's ``in_vc`` range."""
+        return max(self.vc_counts)
+
+    @property
+    def pe_ports(self) -> tuple[int, ...]:
+        return tuple(i for i, port in enumerate(self.ports) if port.is_pe)
+
+    @property
+    def link_ports(self) -> tuple[int, ...]:
+        return tuple(i for i, port in enumerate(self.ports) if not port.is_pe)
+
+    def to_dict(self) -> dict:
+        """The parameters as written, JSON-ready; :meth:`from_dict` inverts it."""
+        return {"flit_width": self.flit_width, "packet_length": self.packet_length,
+                "ports": [port.to_dict() for port in self.ports],
+                "source_width": self.source_width, "kind_width": self.kind_width}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "RouterConfig":
+        """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
+        allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width"}
+        unknown = set(values) - allowed
+        if unknown:
+            raise ValueError(f"unknown router configuration keys {sorted(unknown)}; "
+                             f"allowed: {sorted(allowed)}")
+        ports = tuple(PortConfig(**port) for port in values.get("ports", ()))
+        return cls(**{**values, "ports": ports})

@@ -1,0 +1,75 @@
+"""The route-compute interface: what a routing function implements to plug into the router.
+
+A route compute is a :class:`RouteCompute` component. The router builds one per input port by
+calling ``factory(config, in_port)`` (a subclass whose ``__init__`` takes those two arguments
+is such a factory; bind other parameters with ``functools.partial``) and evaluates it on every
+head flit as the flit enters the input buffer. Its result is stored with the flit, so route
+computation adds no pipeline stage.
+
+Inputs (driven by the router):
+    valid: In(1) — a head flit is being written this cycle (a stateful route compute, e.g. one
+        with an LFSR for tie-breaks, advances on it; a combinational one ignores it).
+    header: In(header_layout) — the head flit's route fields: the lowest
+        ``header_layout.size`` bits of its data (see :mod:`twinnet.hdl.flit`).
+    in_port: In(range(port_count)) — the input port (constant per instance; also passed to
+        the factory so that an implementation can specialise at elaboration).
+    in_vc: In(range(max_vc_count)) — the VC the packet arrived on.
+    static: In(static_layout) — per-node constants declared by the routing function (e.g. the
+        node's coordinates). The router exposes one top-level input ``static`` of this layout
+        and wires it to every instance; a network top ties it off per node, so one router
+        module serves every node.
+
+Outputs (combinational):
+    out_port: Out(range(port_count)) — the output port.
+    vc_mask: Out(max_vc_count) — bit w set: output VC w of ``out_port`` may be allocated
+        (the router allocates the lowest free one).
+    bubble: Out(1) — the move enters a ring: admission needs room for two whole packets
+        downstream instead of one. Only allowed toward ports configured with ``bubble=True``.
+    malformed: Out(1) — the header is invalid (e.g. a destination digit out of range); the
+        router drops the packet and counts it on its ``drop_count`` status output.
+
+The router also drops (and counts) packets whose result it cannot honour: ``out_port`` out of
+range, no ``vc_mask`` bit below the output's VC count, or ``bubble`` toward a port without
+``bubble=True``.
+"""
+
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from .config import RouterConfig
+
+
+class RouteCompute(wiring.Component):
+    """Base class of route computes (see the module docstring for the contract).
+
+    Parameters:
+        config: the router's configuration (sizes the port and VC fields).
+        in_port: the input port this instance serves.
+        header_layout: the routing function's head-flit fields (``data.StructLayout``).
+        static_layout: the per-node static inputs (``data.StructLayout``, default empty).
+
+    Subclasses implement ``elaborate``.
+    """
+
+    def __init__(self, config: RouterConfig, in_port: int, *, header_layout: data.StructLayout,
+                 static_layout: data.StructLayout | None = None):
+        if not isinstance(config, RouterConfig):
+            raise TypeError(f"config must be a RouterConfig, not {config!r}")
+        if static_layout is None:
+            static_layout = data.StructLayout({})
+        for name, layout in (("header_layout", header_layout), ("static_layout", static_layout)):
+            if not isinstance(layout, data.StructLayout):
+                raise TypeError(f"{name} must be an amaranth data.StructLayout, not {layout!r}")
+        self.config, self.port_index = config, in_port
+        self.header_layout, self.static_layout = header_layout, static_layout
+        super().__init__({
+            "valid": In(1),
+            "header": In(header_layout),
+            "in_port": In(range(config.port_count)),
+            "in_vc": In(range(config.max_vc_count)),
+            "static": In(static_layout),
+            "out_port": Out(range(config.port_count)),
+            "vc_mask": Out(config.max_vc_count),
+            "bubble": Out(1),
+            "malformed": Out(1),
+        })
