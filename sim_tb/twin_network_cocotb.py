@@ -1,0 +1,174 @@
+"""cocotb tests for a generated twin-torus network.
+
+The runner passes ``TWINNET_MANIFEST`` (the generator's manifest; its ``parameters`` rebuild
+the network configuration, so the scoreboard calls the same model) and ``TWINNET_ARGS`` (JSON:
+the scenario's knobs). Each test prints one ``twinnet-result:`` line of JSON with what it
+measured, which the pytest side reads.
+"""
+
+import json
+import os
+import random
+from pathlib import Path
+
+import cocotb
+from cocotb.clock import Clock
+
+from twinnet.model.network import twin_network_from_dict
+from twinnet.model.twin import PEAddress
+
+from .twin_network_tb import Deadlock, NetworkBench
+
+
+def _setup(dut, **defaults):
+    manifest = json.loads(Path(os.environ["TWINNET_MANIFEST"]).read_text())
+    args = {**defaults, **json.loads(os.environ.get("TWINNET_ARGS", "{}"))}
+    network = twin_network_from_dict(manifest["parameters"])
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    bench = NetworkBench(dut, manifest, network, seed=args["seed"],
+                         eject_ready=args["eject_ready"], watchdog=args["watchdog"])
+    return bench, args
+
+
+def _report(dut, **values) -> None:
+    dut._log.info("twinnet-result: %s", json.dumps(values))
+
+
+def _uniform_destination(bench, rng, source: int) -> PEAddress:
+    while True:
+        destination = rng.randrange(len(bench.pes))
+        if destination != source:
+            return bench.pes[destination]
+
+
+@cocotb.test()
+async def uniform_traffic(dut):
+    """``packets`` packets between uniformly random PE pairs, offered at ``rate`` packets per
+    PE per cycle; every packet delivered once, intact, in order, along the model's hops."""
+    bench, args = _setup(dut, seed=1, eject_ready=1.0, watchdog=2000, packets=2000, rate=0.02)
+    rng = random.Random(args["seed"])
+    await bench.reset()
+    offered = 0
+    while offered < args["packets"]:
+        for source in range(len(bench.pes)):
+            if offered < args["packets"] and rng.random() < args["rate"]:
+                bench.offer(source, _uniform_destination(bench, rng, source))
+                offered += 1
+        await bench.step()
+    await bench.run(200_000, until_drained=True)
+    bench.check_all_delivered()
+    latencies = bench.latencies()
+    _report(dut, packets=len(bench.sent), cycles=bench.cycle,
+            mean_latency=sum(latencies) / len(latencies), drop_count=bench.drop_count(),
+            flits=len(bench.sent) * bench.network.packet_length,
+            hops_checked=bench.scoreboard.check_hops)
+
+
+@cocotb.test()
+async def saturation_drains(dut):
+    """Every PE keeps a packet waiting for ``cycles`` cycles (saturating uniform load), then
+    traffic stops; the watchdog must never fire and everything must drain."""
+    bench, args = _setup(dut, seed=2, eject_ready=1.0, watchdog=2000, cycles=20_000)
+    rng = random.Random(args["seed"])
+    await bench.reset()
+    for _ in range(args["cycles"]):
+        for source, queue in enumerate(bench.queues):
+            if not queue:
+                bench.offer(source, _uniform_destination(bench, rng, source))
+        await bench.step()
+    loaded = bench.cycle
+    await bench.run(200_000, until_drained=True)
+    bench.check_all_delivered()
+    delivered_flits = len(bench.sent) * bench.network.packet_length
+    _report(dut, packets=len(bench.sent), load_cycles=loaded, drain_cycles=bench.cycle - loaded,
+            accepted_flits_per_pe_cycle=delivered_flits / len(bench.pes) / bench.cycle)
+
+
+def deadlock_pairs(bench, example: str) -> list[tuple[int, PEAddress]]:
+    """003 Example 6.1 (Y radix 2: PEs exchange with the node across Y, PE0 with PE0 and PE1
+    with PE1) or 6.2 (PE1 of <x,y,z> with PE0 of <x+1,y,z+1>, both ways), at every node."""
+    twin = bench.network.topology
+    pairs = []
+    for node in twin.nodes():
+        if example == "6.1":
+            other = (node[0], (node[1] + 1) % twin.radices[1]) + node[2:]
+            for pe in (0, 1):
+                pairs.append((twin.pe_index(PEAddress(node, pe)), PEAddress(other, pe)))
+        else:
+            other = tuple((d + (1 if i in (0, 2) else 0)) % k
+                          for i, (d, k) in enumerate(zip(node, twin.radices)))
+            pairs.append((twin.pe_index(PEAddress(node, 1)), PEAddress(other, 0)))
+            pairs.append((twin.pe_index(PEAddress(other, 1)), PEAddress(node, 0)))
+    return pairs
+
+
+@cocotb.test()
+async def deadlock_pattern(dut):
+    """Saturating traffic in the pattern of 003 Example ``example``; reports whether the
+    watchdog fired and what it said (the pytest side decides what is expected)."""
+    bench, args = _setup(dut, seed=3, eject_ready=1.0, watchdog=500, cycles=5000, example="6.2")
+    pairs = deadlock_pairs(bench, args["example"])
+    await bench.reset()
+    report = None
+    try:
+        for _ in range(args["cycles"]):
+            for source, destination in pairs:
+                if len(bench.queues[source]) < 2:
+                    bench.offer(source, destination)
+            await bench.step()
+        await bench.run(100_000, until_drained=True)
+        bench.check_all_delivered()
+    except Deadlock as error:
+        report = str(error)
+        dut._log.info("watchdog: %s", report)
+    _report(dut, deadlocked=report is not None, report=report, cycles=bench.cycle)
+
+
+@cocotb.test()
+async def zero_load_latency(dut):
+    """One packet at a time between every ordered pair of distinct PEs (or ``pairs`` random
+    ones): latency from head accepted at the source to head ejected at the destination."""
+    bench, args = _setup(dut, seed=4, eject_ready=1.0, watchdog=2000, pairs=None)
+    await bench.reset()
+    count = len(bench.pes)
+    pairs = [(s, d) for s in range(count) for d in range(count) if s != d]
+    if args["pairs"]:
+        pairs = random.Random(args["seed"]).sample(pairs, args["pairs"])
+    results = []
+    for source, destination in pairs:
+        packet = bench.offer(source, bench.pes[destination])
+        await bench.run(10_000, until_drained=True)
+        results.append([source, destination, packet.delivered - packet.injected])
+    bench.check_all_delivered()
+    _report(dut, latencies=results)
+
+
+@cocotb.test()
+async def malformed_dropped(dut):
+    """Valid uniform traffic mixed with packets whose destination digit is out of range: the
+    malformed ones are counted on drop_count and vanish; the valid ones all arrive."""
+    bench, args = _setup(dut, seed=5, eject_ready=1.0, watchdog=2000, packets=400,
+                         malformed=40)
+    rng = random.Random(args["seed"])
+    radices = bench.network.topology.radices
+    widths = bench.network.digit_widths
+    bad_dims = [d for d, (k, w) in enumerate(zip(radices, widths)) if (1 << w) > k]
+    assert bad_dims, "every radix is a power of two: no digit can be out of range"
+    await bench.reset()
+    for index in range(args["packets"] + args["malformed"]):
+        source = rng.randrange(len(bench.pes))
+        if index % ((args["packets"] + args["malformed"]) // args["malformed"]) == 0:
+            dim = rng.choice(bad_dims)
+            digits = [rng.randrange(k) for k in radices]
+            digits[dim] = rng.randrange(radices[dim], 1 << widths[dim])
+            bench.offer_malformed(source, tuple(digits))
+        else:
+            bench.offer(source, _uniform_destination(bench, rng, source))
+        if index % 8 == 0:
+            await bench.step()
+    await bench.run(100_000, until_drained=True)
+    bench.check_all_delivered()
+    assert bench.drop_count() == bench.malformed_sent, \
+        f"drop_count {bench.drop_count()} != {bench.malformed_sent} malformed packets sent"
+    _report(dut, packets=len(bench.sent), malformed=bench.malformed_sent,
+            drop_count=bench.drop_count())

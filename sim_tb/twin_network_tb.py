@@ -1,0 +1,341 @@
+"""cocotb testbench parts for a generated twin-torus network.
+
+The network top (see :mod:`twinnet.hdl.twin_network`) brings every PE port out on vector buses
+and, when generated with ``trace=True``, shows every link's flits. One coroutine per clock
+cycle drives all injection buses and samples every bus once, which keeps Python's per-cycle
+cost independent of how many signals a PE has.
+
+- :class:`PacketFormat` builds and decodes packets as the manifest lays them out;
+- :class:`NetworkBench` is the driver (per-PE injection queues), the PE monitor (reassembles
+  packets at every ejection port, with optional random back-pressure), the link monitor
+  (records each packet's hops from the trace) and the deadlock watchdog;
+- :class:`Scoreboard` checks each delivered packet against the reference model: delivered
+  exactly once, intact, at the right PE, in order per source–destination pair, and, when
+  traced, every hop's (card, output port, VC) equal to :func:`twinnet.model.twin_routing.path`.
+"""
+
+import random
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin import PE_PORT, PEAddress
+from twinnet.model.twin_routing import path
+
+
+class Deadlock(AssertionError):
+    """The watchdog saw no flit move for too long while packets were in flight."""
+
+
+class PacketFormat:
+    """Head flit: destination digits, destination PE bit, source PE number, sequence number
+    (low to high, as in the manifest). Body flit ``i``: a word derived from (source, sequence,
+    i), so that a corrupted or swapped flit is noticed."""
+
+    def __init__(self, network: TwinNetworkConfig):
+        self.network = network
+        self.width = network.flit_width
+        self.digit_widths = network.digit_widths
+        self.source_offset = network.destination_width
+        self.seq_offset = self.source_offset + network.source_width
+        self.seq_bits = self.width - self.seq_offset
+        if self.seq_bits < 4:
+            raise ValueError(f"flit_width {self.width} leaves {self.seq_bits} bits for the "
+                             "sequence number; the testbench needs at least 4")
+
+    def destination_bits(self, digits, pe: int) -> int:
+        value, offset = 0, 0
+        for digit, width in zip(digits, self.digit_widths):
+            value |= digit << offset
+            offset += width
+        return value | pe << offset
+
+    def flits(self, digits, pe: int, source: int, seq: int) -> list[int]:
+        head = (self.destination_bits(digits, pe) | source << self.source_offset
+                | (seq % (1 << self.seq_bits)) << self.seq_offset)
+        mask = (1 << self.width) - 1
+        body = [((seq * 2654435761) ^ (source * 40503) ^ (i * 0x9E3779B1)) & mask
+                for i in range(1, self.network.packet_length)]
+        return [head, *body]
+
+    def identity(self, head: int) -> tuple[int, int]:
+        """``(source, sequence mod 2**seq_bits)`` of a head flit."""
+        source = (head >> self.source_offset) & ((1 << self.network.source_width) - 1)
+        return source, head >> self.seq_offset
+
+
+@dataclass
+class Packet:
+    source: PEAddress
+    destination: PEAddress | None  # None for a malformed packet
+    seq: int
+    flits: list[int]
+    offered: int = 0  # cycle the packet was queued
+    injected: int | None = None  # cycle its head flit was accepted
+    delivered: int | None = None  # cycle its head flit was ejected
+    hops: list = field(default_factory=list)  # (card, port, vc) seen on links
+    received: list = field(default_factory=list)
+
+
+class Scoreboard:
+    """Expected results from the reference model; collects every error it sees."""
+
+    def __init__(self, network: TwinNetworkConfig, *, check_hops: bool):
+        self.network, self.check_hops = network, check_hops
+        self.errors: list[str] = []
+        self.delivered: dict[tuple[int, int], Packet] = {}
+        self.order: dict[tuple, int] = {}
+
+    def expected_hops(self, packet: Packet) -> list[tuple[str, str, int]]:
+        return [(str(h.card), str(h.out_port), h.vc) for h in
+                path(self.network.topology, packet.source, packet.destination)
+                if h.out_port != PE_PORT]
+
+    def deliver(self, packet: Packet, at_pe: int) -> None:
+        twin, key = self.network.topology, (twin_index(self.network, packet.source), packet.seq)
+        if packet.destination is None:
+            self.errors.append(f"malformed packet {key} was delivered to PE {at_pe}")
+            return
+        if key in self.delivered:
+            self.errors.append(f"packet {key} delivered twice")
+        self.delivered[key] = packet
+        if at_pe != twin.pe_index(packet.destination):
+            self.errors.append(f"packet {key} for {packet.destination} arrived at PE {at_pe}")
+        if packet.received != packet.flits:
+            self.errors.append(f"packet {key} corrupted: sent {packet.flits}, "
+                               f"got {packet.received}")
+        pair = (key[0], twin.pe_index(packet.destination))
+        if self.order.get(pair, -1) > packet.seq:
+            self.errors.append(f"packet {key} overtook a later packet of the pair {pair}")
+        self.order[pair] = max(self.order.get(pair, -1), packet.seq)
+        if self.check_hops:
+            expected = self.expected_hops(packet)
+            if packet.hops != expected:
+                self.errors.append(f"packet {key} {packet.source}->{packet.destination} took "
+                                   f"{packet.hops}, model says {expected}")
+
+
+def twin_index(network: TwinNetworkConfig, address: PEAddress) -> int:
+    return network.topology.pe_index(address)
+
+
+class NetworkBench:
+    """Drives and watches a generated network; see the module docstring.
+
+    Parameters:
+        dut: the cocotb handle of the network top.
+        manifest: the generator's manifest (dict), for the link list and trace layout.
+        network: the configuration rebuilt from the manifest's parameters.
+        eject_ready: probability that a PE accepts an ejected flit in a cycle (back-pressure).
+        watchdog: cycles without any flit moving, while packets are in flight, that count as
+            a deadlock.
+    """
+
+    def __init__(self, dut, manifest: dict, network: TwinNetworkConfig, *, seed: int = 1,
+                 eject_ready: float = 1.0, watchdog: int = 2000):
+        self.dut, self.manifest, self.network = dut, manifest, network
+        self.format = PacketFormat(network)
+        self.pes = list(network.topology.pes())
+        self.random = random.Random(seed)
+        self.eject_ready, self.watchdog = eject_ready, watchdog
+        self.queues: list[deque[Packet]] = [deque() for _ in self.pes]
+        self.next_flit = [0] * len(self.pes)
+        self.assembling: list[Packet | None] = [None] * len(self.pes)
+        self.in_flight: dict[tuple[int, int], Packet] = {}
+        self.seq = defaultdict(int)
+        self.cycle = 0
+        self.idle_cycles = 0
+        self.trace = manifest.get("trace")
+        self.links = manifest["links"]
+        self.scoreboard = Scoreboard(network, check_hops=self.trace is not None)
+        self.sent: list[Packet] = []
+        self.malformed_sent = 0
+
+    # -- traffic ---------------------------------------------------------------------------------
+
+    def offer(self, source: int, destination: PEAddress) -> Packet:
+        """Queue a packet from PE ``source`` (an index) to ``destination``."""
+        seq = self.seq[source]
+        self.seq[source] += 1
+        flits = self.format.flits(destination.node, destination.pe, source, seq)
+        packet = Packet(self.pes[source], destination, seq, flits, offered=self.cycle)
+        self.queues[source].append(packet)
+        self.sent.append(packet)
+        return packet
+
+    def offer_malformed(self, source: int, digits: tuple[int, ...]) -> Packet:
+        """Queue a packet whose destination digits are out of range (to be dropped)."""
+        seq = self.seq[source]
+        self.seq[source] += 1
+        flits = self.format.flits(digits, 0, source, seq)
+        packet = Packet(self.pes[source], None, seq, flits, offered=self.cycle)
+        self.queues[source].append(packet)
+        self.malformed_sent += 1
+        return packet
+
+    @property
+    def pending(self) -> int:
+        """Packets offered but not yet delivered (malformed ones count until accepted)."""
+        queued = sum(len(q) for q in self.queues)
+        return queued + len(self.in_flight)
+
+    # -- the per-cycle loop ----------------------------------------------------------------------
+
+    async def reset(self, cycles: int = 4) -> None:
+        dut = self.dut
+        for name in ("pe_in_valid", "pe_in_first", "pe_in_last", "pe_in_data", "pe_out_ready"):
+            getattr(dut, name).value = 0
+        dut.rst.value = 1
+        for _ in range(cycles):
+            await RisingEdge(dut.clk)
+        dut.rst.value = 0
+
+    async def run(self, cycles: int, *, until_drained: bool = False) -> None:
+        """Run ``cycles`` cycles (or fewer, once everything is delivered if ``until_drained``).
+
+        Raises :class:`Deadlock` when the watchdog fires.
+        """
+        for _ in range(cycles):
+            if until_drained and not self.pending:
+                return
+            await self.step()
+
+    async def step(self) -> None:
+        dut, width = self.dut, self.network.flit_width
+        await RisingEdge(dut.clk)
+        self.cycle += 1
+        valid = first = last = data = 0
+        for index, queue in enumerate(self.queues):
+            if queue:
+                flit = self.next_flit[index]
+                valid |= 1 << index
+                first |= (flit == 0) << index
+                last |= (flit == len(queue[0].flits) - 1) << index
+                data |= queue[0].flits[flit] << (index * width)
+        dut.pe_in_valid.value = valid
+        dut.pe_in_first.value = first
+        dut.pe_in_last.value = last
+        dut.pe_in_data.value = data
+        ready = (1 << len(self.pes)) - 1
+        if self.eject_ready < 1.0:
+            ready = sum(1 << i for i in range(len(self.pes))
+                        if self.random.random() < self.eject_ready)
+        dut.pe_out_ready.value = ready
+        await ReadOnly()
+        moved = self._accept_injections(valid & int(dut.pe_in_ready.value))
+        moved |= self._collect_ejections(int(dut.pe_out_valid.value) & ready)
+        if self.trace is not None:
+            moved |= self._follow_links()
+        self._watch(moved)
+
+    def _accept_injections(self, accepted: int) -> bool:
+        for index in _bits(accepted):
+            queue = self.queues[index]
+            packet = queue[0]
+            if self.next_flit[index] == 0:
+                packet.injected = self.cycle
+                if packet.destination is not None:
+                    self.in_flight[index, packet.seq % (1 << self.format.seq_bits)] = packet
+            self.next_flit[index] += 1
+            if self.next_flit[index] == len(packet.flits):
+                self.next_flit[index] = 0
+                queue.popleft()
+        return bool(accepted)
+
+    def _collect_ejections(self, ejected: int) -> bool:
+        if not ejected:
+            return False
+        width, mask = self.network.flit_width, (1 << self.network.flit_width) - 1
+        data = int(self.dut.pe_out_data.value)
+        first, last = int(self.dut.pe_out_first.value), int(self.dut.pe_out_last.value)
+        for index in _bits(ejected):
+            word = (data >> (index * width)) & mask
+            if first >> index & 1:
+                key = self.format.identity(word)
+                packet = self.in_flight.get(key)
+                if packet is None:
+                    self.scoreboard.errors.append(f"PE {index} received an unknown packet "
+                                                  f"{key} (head {word:#x})")
+                    packet = Packet(self.pes[index], None, -1, [], received=[])
+                packet.received = [word]
+                packet.delivered = self.cycle
+                self.assembling[index] = packet
+            else:
+                packet = self.assembling[index]
+                if packet is None:
+                    self.scoreboard.errors.append(f"PE {index} received a body flit first")
+                    continue
+                packet.received.append(word)
+            if last >> index & 1:
+                packet = self.assembling[index]
+                self.assembling[index] = None
+                if packet.seq >= 0:
+                    self.in_flight.pop((twin_index(self.network, packet.source),
+                                        packet.seq % (1 << self.format.seq_bits)), None)
+                    self.scoreboard.deliver(packet, index)
+        return True
+
+    def _follow_links(self) -> bool:
+        valid = int(self.dut.trace_valid.value)
+        if not valid:
+            return False
+        stride, width = self.trace["stride"], self.network.flit_width
+        flits = int(self.dut.trace_flit.value)
+        for link in _bits(valid):
+            payload = flits >> (link * stride)
+            if payload >> width & 1:  # a head flit: record the hop
+                packet = self.in_flight.get(self.format.identity(payload & ((1 << width) - 1)))
+                if packet is not None:
+                    origin = self.links[link]["from"]
+                    vc = payload >> (width + 2) & ((1 << self.trace["layout"][3]["width"]) - 1)
+                    packet.hops.append((origin["card"], origin["port"], vc))
+                else:
+                    self.scoreboard.errors.append(f"unknown head flit on link {link}")
+        return True
+
+    def _watch(self, moved: bool) -> None:
+        self.idle_cycles = 0 if moved or not self.in_flight else self.idle_cycles + 1
+        if self.idle_cycles >= self.watchdog:
+            raise Deadlock(self.stuck_report())
+
+    def stuck_report(self) -> str:
+        """Which channels hold the packets that stopped moving (their last hop seen)."""
+        lines = [f"no flit moved for {self.idle_cycles} cycles with {len(self.in_flight)} "
+                 f"packets in flight (cycle {self.cycle}); stuck channels:"]
+        stuck = defaultdict(list)
+        for (_, seq), packet in self.in_flight.items():
+            channel = packet.hops[-1] if packet.hops else (str(packet.source.card), "PE", 0)
+            stuck[channel].append(f"{packet.source}->{packet.destination}#{seq}")
+        for (card, port, vc), packets in sorted(stuck.items()):
+            lines.append(f"  {card} {port} vc{vc}: {len(packets)} packets, e.g. {packets[0]}")
+        return "\n".join(lines)
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def drop_count(self) -> int:
+        return int(self.dut.drop_count.value)
+
+    def latencies(self) -> list[int]:
+        return [p.delivered - p.injected for p in self.sent if p.delivered is not None]
+
+    def check_all_delivered(self) -> None:
+        """Every well-formed packet delivered exactly once and no scoreboard error."""
+        errors = list(self.scoreboard.errors)
+        missing = [p for p in self.sent if p.delivered is None]
+        if missing:
+            errors.append(f"{len(missing)} packets never delivered, e.g. {missing[0].source}->"
+                          f"{missing[0].destination} seq {missing[0].seq}")
+        if len(self.scoreboard.delivered) != len(self.sent) and not missing:
+            errors.append(f"{len(self.scoreboard.delivered)} delivered, {len(self.sent)} sent")
+        if errors:
+            raise AssertionError("\n".join(errors[:20]))
+
+
+def _bits(value: int):
+    """Indices of the set bits of ``value``, lowest first (cost per set bit, not per bit)."""
+    while value:
+        lowest = value & -value
+        yield lowest.bit_length() - 1
+        value ^= lowest
