@@ -1,0 +1,51 @@
+"""A twin-torus card: the generic router with twin DOR in its route-compute stage.
+
+Card ``c`` of every node has the same ports, in card-local order (see
+:mod:`twinnet.hdl.twin_route`): its n external ports, the internal link, the PE port. One card
+module therefore serves every node; the node's coordinates enter on the router's ``static``
+input, tied off by the network top.
+"""
+
+import functools
+
+from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin import INTERNAL, PE_PORT
+from twinnet.model.twin_routing import vc_count
+
+from .config import PortConfig, RouterConfig
+from .router import Router
+from .twin_route import TwinRouteCompute, card_ports
+
+
+def port_label(port) -> str:
+    """A Verilog-safe name for a card port: ``Xp``, ``Ym``, ``I``, ``PE``."""
+    return str(port).replace("+", "p").replace("-", "m")
+
+
+def card_router_config(network: TwinNetworkConfig, card: int) -> RouterConfig:
+    """The router parameters of card ``card``: one :class:`PortConfig` per card-local port.
+
+    Bubble mode marks every ring link (external links, and the internal link when some
+    dimension is split, since type-2 traffic enters rings there) as a bubble port.
+    """
+    twin = network.topology
+    bubble = twin.mode == "bubble"
+    ports = []
+    for port in card_ports(twin, card):
+        if port == PE_PORT:
+            ports.append(PortConfig("pe", 1, network.depth, name="PE"))
+        elif port == INTERNAL:
+            ports.append(PortConfig("internal", vc_count(twin, port), network.depth,
+                                    bubble=bubble and bool(twin.configuration.split_dims),
+                                    name="I"))
+        else:
+            ports.append(PortConfig("network", vc_count(twin, port), network.depth,
+                                    bubble=bubble, name=port_label(port)))
+    return RouterConfig(network.flit_width, network.packet_length, tuple(ports),
+                        source_width=network.source_width)
+
+
+def card_router(network: TwinNetworkConfig, card: int) -> Router:
+    """The router of card ``card``, with one :class:`TwinRouteCompute` per input port."""
+    route = functools.partial(TwinRouteCompute, twin=network.topology, card=card)
+    return Router(card_router_config(network, card), route)
