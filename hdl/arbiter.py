@@ -22,7 +22,11 @@ class RoundRobinArbiter(wiring.Component):
     """
 
     def __init__(self, count: int):
-        self.count = checks.check_int("count", count, minimum=1)
+        try:
+            self.count = checks.check_int("count", count, minimum=1)
+        except (TypeError, ValueError):
+            self._MustUse__silence = True  # a rejected component is not an unused one
+            raise
         super().__init__({"requests": In(count), "grant": Out(count), "advance": In(1)})
 
     def elaborate(self, platform):

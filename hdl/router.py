@@ -62,6 +62,15 @@ class Router(wiring.Component):
     """
 
     def __init__(self, config: RouterConfig, route_compute):
+        try:
+            self._setup(config, route_compute)
+        except (TypeError, ValueError):
+            # A rejected component (and its route computes) is not an unused one.
+            for item in [self, *getattr(self, "route_computes", [])]:
+                item._MustUse__silence = True
+            raise
+
+    def _setup(self, config: RouterConfig, route_compute):
         if not isinstance(config, RouterConfig):
             raise TypeError(f"config must be a RouterConfig, not {config!r}")
         if not callable(route_compute):

