@@ -249,7 +249,7 @@ class Router(wiring.Component):
             offers.append(offer)
 
         alloc = []  # alloc[o]: one-hot of the output VC allocated this cycle
-        won = [Const(0, 1)] * port_count  # won[p]: port p's offered VC was allocated
+        won_bits = Const(0, port_count)
         for o in range(port_count):
             port_arb = m.submodules[f"va_port_{o}"] = RoundRobinArbiter(port_count)
             m.d.comb += [port_arb.requests.eq(Cat(asks[p][o] for p in range(port_count))),
@@ -257,10 +257,12 @@ class Router(wiring.Component):
             alloc_bits = Const(0, vmax)
             for p in range(port_count):
                 alloc_bits = alloc_bits | Mux(port_arb.grant[p], offers[p], 0)
-                won[p] = won[p] | port_arb.grant[p]
+            won_bits = won_bits | port_arb.grant
             alloc.append(Signal(vmax, name=f"alloc_{o}"))
             m.d.comb += alloc[o].eq(alloc_bits)
 
+        won = Signal(port_count, name="va_won")  # bit p: port p's offered VC was allocated
+        m.d.comb += won.eq(won_bits)
         for p in range(port_count):
             m.d.comb += vc_arbs[p].advance.eq(won[p])
             for v, s in enumerate(vcs[p]):
@@ -321,7 +323,7 @@ class Router(wiring.Component):
                 accepted[o][p] = accept.grant[o]
         for o in range(port_count):
             m.d.comb += sa_port[o].advance.eq(
-                sum((accepted[o][p] for p in range(port_count)), Const(0)) != 0)
+                Cat(accepted[o][p] for p in range(port_count)).any())
             for p in range(port_count):
                 m.d.comb += sa_vc[o][p].advance.eq(accepted[o][p])
 
@@ -332,10 +334,10 @@ class Router(wiring.Component):
         for p, port in enumerate(config.ports):
             vc_count = port.vc_count
             read_sw = Signal(vc_count, name=f"read_sw_{p}")  # one-hot: VC sent this cycle
-            bits = Const(0, vc_count)
-            for o in range(port_count):
-                bits = bits | Mux(accepted[o][p], sa_vc[o][p].grant, 0)
-            m.d.comb += read_sw.eq(bits)
+            accepted_by = Cat(accepted[o][p] for o in range(port_count))
+            m.d.comb += read_sw.eq(Mux(accepted_by.any(), Array(
+                sa_vc[o][p].grant for o in range(port_count))[_encode(accepted_by, port_count)],
+                0))
             # The crossbar carries data, first, last and the output VC tag.
             read_index = _encode(read_sw, vc_count)
             xbar_in = Signal(xbar_layout, name=f"xbar_in_{p}")
@@ -346,7 +348,6 @@ class Router(wiring.Component):
 
             read = Signal(vc_count, name=f"read_{p}")
             m.d.comb += read.eq(read_sw | drain_sel[p])
-            head_dropped = Const(0, 1)
             for v, s in enumerate(vcs[p]):
                 m.d.comb += s["fifo"].r_en.eq(read[v])
                 with m.If(s["va_grant"]):
@@ -356,8 +357,9 @@ class Router(wiring.Component):
                     m.d.sync += s["active"].eq(0)
                 with m.If(drain_sel[p][v]):
                     m.d.sync += s["dropping"].eq(~s["entry"].last)
-                head_dropped = head_dropped | (drain_sel[p][v] & ~s["dropping"])
-            drop_heads.append(head_dropped)
+            # A drained flit is a head when its VC was not already dropping a packet.
+            dropping = Cat(s["dropping"] for s in vcs[p])
+            drop_heads.append((drain_sel[p] & ~dropping).any())
 
             if not port.is_pe:
                 # Every flit leaving an input FIFO (switched or drained) frees one slot.

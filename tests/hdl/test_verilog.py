@@ -1,5 +1,6 @@
 """Verilog of the router: generation time and port declarations."""
 
+import os
 import re
 import time
 
@@ -15,14 +16,24 @@ CONFIG = RouterConfig(
            PortConfig("pe", vc_count=2, buffer_depth=8)))
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (Yosys runs as a child)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def test_generation_takes_under_a_second():
+    """Converting the benchmark router takes under a second. Measured as CPU time (this
+    process plus the Yosys child), best of three after a warm-up, so that other tests running
+    in parallel on the same cores do not make it flaky; wall time is reported alongside."""
     verilog.convert(Router(CONFIG, HeaderRouteCompute), name="router")  # warm up Yosys
-    times = []
+    cpu, wall = [], []
     for _ in range(3):
-        start = time.perf_counter()
+        start_cpu, start_wall = cpu_seconds(), time.perf_counter()
         verilog.convert(Router(CONFIG, HeaderRouteCompute), name="router")
-        times.append(time.perf_counter() - start)
-    assert min(times) < 1.0, f"Verilog generation took {times} s"
+        cpu.append(cpu_seconds() - start_cpu)
+        wall.append(time.perf_counter() - start_wall)
+    assert min(cpu) < 1.0, f"Verilog generation took {cpu} s of CPU ({wall} s wall)"
 
 
 def test_ports():
