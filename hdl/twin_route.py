@@ -5,18 +5,20 @@ forms ``(d - c) mod k`` and its ring direction (``+`` when ``2·aux <= k``, the 
 rule), picks the lowest differing dimension, and checks whether the wanted port sits on this
 card; only the port layout and the VC numbering come from the configuration. The node's
 coordinates are an input (``here``), so one module serves every node with the same card
-layout: the network top ties ``here`` off per node.
+layout: the network top ties ``static`` off per node.
 
 Card-local port numbering: the card's n external ports in the order X+, X-, Y+, Y-, … (only
 those on this card), then the internal link (index n), then the PE port (index n + 1).
 """
 
-from amaranth.hdl import Const, Module, Mux, unsigned
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data
 
 from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusConfig
 from twinnet.model.twin_routing import InternalChannel, internal_channels, vc_count
+
+from .config import RouterConfig
+from .route_compute import RouteCompute
 
 
 def digit_width(k: int) -> int:
@@ -44,41 +46,50 @@ def max_vc_count(config: TwinTorusConfig, card: int) -> int:
     return max(vc_count(config, port) for port in card_ports(config, card))
 
 
-class TwinRouteCompute(wiring.Component):
-    """Combinational twin DOR for packets entering card ``card`` through ``in_port``.
+class TwinRouteCompute(RouteCompute):
+    """Twin DOR for packets entering card ``card`` through card-local input port ``in_port``.
 
-    Ports:
-        here: In(coordinate layout) — this node's coordinates (tied off per node).
-        destination: In(destination layout) — the head flit's destination PE.
-        port: Out — card-local output port index (see the module docstring).
-        vc: Out — output VC number (SPEC §1.5 / §1.6 numbering).
-        bubble: Out(1) — the move enters a ring: admission needs room for two packets.
-        malformed: Out(1) — a destination digit is out of range (``>= k_i``); the other
-            outputs are then meaningless and the packet must be dropped.
+    Implements :class:`twinnet.hdl.route_compute.RouteCompute`:
 
-    ``in_port`` is fixed at elaboration: each input port of a card gets its own instance.
+    - ``header`` is a :func:`destination_layout` (node digits ``o0 …`` and the PE bit);
+    - ``static`` is a :func:`coordinate_layout`: this node's coordinates, tied off per node;
+    - ``out_port`` is the card-local port (see the module docstring), ``vc_mask`` has exactly
+      the one bit of the SPEC §1.5 / §1.6 VC, ``bubble`` marks a move that enters a ring;
+    - ``malformed`` is set when a destination digit is ``>= k_i``; the router drops the packet.
+
+    Build instances through the router with ``functools.partial(TwinRouteCompute, twin=…,
+    card=…)``; ``in_port`` is fixed at elaboration (one instance per input port).
     """
 
-    def __init__(self, config: TwinTorusConfig, card: int, in_port: Port):
+    def __init__(self, config: RouterConfig, in_port: int, *, twin: TwinTorusConfig,
+                 card: int):
+        try:
+            ports = self._check(config, in_port, twin, card)
+        except (TypeError, ValueError):
+            self._MustUse__silence = True  # a rejected component is not an unused one
+            raise
+        self.twin, self.card, self.ports = twin, card, ports
+        self.in_port_name = ports[in_port]
+        self._vc = Signal(range(max(2, max_vc_count(twin, card))))
+        super().__init__(config, in_port, header_layout=destination_layout(twin),
+                         static_layout=coordinate_layout(twin))
+
+    @staticmethod
+    def _check(config: RouterConfig, in_port: int, twin: TwinTorusConfig, card: int):
+        """The card's ports, once the parameters are known to fit together."""
         if card not in (0, 1):
             raise ValueError(f"card must be 0 or 1, not {card!r}")
-        if in_port not in card_ports(config, card):
-            raise ValueError(f"in_port {in_port} is not a port of card {card} in "
-                             f"configuration {config.configuration.label}")
-        self.config, self.card, self.in_port = config, card, in_port
-        self.ports = card_ports(config, card)
-        super().__init__({
-            "here": In(coordinate_layout(config)),
-            "destination": In(destination_layout(config)),
-            "port": Out(range(len(self.ports))),
-            "vc": Out(range(max(2, max_vc_count(config, card)))),
-            "bubble": Out(1),
-            "malformed": Out(1),
-        })
+        ports = card_ports(twin, card)
+        if config.port_count != len(ports):
+            raise ValueError(f"a card of an n={twin.n} twin torus has {len(ports)} ports, "
+                             f"not {config.port_count}")
+        if not 0 <= in_port < len(ports):
+            raise ValueError(f"in_port must be from 0 to {len(ports) - 1}, not {in_port}")
+        return ports
 
     def elaborate(self, platform):
         m = Module()
-        config, here, node = self.config, self.here, self.destination.node
+        config, here, node = self.twin, self.static, self.header.node
         digits_here = [here[f"o{dim}"] for dim in range(config.n)]
         digits_dest = [node[f"o{dim}"] for dim in range(config.n)]
 
@@ -101,19 +112,20 @@ class TwinRouteCompute(wiring.Component):
                     self._toward(m, Port.external(dim, +1), up)
                 with m.Else():
                     self._toward(m, Port.external(dim, -1), up)
-        with m.Elif(self.destination.pe == self.card):
+        with m.Elif(self.header.pe == self.card):
             self._drive(m, self.ports.index(PE_PORT), 0, False)
         with m.Else():
             self._internal(m, InternalChannel(3), up=None, bubble=False)
+        m.d.comb += self.vc_mask.eq(1 << self._vc)
         return m
 
     def _drive(self, m, port: int, vc, bubble: bool) -> None:
-        m.d.comb += [self.port.eq(port), self.vc.eq(vc), self.bubble.eq(bubble)]
+        m.d.comb += [self.out_port.eq(port), self._vc.eq(vc), self.bubble.eq(bubble)]
 
     def _toward(self, m, wanted: Port, up) -> None:
         """Drive the outputs for a packet whose DOR port is ``wanted``."""
-        mode, split = self.config.mode, self.config.configuration.split_dims
-        if self.config.configuration.card_of(wanted) == self.card:
+        mode, split = self.twin.mode, self.twin.configuration.split_dims
+        if self.twin.configuration.card_of(wanted) == self.card:
             vc = Mux(up, 0, 1) if mode == "vc" else 0
             self._drive(m, self.ports.index(wanted), vc, self._enters_ring(wanted))
         elif wanted.dim not in split:
@@ -125,19 +137,19 @@ class TwinRouteCompute(wiring.Component):
     def _internal(self, m, channel: InternalChannel, *, up, bubble: bool) -> None:
         """Drive the internal link on ``channel``'s VC; with ``up`` given, the up/low pair of a
         split dimension (low is numbered right after up)."""
-        if self.config.mode == "none":
+        if self.twin.mode == "none":
             self._drive(m, self.ports.index(INTERNAL), 0, False)
             return
-        base = internal_channels(self.config).index(channel)
+        base = internal_channels(self.twin).index(channel)
         vc = base if up is None else Mux(up, base, base + 1)
         self._drive(m, self.ports.index(INTERNAL), vc, bubble)
 
     def _enters_ring(self, wanted: Port) -> bool:
         """Bubble mode: leaving toward ``wanted`` enters its ring unless the packet arrived on a
         port of the same dimension, or over the internal link toward a split dimension."""
-        if self.config.mode != "bubble":
+        if self.twin.mode != "bubble":
             return False
-        if self.in_port.is_external and self.in_port.dim == wanted.dim:
+        arrival = self.in_port_name
+        if arrival.is_external and arrival.dim == wanted.dim:
             return False
-        return not (self.in_port == INTERNAL and
-                    wanted.dim in self.config.configuration.split_dims)
+        return not (arrival == INTERNAL and wanted.dim in self.twin.configuration.split_dims)

@@ -5,28 +5,37 @@ import itertools
 import pytest
 from amaranth.sim import Simulator
 
+from twinnet.hdl.twin_card import card_router_config
 from twinnet.hdl.twin_route import TwinRouteCompute, card_ports
+from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, TwinTorusConfig
 from twinnet.model.twin_routing import route
 
 
+def route_compute(config, card, in_port):
+    """The card's route compute for card-local input port ``in_port`` (a ``Port``)."""
+    router = card_router_config(TwinNetworkConfig(config), card)
+    ports = card_ports(config, card)
+    return TwinRouteCompute(router, ports.index(in_port), twin=config, card=card)
+
+
 def simulate(config, card, in_port, heres, destinations):
     """Drive every (here, destination) pair; return the mismatches against the model."""
-    dut = TwinRouteCompute(config, card, in_port)
+    dut = route_compute(config, card, in_port)
     ports = card_ports(config, card)
     mismatches = []
 
     async def testbench(ctx):
         for here in heres:
             for dim, digit in enumerate(here):
-                ctx.set(dut.here[f"o{dim}"], digit)
+                ctx.set(dut.static[f"o{dim}"], digit)
             for destination in destinations:
                 for dim, digit in enumerate(destination.node):
-                    ctx.set(dut.destination.node[f"o{dim}"], digit)
-                ctx.set(dut.destination.pe, destination.pe)
+                    ctx.set(dut.header.node[f"o{dim}"], digit)
+                ctx.set(dut.header.pe, destination.pe)
                 expected = route(config, Card(here, card), in_port, destination)
-                want = (ports.index(expected.port), expected.vc, int(expected.bubble), 0)
-                got = (ctx.get(dut.port), ctx.get(dut.vc), ctx.get(dut.bubble),
+                want = (ports.index(expected.port), 1 << expected.vc, int(expected.bubble), 0)
+                got = (ctx.get(dut.out_port), ctx.get(dut.vc_mask), ctx.get(dut.bubble),
                        ctx.get(dut.malformed))
                 if got != want:
                     mismatches.append((here, destination, got, want))
@@ -80,13 +89,13 @@ def test_larger_and_mixed_radix_from_sampled_nodes(radices, name, mode):
 
 def test_out_of_range_digit_is_flagged_malformed():
     config = TwinTorusConfig.uniform(3, 5, "D", "vc")  # 3-bit digits: 5, 6 and 7 are invalid
-    dut = TwinRouteCompute(config, 0, card_ports(config, 0)[0])
+    dut = route_compute(config, 0, card_ports(config, 0)[0])
     seen = []
 
     async def testbench(ctx):
         for digits in itertools.product([0, 4, 5, 7], repeat=3):
             for dim, digit in enumerate(digits):
-                ctx.set(dut.destination.node[f"o{dim}"], digit)
+                ctx.set(dut.header.node[f"o{dim}"], digit)
             seen.append((digits, ctx.get(dut.malformed)))
 
     sim = Simulator(dut)
@@ -98,7 +107,11 @@ def test_out_of_range_digit_is_flagged_malformed():
 
 def test_bad_construction():
     config = TwinTorusConfig.uniform(3, 3, "D")
+    router = card_router_config(TwinNetworkConfig(config), 0)
     with pytest.raises(ValueError, match=r"card must be 0 or 1, not 2"):
-        TwinRouteCompute(config, 2, card_ports(config, 0)[0])
-    with pytest.raises(ValueError, match=r"in_port Y- is not a port of card 0 in configuration D"):
-        TwinRouteCompute(config, 0, card_ports(config, 1)[0])
+        TwinRouteCompute(router, 0, twin=config, card=2)
+    with pytest.raises(ValueError, match=r"in_port must be from 0 to 4, not 5"):
+        TwinRouteCompute(router, 5, twin=config, card=0)
+    small = card_router_config(TwinNetworkConfig(TwinTorusConfig.uniform(2, 3, "C_Best")), 0)
+    with pytest.raises(ValueError, match=r"a card of an n=3 twin torus has 5 ports, not 4"):
+        TwinRouteCompute(small, 0, twin=config, card=0)

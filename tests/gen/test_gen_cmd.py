@@ -1,0 +1,76 @@
+"""``twinnet gen``: configuration sources, errors, and the files it writes."""
+
+import json
+import re
+
+import pytest
+
+from twinnet.gen.cli import build_parser, main
+from twinnet.gen.gen_cmd import PRESETS, network_from_args
+
+
+def parse(*argv):
+    return build_parser().parse_args(["gen", *argv])
+
+
+def test_presets_are_the_papers_instances_in_configuration_d():
+    assert {"3dt-4x4x2", "3dt-4x4x4", "3dt-5x5x5", "3dt-6x6x6", "3dt-8x8x8"} <= set(PRESETS)
+    network = network_from_args(parse("--preset", "3dt-6x6x6"))
+    assert network.topology.radices == (6, 6, 6)
+    assert network.topology.configuration.label == "D"
+    assert network.topology.pe_count == 432
+
+
+def test_flags_override_toml_which_overrides_preset(tmp_path):
+    toml = tmp_path / "net.toml"
+    toml.write_text('preset = "3dt-4x4x2"\nmode = "vc"\nflit_width = 40\n')
+    network = network_from_args(parse("--toml", str(toml), "--packet-length", "2"))
+    assert network.topology.radices == (4, 4, 2)
+    assert (network.topology.mode, network.flit_width, network.packet_length) == ("vc", 40, 2)
+    network = network_from_args(parse("--toml", str(toml), "--k", "3", "--n", "3"))
+    assert network.topology.radices == (3, 3, 3)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('radices = [3, 3, 3]\nwidth = 3\n', r"net.toml: unknown key 'width'; allowed keys: "),
+    ('radices = [3, 3\n', r"net.toml: not valid TOML"),
+    ('radices = [3, 1, 3]\n', r"k must be an integer >= 2, not 1 \(dimension 1\)"),
+    ('n = 3\nk = 3\nradices = [3, 3, 3]\n', r"net.toml: give either radices or n and k"),
+    ('radices = [3, 3, 3]\nbuffer_depth = 4\n', r"buffer_depth must be an integer >= 8, not 4"),
+    ('radices = [8, 8, 8]\nflit_width = 16\n', r"flit_width must be >= 20 bits"),
+])
+def test_bad_toml_names_file_and_key(tmp_path, capsys, text, message):
+    toml = tmp_path / "net.toml"
+    toml.write_text(text)
+    assert main(["gen", "--toml", str(toml), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("twinnet: ") and err.count("\n") == 1
+    assert re.search(message, err), err
+
+
+def test_unknown_preset(capsys):
+    assert main(["gen", "--preset", "3dt-9x9x9"]) == 2
+    assert "preset must be one of 3dt-4x4x2" in capsys.readouterr().err
+
+
+def test_generates_verilog_and_manifest(tmp_path, capsys):
+    status = main(["gen", "--n", "2", "--k", "3", "--config", "C_Best", "--mode", "vc",
+                   "--out", str(tmp_path), "--json"])
+    assert status == 0
+    data = json.loads(capsys.readouterr().out)
+    names = sorted(p.rsplit("/", 1)[-1] for p in data["files"])
+    assert names == ["ndt2_k3_C_Best_vc.manifest.json", "ndt2_k3_C_Best_vc.v",
+                     "ndt2_k3_C_Best_vc_card0.v", "ndt2_k3_C_Best_vc_card1.v"]
+    folder = tmp_path / "ndt2_k3_C_Best_vc"
+    top = (folder / "ndt2_k3_C_Best_vc.v").read_text()
+    # One module per distinct card, instantiated by name 9 times each.
+    assert top.count("ndt2_k3_C_Best_vc_card0 ") == 9 and top.count("ndt2_k3_C_Best_vc_card1 ") == 9
+    manifest = json.loads((folder / "ndt2_k3_C_Best_vc.manifest.json").read_text())
+    assert manifest["top"] == "ndt2_k3_C_Best_vc" and manifest["derived"]["pe_count"] == 18
+    widths = {port["name"]: port["width"] for port in manifest["ports"]}
+    assert widths["pe_in_valid"] == 18 and widths["pe_in_data"] == 18 * 32
+    # 9 nodes x (2 cards x (2 external ports + internal link)) links.
+    assert len(manifest["links"]) == 9 * 2 * 3
+    fields = {f["name"]: (f["offset"], f["width"]) for f in manifest["head_flit"]["fields"]}
+    assert fields["dest.o0"] == (0, 2) and fields["dest.pe"] == (4, 1)
+    assert fields["source"] == (5, 5)
