@@ -9,8 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from amaranth.back import verilog
-
+from twinnet.hdl import verilog
 from twinnet.hdl.twin_card import card_router
 from twinnet.hdl.twin_network import TwinNetwork, module_ports
 from twinnet.model.network import TwinNetworkConfig
@@ -34,7 +33,7 @@ def generate(network: TwinNetworkConfig, outdir, *, trace: bool = False,
         router = card_router(network, card)
         name = f"{network.name}_card{card}"
         path = outdir / f"{name}.v"
-        path.write_text(verilog.convert(router, name=name, emit_src=False))
+        path.write_text(verilog.convert(router, name=name))
         card_modules[card] = (name, router)
         files.append(path)
         timings[name] = time.perf_counter() - started
@@ -42,7 +41,7 @@ def generate(network: TwinNetworkConfig, outdir, *, trace: bool = False,
     started = time.perf_counter()
     top = TwinNetwork(network, card_modules, trace=trace)
     path = outdir / f"{network.name}.v"
-    path.write_text(verilog.convert(top, name=network.name, emit_src=False))
+    path.write_text(verilog.convert(top, name=network.name))
     files.append(path)
     timings[network.name] = time.perf_counter() - started
     say(f"top: {path.name}, {2 * network.topology.node_count} cards "
@@ -56,9 +55,8 @@ def generate(network: TwinNetworkConfig, outdir, *, trace: bool = False,
 def describe(network: TwinNetworkConfig, top: TwinNetwork, files: list[Path]) -> dict:
     """The manifest: everything another tool needs to drive the generated Verilog."""
     twin, width = network.topology, network.flit_width
-    digits = [{"name": f"o{dim}", "offset": offset, "width": w} for dim, (offset, w) in
-              enumerate(zip(_offsets(network.digit_widths), network.digit_widths))]
-    destination = sum(network.digit_widths)
+    _, router = top.card_modules[0]
+    layout = router.flit_format.describe()
     return {
         "manifest_version": MANIFEST_VERSION,
         "top": network.name,
@@ -80,13 +78,8 @@ def describe(network: TwinNetworkConfig, top: TwinNetwork, files: list[Path]) ->
         },
         "head_flit": {
             "width": width,
-            "fields": [*({"name": f"dest.{d['name']}", "offset": d["offset"],
-                          "width": d["width"]} for d in digits),
-                       {"name": "dest.pe", "offset": destination, "width": 1},
-                       {"name": "source", "offset": destination + 1,
-                        "width": network.source_width},
-                       {"name": "payload", "offset": destination + 1 + network.source_width,
-                        "width": width - destination - 1 - network.source_width}],
+            "fields": layout["head"],
+            "route": "route.node.o<i> are the destination node's digits, route.pe its PE",
             "malformed": "a destination digit >= its radix: the packet is dropped at "
                          "injection and counted on drop_count",
         },
@@ -101,10 +94,3 @@ def describe(network: TwinNetworkConfig, top: TwinNetwork, files: list[Path]) ->
                               {"name": "vc", "offset": width + 2, "width": top.vc_bits}]}
                   if top.trace else None),
     }
-
-
-def _offsets(widths):
-    offset = 0
-    for width in widths:
-        yield offset
-        offset += width

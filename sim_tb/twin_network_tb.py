@@ -30,40 +30,41 @@ class Deadlock(AssertionError):
 
 
 class PacketFormat:
-    """Head flit: destination digits, destination PE bit, source PE number, sequence number
-    (low to high, as in the manifest). Body flit ``i``: a word derived from (source, sequence,
-    i), so that a corrupted or swapped flit is noticed."""
+    """Packets laid out as the manifest's ``head_flit`` says: destination digits
+    (``route.node.o<i>``), destination PE (``route.pe``), ``source``; the head's ``payload``
+    holds a sequence number. Body flit ``i`` is a word derived from (source, sequence, i), so
+    that a corrupted or swapped flit is noticed."""
 
-    def __init__(self, network: TwinNetworkConfig):
-        self.network = network
-        self.width = network.flit_width
-        self.digit_widths = network.digit_widths
-        self.source_offset = network.destination_width
-        self.seq_offset = self.source_offset + network.source_width
-        self.seq_bits = self.width - self.seq_offset
+    def __init__(self, manifest: dict, packet_length: int):
+        self.width = manifest["head_flit"]["width"]
+        self.fields = {f["name"]: (f["offset"], f["width"])
+                       for f in manifest["head_flit"]["fields"]}
+        self.packet_length = packet_length
+        self.seq_offset, self.seq_bits = self.fields["payload"]
         if self.seq_bits < 4:
             raise ValueError(f"flit_width {self.width} leaves {self.seq_bits} bits for the "
                              "sequence number; the testbench needs at least 4")
 
-    def destination_bits(self, digits, pe: int) -> int:
-        value, offset = 0, 0
-        for digit, width in zip(digits, self.digit_widths):
-            value |= digit << offset
-            offset += width
-        return value | pe << offset
+    def _put(self, name: str, value: int) -> int:
+        offset, width = self.fields[name]
+        if not 0 <= value < 1 << width:
+            raise ValueError(f"{name} = {value} does not fit in {width} bits")
+        return value << offset
 
     def flits(self, digits, pe: int, source: int, seq: int) -> list[int]:
-        head = (self.destination_bits(digits, pe) | source << self.source_offset
-                | (seq % (1 << self.seq_bits)) << self.seq_offset)
+        head = self._put("route.pe", pe) | self._put("source", source)
+        for dim, digit in enumerate(digits):
+            head |= self._put(f"route.node.o{dim}", digit)
+        head |= self._put("payload", seq % (1 << self.seq_bits))
         mask = (1 << self.width) - 1
         body = [((seq * 2654435761) ^ (source * 40503) ^ (i * 0x9E3779B1)) & mask
-                for i in range(1, self.network.packet_length)]
+                for i in range(1, self.packet_length)]
         return [head, *body]
 
     def identity(self, head: int) -> tuple[int, int]:
         """``(source, sequence mod 2**seq_bits)`` of a head flit."""
-        source = (head >> self.source_offset) & ((1 << self.network.source_width) - 1)
-        return source, head >> self.seq_offset
+        offset, width = self.fields["source"]
+        return (head >> offset) & ((1 << width) - 1), head >> self.seq_offset
 
 
 @dataclass
@@ -136,7 +137,7 @@ class NetworkBench:
     def __init__(self, dut, manifest: dict, network: TwinNetworkConfig, *, seed: int = 1,
                  eject_ready: float = 1.0, watchdog: int = 2000):
         self.dut, self.manifest, self.network = dut, manifest, network
-        self.format = PacketFormat(network)
+        self.format = PacketFormat(manifest, network.packet_length)
         self.pes = list(network.topology.pes())
         self.random = random.Random(seed)
         self.eject_ready, self.watchdog = eject_ready, watchdog

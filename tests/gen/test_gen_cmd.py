@@ -72,5 +72,6 @@ def test_generates_verilog_and_manifest(tmp_path, capsys):
     # 9 nodes x (2 cards x (2 external ports + internal link)) links.
     assert len(manifest["links"]) == 9 * 2 * 3
     fields = {f["name"]: (f["offset"], f["width"]) for f in manifest["head_flit"]["fields"]}
-    assert fields["dest.o0"] == (0, 2) and fields["dest.pe"] == (4, 1)
+    assert fields["route.node.o0"] == (0, 2) and fields["route.node.o1"] == (2, 2)
+    assert fields["route.pe"] == (4, 1)
     assert fields["source"] == (5, 5)
