@@ -287,8 +287,7 @@ class Router(wiring.Component):
         drain_sel, draining = [], []
         for p in range(port_count):
             bits = Signal(config.vc_counts[p], name=f"drain_bits_{p}")
-            m.d.comb += bits.eq(Const(0, config.vc_counts[p]) |
-                                sum((s["drain"] << v for v, s in enumerate(vcs[p])), Const(0)))
+            m.d.comb += bits.eq(Cat(s["drain"] for s in vcs[p]))
             sel = Signal(config.vc_counts[p], name=f"drain_sel_{p}")
             m.d.comb += sel.eq(_lowest(bits, config.vc_counts[p]))
             drain_sel.append(sel)
