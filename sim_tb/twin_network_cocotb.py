@@ -1,13 +1,12 @@
 """cocotb tests for a generated twin-torus network.
 
-The runner passes ``TWINNET_MANIFEST`` (the generator's manifest; its ``parameters`` rebuild
-the network configuration, so the scoreboard calls the same model) and ``TWINNET_ARGS`` (JSON:
-the scenario's knobs). Each test prints one ``twinnet-result:`` line of JSON with what it
-measured, which the pytest side reads.
+Run through :func:`twinnet.sim_tb.runner.run`, whose JSON configuration holds ``manifest`` (the
+generator's manifest file: its ``parameters`` rebuild the network configuration, so the
+scoreboard calls the same model), ``tests`` (per cocotb test, the scenario's settings) and
+``results`` (a JSON file where each test records what it measured, for the pytest side).
 """
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -17,12 +16,16 @@ from cocotb.clock import Clock
 from twinnet.model.network import twin_network_from_dict
 from twinnet.model.twin import PEAddress
 
+from .runner import load_config
 from .twin_network_tb import Deadlock, NetworkBench
 
 
-def _setup(dut, **defaults):
-    manifest = json.loads(Path(os.environ["TWINNET_MANIFEST"]).read_text())
-    args = {**defaults, **json.loads(os.environ.get("TWINNET_ARGS", "{}"))}
+def _setup(dut, test: str, **defaults):
+    """The bench for ``test`` and its settings: ``defaults`` updated from the configuration."""
+    config = load_config()
+    manifest = json.loads(Path(config["manifest"]).read_text())
+    args = {"seed": 1, "eject_ready": 1.0, "watchdog": 2000, **defaults,
+            **config.get("tests", {}).get(test, {})}
     network = twin_network_from_dict(manifest["parameters"])
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     bench = NetworkBench(dut, manifest, network, seed=args["seed"],
@@ -30,8 +33,13 @@ def _setup(dut, **defaults):
     return bench, args
 
 
-def _report(dut, **values) -> None:
-    dut._log.info("twinnet-result: %s", json.dumps(values))
+def _report(dut, test: str, **values) -> None:
+    """Log what ``test`` measured and add it to the configuration's results file."""
+    dut._log.info("%s: %s", test, json.dumps(values))
+    path = Path(load_config()["results"])
+    results = json.loads(path.read_text()) if path.exists() else {}
+    results[test] = values
+    path.write_text(json.dumps(results, indent=1))
 
 
 def _uniform_destination(bench, rng, source: int) -> PEAddress:
@@ -45,7 +53,7 @@ def _uniform_destination(bench, rng, source: int) -> PEAddress:
 async def uniform_traffic(dut):
     """``packets`` packets between uniformly random PE pairs, offered at ``rate`` packets per
     PE per cycle; every packet delivered once, intact, in order, along the model's hops."""
-    bench, args = _setup(dut, seed=1, eject_ready=1.0, watchdog=2000, packets=2000, rate=0.02)
+    bench, args = _setup(dut, "uniform_traffic", packets=2000, rate=0.02)
     rng = random.Random(args["seed"])
     await bench.reset()
     offered = 0
@@ -58,7 +66,7 @@ async def uniform_traffic(dut):
     await bench.run(200_000, until_drained=True)
     bench.check_all_delivered()
     latencies = bench.latencies()
-    _report(dut, packets=len(bench.sent), cycles=bench.cycle,
+    _report(dut, "uniform_traffic", packets=len(bench.sent), cycles=bench.cycle,
             mean_latency=sum(latencies) / len(latencies), drop_count=bench.drop_count(),
             flits=len(bench.sent) * bench.network.packet_length,
             hops_checked=bench.scoreboard.check_hops)
@@ -68,7 +76,7 @@ async def uniform_traffic(dut):
 async def saturation_drains(dut):
     """Every PE keeps a packet waiting for ``cycles`` cycles (saturating uniform load), then
     traffic stops; the watchdog must never fire and everything must drain."""
-    bench, args = _setup(dut, seed=2, eject_ready=1.0, watchdog=2000, cycles=20_000)
+    bench, args = _setup(dut, "saturation_drains", seed=2, cycles=20_000)
     rng = random.Random(args["seed"])
     await bench.reset()
     for _ in range(args["cycles"]):
@@ -80,7 +88,8 @@ async def saturation_drains(dut):
     await bench.run(200_000, until_drained=True)
     bench.check_all_delivered()
     delivered_flits = len(bench.sent) * bench.network.packet_length
-    _report(dut, packets=len(bench.sent), load_cycles=loaded, drain_cycles=bench.cycle - loaded,
+    _report(dut, "saturation_drains", packets=len(bench.sent), load_cycles=loaded,
+            drain_cycles=bench.cycle - loaded,
             accepted_flits_per_pe_cycle=delivered_flits / len(bench.pes) / bench.cycle)
 
 
@@ -106,7 +115,8 @@ def deadlock_pairs(bench, example: str) -> list[tuple[int, PEAddress]]:
 async def deadlock_pattern(dut):
     """Saturating traffic in the pattern of 003 Example ``example``; reports whether the
     watchdog fired and what it said (the pytest side decides what is expected)."""
-    bench, args = _setup(dut, seed=3, eject_ready=1.0, watchdog=500, cycles=5000, example="6.2")
+    bench, args = _setup(dut, "deadlock_pattern", seed=3, watchdog=500, cycles=5000,
+                         example="6.2")
     pairs = deadlock_pairs(bench, args["example"])
     await bench.reset()
     report = None
@@ -121,14 +131,15 @@ async def deadlock_pattern(dut):
     except Deadlock as error:
         report = str(error)
         dut._log.info("watchdog: %s", report)
-    _report(dut, deadlocked=report is not None, report=report, cycles=bench.cycle)
+    _report(dut, "deadlock_pattern", deadlocked=report is not None, report=report,
+            cycles=bench.cycle)
 
 
 @cocotb.test()
 async def zero_load_latency(dut):
     """One packet at a time between every ordered pair of distinct PEs (or ``pairs`` random
     ones): latency from head accepted at the source to head ejected at the destination."""
-    bench, args = _setup(dut, seed=4, eject_ready=1.0, watchdog=2000, pairs=None)
+    bench, args = _setup(dut, "zero_load_latency", seed=4, pairs=None)
     await bench.reset()
     count = len(bench.pes)
     pairs = [(s, d) for s in range(count) for d in range(count) if s != d]
@@ -140,15 +151,14 @@ async def zero_load_latency(dut):
         await bench.run(10_000, until_drained=True)
         results.append([source, destination, packet.delivered - packet.injected])
     bench.check_all_delivered()
-    _report(dut, latencies=results)
+    _report(dut, "zero_load_latency", latencies=results)
 
 
 @cocotb.test()
 async def malformed_dropped(dut):
     """Valid uniform traffic mixed with packets whose destination digit is out of range: the
     malformed ones are counted on drop_count and vanish; the valid ones all arrive."""
-    bench, args = _setup(dut, seed=5, eject_ready=1.0, watchdog=2000, packets=400,
-                         malformed=40)
+    bench, args = _setup(dut, "malformed_dropped", seed=5, packets=400, malformed=40)
     rng = random.Random(args["seed"])
     radices = bench.network.topology.radices
     widths = bench.network.digit_widths
@@ -170,5 +180,5 @@ async def malformed_dropped(dut):
     bench.check_all_delivered()
     assert bench.drop_count() == bench.malformed_sent, \
         f"drop_count {bench.drop_count()} != {bench.malformed_sent} malformed packets sent"
-    _report(dut, packets=len(bench.sent), malformed=bench.malformed_sent,
+    _report(dut, "malformed_dropped", packets=len(bench.sent), malformed=bench.malformed_sent,
             drop_count=bench.drop_count())
