@@ -16,7 +16,7 @@ Pipeline (see ``docs/router.md``)::
 Zero-load latency: 2 cycles per hop (input valid in cycle t, output valid in cycle t + 2).
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -67,7 +67,8 @@ class Router(wiring.Component):
         except (TypeError, ValueError):
             # A rejected component (and its route computes) is not an unused one.
             for item in [self, *getattr(self, "route_computes", [])]:
-                item._MustUse__silence = True
+                if isinstance(item, Elaboratable):
+                    item._MustUse__silence = True
             raise
 
     def _setup(self, config: RouterConfig, route_compute):

@@ -149,3 +149,40 @@ def test_static_inputs_reach_every_route_compute():
             assert got[:1] == [word], f"static here={here}, input {src}: got {got}"
 
     simulate(dut, bench)
+
+
+def test_pe_injection_vc_out_of_range_is_dropped():
+    """A PE port with 3 VCs has a 2-bit VC field; VC 3 does not exist: drop and count."""
+    config = RouterConfig(16, 2, (PortConfig("network", vc_count=1, buffer_depth=2),
+                                  PortConfig("pe", vc_count=3, buffer_depth=2)))
+    dut = Router(config, HeaderRouteCompute)
+    fields = Fields(dut.flit_format.describe()["head"])
+
+    async def bench(ctx):
+        stream = dut.in_1
+        sent = 0
+        for vc, expect_drops in ((3, 1), (2, 1)):
+            word = fields.pack({"route.port": 0})
+            for index in range(2):
+                ctx.set(stream.payload.data, word if index == 0 else 0)
+                ctx.set(stream.payload.vc, vc)
+                ctx.set(stream.valid, 1)
+                assert ctx.get(stream.ready)
+                await ctx.tick()
+            ctx.set(stream.valid, 0)
+            for _ in range(4):
+                sent += ctx.get(dut.out_0.flit.valid)
+                await ctx.tick()
+            assert ctx.get(dut.drop_count) == expect_drops
+        assert sent == 2  # only the VC 2 packet left, both flits
+
+    simulate(dut, bench)
+
+
+def test_router_argument_types():
+    with pytest.raises(TypeError, match=r"config must be a RouterConfig, not 5"):
+        Router(5, HeaderRouteCompute)
+    with pytest.raises(TypeError, match=r"route_compute must be a factory"):
+        Router(CONFIG, None)
+    with pytest.raises(TypeError, match=r"route_compute\(0\) must return a RouteCompute"):
+        Router(CONFIG, lambda config, port: object())
