@@ -15,8 +15,8 @@ Inputs (driven by the router):
         the factory so that an implementation can specialise at elaboration).
     in_vc: In(range(max(2, max_vc_count))) — the VC the packet arrived on. (Index fields are at
         least 1 bit wide: Yosys writes zero-width ports as ``[-1:0]``.)
-    static: In(static_layout) — per-node constants declared by the routing function (e.g. the
-        node's coordinates). The router exposes one top-level input ``static`` of this layout
+    node_static: In(static_layout) — per-node constants declared by the routing function (e.g. the
+        node's coordinates). The router exposes one top-level input ``node_static`` of this layout
         and wires it to every instance; a network top ties it off per node, so one router
         module serves every node.
 
@@ -68,7 +68,7 @@ class RouteCompute(wiring.Component):
             "header": In(header_layout),
             "in_port": In(range(max(2, config.port_count))),
             "in_vc": In(range(max(2, config.max_vc_count))),
-            "static": In(static_layout),
+            "node_static": In(static_layout),
             "out_port": Out(range(max(2, config.port_count))),
             "vc_mask": Out(config.max_vc_count),
             "bubble": Out(1),

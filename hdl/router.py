@@ -3,7 +3,7 @@
 One :class:`Router` module serves every node of a network (twin-torus cards, twin-switch
 halves, king routers): the configuration sets the ports, VCs and buffers, the route compute
 factory sets the routing function, and the routing function's per-node constants enter through
-the ``static`` input, which the network top ties off per node.
+the ``node_static`` input, which the network top ties off per node.
 
 Pipeline (see ``docs/router.md``)::
 
@@ -99,7 +99,7 @@ class Router(wiring.Component):
                 members[f"in_{index}"] = In(link)
                 members[f"out_{index}"] = Out(link)
         if first.static_layout.size:
-            members["static"] = In(first.static_layout)
+            members["node_static"] = In(first.static_layout)
         members["drop_count"] = Out(DROP_COUNT_WIDTH)
         super().__init__(members)
 
@@ -186,8 +186,8 @@ class Router(wiring.Component):
             m.d.comb += [rc.valid.eq(w_valid & w_entry.first),
                          rc.header.eq(w_entry.data[:header_width]),
                          rc.in_port.eq(p), rc.in_vc.eq(w_vc)]
-            if "static" in self.signature.members:
-                m.d.comb += rc.static.eq(self.static)
+            if "node_static" in self.signature.members:
+                m.d.comb += rc.node_static.eq(self.node_static)
             mask = rc.vc_mask & valid_vcs[rc.out_port]
             drop = rc.malformed | bad_vc | (mask == 0) | (rc.bubble & ~bubble_ok[rc.out_port])
             if port_count & (port_count - 1):

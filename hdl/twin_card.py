@@ -2,7 +2,7 @@
 
 Card ``c`` of every node has the same ports, in card-local order (see
 :mod:`twinnet.hdl.twin_route`): its n external ports, the internal link, the PE port. One card
-module therefore serves every node; the node's coordinates enter on the router's ``static``
+module therefore serves every node; the node's coordinates enter on the router's ``node_static``
 input, tied off by the network top.
 """
 

@@ -1,7 +1,7 @@
 """The twin-torus network top: card modules instantiated by name and cabled together.
 
 Each distinct card module (card 0 and card 1) is converted to Verilog once; this top holds an
-``Instance`` of the right one per card, ties its ``static`` input to the node's coordinates,
+``Instance`` of the right one per card, ties its ``node_static`` input to the node's coordinates,
 joins every link (flits forward, credits backward) and brings the PE ports out as vector
 buses. PE ``i`` (in :meth:`TwinTorusConfig.pes` order: node by node, PE0 before PE1) owns bit
 ``i`` of each 1-bit bus and bits ``[i*W, (i+1)*W)`` of each data bus:
@@ -110,7 +110,7 @@ class TwinNetwork(wiring.Component):
                 wires[card, port] = signal
                 connections[f"{direction}_{port}"] = signal
             m.submodules[prefix] = Instance(name, **connections)
-            m.d.comb += wires[card, "static"].eq(self._coordinates(card.node))
+            m.d.comb += wires[card, "node_static"].eq(self._coordinates(card.node))
 
         for link in self.links:
             out = f"out_{self._local(link.card, link.port)}"

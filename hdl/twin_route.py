@@ -5,7 +5,7 @@ forms ``(d - c) mod k`` and its ring direction (``+`` when ``2·aux <= k``, the 
 rule), picks the lowest differing dimension, and checks whether the wanted port sits on this
 card; only the port layout and the VC numbering come from the configuration. The node's
 coordinates are an input (``here``), so one module serves every node with the same card
-layout: the network top ties ``static`` off per node.
+layout: the network top ties ``node_static`` off per node.
 
 Card-local port numbering: the card's n external ports in the order X+, X-, Y+, Y-, … (only
 those on this card), then the internal link (index n), then the PE port (index n + 1).
@@ -52,7 +52,7 @@ class TwinRouteCompute(RouteCompute):
     Implements :class:`twinnet.hdl.route_compute.RouteCompute`:
 
     - ``header`` is a :func:`destination_layout` (node digits ``o0 …`` and the PE bit);
-    - ``static`` is a :func:`coordinate_layout`: this node's coordinates, tied off per node;
+    - ``node_static`` is a :func:`coordinate_layout`: this node's coordinates, tied off per node;
     - ``out_port`` is the card-local port (see the module docstring), ``vc_mask`` has exactly
       the one bit of the SPEC §1.5 / §1.6 VC, ``bubble`` marks a move that enters a ring;
     - ``malformed`` is set when a destination digit is ``>= k_i``; the router drops the packet.
@@ -89,7 +89,7 @@ class TwinRouteCompute(RouteCompute):
 
     def elaborate(self, platform):
         m = Module()
-        config, here, node = self.twin, self.static, self.header.node
+        config, here, node = self.twin, self.node_static, self.header.node
         digits_here = [here[f"o{dim}"] for dim in range(config.n)]
         digits_dest = [node[f"o{dim}"] for dim in range(config.n)]
 

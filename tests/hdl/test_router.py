@@ -107,7 +107,7 @@ def test_malformed_packets_are_dropped_counted_and_credited():
 
 
 class OffsetRouteCompute(RouteCompute):
-    """Test routing with a static input: output = (header.dest - static.here) mod 3."""
+    """Test routing with a static input: output = (header.dest - node_static.here) mod 3."""
 
     def __init__(self, config, in_port):
         super().__init__(config, in_port,
@@ -116,25 +116,25 @@ class OffsetRouteCompute(RouteCompute):
 
     def elaborate(self, platform):
         m = Module()
-        diff = (self.header.dest + 3 - self.static.here)
+        diff = (self.header.dest + 3 - self.node_static.here)
         m.d.comb += [self.out_port.eq(diff % 3), self.vc_mask.eq(1)]
         return m
 
 
 def test_static_inputs_reach_every_route_compute():
-    """The router exposes the routing function's static layout as its `static` input and
+    """The router exposes the routing function's static layout as its `node_static` input and
     wires it to the route compute of every input port."""
     dut = Router(CONFIG, OffsetRouteCompute)
-    assert dut.signature.members["static"].shape == data.StructLayout({"here": 2})
+    assert dut.signature.members["node_static"].shape == data.StructLayout({"here": 2})
     plain = Router(CONFIG, HeaderRouteCompute)
-    assert "static" not in plain.signature.members
+    assert "node_static" not in plain.signature.members
     Fragment.get(plain, None)  # elaborated, so not reported as unused
 
     async def bench(ctx):
         ctx.set(dut.port_out(2).ready, 1)
         fields = Fields(dut.flit_format.describe()["head"])
         for here, src in [(0, 0), (1, 1), (2, 2), (1, 0)]:
-            ctx.set(dut.static.here, here)
+            ctx.set(dut.node_static.here, here)
             dest = (here + 2) % 3  # always port 2 = (dest - here) mod 3
             word = fields.pack({"route.dest": dest})
             got = []

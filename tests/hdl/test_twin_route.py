@@ -28,7 +28,7 @@ def simulate(config, card, in_port, heres, destinations):
     async def testbench(ctx):
         for here in heres:
             for dim, digit in enumerate(here):
-                ctx.set(dut.static[f"o{dim}"], digit)
+                ctx.set(dut.node_static[f"o{dim}"], digit)
             for destination in destinations:
                 for dim, digit in enumerate(destination.node):
                     ctx.set(dut.header.node[f"o{dim}"], digit)

@@ -1,0 +1,129 @@
+"""Generated twin-torus networks on Icarus and Verilator, hop by hop against the model.
+
+Each (network, simulator) case generates the network with link tracing, builds it once in its
+own directory under ``build/sim`` and runs the cocotb tests of
+:mod:`twinnet.sim_tb.twin_network_cocotb` that the case needs. The scoreboard rebuilds the
+configuration from the manifest and compares every packet's hops with
+:func:`twinnet.model.twin_routing.path`; the numbers each test measured come back in a JSON
+results file.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from twinnet.gen.twin_generate import generate
+from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin_routing import path
+from twinnet.sim_tb import runner
+
+BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
+
+#: Router latency per hop at zero load and the fixed part of a PE-to-PE latency, as documented
+#: in docs/network.md (head accepted at the source PE port → head ejected at the destination).
+HOP_LATENCY = 2
+LATENCY_CONSTANT = 0
+
+
+def network(radices, configuration, mode) -> TwinNetworkConfig:
+    return TwinNetworkConfig(TwinTorusConfig(radices, configuration, mode))
+
+
+NETWORKS = {
+    f"ndt3-{size}-{name}-{mode}": network(radices, name, mode)
+    for size, radices in (("k3", (3, 3, 3)), ("k4", (4, 4, 4)))
+    for name in ("D", "A") for mode in ("vc", "bubble")
+}
+NETWORKS["ndt3-4x4x2-D-bubble"] = network((4, 4, 2), "D", "bubble")
+
+
+def cocotb_tests_for(name: str, simulator: str) -> dict:
+    """The cocotb tests a case runs, with their settings."""
+    config = NETWORKS[name]
+    tests = {"uniform_traffic": {"packets": 2000, "rate": 0.03}}
+    if any(k & (k - 1) for k in config.topology.radices):  # a digit can be out of range
+        tests["malformed_dropped"] = {"packets": 400, "malformed": 40}
+    if simulator == "verilator" and name in ("ndt3-k4-D-vc", "ndt3-k4-D-bubble",
+                                             "ndt3-k3-A-vc", "ndt3-k3-A-bubble"):
+        tests["saturation_drains"] = {"cycles": 20_000}
+    if simulator == "verilator" and name == "ndt3-k3-D-bubble":
+        tests["zero_load_latency"] = {}
+    return tests
+
+
+def simulate(config: TwinNetworkConfig, simulator: str, case: str, tests: dict) -> dict:
+    """Generate, build and run ``tests``; return what each test recorded."""
+    build_dir = BUILD / f"{case}-{simulator}"
+    files = generate(config, build_dir / "rtl", trace=True)
+    results = build_dir / "results.json"
+    results.unlink(missing_ok=True)
+    manifest = next(f for f in files if f.suffix == ".json")
+    runner.run(simulator=simulator, sources=[f for f in files if f.suffix == ".v"],
+               toplevel=config.name, test_module="twinnet.sim_tb.twin_network_cocotb",
+               build_dir=build_dir, testcase=list(tests),
+               hier_blocks=[f"{config.name}_card{card}" for card in (0, 1)],
+               config={"manifest": str(manifest), "tests": tests, "results": str(results)})
+    return json.loads(results.read_text())
+
+
+def skip_without(simulator: str) -> None:
+    reason = runner.missing(simulator)
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.mark.parametrize("simulator", runner.SIMULATORS)
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_every_hop_matches_the_model(name, simulator):
+    skip_without(simulator)
+    config = NETWORKS[name]
+    tests = cocotb_tests_for(name, simulator)
+    results = simulate(config, simulator, name, tests)
+    assert set(results) == set(tests)
+    uniform = results["uniform_traffic"]
+    assert uniform["packets"] == 2000 and uniform["hops_checked"]
+    if "malformed_dropped" in results:
+        assert results["malformed_dropped"]["drop_count"] == 40
+    if "saturation_drains" in results:
+        # Saturating load: far more packets than a light load would carry, all delivered.
+        assert results["saturation_drains"]["packets"] > 20_000 // config.packet_length
+    if "zero_load_latency" in results:
+        twin, pes = config.topology, list(config.topology.pes())
+        latencies = results["zero_load_latency"]["latencies"]
+        assert len(latencies) == len(pes) * (len(pes) - 1)
+        wrong = [(s, d, got) for s, d, got in latencies
+                 if got != len(path(twin, pes[s], pes[d])) * HOP_LATENCY + LATENCY_CONSTANT]
+        assert wrong == []
+
+
+@pytest.mark.parametrize("radices, example", [((3, 2, 3), "6.1"), ((3, 3, 3), "6.2")])
+def test_plain_twin_dor_deadlocks_and_the_watchdog_reports_it(radices, example):
+    skip_without("icarus")
+    config = network(radices, "D", "none")
+    case = f"deadlock-{example}"
+    results = simulate(config, "icarus", case,
+                       {"deadlock_pattern": {"example": example, "cycles": 3000,
+                                             "watchdog": 300}})
+    outcome = results["deadlock_pattern"]
+    assert outcome["deadlocked"], f"Example {example} traffic drained without deadlock"
+    assert "stuck channels" in outcome["report"]
+
+
+@pytest.mark.parametrize("mode", ["vc", "bubble"])
+def test_deadlock_free_modes_drain_the_same_pattern(mode):
+    skip_without("icarus")
+    config = network((3, 3, 3), "D", mode)
+    results = simulate(config, "icarus", f"deadlock-6.2-{mode}",
+                       {"deadlock_pattern": {"example": "6.2", "cycles": 1000,
+                                             "watchdog": 300}})
+    assert not results["deadlock_pattern"]["deadlocked"]
+
+
+def test_432_pe_network_on_verilator():
+    skip_without("verilator")
+    config = network((6, 6, 6), "D", "bubble")
+    results = simulate(config, "verilator", "ndt3-k6-D-bubble",
+                       {"uniform_traffic": {"packets": 4000, "rate": 0.01}})
+    assert results["uniform_traffic"]["packets"] == 4000
