@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 #: Modules under ``twinnet.gen`` that add ``twinnet analyze …`` subcommands.
 ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
 #: Modules under ``twinnet.gen`` that add top-level subcommands.
-COMMAND_MODULES = ("gen_cmd", "demo")
+COMMAND_MODULES = ("gen_cmd", "sim_cmd", "demo")
 
 
 @dataclass

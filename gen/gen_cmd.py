@@ -29,6 +29,17 @@ def register(commands) -> None:
                     "module per distinct card, instantiated by name) and a JSON manifest. "
                     "Values come from a preset, then a TOML file, then flags (later wins).",
         epilog="presets: " + ", ".join(PRESETS) + ". TOML keys: " + ", ".join(TWIN_NETWORK_KEYS))
+    add_network_args(parser)
+    parser.add_argument("--out", type=Path, default=Path("out"),
+                        help="output folder (default ./out/<network name>)")
+    parser.add_argument("--trace", action="store_true",
+                        help="add link-trace outputs for testbenches that follow every hop")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(func=run)
+
+
+def add_network_args(parser) -> None:
+    """The flags that describe a network (also used by ``twinnet sim``)."""
     parser.add_argument("--preset", help="start from a named instance of the papers")
     parser.add_argument("--toml", type=Path, help="TOML file with configuration keys")
     parser.add_argument("--n", type=int, help="dimensions")
@@ -40,12 +51,6 @@ def register(commands) -> None:
     parser.add_argument("--packet-length", type=int, help="flits per packet (default 4)")
     parser.add_argument("--buffer-depth", type=int,
                         help="flits per input VC (default 2 x packet length)")
-    parser.add_argument("--out", type=Path, default=Path("out"),
-                        help="output folder (default ./out/<network name>)")
-    parser.add_argument("--trace", action="store_true",
-                        help="add link-trace outputs for testbenches that follow every hop")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    parser.set_defaults(func=run)
 
 
 def load_toml(path: Path) -> dict:

@@ -42,3 +42,12 @@ def check_int_tuple(name: str, values, *, length: int | None = None, minimum: in
     for index, value in enumerate(values):
         check_int(f"{name}[{index}]", value, minimum=minimum)
     return values
+
+
+def check_fraction(name: str, value) -> float:
+    """Return ``value`` if it is a number in ``(0, 1]`` (a probability or a load), else raise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {value!r}")
+    if not 0 < value <= 1:
+        raise ValueError(f"{name} must be a number in (0, 1], not {value}")
+    return float(value)

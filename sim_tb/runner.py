@@ -78,7 +78,8 @@ def load_config() -> dict:
 def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: dict,
         verilog: str | None = None, sources=(), hier_blocks=(),
         testcase: str | list[str] | None = None, waves: bool | None = None,
-        seed: int | None = None, extra_env: dict | None = None) -> tuple[int, int]:
+        seed: int | None = None, extra_env: dict | None = None,
+        log: bool = False) -> tuple[int, int]:
     """Build the design on ``simulator`` in ``build_dir`` and run ``test_module``.
 
     The design is ``verilog`` (text, written to ``build_dir/<toplevel>.v``; rewritten only when
@@ -87,9 +88,11 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     a network of many identical routers then builds in a fraction of the time. Icarus ignores it.
 
     ``config`` (JSON-ready) is written to ``build_dir/tb_config.json`` and named by the
-    ``TWINNET_TB_CONFIG`` variable. Returns ``(tests, failures)`` from cocotb's results file and
-    raises ``AssertionError`` when a cocotb test failed, ``RuntimeError`` when the simulator is
-    missing, ``ValueError`` when there is no design.
+    ``TWINNET_TB_CONFIG`` variable. ``log=True`` sends the simulator's output to
+    ``build_dir/build.log`` and ``build_dir/test.log`` instead of the terminal. Returns
+    ``(tests, failures)`` from cocotb's results file and raises ``AssertionError`` when a
+    cocotb test failed, ``RuntimeError`` when the simulator is missing, ``ValueError`` when
+    there is no design.
     """
     reason = missing(simulator)
     if reason:
@@ -149,7 +152,8 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
                                                          "CFG_CXXFLAGS_PCH_I=-include"]))
     try:
         runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=build_dir,
-                     build_args=build_args, waves=build_waves, timescale=("1ns", "1ps"))
+                     build_args=build_args, waves=build_waves, timescale=("1ns", "1ps"),
+                     log_file=build_dir / "build.log" if log else None)
     finally:
         if saved is None:
             os.environ.pop("MAKEFLAGS", None)
@@ -158,7 +162,8 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     env = {CONFIG_ENV: str(config_path), **(extra_env or {})}
     results = runner.test(test_module=test_module, hdl_toplevel=toplevel,
                           build_dir=build_dir, test_dir=build_dir, testcase=testcase,
-                          extra_env=env, waves=waves, seed=seed)
+                          extra_env=env, waves=waves, seed=seed,
+                          log_file=build_dir / "test.log" if log else None)
     tests, failures = get_results(Path(results))
     if tests == 0 or failures:
         raise AssertionError(f"{failures} of {tests} cocotb tests failed in {test_module} on "

@@ -8,6 +8,7 @@ scoreboard calls the same model), ``tests`` (per cocotb test, the scenario's set
 
 import json
 import random
+import time
 from pathlib import Path
 
 import cocotb
@@ -49,27 +50,62 @@ def _uniform_destination(bench, rng, source: int) -> PEAddress:
             return bench.pes[destination]
 
 
+async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
+    """Offer ``packets`` packets between uniformly random PE pairs at ``rate`` packets per PE
+    per cycle, drain, check every packet, and return what the run measured: latencies
+    (network: head accepted → head ejected; total: offered → head ejected, so source queueing
+    included), the offered load and the accepted throughput in flits per PE per cycle over the
+    injection window, and the simulation speed."""
+    first_packet, start = len(bench.sent), bench.cycle
+    started = time.perf_counter()
+    offered = 0
+    while offered < packets:
+        for source in range(len(bench.pes)):
+            if offered < packets and rng.random() < rate:
+                bench.offer(source, _uniform_destination(bench, rng, source))
+                offered += 1
+        await bench.step()
+    window_end = bench.cycle
+    await bench.run(200_000, until_drained=True)
+    seconds = time.perf_counter() - started
+    bench.check_all_delivered()
+    sent = bench.sent[first_packet:]
+    length, pes, window = bench.network.packet_length, len(bench.pes), window_end - start
+    latencies = [p.delivered - p.injected for p in sent]
+    totals = [p.delivered - p.offered for p in sent]
+    in_window = sum(1 for p in sent if p.delivered <= window_end)
+    return dict(packets=len(sent), cycles=bench.cycle - start, injection_cycles=window,
+                mean_latency=sum(latencies) / len(latencies), max_latency=max(latencies),
+                mean_total_latency=sum(totals) / len(totals),
+                offered_flits_per_pe_cycle=rate * length,
+                accepted_flits_per_pe_cycle=in_window * length / pes / window,
+                flits=len(sent) * length, hops_checked=bench.scoreboard.check_hops,
+                wall_seconds=seconds, cycles_per_second=(bench.cycle - start) / seconds)
+
+
 @cocotb.test()
 async def uniform_traffic(dut):
     """``packets`` packets between uniformly random PE pairs, offered at ``rate`` packets per
     PE per cycle; every packet delivered once, intact, in order, along the model's hops."""
     bench, args = _setup(dut, "uniform_traffic", packets=2000, rate=0.02)
+    await bench.reset()
+    stats = await _uniform_run(bench, random.Random(args["seed"]), args["packets"],
+                               args["rate"])
+    _report(dut, "uniform_traffic", **stats, drop_count=bench.drop_count())
+
+
+@cocotb.test()
+async def load_sweep(dut):
+    """One :func:`_uniform_run` of ``packets`` packets per offered ``rate`` (packets per PE
+    per cycle), one after the other in one simulation: the latency/throughput curve."""
+    bench, args = _setup(dut, "load_sweep", packets=2000, rates=[0.01, 0.02])
     rng = random.Random(args["seed"])
     await bench.reset()
-    offered = 0
-    while offered < args["packets"]:
-        for source in range(len(bench.pes)):
-            if offered < args["packets"] and rng.random() < args["rate"]:
-                bench.offer(source, _uniform_destination(bench, rng, source))
-                offered += 1
-        await bench.step()
-    await bench.run(200_000, until_drained=True)
-    bench.check_all_delivered()
-    latencies = bench.latencies()
-    _report(dut, "uniform_traffic", packets=len(bench.sent), cycles=bench.cycle,
-            mean_latency=sum(latencies) / len(latencies), drop_count=bench.drop_count(),
-            flits=len(bench.sent) * bench.network.packet_length,
-            hops_checked=bench.scoreboard.check_hops)
+    points = []
+    for rate in args["rates"]:
+        points.append(await _uniform_run(bench, rng, args["packets"], rate))
+        dut._log.info("rate %.3f: %s", rate, json.dumps(points[-1]))
+    _report(dut, "load_sweep", points=points)
 
 
 @cocotb.test()

@@ -8,16 +8,14 @@ configuration from the manifest and compares every packet's hops with
 results file.
 """
 
-import json
 from pathlib import Path
 
 import pytest
 
-from twinnet.gen.twin_generate import generate
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
 from twinnet.model.twin_routing import path
-from twinnet.sim_tb import runner
+from twinnet.sim_tb import runner, twin_network_sim
 
 BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 
@@ -54,18 +52,8 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
 
 
 def simulate(config: TwinNetworkConfig, simulator: str, case: str, tests: dict) -> dict:
-    """Generate, build and run ``tests``; return what each test recorded."""
-    build_dir = BUILD / f"{case}-{simulator}"
-    files = generate(config, build_dir / "rtl", trace=True)
-    results = build_dir / "results.json"
-    results.unlink(missing_ok=True)
-    manifest = next(f for f in files if f.suffix == ".json")
-    runner.run(simulator=simulator, sources=[f for f in files if f.suffix == ".v"],
-               toplevel=config.name, test_module="twinnet.sim_tb.twin_network_cocotb",
-               build_dir=build_dir, testcase=list(tests),
-               hier_blocks=[f"{config.name}_card{card}" for card in (0, 1)],
-               config={"manifest": str(manifest), "tests": tests, "results": str(results)})
-    return json.loads(results.read_text())
+    """Generate, build and run ``tests`` in the case's own build directory."""
+    return twin_network_sim.simulate(config, simulator, BUILD / f"{case}-{simulator}", tests)
 
 
 def skip_without(simulator: str) -> None:

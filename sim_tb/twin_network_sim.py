@@ -1,0 +1,62 @@
+"""Generate a twin-torus network, build it on a simulator and run its cocotb tests.
+
+:func:`simulate` is the one path from a :class:`TwinNetworkConfig` to simulation results, used
+by the tests, ``twinnet sim``/``twinnet demo`` and the benchmarks. It generates the Verilog
+(with the link trace by default, so every hop is checked against the model), builds it with
+the two card modules as Verilator hierarchy blocks, runs the requested tests of
+:mod:`twinnet.sim_tb.twin_network_cocotb` and returns what each test recorded.
+"""
+
+import json
+import time
+from pathlib import Path
+
+from twinnet.model.network import TwinNetworkConfig
+
+from . import runner
+
+TEST_MODULE = "twinnet.sim_tb.twin_network_cocotb"
+
+#: The cocotb tests of :data:`TEST_MODULE` and what they take (see their docstrings).
+TESTS = ("uniform_traffic", "load_sweep", "saturation_drains", "deadlock_pattern",
+         "zero_load_latency", "malformed_dropped")
+
+
+def simulate(network: TwinNetworkConfig, simulator: str, build_dir, tests: dict, *,
+             trace: bool = True, waves: bool | None = None, log: bool = False,
+             progress=None) -> dict:
+    """Generate ``network`` into ``build_dir/rtl``, build it on ``simulator`` in ``build_dir``
+    and run ``tests`` (cocotb test name → its settings); return test name → recorded values.
+
+    ``trace`` adds the link trace (the scoreboard then checks every hop); ``waves`` dumps
+    waveforms (FST on Icarus, VCD on Verilator; see :func:`twinnet.sim_tb.runner.run`);
+    ``log`` keeps the simulator's output in ``build.log``/``test.log`` instead of the terminal;
+    ``progress`` is called with one line of text per step. Raises ``ValueError`` for an unknown
+    test, ``AssertionError`` when a test fails.
+    """
+    unknown = sorted(set(tests) - set(TESTS))
+    if unknown:
+        raise ValueError(f"unknown network test {unknown[0]!r}; the tests are "
+                         f"{', '.join(TESTS)}")
+    from twinnet.gen.twin_generate import generate  # Amaranth only when generating
+
+    say = progress or (lambda text: None)
+    build_dir = Path(build_dir)
+    started = time.perf_counter()
+    files = generate(network, build_dir / "rtl", trace=trace)
+    say(f"generated {network.name}: {2 * network.topology.node_count} cards "
+        f"({time.perf_counter() - started:.1f} s)")
+    manifest = next(path for path in files if path.suffix == ".json")
+    results = build_dir / "results.json"
+    results.unlink(missing_ok=True)
+    say(f"building on {simulator} and running {', '.join(tests)} (log in {build_dir})"
+        if log else f"building on {simulator} and running {', '.join(tests)}")
+    started = time.perf_counter()
+    runner.run(simulator=simulator, sources=[path for path in files if path.suffix == ".v"],
+               toplevel=network.name, test_module=TEST_MODULE, build_dir=build_dir,
+               testcase=list(tests), waves=waves, log=log,
+               hier_blocks=[f"{network.name}_card{card}" for card in (0, 1)],
+               config={"manifest": str(manifest.resolve()), "tests": tests,
+                       "results": str(results.resolve())})
+    say(f"done ({time.perf_counter() - started:.1f} s)")
+    return json.loads(results.read_text())

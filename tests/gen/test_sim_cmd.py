@@ -1,0 +1,57 @@
+"""``twinnet sim`` and ``twinnet demo``: help, errors before anything is built, a real run."""
+
+import json
+import re
+
+import pytest
+
+from twinnet.gen.cli import main
+from twinnet.sim_tb import runner
+
+
+@pytest.mark.parametrize("command", ["sim", "demo"])
+def test_help(capsys, command):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--simulator", "--packets", "--rate", "--waves", "--no-trace", "--json"):
+        assert flag in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rate", "0"], r"rate must be a number in \(0, 1\], not 0.0"),
+    (["--rate", "1.5"], r"rate must be a number in \(0, 1\], not 1.5"),
+    (["--packets", "0"], r"packets must be an integer >= 1, not 0"),
+    (["--eject-ready", "0"], r"eject-ready must be a number in \(0, 1\], not 0.0"),
+    (["--k", "1"], r"k must be an integer >= 2, not 1"),
+    (["--config", "Q"], r"configuration"),
+])
+def test_bad_parameters_stop_before_building(tmp_path, capsys, argv, message):
+    assert main(["sim", "--n", "2", "--k", "3", *argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("twinnet: ") and err.count("\n") == 1, err
+    assert re.search(message, err), err
+    assert not any(tmp_path.iterdir()), "nothing may be built for a bad parameter"
+
+
+def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
+    if runner.missing("icarus"):
+        pytest.skip(runner.missing("icarus"))
+    status = main(["sim", "--radix", "3,2", "--config", "C_Best", "--mode", "vc",
+                   "--simulator", "icarus", "--packets", "60", "--rate", "0.05",
+                   "--out", str(tmp_path), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    data = json.loads(captured.out)
+    results = data["results"]
+    assert results["packets"] == 60 and results["hops_checked"]
+    assert data["traffic"] == {"packets": 60, "rate": 0.05, "eject_ready": 1.0, "seed": 1}
+    # Offered load is the rate times the packet length (4 flits by default).
+    assert results["offered_flits_per_pe_cycle"] == pytest.approx(0.2)
+    # Hand bound: a packet crosses at least its source card and its destination card's PE
+    # port, 2 cycles per router (docs/network.md), so at least 2 routers = 4 cycles.
+    assert results["mean_latency"] >= 4
+    assert results["flits"] == 60 * 4
+    assert data["network"] == "ndt2_3x2_C_Best_vc"
+    assert "generated ndt2_3x2_C_Best_vc: 12 cards" in captured.err  # progress on stderr
