@@ -30,8 +30,18 @@ class UsageError(ValueError):
     """A command-line argument that cannot be parsed into a configuration value."""
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the project's error form: one line ``twinnet: <command>: <message>``,
+    exit status 2 (argparse's own form is a usage block plus the message)."""
+
+    def error(self, message):
+        command = self.prog.removeprefix("twinnet").strip()
+        self.exit(2, f"twinnet: {command + ': ' if command else ''}{message} "
+                     f"(see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="twinnet",
         description="Generate and verify interconnection-network routers and networks.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

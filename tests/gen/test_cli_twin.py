@@ -4,7 +4,10 @@ import json
 
 import pytest
 
+from twinnet.gen import demo
 from twinnet.gen.cli import main
+from twinnet.gen.gen_cmd import PRESETS
+from twinnet.model.network import twin_network_from_dict
 
 
 def run(capsys, *argv):
@@ -75,7 +78,24 @@ def test_bad_input_is_one_line_and_nonzero(capsys, argv, message):
     assert err.startswith(message) and err.count("\n") == 1
 
 
-def test_demo_runs(capsys):
-    status, out, _ = run(capsys, "demo")
-    assert status == 0
-    assert "49" in out and "ndt3_k4_D_vc" in out and "deadlock-free" in out
+def test_demo_simulates_the_default_network():
+    """The main job's network is the papers' 3DT 4x4x4 in configuration D with bubble flow
+    control (the network suite simulates this same instance on both simulators)."""
+    network = twin_network_from_dict(PRESETS[demo.DEFAULT_PRESET])
+    assert network.topology.radices == (4, 4, 4)
+    assert network.topology.configuration.label == "D" and network.topology.mode == "bubble"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gen", "--k", "abc"], "twinnet: gen: argument --k: invalid int value: 'abc'"),
+    (["sim", "--simulator", "xyz"], "twinnet: sim: argument --simulator: invalid choice"),
+    (["analyze", "deadlock", "--mode", "credit"],
+     "twinnet: analyze deadlock: argument --mode: invalid choice"),
+    ([], "twinnet: the following arguments are required: COMMAND"),
+])
+def test_argument_errors_are_one_line_too(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.startswith(message) and err.count("\n") == 1, err

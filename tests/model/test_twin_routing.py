@@ -61,8 +61,8 @@ def check_path(config, source, destination):
                          (2 if config.mode == "vc" and hop.out_port.is_external else 1))
 
 
-@pytest.mark.parametrize("mode", ["none", "vc", "bubble"])
-@pytest.mark.parametrize("name", ["A", "D"])
+@pytest.mark.parametrize("name, mode", [(name, "vc") for name in NAMED_CONFIGURATIONS] +
+                         [(name, mode) for name in ("A", "D") for mode in ("none", "bubble")])
 def test_every_path_k4(name, mode):
     config = TwinTorusConfig.uniform(3, 4, name, mode)
     for source in config.pes():
