@@ -8,6 +8,7 @@ configuration from the manifest and compares every packet's hops with
 results file.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,8 @@ HOP_LATENCY = 2
 LATENCY_CONSTANT = 0
 
 
-def network(radices, configuration, mode) -> TwinNetworkConfig:
-    return TwinNetworkConfig(TwinTorusConfig(radices, configuration, mode))
+def network(radices, configuration, mode, **sizes) -> TwinNetworkConfig:
+    return TwinNetworkConfig(TwinTorusConfig(radices, configuration, mode), **sizes)
 
 
 NETWORKS = {
@@ -86,25 +87,40 @@ def test_every_hop_matches_the_model(name, simulator):
         assert wrong == []
 
 
-@pytest.mark.parametrize("radices, example", [((3, 2, 3), "6.1"), ((3, 3, 3), "6.2")])
-def test_plain_twin_dor_deadlocks_and_the_watchdog_reports_it(radices, example):
+#: 003 Example 6.1 needs two nodes in Y. Buffers of one packet per VC (the smallest virtual
+#: cut-through allows) let the cycle of full buffers form at once.
+EXAMPLE_6_1 = {"radices": (3, 2, 3), "buffer_depth": 4}
+
+
+def test_plain_twin_dor_deadlocks_and_the_watchdog_reports_it():
+    """003 Example 6.1 in mode none: type-2 traffic closes the Y rings through the internal
+    links. The watchdog must fire and name the Y+ links and internal links of the cycle."""
     skip_without("icarus")
-    config = network(radices, "D", "none")
-    case = f"deadlock-{example}"
-    results = simulate(config, "icarus", case,
-                       {"deadlock_pattern": {"example": example, "cycles": 3000,
+    config = network(EXAMPLE_6_1["radices"], "D", "none",
+                     buffer_depth=EXAMPLE_6_1["buffer_depth"])
+    results = simulate(config, "icarus", "deadlock-6.1-none",
+                       {"deadlock_pattern": {"example": "6.1", "cycles": 3000,
                                              "watchdog": 300}})
     outcome = results["deadlock_pattern"]
-    assert outcome["deadlocked"], f"Example {example} traffic drained without deadlock"
-    assert "stuck channels" in outcome["report"]
+    assert outcome["deadlocked"], "Example 6.1 traffic drained without deadlock"
+    report = outcome["report"]
+    assert "stuck channels" in report
+    # In configuration D the Y+ port sits on card 0 and Y- on card 1: the stuck packets hold
+    # Y+ links (card 0) and internal links from card 1 to card 0.
+    assert re.search(r"/c0 Y\+ vc0: \d+ packets", report), report
+    assert re.search(r"/c1 I vc0: \d+ packets", report), report
 
 
-@pytest.mark.parametrize("mode", ["vc", "bubble"])
-def test_deadlock_free_modes_drain_the_same_pattern(mode):
+@pytest.mark.parametrize("mode, example, depth", [("vc", "6.1", 4), ("bubble", "6.1", 8),
+                                                  ("vc", "6.2", 4), ("bubble", "6.2", 8)])
+def test_deadlock_free_modes_drain_the_same_patterns(mode, example, depth):
+    """The same traffic with the VCs of SPEC §1.5 (same one-packet buffers) or bubble flow
+    control (two-packet buffers, the least it allows) drains completely."""
     skip_without("icarus")
-    config = network((3, 3, 3), "D", mode)
-    results = simulate(config, "icarus", f"deadlock-6.2-{mode}",
-                       {"deadlock_pattern": {"example": "6.2", "cycles": 1000,
+    radices = EXAMPLE_6_1["radices"] if example == "6.1" else (3, 3, 3)
+    config = network(radices, "D", mode, buffer_depth=depth)
+    results = simulate(config, "icarus", f"deadlock-{example}-{mode}",
+                       {"deadlock_pattern": {"example": example, "cycles": 1000,
                                              "watchdog": 300}})
     assert not results["deadlock_pattern"]["deadlocked"]
 
