@@ -148,8 +148,10 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
         # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so the C++ compiler gets
         # the precompiled header as a stray file ("Vtop__pch.h.fast: linker input file not
         # found"); a command-line variable in MAKEFLAGS restores the missing `-include`.
-        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved,
-                                                         "CFG_CXXFLAGS_PCH_I=-include"]))
+        # OPT_FAST=-O2 instead of the default -Os: 1.6x the simulated cycles per second on a
+        # 16-card network (7,600 vs 4,800) for the same build time (measured).
+        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include",
+                                                         "OPT_FAST=-O2"]))
     try:
         runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=build_dir,
                      build_args=build_args, waves=build_waves, timescale=("1ns", "1ps"),
