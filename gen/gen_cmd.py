@@ -7,7 +7,7 @@ from pathlib import Path
 
 from twinnet.model.network import TWIN_NETWORK_KEYS, TwinNetworkConfig, twin_network_from_dict
 
-from .cli import Report, UsageError, parse_int_list
+from .cli import Report, UsageError, add_json_flag, parse_int_list
 
 #: The papers' twin-torus instances (003 §7.4: all in configuration D).
 PRESETS = {
@@ -34,7 +34,7 @@ def register(commands) -> None:
                         help="output folder (default ./out/<network name>)")
     parser.add_argument("--trace", action="store_true",
                         help="add link-trace outputs for testbenches that follow every hop")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_json_flag(parser)
     parser.set_defaults(func=run)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from twinnet.model import checks
 
 from . import gen_cmd
-from .cli import Report
+from .cli import Report, add_json_flag
 
 SIMULATORS = ("verilator", "icarus")
 
@@ -47,7 +47,7 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02) -> None
                         help="dump waveforms (FST on Icarus, VCD on Verilator)")
     parser.add_argument("--out", type=Path, default=Path("build"),
                         help="build folder (default ./build/<network>-<simulator>)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_json_flag(parser)
 
 
 def run(args) -> Report:
