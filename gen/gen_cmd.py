@@ -15,6 +15,12 @@ PRESETS = {
                                            "mode": "bubble"}
     for radices in [(4, 4, 2), (4, 4, 4), (5, 5, 5), (6, 6, 6), (8, 4, 4), (8, 8, 8)]
 }
+#: The plain 2D tori 003 §7.4 compares them with (64, 128, 256, 432, 441 and 1,024 PEs).
+PRESETS.update({
+    f"2d-{'x'.join(map(str, radices))}": {"radices": list(radices), "configuration": "torus",
+                                          "mode": "bubble"}
+    for radices in [(8, 8), (16, 8), (16, 16), (24, 18), (21, 21), (32, 32)]
+})
 
 #: Command-line flags and the configuration keys they set.
 FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mode": "mode",
@@ -45,7 +51,8 @@ def add_network_args(parser) -> None:
     parser.add_argument("--n", type=int, help="dimensions")
     parser.add_argument("--k", type=int, help="radix of every dimension")
     parser.add_argument("--radix", help="radix per dimension, e.g. 4,4,2")
-    parser.add_argument("--config", help="port configuration: A–J, C_Best or e.g. X+,Y+,X-")
+    parser.add_argument("--config", help="port configuration: A–J, C_Best, torus (the plain "
+                        "torus, one router per node) or a card-0 list such as X+,Y+,X-")
     parser.add_argument("--mode", choices=("none", "vc", "bubble"), help="deadlock mode")
     parser.add_argument("--flit-width", type=int, help="bits per flit (default 32)")
     parser.add_argument("--packet-length", type=int, help="flits per packet (default 4)")
@@ -96,7 +103,7 @@ def run(args) -> Report:
     outdir = args.out / network.name
     started = time.perf_counter()
     print(f"twinnet gen: {network.name} ({network.topology.pe_count} PEs, "
-          f"{2 * network.topology.node_count} cards) -> {outdir}", file=sys.stderr)
+          f"{network.topology.router_count} cards) -> {outdir}", file=sys.stderr)
     from .twin_generate import generate  # Amaranth is imported only when generating
     files = generate(network, outdir, trace=args.trace,
                      progress=lambda line: print(f"  {line}", file=sys.stderr))

@@ -67,7 +67,7 @@ def simulate_uniform(network, args) -> Report:
         raise ValueError(f"simulator {args.simulator!r} cannot run here: {reason}")
     build_dir = args.out / f"{network.name}-{args.simulator}"
     print(f"twinnet sim: {network.name} ({network.topology.pe_count} PEs, "
-          f"{2 * network.topology.node_count} cards) on {args.simulator}", file=sys.stderr)
+          f"{network.topology.router_count} cards) on {args.simulator}", file=sys.stderr)
     results = twin_network_sim.simulate(
         network, args.simulator, build_dir, {"uniform_traffic": settings},
         trace=not args.no_trace, waves=args.waves or None, log=True,

@@ -28,7 +28,7 @@ def generate(network: TwinNetworkConfig, outdir, *, trace: bool = False,
     outdir.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda text: None)
     files, card_modules, timings = [], {}, {}
-    for card in (0, 1):
+    for card in range(network.topology.card_count):
         started = time.perf_counter()
         router = card_router(network, card)
         name = f"{network.name}_card{card}"
@@ -44,7 +44,7 @@ def generate(network: TwinNetworkConfig, outdir, *, trace: bool = False,
     path.write_text(verilog.convert(top, name=network.name))
     files.append(path)
     timings[network.name] = time.perf_counter() - started
-    say(f"top: {path.name}, {2 * network.topology.node_count} cards "
+    say(f"top: {path.name}, {network.topology.router_count} cards "
         f"({timings[network.name]:.1f} s)")
     manifest = outdir / f"{network.name}.manifest.json"
     manifest.write_text(json.dumps(describe(network, top, files), indent=2))
@@ -68,8 +68,9 @@ def describe(network: TwinNetworkConfig, top: TwinNetwork, files: list[Path]) ->
         "ports": [{"name": name, "direction": "input" if d == "i" else "output",
                    "width": size} for name, d, size in module_ports(top)],
         "pe_protocol": {
-            "order": "PE i = pe + 2 * (node index), node index = digits in mixed radix with "
-                     "o0 most significant (twinnet.model.twin.TwinTorusConfig.pe_index)",
+            "order": f"PE i = pe + {twin.card_count} * (node index), node index = digits in "
+                     "mixed radix with o0 most significant "
+                     "(twinnet.model.twin.TwinTorusConfig.pe_index)",
             "bus_slicing": "1-bit buses: bit i belongs to PE i; data buses: bits "
                            f"[i*{width}, (i+1)*{width})",
             "handshake": "valid/ready; a flit moves when valid and ready are both high; "
@@ -80,7 +81,8 @@ def describe(network: TwinNetworkConfig, top: TwinNetwork, files: list[Path]) ->
             "width": width,
             "fields": layout["head"],
             "route": "route.node.o<i> are the destination node's digits, route.pe its PE",
-            "malformed": "a destination digit >= its radix: the packet is dropped at "
+            "malformed": "a destination digit >= its radix (or route.pe = 1 on a plain torus, "
+                         "one PE per node): the packet is dropped at "
                          "injection and counted on drop_count",
         },
         "body_flit": {"width": width, "fields": [{"name": "payload", "offset": 0,

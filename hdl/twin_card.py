@@ -1,4 +1,5 @@
-"""A twin-torus card: the generic router with twin DOR in its route-compute stage.
+"""A twin-torus card (or a plain-torus router): the generic router with twin DOR in its
+route-compute stage.
 
 Card ``c`` of every node has the same ports, in card-local order (see
 :mod:`twinnet.hdl.twin_route`): its n external ports, the internal link, the PE port. One card

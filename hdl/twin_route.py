@@ -8,7 +8,9 @@ coordinates are an input (``here``), so one module serves every node with the sa
 layout: the network top ties ``node_static`` off per node.
 
 Card-local port numbering: the card's n external ports in the order X+, X-, Y+, Y-, … (only
-those on this card), then the internal link (index n), then the PE port (index n + 1).
+those on this card), then the internal link (index n), then the PE port (index n + 1). On the
+plain torus (configuration ``torus``) a node is one card with all 2n external ports, no
+internal link, then the PE port.
 """
 
 from amaranth.hdl import Const, Module, Mux, Signal, unsigned
@@ -39,7 +41,8 @@ def destination_layout(config: TwinTorusConfig) -> data.StructLayout:
 
 def card_ports(config: TwinTorusConfig, card: int) -> tuple[Port, ...]:
     """Card ``card``'s ports in card-local index order."""
-    return config.configuration.ports_of(card) + (INTERNAL, PE_PORT)
+    internal = (INTERNAL,) if config.card_count == 2 else ()
+    return config.configuration.ports_of(card) + internal + (PE_PORT,)
 
 
 def max_vc_count(config: TwinTorusConfig, card: int) -> int:
@@ -55,7 +58,8 @@ class TwinRouteCompute(RouteCompute):
     - ``node_static`` is a :func:`coordinate_layout`: this node's coordinates, tied off per node;
     - ``out_port`` is the card-local port (see the module docstring), ``vc_mask`` has exactly
       the one bit of the SPEC §1.5 / §1.6 VC, ``bubble`` marks a move that enters a ring;
-    - ``malformed`` is set when a destination digit is ``>= k_i``; the router drops the packet.
+    - ``malformed`` is set when a destination digit is ``>= k_i``, or the PE bit is 1 on the
+      plain torus (one PE per node); the router drops the packet.
 
     Build instances through the router with ``functools.partial(TwinRouteCompute, twin=…,
     card=…)``; ``in_port`` is fixed at elaboration (one instance per input port).
@@ -77,8 +81,9 @@ class TwinRouteCompute(RouteCompute):
     @staticmethod
     def _check(config: RouterConfig, in_port: int, twin: TwinTorusConfig, card: int):
         """The card's ports, once the parameters are known to fit together."""
-        if card not in (0, 1):
-            raise ValueError(f"card must be 0 or 1, not {card!r}")
+        if card not in range(twin.card_count):
+            allowed = "0 or 1" if twin.card_count == 2 else "0 (the plain torus has one card)"
+            raise ValueError(f"card must be {allowed}, not {card!r}")
         ports = card_ports(twin, card)
         if config.port_count != len(ports):
             raise ValueError(f"a card of an n={twin.n} twin torus has {len(ports)} ports, "
@@ -94,6 +99,9 @@ class TwinRouteCompute(RouteCompute):
         digits_dest = [node[f"o{dim}"] for dim in range(config.n)]
 
         m.d.comb += self.malformed.eq(Const(0, 1))
+        if config.card_count == 1:
+            with m.If(self.header.pe != 0):
+                m.d.comb += self.malformed.eq(1)
         for d, k in zip(digits_dest, config.radices):
             if (1 << len(d)) > k:
                 with m.If(d >= k):
@@ -114,8 +122,9 @@ class TwinRouteCompute(RouteCompute):
                     self._toward(m, Port.external(dim, -1), up)
         with m.Elif(self.header.pe == self.card):
             self._drive(m, self.ports.index(PE_PORT), 0, False)
-        with m.Else():
-            self._internal(m, InternalChannel(3), up=None, bubble=False)
+        if config.card_count == 2:  # on the plain torus a PE bit of 1 is malformed (above)
+            with m.Else():
+                self._internal(m, InternalChannel(3), up=None, bubble=False)
         m.d.comb += self.vc_mask.eq(1 << self._vc)
         return m
 

@@ -4,6 +4,10 @@ Each node holds card 0 and card 1. A card has some of the node's 2n external por
 internal port (the link to the other card of the node) and one PE port (PE0 on card 0, PE1 on
 card 1). Node ``a``'s port ``d_i^+`` is cabled to node ``a + e_i``'s port ``d_i^-``. A *port
 configuration* says which n external ports sit on card 0; every node uses the same one.
+
+The same classes describe the plain torus the papers compare against: the configuration
+``torus`` puts all 2n external ports on card 0, so every node is one router with one PE and no
+internal link, and twin DOR reduces to ordinary DOR (with the same VC and bubble rules).
 """
 
 from collections.abc import Iterable
@@ -57,6 +61,9 @@ def external_ports(n: int) -> tuple[Port, ...]:
     return tuple(Port.external(dim, sign) for dim in range(n) for sign in (+1, -1))
 
 
+#: The name of the single-card configuration: the plain torus (all ports on card 0).
+PLAIN = "torus"
+
 #: The ten 3DT configurations (card 0's ports), SPEC §1.2 / 003 Table 1.
 NAMED_CONFIGURATIONS = {
     "A": "X+ Y+ Z+", "B": "X+ Y+ Z-", "C": "X+ Y+ Y-", "D": "X+ Y+ X-", "E": "X+ Y- Z+",
@@ -68,8 +75,9 @@ NAMED_CONFIGURATIONS = {
 class PortConfiguration:
     """Which of the 2n external ports sit on card 0 (the rest sit on card 1).
 
-    Build one with :meth:`named` (A–J, n = 3), :meth:`c_best` (any n) or :meth:`from_ports`
-    (an explicit card-0 list), or parse a user's text with :meth:`parse`.
+    Build one with :meth:`named` (A–J, n = 3), :meth:`c_best` (any n), :meth:`plain` (all
+    ports on card 0: the plain torus, one card per node) or :meth:`from_ports` (an explicit
+    card-0 list), or parse a user's text with :meth:`parse`.
     """
 
     n: int
@@ -82,9 +90,10 @@ class PortConfiguration:
         stray = [str(p) for p in self.card0 if p not in ports]
         if stray:
             raise ValueError(f"card-0 ports {stray} are not external ports of an n={self.n} torus")
-        if len(self.card0) != self.n:
+        if len(self.card0) not in (self.n, 2 * self.n):
             raise ValueError(f"card-0 port list must hold exactly n={self.n} of the {2 * self.n} "
-                             f"external ports, not {len(self.card0)}")
+                             f"external ports (or all {2 * self.n} for a plain torus), "
+                             f"not {len(self.card0)}")
 
     @classmethod
     def from_ports(cls, n: int, ports: Iterable, name: str | None = None) -> "PortConfiguration":
@@ -115,11 +124,19 @@ class PortConfiguration:
         return cls(n, frozenset(card0), "C_Best")
 
     @classmethod
+    def plain(cls, n: int) -> "PortConfiguration":
+        """Every external port on card 0: a plain n-dimensional torus, one router per node."""
+        checks.check_int("n", n, minimum=2)
+        return cls(n, frozenset(external_ports(n)), PLAIN)
+
+    @classmethod
     def parse(cls, text: str, n: int) -> "PortConfiguration":
-        """``"D"`` (n = 3), ``"C_Best"`` or an explicit list ``"X+,Y+,X-"``."""
+        """``"D"`` (n = 3), ``"C_Best"``, ``"torus"`` or an explicit list ``"X+,Y+,X-"``."""
         text = text.strip()
         if text.lower() in ("c_best", "cbest"):
             return cls.c_best(n)
+        if text.lower() == PLAIN:
+            return cls.plain(n)
         if text in NAMED_CONFIGURATIONS:
             if n != 3:
                 raise ValueError(f"configuration {text!r} is a 3DT configuration; it needs n=3, "
@@ -127,8 +144,13 @@ class PortConfiguration:
             return cls.named(text)
         if "+" in text or "-" in text:
             return cls.from_ports(n, [p for p in text.replace(" ", ",").split(",") if p])
-        raise ValueError(f"configuration {text!r} is not one of A–J, C_Best or a card-0 port "
-                         "list such as 'X+,Y+,X-'")
+        raise ValueError(f"configuration {text!r} is not one of A–J, C_Best, torus or a card-0 "
+                         "port list such as 'X+,Y+,X-'")
+
+    @property
+    def card_count(self) -> int:
+        """Cards per node: 2 for a twin torus, 1 for the plain torus."""
+        return 1 if len(self.card0) == 2 * self.n else 2
 
     def card_of(self, port: Port) -> int:
         """0 or 1: the card holding external ``port``."""
@@ -186,7 +208,8 @@ class TwinTorusConfig:
     """An nDT twin torus: radices per dimension, a port configuration and a deadlock mode.
 
     ``configuration`` may be a :class:`PortConfiguration` or its text (``"D"``, ``"C_Best"``,
-    ``"X+,Y+,X-"``); it is resolved at construction. ``mode`` is ``none`` (one VC, deadlocks),
+    ``"torus"`` for the plain torus with one card per node, ``"X+,Y+,X-"``); it is resolved at
+    construction. ``mode`` is ``none`` (one VC, deadlocks),
     ``vc`` (SPEC §1.5) or ``bubble`` (SPEC §1.6). Raises ``ValueError`` for n < 2, a radix
     below 2, an unknown configuration or mode.
     """
@@ -240,14 +263,27 @@ class TwinTorusConfig:
         return self.cube.node_count
 
     @property
+    def card_count(self) -> int:
+        """Cards (and PEs) per node: 2, or 1 for the plain torus."""
+        return self.configuration.card_count
+
+    @property
     def pe_count(self) -> int:
-        return 2 * self.node_count
+        return self.card_count * self.node_count
+
+    @property
+    def router_count(self) -> int:
+        """Cards in the whole network (one router each)."""
+        return self.card_count * self.node_count
 
     @property
     def name(self) -> str:
-        """An identifier such as ``ndt3_k4_D_bubble`` or ``ndt3_4x4x2_D_vc``."""
+        """An identifier such as ``ndt3_k4_D_bubble``, ``ndt3_4x4x2_D_vc`` or, for the plain
+        torus, ``torus2_16x8_bubble``."""
         size = (f"k{self.radices[0]}" if len(set(self.radices)) == 1
                 else "x".join(map(str, self.radices)))
+        if self.card_count == 1:
+            return f"torus{self.n}_{size}_{self.mode}"
         label = self.configuration.label.replace("+", "p").replace("-", "m")
         return f"ndt{self.n}_{size}_{label}_{self.mode}"
 
@@ -256,19 +292,20 @@ class TwinTorusConfig:
 
     def cards(self):
         for node in self.nodes():
-            for index in (0, 1):
+            for index in range(self.card_count):
                 yield Card(node, index)
 
     def pes(self):
         """Every PE address, node by node (PE0 before PE1)."""
         for node in self.nodes():
-            for pe in (0, 1):
+            for pe in range(self.card_count):
                 yield PEAddress(node, pe)
 
     def pe(self, node, pe: int) -> PEAddress:
-        """A validated PE address: each digit within its radix, ``pe`` 0 or 1."""
+        """A validated PE address: each digit within its radix, ``pe`` 0 or 1 (0 on the plain
+        torus)."""
         node = self.cube.check_node(node, "node")
-        checks.check_choice("pe", pe, (0, 1))
+        checks.check_choice("pe", pe, range(self.card_count))
         return PEAddress(node, pe)
 
     def pe_index(self, address: PEAddress) -> int:
@@ -276,11 +313,11 @@ class TwinTorusConfig:
         index = 0
         for digit, k in zip(address.node, self.radices):
             index = index * k + digit
-        return 2 * index + address.pe
+        return self.card_count * index + address.pe
 
     def link_target(self, card: Card, port: Port) -> tuple[Card, Port]:
         """Where a packet leaving ``card`` through ``port`` arrives: ``(card, input port)``."""
-        if port == INTERNAL:
+        if port == INTERNAL and self.card_count == 2:
             return Card(card.node, 1 - card.index), INTERNAL
         if not port.is_external:
             raise ValueError(f"port {port} of card {card} leads to no other card")
@@ -290,7 +327,8 @@ class TwinTorusConfig:
 
     def card_links(self, card: Card):
         """Every ``(output port, (card, input port))`` leaving ``card`` toward another card."""
-        for port in self.configuration.ports_of(card.index) + (INTERNAL,):
+        internal = (INTERNAL,) if self.card_count == 2 else ()
+        for port in self.configuration.ports_of(card.index) + internal:
             yield port, self.link_target(card, port)
 
 

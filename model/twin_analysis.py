@@ -100,7 +100,7 @@ def pe_distance_summary(config: TwinTorusConfig) -> DistanceSummary:
     """PE-level diameter and average distance (a PE is reached through its own card)."""
     origin = (0,) * config.n
     values = []
-    for index in (0, 1):
+    for index in range(config.card_count):
         start = Card(origin, index)
         values += [d for card, d in card_distances(config, start).items() if card != start]
     return DistanceSummary(config.pe_count, max(values), sum(values) / len(values))

@@ -44,7 +44,7 @@ def simulate(network: TwinNetworkConfig, simulator: str, build_dir, tests: dict,
     build_dir = Path(build_dir)
     started = time.perf_counter()
     files = generate(network, build_dir / "rtl", trace=trace)
-    say(f"generated {network.name}: {2 * network.topology.node_count} cards "
+    say(f"generated {network.name}: {network.topology.router_count} cards "
         f"({time.perf_counter() - started:.1f} s)")
     manifest = next(path for path in files if path.suffix == ".json")
     results = build_dir / "results.json"
@@ -55,7 +55,8 @@ def simulate(network: TwinNetworkConfig, simulator: str, build_dir, tests: dict,
     runner.run(simulator=simulator, sources=[path for path in files if path.suffix == ".v"],
                toplevel=network.name, test_module=TEST_MODULE, build_dir=build_dir,
                testcase=list(tests), waves=waves, log=log,
-               hier_blocks=[f"{network.name}_card{card}" for card in (0, 1)],
+               hier_blocks=[f"{network.name}_card{card}"
+                            for card in range(network.topology.card_count)],
                config={"manifest": str(manifest.resolve()), "tests": tests,
                        "results": str(results.resolve())})
     say(f"done ({time.perf_counter() - started:.1f} s)")

@@ -166,11 +166,11 @@ class NetworkBench:
         self.sent.append(packet)
         return packet
 
-    def offer_malformed(self, source: int, digits: tuple[int, ...]) -> Packet:
-        """Queue a packet whose destination digits are out of range (to be dropped)."""
+    def offer_malformed(self, source: int, digits: tuple[int, ...], pe: int = 0) -> Packet:
+        """Queue a packet whose destination digits or PE are out of range (to be dropped)."""
         seq = self.seq[source]
         self.seq[source] += 1
-        flits = self.format.flits(digits, 0, source, seq)
+        flits = self.format.flits(digits, pe, source, seq)
         packet = Packet(self.pes[source], None, seq, flits, offered=self.cycle)
         self.queues[source].append(packet)
         self.malformed_sent += 1

@@ -75,3 +75,27 @@ def test_generates_verilog_and_manifest(tmp_path, capsys):
     assert fields["route.node.o0"] == (0, 2) and fields["route.node.o1"] == (2, 2)
     assert fields["route.pe"] == (4, 1)
     assert fields["source"] == (5, 5)
+
+
+def test_2d_presets_are_the_plain_tori_of_the_comparison():
+    """003 §7.4 compares 3DT networks with plain 2D tori of the same PE count."""
+    sizes = {"2d-8x8": 64, "2d-16x8": 128, "2d-16x16": 256, "2d-24x18": 432, "2d-21x21": 441,
+             "2d-32x32": 1024}
+    for preset, pes in sizes.items():
+        network = network_from_args(parse("--preset", preset))
+        assert network.topology.card_count == 1 and network.topology.pe_count == pes
+    assert network_from_args(parse("--preset", "3dt-4x4x4")).topology.pe_count == \
+        network_from_args(parse("--preset", "2d-16x8")).topology.pe_count
+
+
+def test_generates_a_plain_torus(tmp_path, capsys):
+    assert main(["gen", "--radix", "4,3", "--config", "torus", "--mode", "vc",
+                 "--out", str(tmp_path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    names = sorted(p.rsplit("/", 1)[-1] for p in data["files"])
+    assert names == ["torus2_4x3_vc.manifest.json", "torus2_4x3_vc.v", "torus2_4x3_vc_card0.v"]
+    folder = tmp_path / "torus2_4x3_vc"
+    assert (folder / "torus2_4x3_vc.v").read_text().count("torus2_4x3_vc_card0 ") == 12
+    manifest = json.loads((folder / "torus2_4x3_vc.manifest.json").read_text())
+    assert manifest["derived"]["pe_count"] == 12
+    assert len(manifest["links"]) == 12 * 4  # 4 external ports per router, no internal link

@@ -49,7 +49,7 @@ def simulate(config, card, in_port, heres, destinations):
 def check(config, *, every_in_port: bool, heres=None):
     heres = list(config.nodes()) if heres is None else heres
     destinations = list(config.pes())
-    for card in (0, 1):
+    for card in range(config.card_count):
         in_ports = card_ports(config, card) if every_in_port else card_ports(config, card)[:1]
         for in_port in in_ports:
             assert simulate(config, card, in_port, heres, destinations) == []
@@ -115,3 +115,32 @@ def test_bad_construction():
     small = card_router_config(TwinNetworkConfig(TwinTorusConfig.uniform(2, 3, "C_Best")), 0)
     with pytest.raises(ValueError, match=r"a card of an n=3 twin torus has 5 ports, not 4"):
         TwinRouteCompute(small, 0, twin=config, card=0)
+
+
+@pytest.mark.parametrize("radices, mode", [((4, 4), "vc"), ((5, 3), "bubble"), ((3, 3, 3), "vc"),
+                                           ((4, 3, 2), "bubble"), ((4, 4), "none")])
+def test_plain_torus_every_port_node_and_destination(radices, mode):
+    check(TwinTorusConfig(radices, "torus", mode), every_in_port=True)
+
+
+def test_plain_torus_flags_pe_1_and_out_of_range_digits_malformed():
+    config = TwinTorusConfig((3, 4), "torus", "vc")  # digit 0 is 2 bits wide: 3 is invalid
+    dut = route_compute(config, 0, card_ports(config, 0)[0])
+    seen = []
+
+    async def testbench(ctx):
+        for x, y, pe in itertools.product(range(4), range(4), (0, 1)):
+            ctx.set(dut.header.node.o0, x)
+            ctx.set(dut.header.node.o1, y)
+            ctx.set(dut.header.pe, pe)
+            seen.append(((x, y, pe), ctx.get(dut.malformed)))
+
+    sim = Simulator(dut)
+    sim.add_testbench(testbench)
+    sim.run()
+    for (x, _, pe), malformed in seen:
+        assert malformed == (x >= 3 or pe == 1), (x, pe)
+    router = card_router_config(TwinNetworkConfig(config), 0)
+    with pytest.raises(ValueError, match=r"card must be 0 \(the plain torus has one card\), "
+                                         r"not 1"):
+        TwinRouteCompute(router, 0, twin=config, card=1)

@@ -36,13 +36,17 @@ NETWORKS = {
     for name in ("D", "A") for mode in ("vc", "bubble")
 }
 NETWORKS["ndt3-4x4x2-D-bubble"] = network((4, 4, 2), "D", "bubble")
+# Plain 2D tori (configuration torus: one router per node), as the papers compare against.
+NETWORKS["torus2-4x4-vc"] = network((4, 4), "torus", "vc")
+NETWORKS["torus2-5x3-bubble"] = network((5, 3), "torus", "bubble")
 
 
 def cocotb_tests_for(name: str, simulator: str) -> dict:
     """The cocotb tests a case runs, with their settings."""
     config = NETWORKS[name]
     tests = {"uniform_traffic": {"packets": 2000, "rate": 0.03}}
-    if any(k & (k - 1) for k in config.topology.radices):  # a digit can be out of range
+    if any(k & (k - 1) for k in config.topology.radices) or config.topology.card_count == 1:
+        # A digit can be out of range, or (plain torus) the PE bit.
         tests["malformed_dropped"] = {"packets": 400, "malformed": 40}
     if simulator == "verilator" and name in ("ndt3-k4-D-vc", "ndt3-k4-D-bubble",
                                              "ndt3-k3-A-vc", "ndt3-k3-A-bubble"):
