@@ -10,8 +10,10 @@ Three measurements, each optional (``--only``):
   Verilator, without the link trace (the scoreboard still checks every packet end to end),
   recording build time, simulated cycles and cycles per second; Icarus is the baseline of the
   ``speedup`` column.
-* ``sweep``: one Verilator simulation that offers uniform traffic at increasing rates and
-  records mean latency against accepted throughput, plotted to ``twin_network_sweep.png``.
+* ``sweep``: for 3DT 4×4×4 and the plain 2D 16×8 torus with the same 128 PEs (the comparison
+  of paper 003 §7.4), one Verilator simulation each that offers uniform traffic at increasing
+  rates and records mean latency against accepted throughput, plotted to
+  ``twin_network_sweep.png``.
 
 Writes ``bench/results/twin_network.json`` (override with ``--out``). Usage::
 
@@ -104,30 +106,37 @@ def measure_speed(packets: int, rate: float) -> dict:
 
 
 def measure_sweep(packets: int, rates: list[float], plot: Path) -> dict:
-    print(f"sweep: 3DT 4x4x4 on verilator, rates {rates}", file=sys.stderr, flush=True)
-    recorded = twin_network_sim.simulate(
-        network(4), "verilator", BUILD / "sweep-verilator",
-        {"load_sweep": {"packets": packets, "rates": rates}}, trace=False, log=True)
-    points = recorded["load_sweep"]["points"]
+    """Latency against accepted throughput for 3DT 4x4x4 and the plain 2D 16x8 torus with the
+    same 128 PEs (003 §7.4), both with bubble flow control, on Verilator."""
+    networks = {"3dt-4x4x4": network(4),
+                "2d-16x8": TwinNetworkConfig(TwinTorusConfig((16, 8), "torus", "bubble"))}
+    results = {}
+    for label, config in networks.items():
+        print(f"sweep: {label} on verilator, rates {rates}", file=sys.stderr, flush=True)
+        recorded = twin_network_sim.simulate(
+            config, "verilator", BUILD / f"sweep-{config.name}",
+            {"load_sweep": {"packets": packets, "rates": rates}}, trace=False, log=True)
+        results[label] = {"network": config.name, "points": recorded["load_sweep"]["points"]}
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return {"points": points, "plot": None}
-    figure, axes = plt.subplots(figsize=(6, 4))
-    axes.plot([p["accepted_flits_per_pe_cycle"] for p in points],
-              [p["mean_total_latency"] for p in points], "o-", label="with source queueing")
-    axes.plot([p["accepted_flits_per_pe_cycle"] for p in points],
-              [p["mean_latency"] for p in points], "s--", label="in the network")
+        return {**results, "plot": None}
+    figure, axes = plt.subplots(figsize=(6.5, 4.2))
+    for (label, entry), marker in zip(results.items(), "os"):
+        points = entry["points"]
+        axes.plot([p["accepted_flits_per_pe_cycle"] for p in points],
+                  [p["mean_total_latency"] for p in points], marker + "-", label=label)
     axes.set_xlabel("accepted throughput (flits/PE/cycle)")
-    axes.set_ylabel("mean latency (cycles)")
-    axes.set_title("3DT 4x4x4, configuration D, bubble: uniform traffic")
+    axes.set_ylabel("mean latency incl. source queueing (cycles)")
+    axes.set_title("128 PEs, uniform traffic, bubble flow control, 4-flit packets")
+    axes.set_yscale("log")
     axes.grid(True, alpha=0.3)
     axes.legend()
     figure.tight_layout()
     figure.savefig(plot, dpi=120)
-    return {"points": points, "plot": plot.name}
+    return {**results, "plot": plot.name}
 
 
 def main(argv=None) -> int:
