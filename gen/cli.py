@@ -3,7 +3,8 @@
 Subcommands live in their own modules; each exposes ``register(subparsers)`` that adds its
 parsers and sets ``func`` to a callable taking the parsed arguments and returning a
 :class:`Report`. A user error (``ValueError``/``TypeError`` from a configuration) prints
-``twinnet: <message>`` and exits with status 2, without a traceback.
+``twinnet: <message>`` and exits with status 2, without a traceback; a run whose checks fail
+(:class:`CheckFailed`) exits with status 1.
 """
 
 import argparse
@@ -28,6 +29,11 @@ class Report:
 
 class UsageError(ValueError):
     """A command-line argument that cannot be parsed into a configuration value."""
+
+
+class CheckFailed(Exception):
+    """A run that went through but whose checks failed (e.g. a scoreboard error in a
+    simulation): reported as ``twinnet: <message>`` with exit status 1."""
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -76,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError) as error:
         print(f"twinnet: {error}", file=sys.stderr)
         return 2
+    except CheckFailed as error:
+        print(f"twinnet: {error}", file=sys.stderr)
+        return 1
     if getattr(args, "json", False):
         print(json.dumps(report.data, indent=2))
     else:

@@ -12,7 +12,7 @@ from pathlib import Path
 from twinnet.model import checks
 
 from . import gen_cmd
-from .cli import Report, add_json_flag
+from .cli import CheckFailed, Report, add_json_flag
 
 SIMULATORS = ("verilator", "icarus")
 
@@ -68,10 +68,16 @@ def simulate_uniform(network, args) -> Report:
     build_dir = args.out / f"{network.name}-{args.simulator}"
     print(f"twinnet sim: {network.name} ({network.topology.pe_count} PEs, "
           f"{network.topology.router_count} cards) on {args.simulator}", file=sys.stderr)
-    results = twin_network_sim.simulate(
-        network, args.simulator, build_dir, {"uniform_traffic": settings},
-        trace=not args.no_trace, waves=args.waves or None, log=True,
-        progress=lambda line: print(f"  {line}", file=sys.stderr))
+    # The simulator's build, logs and waveform: a traced build sits beside the plain one.
+    logs = build_dir.with_name(build_dir.name + "-waves") if args.waves else build_dir
+    try:
+        results = twin_network_sim.simulate(
+            network, args.simulator, build_dir, {"uniform_traffic": settings},
+            trace=not args.no_trace, waves=args.waves, log=True,
+            progress=lambda line: print(f"  {line}", file=sys.stderr))
+    except AssertionError as error:
+        raise CheckFailed(f"{network.name} on {args.simulator}: {error}; the scoreboard's "
+                          f"errors are in {logs / 'test.log'}") from None
     uniform = results["uniform_traffic"]
     text = "\n".join([
         f"{network.name} on {args.simulator}: uniform random traffic, seed {settings['seed']}",
@@ -86,8 +92,8 @@ def simulate_uniform(network, args) -> Report:
         f"{uniform['max_latency']})",
         f"  simulated               {uniform['cycles']} cycles in {uniform['wall_seconds']:.1f} s "
         f"({uniform['cycles_per_second']:.0f} cycles/s)",
-        f"  build and logs          {build_dir}",
+        f"  build and logs          {logs}",
     ])
     return Report(text, {"network": network.name, "parameters": network.to_dict(),
                          "simulator": args.simulator, "traffic": settings,
-                         "results": uniform, "build_dir": str(build_dir)})
+                         "results": uniform, "build_dir": str(logs)})

@@ -55,3 +55,20 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     assert results["flits"] == 60 * 4
     assert data["network"] == "ndt2_3x2_C_Best_vc"
     assert "generated ndt2_3x2_C_Best_vc: 12 cards" in captured.err  # progress on stderr
+
+
+def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch):
+    """A simulation whose scoreboard fails is reported in one line with exit status 1."""
+    from twinnet.sim_tb import twin_network_sim
+
+    def failing(*args, **kwargs):
+        raise AssertionError("1 of 1 cocotb tests failed")
+
+    monkeypatch.setattr(twin_network_sim, "simulate", failing)
+    if runner.missing("icarus"):
+        pytest.skip(runner.missing("icarus"))
+    assert main(["sim", "--radix", "3,3", "--simulator", "icarus", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("twinnet: ndt2_k3_C_Best_bubble on icarus: 1 of 1 cocotb tests "
+                              "failed; the scoreboard's errors are in ")
+    assert err[-1].endswith("ndt2_k3_C_Best_bubble-icarus/test.log")
