@@ -116,6 +116,7 @@ class Router(wiring.Component):
         vmax = config.max_vc_count
         route_layout = data.StructLayout({"port": range(port_count), "mask": vmax,
                                           "bubble": 1, "drop": 1})
+        flit_layout = data.StructLayout({"data": config.flit_width, "first": 1, "last": 1})
         entry_layout = data.StructLayout({"data": config.flit_width, "first": 1, "last": 1,
                                           "route": route_layout})
         header_width = self.flit_format.route_layout.size
@@ -149,7 +150,11 @@ class Router(wiring.Component):
             m.submodules[f"route_{p}"] = rc
             w_valid = Signal(name=f"w_valid_{p}")
             w_vc = Signal(range(vc_count), name=f"w_vc_{p}")
-            w_entry = Signal(entry_layout, name=f"w_entry_{p}")
+            # The flit and its route result are separate signals joined only at the FIFO
+            # write: as one struct, the route compute (reading the flit, writing the route)
+            # looks like a combinational loop to Verilator, which then re-evaluates it.
+            w_flit = Signal(flit_layout, name=f"w_flit_{p}")
+            w_route = Signal(route_layout, name=f"w_route_{p}")
             fifos = [SyncFIFO(width=entry_layout.size, depth=port.buffer_depth)
                      for _ in range(vc_count)]
             for v, fifo in enumerate(fifos):
@@ -174,17 +179,17 @@ class Router(wiring.Component):
                     m.d.sync += count.eq(Mux(count == length - 1, 0, count + 1))
                     with m.If(head):
                         m.d.sync += cur_vc.eq(w_vc)
-                m.d.comb += [w_entry.data.eq(stream_in.payload.data),
-                             w_entry.first.eq(head), w_entry.last.eq(count == length - 1)]
+                m.d.comb += [w_flit.data.eq(stream_in.payload.data),
+                             w_flit.first.eq(head), w_flit.last.eq(count == length - 1)]
             else:
                 link_in = self.port_in(p)
                 m.d.comb += [w_valid.eq(link_in.flit.valid), w_vc.eq(link_in.flit.payload.vc),
-                             w_entry.data.eq(link_in.flit.payload.data),
-                             w_entry.first.eq(link_in.flit.payload.first),
-                             w_entry.last.eq(link_in.flit.payload.last)]
+                             w_flit.data.eq(link_in.flit.payload.data),
+                             w_flit.first.eq(link_in.flit.payload.first),
+                             w_flit.last.eq(link_in.flit.payload.last)]
 
-            m.d.comb += [rc.valid.eq(w_valid & w_entry.first),
-                         rc.header.eq(w_entry.data[:header_width]),
+            m.d.comb += [rc.valid.eq(w_valid & w_flit.first),
+                         rc.header.eq(w_flit.data[:header_width]),
                          rc.in_port.eq(p), rc.in_vc.eq(w_vc)]
             if "node_static" in self.signature.members:
                 m.d.comb += rc.node_static.eq(self.node_static)
@@ -192,10 +197,11 @@ class Router(wiring.Component):
             drop = rc.malformed | bad_vc | (mask == 0) | (rc.bubble & ~bubble_ok[rc.out_port])
             if port_count & (port_count - 1):
                 drop = drop | (rc.out_port >= port_count)
-            m.d.comb += [w_entry.route.port.eq(rc.out_port), w_entry.route.mask.eq(mask),
-                         w_entry.route.bubble.eq(rc.bubble), w_entry.route.drop.eq(drop)]
+            m.d.comb += [w_route.port.eq(rc.out_port), w_route.mask.eq(mask),
+                         w_route.bubble.eq(rc.bubble), w_route.drop.eq(drop)]
             for v, fifo in enumerate(fifos):
-                m.d.comb += [fifo.w_en.eq(w_valid & (w_vc == v)), fifo.w_data.eq(w_entry)]
+                m.d.comb += [fifo.w_en.eq(w_valid & (w_vc == v)),
+                             fifo.w_data.eq(Cat(w_flit.as_value(), w_route.as_value()))]
 
             port_vcs = []
             for v, fifo in enumerate(fifos):
