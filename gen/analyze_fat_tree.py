@@ -5,6 +5,7 @@ crossings per twin switch, link loads per level and direction, and the channel-d
 with and without the twin switches' internal links.
 """
 
+from twinnet.model import checks
 from twinnet.model.fat_tree import (
     FatTreeConfig,
     TwinFatTree,
@@ -17,9 +18,13 @@ from twinnet.model.fat_tree import (
 )
 from twinnet.model.twin_switch import TwinSwitch
 
-from .cli import Report, UsageError, add_json_flag, parse_int_list
+from . import args as parse
+from .cli import Report, UsageError, add_json_flag
 
 SPLITS = ("optimal", "paired", "down-alpha")
+#: Terminals: every ordered pair is routed several times over (18 s at 256 terminals for
+#: k = 4, n = 4; 44 s for k = 2, n = 8).
+MAX_TERMINALS = 256
 
 
 def register(analyses) -> None:
@@ -29,17 +34,20 @@ def register(analyses) -> None:
                     "or random up ports) and report, per stage, the paths through each switch, "
                     "the crossings of each twin switch's internal link and the load of each "
                     "link, then check the channel-dependency graph for cycles.")
-    parser.add_argument("--k", type=int, default=4, help="switch half-radix (default 4)")
-    parser.add_argument("--n", type=int, default=2, help="stages (default 2)")
+    parser.add_argument("--k", type=parse.integer, default=4,
+                        help="switch half-radix, >= 2 (default 4)")
+    parser.add_argument("--n", type=parse.integer, default=2,
+                        help=f"stages, >= 1 (default 2; k^n at most {MAX_TERMINALS} terminals)")
     parser.add_argument("--routing", default="destro", choices=("destro", "random"),
                         help="up-port choice (default destro)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for --routing random")
+    parser.add_argument("--seed", type=parse.integer,
+                        help="seed for --routing random (default 0; only with --routing random)")
     parser.add_argument(
-        "--split", default="optimal",
+        "--split", default="optimal", type=parse.name,
         help="twin-switch split: optimal (paired below the last stage, down ports on α at it), "
              "paired, down-alpha, or the α ports of every stage, e.g. 0,1,4,5 "
              "(default optimal)")
-    parser.add_argument("--internal-ports", type=int, default=1,
+    parser.add_argument("--internal-ports", type=parse.integer, default=1,
                         help="internal ports r between α and β (default 1)")
     add_json_flag(parser)
     parser.set_defaults(func=fat_tree)
@@ -47,20 +55,31 @@ def register(analyses) -> None:
 
 def build_twin(args) -> TwinFatTree:
     """The twin fat tree the arguments describe; raises ``ValueError`` for a bad split."""
-    tree = FatTreeConfig(args.k, args.n)
-    r = args.internal_ports
-    if args.split == "optimal":
-        return TwinFatTree(tree, optimal_splits(args.k, args.n, r))
-    if args.split == "paired":
-        return TwinFatTree.uniform(args.k, args.n, TwinSwitch.paired(args.k, r))
-    if args.split == "down-alpha":
-        return TwinFatTree.uniform(args.k, args.n, TwinSwitch.down_on_alpha(args.k, r))
+    k = checks.check_int("--k", args.k, minimum=2, maximum=MAX_TERMINALS)
+    n = checks.check_int("--n", args.n, minimum=1, maximum=MAX_TERMINALS.bit_length())
+    if k ** n > MAX_TERMINALS:
+        raise UsageError(f"--k {k} --n {n}: a {k}-ary {n}-tree has {k ** n:,} terminals; at "
+                         f"most {MAX_TERMINALS} (every ordered pair is routed)")
+    tree = FatTreeConfig(k, n)
+    r = checks.check_int("--internal-ports", args.internal_ports, minimum=1,
+                         maximum=2 * k)
+    named = {"optimal": lambda: TwinFatTree(tree, optimal_splits(k, n, r)),
+             "paired": lambda: TwinFatTree.uniform(k, n, TwinSwitch.paired(k, r)),
+             "down-alpha": lambda: TwinFatTree.uniform(k, n, TwinSwitch.down_on_alpha(k, r))}
+    if args.split in named:
+        try:
+            return named[args.split]()
+        except ValueError as error:
+            raise UsageError(f"--split {args.split} with --k {k}: {error}") from None
     try:
-        alpha = parse_int_list(args.split)
-    except UsageError:
-        raise UsageError(f"split must be one of {', '.join(SPLITS)} or a list of α ports such "
-                         f"as 0,1,4,5, not {args.split!r}") from None
-    return TwinFatTree.uniform(args.k, args.n, TwinSwitch(args.k, alpha, r))
+        alpha = parse.integer_list(args.split)
+    except Exception:  # argparse.ArgumentTypeError
+        raise UsageError(f"--split {args.split}: must be one of {', '.join(SPLITS)} or a list "
+                         f"of k = {k} α ports such as 0,1,4,5") from None
+    try:
+        return TwinFatTree.uniform(k, n, TwinSwitch(k, alpha, r))
+    except ValueError as error:
+        raise UsageError(f"--split {args.split}: {error}") from None
 
 
 def _span(values) -> list[int]:
@@ -75,6 +94,11 @@ def _show(span: list[int]) -> str:
 def fat_tree(args) -> Report:
     twin = build_twin(args)
     tree = twin.tree
+    if args.seed is not None and args.routing != "random":
+        raise UsageError(f"--seed {args.seed} only applies with --routing random (DESTRO is "
+                         "deterministic)")
+    args.seed = checks.check_int("--seed", 0 if args.seed is None else args.seed, minimum=0,
+                                 maximum=2**32 - 1)
     paths = switch_path_counts(tree, args.routing, args.seed)
     crossings = internal_crossings(twin, args.routing, args.seed)
     stages = []

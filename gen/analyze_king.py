@@ -7,6 +7,7 @@ bubble schemes; with ``--src``/``--dst`` the routing record, tied diagonal-torus
 hop-by-hop and 2S vectors, the escape port and the number of minimal paths of one pair.
 """
 
+from twinnet.model import checks
 from twinnet.model.king import (
     ESCAPE_SCHEMES,
     KINDS,
@@ -25,7 +26,12 @@ from twinnet.model.king import (
     routing_record,
 )
 
-from .cli import Report, UsageError, add_json_flag, parse_int_list
+from . import args as parse
+from .cli import Report, UsageError, add_json_flag
+
+#: Largest side: distances run a BFS from every node (3 s at side 32, 16x that at 64); the
+#: escape-network check of ``--deadlock`` routes every pair of nodes (57 s at side 16).
+MAX_SIDE, MAX_DEADLOCK_SIDE = 64, 16
 
 
 def register(analyses) -> None:
@@ -33,27 +39,42 @@ def register(analyses) -> None:
         "king", help="distances, cut channels, routing and broadcast of M/DM/KM/T/DT/KT",
         description="Analyse a square mesh or torus with diagonals: M, DM, KM (meshes), "
                     "T, DT, KT (tori).")
-    parser.add_argument("--kind", default="KT", help=f"one of {', '.join(KINDS)} (default KT)")
-    parser.add_argument("--side", type=int, default=8, help="nodes per side (default 8)")
-    parser.add_argument("--src", help="source node x,y for a routing query")
-    parser.add_argument("--dst", help="destination node x,y for a routing query")
+    parser.add_argument("--kind", default="KT", type=str.upper, choices=KINDS,
+                        help=f"one of {', '.join(KINDS)} (default KT)")
+    parser.add_argument("--side", type=parse.integer, default=8,
+                        help=f"nodes per side, 2 to {MAX_SIDE} ({MAX_DEADLOCK_SIDE} with "
+                             f"--deadlock; default 8)")
+    parser.add_argument("--src", type=parse.integer_list,
+                        help="source node x,y for a routing query")
+    parser.add_argument("--dst", type=parse.integer_list,
+                        help="destination node x,y for a routing query")
     parser.add_argument("--deadlock", action="store_true",
                         help="check the escape network (king kinds; all pairs, slower)")
     add_json_flag(parser)
     parser.set_defaults(func=king)
 
 
-def _node(config: KingConfig, text: str, name: str):
-    node = parse_int_list(text)
+def _node(config: KingConfig, node: tuple[int, ...], flag: str):
+    shown = parse.describe_value(node)
     if len(node) != 2:
-        raise UsageError(f"{name} must be x,y, not {text!r}")
-    return config.check_node(node, name)
+        raise UsageError(f"{flag} {shown}: a node is x,y (two numbers), not {len(node)}")
+    try:
+        return config.check_node(node, "node")
+    except ValueError as error:
+        raise UsageError(f"{flag} {shown}: {error}") from None
 
 
 def king(args) -> Report:
-    config = KingConfig(args.kind.upper(), args.side)
+    limit = MAX_DEADLOCK_SIDE if args.deadlock else MAX_SIDE
+    side = checks.check_int("--side", args.side, minimum=2, maximum=limit)
+    config = KingConfig(args.kind, side)
+    if args.deadlock and not config.is_king:
+        raise UsageError(f"--deadlock: --kind must be KM or KT (only the king kinds have an "
+                         f"escape network to check), not {args.kind}")
     if (args.src is None) != (args.dst is None):
-        raise UsageError("--src and --dst go together")
+        given, missing = ("--src", "--dst") if args.src is not None else ("--dst", "--src")
+        raise UsageError(f"{given} {parse.describe_value(args.src or args.dst)} needs "
+                         f"{missing}: a routing query takes both")
     summary = distance_summary(config)
     data = dict(kind=config.kind, side=config.side, nodes=config.node_count,
                 diameter=summary.diameter, average_distance=summary.average_distance,
@@ -67,8 +88,8 @@ def king(args) -> Report:
             cycle = escape_dependency_graph(config, scheme).find_cycle()
             data["escape_deadlock"][scheme] = None if cycle is None else [str(c) for c in cycle]
     if args.src is not None:
-        data["route"] = _route(config, _node(config, args.src, "src"),
-                               _node(config, args.dst, "dst"))
+        data["route"] = _route(config, _node(config, args.src, "--src"),
+                               _node(config, args.dst, "--dst"))
     return Report(_text(data), data)
 
 

@@ -6,6 +6,7 @@ pair), their maximum and the imbalance; node symmetry by 004's Theorem and, for 
 tries every value of one twist and reports the best per metric.
 """
 
+from twinnet.model import checks
 from twinnet.model.torus import dimension_name
 from twinnet.model.twist import (
     METRICS,
@@ -19,39 +20,58 @@ from twinnet.model.twist import (
     twist_sweep,
 )
 
-from .cli import Report, UsageError, add_json_flag, parse_int_list
+from . import args as parse
+from .cli import Report, UsageError, add_json_flag
 
 BRUTE_FORCE_LIMIT = 4096
+#: Nodes of one analysis (metrics run a BFS from every node when the torus is not
+#: node-symmetric) and of a sweep (which analyses d_K tori).
+MAX_NODES, MAX_SWEEP_NODES = 4096, 4096
+#: Dimensions: 004 studies 2-D and 3-D tori; the dimension names go X, Y, Z, T, then D4...
+MAX_DIMENSIONS = 6
 
 
 def register(analyses) -> None:
     parser = analyses.add_parser(
         "twist", help="distance metrics, best twist and node symmetry of twisted tori",
         description="Analyse an N-dimensional torus with peripheral twists t_JK.")
-    parser.add_argument("--radices", default="8,4",
-                        help="nodes per dimension, X first (default 8,4)")
+    parser.add_argument("--radices", type=parse.integer_list, default=(8, 4),
+                        help=f"nodes per dimension, X first, each >= 2 (default 8,4; at most "
+                             f"{MAX_NODES} nodes)")
     parser.add_argument("--twist", action="append", default=[], metavar="JK=T",
                         help="a twist such as YX=4 (dimension Y's peripheral links shift X by "
                              "4); repeatable")
-    parser.add_argument("--sweep", metavar="JK",
+    parser.add_argument("--sweep", metavar="JK", type=parse.name,
                         help="try every value of this single twist (e.g. YX) and report the "
                              "best per metric")
     add_json_flag(parser)
     parser.set_defaults(func=twist)
 
 
-def parse_twists(texts: list[str], n: int) -> dict[tuple[int, int], int]:
-    """``["YX=4", "ZX=-1"]`` → ``{(1, 0): 4, (2, 0): -1}``; raises ``ValueError``."""
-    twists = {}
+def parse_twists(texts: list[str], radices: tuple[int, ...]) -> dict[tuple[int, int], int]:
+    """``["YX=4", "ZX=-1"]`` → ``{(1, 0): 4, (2, 0): d_X - 1}``: each twist ``t_JK`` reduced
+    mod ``d_K`` (004 §II: only the shift mod d_K matters); raises :class:`UsageError` naming
+    ``--twist`` for a malformed, repeated or contradictory twist."""
+    twists, given = {}, {}
     for text in texts:
         name, sep, value = text.partition("=")
         try:
-            amount = int(value)
-        except ValueError:
+            amount = parse.integer(value.strip())
+        except Exception:  # argparse.ArgumentTypeError: reported below with the flag
             amount = None
         if not sep or amount is None:
-            raise UsageError(f"twist must look like YX=4, not {text!r}")
-        twists[parse_dimension_pair(name, n)] = amount
+            raise UsageError(f"--twist {text!r}: a twist looks like YX=4 (dimension Y's "
+                             "peripheral links shift X by 4)")
+        try:
+            pair = parse_dimension_pair(name, len(radices))
+        except ValueError as error:
+            raise UsageError(f"--twist {text}: {error}") from None
+        if pair[0] == pair[1]:
+            raise UsageError(f"--twist {text}: a twist joins two different dimensions")
+        if pair in twists:
+            raise UsageError(f"--twist {text}: t_{name.strip().upper()} is already given as "
+                             f"{given[pair]}; give each twist once")
+        twists[pair], given[pair] = amount % radices[pair[1]], text
     return twists
 
 
@@ -63,12 +83,23 @@ def _metrics_data(m: TwistMetrics) -> dict:
 
 
 def twist(args) -> Report:
-    radices = parse_int_list(args.radices)
+    radices = checks.check_int_tuple("--radices", args.radices, minimum=2)
+    if not 2 <= len(radices) <= MAX_DIMENSIONS:
+        raise UsageError(f"--radices {parse.describe_value(radices)}: give 2 to "
+                         f"{MAX_DIMENSIONS} dimensions, not {len(radices)}")
+    limit = MAX_SWEEP_NODES if args.sweep else MAX_NODES
+    nodes = 1
+    for radix in radices:
+        nodes *= radix
+    if nodes > limit:
+        raise UsageError(f"--radices {parse.describe_value(radices)}: {nodes:,} nodes; at most "
+                         f"{limit:,} (distance metrics search from every node)")
     if args.sweep:
         if args.twist:
-            raise UsageError("--sweep tries a single twist; it cannot be combined with --twist")
+            raise UsageError(f"--sweep {args.sweep} tries every value of one twist; it cannot "
+                             f"be combined with --twist {args.twist[0]}")
         return _sweep(radices, args.sweep)
-    config = TwistedTorusConfig(radices, parse_twists(args.twist, len(radices)))
+    config = TwistedTorusConfig(radices, parse_twists(args.twist, radices))
     data = dict(radices=list(config.radices), label=config.label(),
                 twists={f"{dimension_name(j)}{dimension_name(k)}": t
                         for j, k, t in config.twists},
@@ -95,7 +126,12 @@ def _text(data: dict) -> str:
 
 
 def _sweep(radices, pair: str) -> Report:
-    j, k = parse_dimension_pair(pair, len(radices))
+    try:
+        j, k = parse_dimension_pair(pair, len(radices))
+    except ValueError as error:
+        raise UsageError(f"--sweep {pair}: {error}") from None
+    if j == k:
+        raise UsageError(f"--sweep {pair}: a twist joins two different dimensions")
     sweep = twist_sweep(radices, j, k)
     name = f"t_{dimension_name(j)}{dimension_name(k)}"
     best = {m: best_twists(sweep, m) for m in METRICS}

@@ -10,6 +10,8 @@ parsers and sets ``func`` to a callable taking the parsed arguments and returnin
 import argparse
 import importlib
 import json
+import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -38,7 +40,12 @@ class CheckFailed(Exception):
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with the project's error form: one line ``twinnet: <command>: <message>``,
-    exit status 2 (argparse's own form is a usage block plus the message)."""
+    exit status 2 (argparse's own form is a usage block plus the message). Abbreviated flags
+    are not accepted (``--n`` must not silently mean ``--no-trace``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         command = self.prog.removeprefix("twinnet").strip()
@@ -66,29 +73,57 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def parse_int_list(text: str) -> tuple[int, ...]:
-    """``"4,4,2"`` → ``(4, 4, 2)``; raises :class:`UsageError` naming the bad item."""
-    try:
-        return tuple(int(item) for item in text.split(","))
-    except ValueError:
-        raise UsageError(f"expected comma-separated integers, not {text!r}") from None
+#: A value that starts with a dash followed by a digit (``-1``, ``-1,0,0:0``).
+_NEGATIVE = re.compile(r"-([0-9.]|inf|nan)", re.IGNORECASE)
+
+
+def join_negative_values(argv: list[str]) -> list[str]:
+    """``["--src", "-1,0,0:0"]`` → ``["--src=-1,0,0:0"]``.
+
+    argparse reads a word that starts with a dash as a flag unless it is a plain negative
+    number, so ``--src -1,0,0:0`` would be "expected one argument". No twinnet flag starts with
+    a dash and a digit, so such a word after a long flag is that flag's value (and then gets
+    the flag's own range check).
+    """
+    joined, index = [], 0
+    while index < len(argv):
+        word = argv[index]
+        if (word.startswith("--") and "=" not in word and index + 1 < len(argv)
+                and _NEGATIVE.match(argv[index + 1])):
+            joined.append(f"{word}={argv[index + 1]}")
+            index += 2
+        else:
+            joined.append(word)
+            index += 1
+    return joined
+
+
+def _say(line: str) -> None:
+    print(f"twinnet: {line}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(join_negative_values(sys.argv[1:] if argv is None else argv))
     try:
         report = args.func(args)
     except (ValueError, TypeError) as error:
-        print(f"twinnet: {error}", file=sys.stderr)
+        _say(" ".join(str(error).split("\n")))
         return 2
     except CheckFailed as error:
-        print(f"twinnet: {error}", file=sys.stderr)
+        _say(str(error))
         return 1
-    if getattr(args, "json", False):
-        print(json.dumps(report.data, indent=2))
-    else:
-        print(report.text)
+    except KeyboardInterrupt:
+        _say("interrupted; nothing was left half-written")
+        return 130
+    text = json.dumps(report.data, indent=2) if getattr(args, "json", False) else report.text
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do. Point stdout
+        # at /dev/null so that the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

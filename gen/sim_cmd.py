@@ -11,10 +11,22 @@ from pathlib import Path
 
 from twinnet.model import checks
 
-from . import gen_cmd
-from .cli import CheckFailed, Report, add_json_flag
+from . import args as parse
+from . import gen_cmd, output
+from .cli import CheckFailed, Report, UsageError, add_json_flag
 
 SIMULATORS = ("verilator", "icarus")
+
+#: Packets one ``twinnet sim`` run may send, and cycles its injection window may last at the
+#: offered rate: Verilator simulates about 500 cycles/s of 3DT 4x4x4 with every hop checked,
+#: so a million cycles is about half an hour, the longest run that makes sense from the
+#: command line (sweeps belong to bench/).
+MAX_PACKETS = 1_000_000
+MAX_INJECTION_CYCLES = 1_000_000
+MAX_SEED = 2**32 - 1
+#: Lowest probability that a PE takes an ejected flit in a cycle: a lower one stretches a run
+#: by its inverse.
+MIN_EJECT_READY = 0.01
 
 
 def register(commands) -> None:
@@ -23,8 +35,12 @@ def register(commands) -> None:
         description="Generate a twin-torus network, build it on Verilator or Icarus and "
                     "simulate uniform random traffic: every packet is checked against the "
                     "reference model (delivered once, intact, in order, and hop by hop unless "
-                    "--no-trace). Prints packets delivered, latency and throughput.",
-        epilog="network flags as for 'twinnet gen'; presets: " + ", ".join(gen_cmd.PRESETS))
+                    "--no-trace). Prints packets delivered, latency and throughput. A second "
+                    "run of the same network reuses the build.",
+        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP + " Traffic: at "
+               f"most {MAX_PACKETS:,} packets and an injection window of at most "
+               f"{MAX_INJECTION_CYCLES:,} cycles (packets / (rate x PEs)). Presets: "
+               + ", ".join(gen_cmd.PRESETS))
     gen_cmd.add_network_args(parser)
     add_traffic_args(parser)
     parser.set_defaults(func=run)
@@ -34,19 +50,24 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02) -> None
     """Simulation flags (also used by ``twinnet demo``)."""
     parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                         help="simulator (default verilator)")
-    parser.add_argument("--packets", type=int, default=packets,
-                        help=f"packets to send (default {packets})")
-    parser.add_argument("--rate", type=float, default=rate,
-                        help=f"packets offered per PE per cycle, in (0, 1] (default {rate})")
-    parser.add_argument("--eject-ready", type=float, default=1.0,
-                        help="probability a PE accepts an ejected flit in a cycle (default 1)")
-    parser.add_argument("--seed", type=int, default=1, help="traffic seed (default 1)")
+    parser.add_argument("--packets", type=parse.integer, default=packets,
+                        help=f"packets to send, 1 to {MAX_PACKETS:,} (default {packets})")
+    parser.add_argument("--rate", type=parse.number, default=rate,
+                        help="packets offered per PE per cycle, above 0 and at most 1 / packet "
+                             f"length (a PE port takes one flit per cycle; default {rate})")
+    parser.add_argument("--eject-ready", type=parse.number, default=1.0,
+                        help=f"probability a PE accepts an ejected flit in a cycle, "
+                             f"{MIN_EJECT_READY} to 1 (default 1)")
+    parser.add_argument("--seed", type=parse.integer, default=1,
+                        help=f"seed of the traffic (destinations, injection times and "
+                             f"back-pressure), 0 to {MAX_SEED} (default 1)")
     parser.add_argument("--no-trace", action="store_true",
                         help="leave out the link trace (faster; hops are then not checked)")
     parser.add_argument("--waves", action="store_true",
                         help="dump waveforms (FST on Icarus, VCD on Verilator)")
-    parser.add_argument("--out", type=Path, default=Path("build"),
-                        help="build folder (default ./build/<network>-<simulator>)")
+    parser.add_argument("--out", type=parse.path, default=Path("build"),
+                        help="parent folder: the build goes to OUT/<network>-<simulator>/ "
+                             "(default ./build)")
     add_json_flag(parser)
 
 
@@ -54,18 +75,44 @@ def run(args) -> Report:
     return simulate_uniform(gen_cmd.network_from_args(args), args)
 
 
+def traffic_settings(network, args) -> dict:
+    """The ``uniform_traffic`` settings of ``args``, checked against ``network``."""
+    length, pes = network.packet_length, network.topology.pe_count
+    packets = checks.check_int("--packets", args.packets, minimum=1, maximum=MAX_PACKETS)
+    rate = args.rate
+    if not 0 < rate <= 1 / length:
+        raise UsageError(f"--rate {rate}: must be above 0 and at most 1/{length} = "
+                         f"{1 / length:g} packets per PE per cycle (a PE port takes one flit "
+                         f"per cycle and a packet has {length} flits)")
+    lowest = packets / (pes * MAX_INJECTION_CYCLES)
+    if rate < lowest:
+        raise UsageError(f"--rate {rate}: {packets} packets on {pes} PEs would need more than "
+                         f"{MAX_INJECTION_CYCLES:,} cycles of injection; the rate must be at "
+                         f"least {lowest:.3g} packets per PE per cycle (or send fewer --packets)")
+    if not MIN_EJECT_READY <= args.eject_ready <= 1:
+        raise UsageError(f"--eject-ready {args.eject_ready}: must be a probability from "
+                         f"{MIN_EJECT_READY} to 1 (below that a run would take too long)")
+    seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    return {"packets": packets, "rate": float(rate), "eject_ready": float(args.eject_ready),
+            "seed": seed}
+
+
+def build_folder(network, args) -> Path:
+    """Where ``network`` is built: one folder per network name (which encodes every
+    parameter that changes the Verilog), simulator and trace choice."""
+    name = f"{network.name}-{args.simulator}" + ("-notrace" if args.no_trace else "")
+    return output.target(args.out, name, "--out")
+
+
 def simulate_uniform(network, args) -> Report:
     """Run ``uniform_traffic`` on ``network`` with the flags in ``args``; report the results."""
-    settings = {"packets": checks.check_int("packets", args.packets, minimum=1),
-                "rate": checks.check_fraction("rate", args.rate),
-                "eject_ready": checks.check_fraction("eject-ready", args.eject_ready),
-                "seed": checks.check_int("seed", args.seed)}
+    settings = traffic_settings(network, args)
+    build_dir = build_folder(network, args)
     from twinnet.sim_tb import runner, twin_network_sim  # cocotb only when simulating
 
     reason = runner.missing(args.simulator)
     if reason:
-        raise ValueError(f"simulator {args.simulator!r} cannot run here: {reason}")
-    build_dir = args.out / f"{network.name}-{args.simulator}"
+        raise UsageError(f"--simulator {args.simulator}: cannot run here: {reason}")
     print(f"twinnet sim: {network.name} ({network.topology.pe_count} PEs, "
           f"{network.topology.router_count} cards) on {args.simulator}", file=sys.stderr)
     # The simulator's build, logs and waveform: a traced build sits beside the plain one.
@@ -75,18 +122,24 @@ def simulate_uniform(network, args) -> Report:
             network, args.simulator, build_dir, {"uniform_traffic": settings},
             trace=not args.no_trace, waves=args.waves, log=True,
             progress=lambda line: print(f"  {line}", file=sys.stderr))
-    except AssertionError as error:
-        raise CheckFailed(f"{network.name} on {args.simulator}: {error}; the scoreboard's "
-                          f"errors are in {logs / 'test.log'}") from None
+    except twin_network_sim.SimulationFailed as failure:
+        raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
+                          f"details in {logs / 'test.log'}") from None
     uniform = results["uniform_traffic"]
+    accepted = uniform["accepted_flits_per_pe_cycle"]
     text = "\n".join([
         f"{network.name} on {args.simulator}: uniform random traffic, seed {settings['seed']}",
         f"  packets delivered       {uniform['packets']} of {uniform['packets']} "
         f"({uniform['flits']} flits), each once, intact, in order"
         + (", every hop as the model says" if uniform["hops_checked"] else ""),
         f"  offered load            {uniform['offered_flits_per_pe_cycle']:.3f} flits/PE/cycle",
-        f"  accepted throughput     {uniform['accepted_flits_per_pe_cycle']:.3f} flits/PE/cycle "
-        f"(over the {uniform['injection_cycles']} injection cycles)",
+        "  accepted throughput     " + (
+            f"{accepted:.3f} flits/PE/cycle (over the {uniform['injection_cycles']} injection "
+            "cycles)" if accepted is not None else
+            f"not measured: the {uniform['injection_cycles']}-cycle injection window is too "
+            f"short against the latency (send more packets)"),
+        f"  delivered               {uniform['delivered_flits_per_pe_cycle']:.4f} "
+        f"flits/PE/cycle over the whole run ({uniform['cycles']} cycles)",
         f"  mean latency            {uniform['mean_latency']:.2f} cycles in the network, "
         f"{uniform['mean_total_latency']:.2f} with source queueing (max "
         f"{uniform['max_latency']})",

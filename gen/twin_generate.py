@@ -14,6 +14,8 @@ from twinnet.hdl.twin_card import card_router
 from twinnet.hdl.twin_network import TwinNetwork, module_ports
 from twinnet.model.network import TwinNetworkConfig
 
+from . import output
+
 MANIFEST_VERSION = 1
 
 
@@ -21,12 +23,19 @@ def generate(network: TwinNetworkConfig, outdir, *, trace: bool = False,
              progress=None) -> list[Path]:
     """Write the network's Verilog and manifest into ``outdir``; return the files written.
 
-    ``trace`` adds the link-trace outputs a testbench uses to follow every hop. ``progress``,
-    if given, is called with one line of text per step.
+    The folder is built under a temporary name and appears whole only when everything is
+    written (see :func:`twinnet.gen.output.staged`); files that did not change keep their time
+    stamps, so a simulator build of the same network is reused. ``trace`` adds the link-trace
+    outputs a testbench uses to follow every hop. ``progress``, if given, is called with one
+    line of text per step.
     """
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    say = progress or (lambda text: None)
+    with output.staged(outdir) as stage:
+        written = _write(network, stage, trace, progress or (lambda text: None))
+    return [outdir / path.name for path in written]
+
+
+def _write(network: TwinNetworkConfig, outdir: Path, trace: bool, say) -> list[Path]:
     files, card_modules, timings = [], {}, {}
     for card in range(network.topology.card_count):
         started = time.perf_counter()

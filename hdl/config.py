@@ -19,7 +19,8 @@ from twinnet.model import checks
 #: card pair or a twin switch), and a processing element.
 ROLES = ("network", "internal", "pe")
 
-#: Width of the router's ``drop_count`` status output.
+#: Default width of the router's ``drop_count`` status output (a lone router's status
+#: counter; a network's routers use 32 bits so that the network total is exact).
 DROP_COUNT_WIDTH = 16
 
 
@@ -73,7 +74,7 @@ class PortConfig:
 
 @dataclass(frozen=True)
 class RouterConfig:
-    """An input-queued virtual cut-through router with credit flow control (SPEC §5).
+    """An input-queued virtual cut-through router with credit flow control (003 §7.1, 002 §3.1).
 
     Parameters:
         flit_width: bits of one flit (>= 1). The head flit must also hold the routing header
@@ -82,6 +83,8 @@ class RouterConfig:
         ports: the ports, a sequence of :class:`PortConfig` (at least one); port ``i`` is
             input ``i`` and output ``i``. Every buffer holds at least L flits, 2L on bubble
             ports.
+        drop_count_width: bits of the ``drop_count`` status output (1 to 64, default 16); the
+            counter saturates at its largest value.
         source_width, kind_width: bits of the head flit's source and packet-kind fields,
             carried for the PEs (the router does not read them; >= 0).
     """
@@ -91,12 +94,14 @@ class RouterConfig:
     ports: tuple[PortConfig, ...]
     source_width: int = 0
     kind_width: int = 0
+    drop_count_width: int = DROP_COUNT_WIDTH
 
     def __post_init__(self):
         checks.check_int("flit_width", self.flit_width, minimum=1)
         checks.check_int("packet_length", self.packet_length, minimum=1)
         checks.check_int("source_width", self.source_width, minimum=0)
         checks.check_int("kind_width", self.kind_width, minimum=0)
+        checks.check_int("drop_count_width", self.drop_count_width, minimum=1, maximum=64)
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
             raise TypeError(f"ports must be a sequence of PortConfig, not {self.ports!r}")
         ports = tuple(self.ports)
@@ -147,12 +152,14 @@ class RouterConfig:
         """The parameters as written, JSON-ready; :meth:`from_dict` inverts it."""
         return {"flit_width": self.flit_width, "packet_length": self.packet_length,
                 "ports": [port.to_dict() for port in self.ports],
-                "source_width": self.source_width, "kind_width": self.kind_width}
+                "source_width": self.source_width, "kind_width": self.kind_width,
+                "drop_count_width": self.drop_count_width}
 
     @classmethod
     def from_dict(cls, values: dict) -> "RouterConfig":
         """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
-        allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width"}
+        allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width",
+                   "drop_count_width"}
         unknown = set(values) - allowed
         if unknown:
             raise ValueError(f"unknown router configuration keys {sorted(unknown)}; "

@@ -23,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from . import flit
 from .arbiter import RoundRobinArbiter
-from .config import DROP_COUNT_WIDTH, RouterConfig
+from .config import RouterConfig
 from .route_compute import RouteCompute
 
 
@@ -55,7 +55,8 @@ class Router(wiring.Component):
             Out(pe_out_signature(...)) on a PE port — the ejection stream (valid/ready).
         static: In(route compute's static_layout) — per-node constants for the route compute
             (absent when the layout is empty).
-        drop_count: Out(16) — packets dropped as malformed since reset (saturates).
+        drop_count: Out(config.drop_count_width) — packets dropped as malformed since reset
+            (saturates at its largest value).
 
     Raises ``TypeError`` for a wrong config or factory and ``ValueError`` when the routing
     header does not fit in a flit, before anything is elaborated.
@@ -100,7 +101,7 @@ class Router(wiring.Component):
                 members[f"out_{index}"] = Out(link)
         if first.static_layout.size:
             members["node_static"] = In(first.static_layout)
-        members["drop_count"] = Out(DROP_COUNT_WIDTH)
+        members["drop_count"] = Out(config.drop_count_width)
         super().__init__(members)
 
     def port_in(self, index: int):
@@ -133,7 +134,7 @@ class Router(wiring.Component):
             credits.append([Signal(range(depth + 1), init=depth, name=f"credits_{o}_{w}")
                             for w in range(port.output_vc_count)])
             # Virtual cut-through: a VC is allocated only with room for the whole packet,
-            # and a bubble move needs room for two (SPEC §1.6), so a ring never fills.
+            # and a bubble move needs room for two (003 §6.3.2), so a ring never fills.
             one = [~b & (c >= length) for b, c in zip(busy[o], credits[o])]
             two = [~b & (c >= 2 * length) for b, c in zip(busy[o], credits[o])]
             free_one.append(Signal(vmax, name=f"free_one_{o}"))
@@ -415,6 +416,6 @@ class Router(wiring.Component):
         # ---- Status: malformed packets dropped (counted at their head flit), saturating. ----
         dropped = sum((head.as_unsigned() for head in drop_heads), Const(0, 1))
         total = self.drop_count + dropped
-        limit = (1 << DROP_COUNT_WIDTH) - 1
+        limit = (1 << config.drop_count_width) - 1
         m.d.sync += self.drop_count.eq(Mux(total > limit, limit, total))
         return m

@@ -17,6 +17,10 @@ from .config import PortConfig, RouterConfig
 from .router import Router
 from .twin_route import TwinRouteCompute, card_ports
 
+#: Width of every card's drop counter and of the network top's total: the total is the sum
+#: of the cards' counts, exact until it reaches 2**32 - 1, where it saturates.
+NETWORK_DROP_COUNT_WIDTH = 32
+
 
 def port_label(port) -> str:
     """A Verilog-safe name for a card port: ``Xp``, ``Ym``, ``I``, ``PE``."""
@@ -43,7 +47,8 @@ def card_router_config(network: TwinNetworkConfig, card: int) -> RouterConfig:
             ports.append(PortConfig("network", vc_count(twin, port), network.depth,
                                     bubble=bubble, name=port_label(port)))
     return RouterConfig(network.flit_width, network.packet_length, tuple(ports),
-                        source_width=network.source_width)
+                        source_width=network.source_width,
+                        drop_count_width=NETWORK_DROP_COUNT_WIDTH)
 
 
 def card_router(network: TwinNetworkConfig, card: int) -> Router:

@@ -8,7 +8,9 @@ buses. PE ``i`` (in :meth:`TwinTorusConfig.pes` order: node by node, PE0 before 
 
     pe_in_valid, pe_in_first, pe_in_last: In(P)     pe_in_ready: Out(P)     pe_in_data: In(P*W)
     pe_out_valid, pe_out_first, pe_out_last: Out(P) pe_out_ready: In(P)     pe_out_data: Out(P*W)
-    drop_count: Out(32) — malformed packets dropped at injection, summed over every card.
+    drop_count: Out(32) — malformed packets dropped at injection, summed over every card:
+        exact until the total reaches 2**32 - 1, where it saturates (each card counts in 32
+        bits too, so no card's counter saturates before the total does).
 
 With ``trace=True`` the top also shows every link to a testbench: ``trace_valid`` (one bit per
 link: a flit is on it this cycle) and ``trace_flit`` (link ``j``'s flit payload at bits
@@ -17,14 +19,14 @@ link: a flit is on it this cycle) and ``trace_flit`` (link ``j``'s flit payload 
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, ResetSignal, Shape, Signal
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Shape, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import PE_PORT, Card, Port
 
-from .twin_card import card_router_config
+from .twin_card import NETWORK_DROP_COUNT_WIDTH, card_router_config
 from .twin_route import card_ports
 
 
@@ -90,7 +92,7 @@ class TwinNetwork(wiring.Component):
             "pe_in_data": In(pes * width), "pe_in_ready": Out(pes),
             "pe_out_valid": Out(pes), "pe_out_first": Out(pes), "pe_out_last": Out(pes),
             "pe_out_data": Out(pes * width), "pe_out_ready": In(pes),
-            "drop_count": Out(32),
+            "drop_count": Out(NETWORK_DROP_COUNT_WIDTH),
         }
         if trace:
             members["trace_valid"] = Out(len(self.links))
@@ -152,7 +154,8 @@ class TwinNetwork(wiring.Component):
             ]
 
         drops = [wires[card, "drop_count"] for card in twin.cards()]
-        m.d.comb += self.drop_count.eq(_sum_tree(drops))
+        total, limit = _sum_tree(drops), (1 << NETWORK_DROP_COUNT_WIDTH) - 1
+        m.d.comb += self.drop_count.eq(Mux(total > limit, limit, total))
         return m
 
     def _local(self, card: Card, port: Port) -> int:

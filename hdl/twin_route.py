@@ -1,9 +1,9 @@
-"""Route compute of a twin-torus card (SPEC §1.3–1.6) as arithmetic hardware.
+"""Route compute of a twin-torus card (003 Alg. 1–6, 000 Alg. 1–4) as arithmetic hardware.
 
 For every dimension the hardware compares the destination digit with the node's own digit,
 forms ``(d - c) mod k`` and its ring direction (``+`` when ``2·aux <= k``, the positive tie
-rule), picks the lowest differing dimension, and checks whether the wanted port sits on this
-card; only the port layout and the VC numbering come from the configuration. The node's
+rule of 003 Alg. 2), picks the lowest differing dimension, and checks whether the wanted port
+sits on this card; only the port layout and the VC numbering come from the configuration. The node's
 coordinates are an input (``here``), so one module serves every node with the same card
 layout: the network top ties ``node_static`` off per node.
 
@@ -57,7 +57,8 @@ class TwinRouteCompute(RouteCompute):
     - ``header`` is a :func:`destination_layout` (node digits ``o0 …`` and the PE bit);
     - ``node_static`` is a :func:`coordinate_layout`: this node's coordinates, tied off per node;
     - ``out_port`` is the card-local port (see the module docstring), ``vc_mask`` has exactly
-      the one bit of the SPEC §1.5 / §1.6 VC, ``bubble`` marks a move that enters a ring;
+      the one bit of the VC chosen as in 003 §6.3.1 / §6.3.2, ``bubble`` marks a move that
+      enters a ring;
     - ``malformed`` is set when a destination digit is ``>= k_i``, or the PE bit is 1 on the
       plain torus (one PE per node); the router drops the packet.
 
@@ -114,7 +115,7 @@ class TwinRouteCompute(RouteCompute):
             # aux = (d - c) mod k without a divider: add k when the difference is negative.
             aux = Mux(d >= c, d - c, d + k - c).as_unsigned()[:width]
             plus = (aux << 1) <= k  # aux <= k/2: the shorter (or tied) way is +
-            up = d > c  # SPEC §1.5: VC "up" when the destination digit is above ours
+            up = d > c  # 003 Alg. 4: VC "up" when the destination digit is above ours
             with m.Elif(c != d):
                 with m.If(plus):
                     self._toward(m, Port.external(dim, +1), up)

@@ -1,13 +1,14 @@
 """k-ary n-trees (bidirectional MINs) of twin switches, DESTRO routing and path analyses.
 
-Wiring (SPEC §2.1, 001 App. A.6.1): ``N = k^n`` terminals ``h = h_{n-1} … h_0`` and ``n``
-stages of ``k^(n-1)`` switches ``<s, o_{n-2} … o_0>``. Ports ``0 … k-1`` face down, ``k … 2k-1``
+Wiring (001 App. A.6.1): ``N = k^n`` terminals ``h = h_{n-1} … h_0`` and ``n`` stages of
+``k^(n-1)`` switches ``<s, o_{n-2} … o_0>``. Ports ``0 … k-1`` face down, ``k … 2k-1``
 face up. Up port ``k + j`` of ``<s, o>`` goes to ``<s+1, o'>`` with ``o'_s = j`` (other digits
 equal) and arrives on its down port ``o_s``; terminal ``h`` hangs on down port ``h_0`` of
-``<0, o>`` with ``o_i = h_{i+1}``. Digits are stored least significant first: ``digits[i]`` is
-``o_i`` (``h_i`` for a terminal).
+``<0, o>`` with ``o_i = h_{i+1}``. The paper fixes which switches are joined; the port numbers
+at both ends are this project's reading of the labels of App. A.7.1 (Fig. 25). Digits are
+stored least significant first: ``digits[i]`` is ``o_i`` (``h_i`` for a terminal).
 
-Routing (SPEC §2.2, 001 App. A.7.1): at ``<s, o>`` a packet for ``h`` goes down through port
+Routing (001 App. A.7.1, App. A.5.1): at ``<s, o>`` a packet for ``h`` goes down through port
 ``h_s`` when ``h`` is below the switch (``h_i = o_{i-1}`` for every ``i`` in ``s+1 … n-1``),
 else up. DESTRO goes up through port ``k + h_s``; the ``"random"`` routing goes up through a
 port drawn from a seeded RNG (the down phase is the same unique path). Either way the packet
@@ -366,9 +367,9 @@ class TwinFatTree:
     """A k-ary n-tree whose switches are twin switches, one split per stage.
 
     ``splits[s]`` is the :class:`TwinSwitch` used at stage ``s``; ``None`` (the default) takes
-    the optimal pattern of SPEC §2.3 — paired below the last stage, all down ports on α at the
-    last stage — which needs an even k. Raises ``ValueError`` for a split of another k or
-    another r, or a wrong number of splits.
+    the optimal pattern of 001 §5.3.3 (Fig. 13) — paired below the last stage (Prop. 1.29),
+    all down ports on α at the last stage (Prop. 1.30) — which needs an even k. Raises
+    ``ValueError`` for a split of another k or another r, or a wrong number of splits.
     """
 
     tree: FatTreeConfig

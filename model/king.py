@@ -1,4 +1,4 @@
-"""Square meshes and tori with diagonals: M, DM, KM, T, DT, KT (SPEC §3, 002 §2–3).
+"""Square meshes and tori with diagonals: M, DM, KM, T, DT, KT (002 §2, Def. 1–2, and §3).
 
 Nodes are ``(x, y)`` with ``0 ≤ x, y < side``. Link directions are x ``(1, 0)``, y ``(0, 1)``,
 z ``(1, 1)`` and t ``(-1, 1)``, each with a ``+`` and a ``-`` port; the eight ports in *vector
@@ -9,7 +9,7 @@ Routing records are tuples of hop counts per direction, signed by the port to ta
 ``(δx, δy)`` for DOR on M/T, ``(δx, δy, δz)`` for DM/DT, ``(δx, δy, δz, δt)`` (Knaive) for
 KM/KT. Hop-by-hop routing works on the 8-entry vectors of :data:`PORTS`.
 
-Deadlock of the king escape network (SPEC §3.3, §6): the escape VC follows the first grade-1
+Deadlock of the king escape network (002 §3.1, §3.3.3): the escape VC takes the first grade-1
 port in vector order, i.e. DOR over x, y, then z, t. On a mesh that is acyclic on one VC. On a
 torus each direction's rings close a cycle on one VC (scheme ``"plain"``), which the checker
 reports. Two remedies are modelled: ``"dateline"`` (two escape VCs per link: a packet moves to
@@ -263,7 +263,7 @@ def diagonal_torus_record(side: int, source: Node, destination: Node,
 
 def knaive_record(dx: int, dy: int) -> Record:
     """Knaive ``(δx, δy, δz, δt)``: z in the same-sign quadrants as on a diagonal mesh;
-    with opposite signs t takes the smaller component (SPEC §3.3)."""
+    with opposite signs t takes the smaller component (002 §3.3.1)."""
     if dx * dy >= 0:
         return (*diagonal_mesh_record(dx, dy), 0)
     if abs(dx) >= abs(dy):
@@ -385,12 +385,13 @@ def escape_dependency_graph(config: KingConfig, scheme: str = "plain") -> Channe
 
 def broadcast_ttl(config: KingConfig, source: Node, port: str,
                   even_side_rule: bool = True) -> int:
-    """The TTL the source gives the copy it sends through ``port`` (SPEC §3.3).
+    """The TTL the source gives the copy it sends through ``port`` (002 §3.3.4).
 
-    King mesh: max(x, s−1−x, y, s−1−y). King torus: ⌊s/2⌋, and with ``even_side_rule`` one
-    less on an even side for copies heading in a negative x or y direction (x−, y−, z−, t+,
-    t−) so that nodes s/2 away are reached once (without it, the paper's rule, they are
-    reached twice).
+    King mesh: max(x, s−1−x, y, s−1−y) (the paper writes s−x; with coordinates 0 … s−1 the
+    farthest node is s−1−x columns away). King torus: the diameter ⌊s/2⌋, and with
+    ``even_side_rule`` (a choice of this project, see docs/background.md) one less on an even
+    side for copies heading in a negative x or y direction (x−, y−, z−, t+, t−) so that nodes
+    s/2 away are reached once (without it, the paper's rule, they are reached twice).
     """
     config.require_king("broadcast")
     x, y = config.check_node(source, "source")

@@ -19,6 +19,9 @@ from .torus import CubeConfig, Node, dimension_name
 
 MODES = ("none", "vc", "bubble")
 
+#: The one default deadlock mode of every entry point (the papers' instances use it).
+DEFAULT_MODE = "bubble"
+
 
 @dataclass(frozen=True, order=True)
 class Port:
@@ -48,8 +51,9 @@ class Port:
         names = [dimension_name(dim) for dim in range(n)]
         if len(text) >= 2 and text[-1] in "+-" and text[:-1] in names:
             return cls.external(names.index(text[:-1]), +1 if text[-1] == "+" else -1)
-        allowed = ", ".join(f"{name}+/{name}-" for name in names)
-        raise ValueError(f"port {text!r} is not an external port of an n={n} torus ({allowed})")
+        allowed = ", ".join(f"{name}{sign}" for name in names for sign in "+-")
+        raise ValueError(f"port {text!r} must be one of the external ports of an n={n} torus: "
+                         f"{allowed}")
 
 
 INTERNAL = Port("internal")
@@ -64,7 +68,7 @@ def external_ports(n: int) -> tuple[Port, ...]:
 #: The name of the single-card configuration: the plain torus (all ports on card 0).
 PLAIN = "torus"
 
-#: The ten 3DT configurations (card 0's ports), SPEC §1.2 / 003 Table 1.
+#: The ten 3DT configurations (card 0's ports), 003 Table 1.
 NAMED_CONFIGURATIONS = {
     "A": "X+ Y+ Z+", "B": "X+ Y+ Z-", "C": "X+ Y+ Y-", "D": "X+ Y+ X-", "E": "X+ Y- Z+",
     "F": "X+ Y- Z-", "G": "X+ Y- X-", "H": "X+ Z+ Z-", "I": "X+ Z+ X-", "J": "X+ Z- X-",
@@ -177,6 +181,12 @@ class PortConfiguration:
                f"card 1: {card1})"
 
 
+def default_configuration(n: int) -> str:
+    """The one default port configuration of every entry point: D for n = 3 (the best of A–J
+    in 003 §7.3), C_Best for any other n (000 Def. 3.5)."""
+    return "D" if n == 3 else "C_Best"
+
+
 @dataclass(frozen=True, order=True)
 class Card:
     """Card ``index`` (0 or 1) of the node with coordinates ``node``."""
@@ -209,14 +219,15 @@ class TwinTorusConfig:
 
     ``configuration`` may be a :class:`PortConfiguration` or its text (``"D"``, ``"C_Best"``,
     ``"torus"`` for the plain torus with one card per node, ``"X+,Y+,X-"``); it is resolved at
-    construction. ``mode`` is ``none`` (one VC, deadlocks),
-    ``vc`` (SPEC §1.5) or ``bubble`` (SPEC §1.6). Raises ``ValueError`` for n < 2, a radix
-    below 2, an unknown configuration or mode.
+    construction. ``None`` (the default) is :func:`default_configuration`: D for n = 3, C_Best
+    otherwise. ``mode`` is ``none`` (one VC, deadlocks), ``vc`` (two VCs per torus link, 003
+    §6.3.1) or ``bubble`` (bubble flow control, 003 §6.3.2; the default). Raises ``ValueError`` for
+    n < 2, a radix below 2, an unknown configuration or mode.
     """
 
     radices: tuple[int, ...]
-    configuration: PortConfiguration | str = "C_Best"
-    mode: str = "vc"
+    configuration: PortConfiguration | str | None = None
+    mode: str = DEFAULT_MODE
 
     def __post_init__(self):
         radices = self.radices
@@ -232,6 +243,8 @@ class TwinTorusConfig:
                 raise ValueError(f"k must be an integer >= 2, not {k} (dimension {dim})")
         object.__setattr__(self, "radices", radices)
         configuration = self.configuration
+        if configuration is None:
+            configuration = default_configuration(self.n)
         if isinstance(configuration, str):
             configuration = PortConfiguration.parse(configuration, self.n)
         if not isinstance(configuration, PortConfiguration):
@@ -244,7 +257,7 @@ class TwinTorusConfig:
         checks.check_choice("mode", self.mode, MODES)
 
     @classmethod
-    def uniform(cls, n: int, k: int, configuration="C_Best", mode: str = "vc"):
+    def uniform(cls, n: int, k: int, configuration=None, mode: str = DEFAULT_MODE):
         """An n-dimensional twin torus with radix ``k`` in every dimension."""
         checks.check_int("n", n, minimum=2)
         checks.check_int("k", k, minimum=2)
@@ -337,11 +350,11 @@ def all_named_configurations() -> list[PortConfiguration]:
 
 
 def parse_pe(text: str) -> tuple[tuple[int, ...], int]:
-    """``"0,1,2:1"`` → ``((0, 1, 2), 1)``; the PE defaults to 0 when ``:pe`` is left out."""
-    digits, _, pe = text.partition(":")
-    try:
-        return tuple(int(d) for d in digits.split(",")), int(pe or 0)
-    except ValueError:
-        raise ValueError(f"PE address {text!r} must look like 'x,y,z:pe', e.g. '0,1,2:1'") \
-            from None
-
+    """``"0,1,2:1"`` → ``((0, 1, 2), 1)``; the PE defaults to 0 when ``:pe`` is left out.
+    Digits must be ASCII (``int`` alone would take ``٣``); an empty digit or PE is an error."""
+    digits, colon, pe = text.partition(":")
+    items = digits.split(",") + ([pe] if colon else [])
+    if not all(item.strip().isascii() and item.strip().isdigit() for item in items):
+        raise ValueError(f"PE address {text!r} must look like 'x,y,z:pe', each a whole "
+                         "number of at least 0 in ASCII digits, e.g. '0,1,2:1'")
+    return tuple(int(d) for d in digits.split(",")), int(pe) if colon else 0

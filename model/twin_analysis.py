@@ -20,7 +20,7 @@ from .twin_routing import Hop, internal_channels, path, route
 Channel = tuple[Node, int, Port, int]  # (node, card index, output port, VC)
 
 
-# --- internal-link transit counts (SPEC §1.7) ----------------------------------------------------
+# --- internal-link transit counts (003 §5.1–5.2.5, Tables 7–8; 000 §3.3.2) ------------------------
 
 def _node_path_crossings(config: TwinTorusConfig, source: Node, destination: Node):
     """Yield ``(node, in_port, out_port)`` for each node a node-level DOR path passes through.
@@ -56,7 +56,7 @@ def internal_transit_counts(config: TwinTorusConfig) -> Counter:
 
 
 def internal_transit_count(config: TwinTorusConfig) -> int:
-    """Paths through a node that use both its cards (SPEC §1.7 convention)."""
+    """Paths through a node that use both its cards (counted as in 003 §5.1)."""
     return internal_transit_counts(config)["total"]
 
 
@@ -125,7 +125,7 @@ def torus_distance_summary(cube: CubeConfig) -> DistanceSummary:
     return DistanceSummary(cube.node_count, diameter, total / (cube.node_count - 1))
 
 
-# --- channel-dependency graphs (SPEC §6) ---------------------------------------------------------
+# --- channel-dependency graphs (003 §6.2–6.3; 000 §4.2–4.3) --------------------------------------
 
 def hop_channel(hop: Hop) -> Channel | None:
     """The network channel a hop occupies when it leaves, or ``None`` for ejection to the PE."""

@@ -1,4 +1,4 @@
-"""DOR adapted to the twin node, with the three deadlock modes (SPEC §1.3–1.6).
+"""DOR adapted to the twin node, with the three deadlock modes (003 §6, Alg. 1–6; 000 §4).
 
 At a card of node ``c`` for destination ``<d | pe_d>``: take the ring direction in the lowest
 differing dimension; with all digits equal go to the internal link (other PE) or the PE port;
@@ -7,11 +7,15 @@ if the chosen external port sits on the other card, go to the internal link inst
 Virtual channels, by mode:
 
 - ``none``: one VC on every link.
-- ``vc``: external links have VC 0 (*up*, ``d_i > c_i``) and VC 1 (*low*, otherwise); the
-  internal link has, in this order, one VC for type 1 (only if some dimension is not split),
-  an up/low pair for each split dimension (type 2), and one VC for type 3.
-- ``bubble``: one VC on external links; internal VCs are type 1 (if needed), one per split
-  dimension (type 2), then type 3. A move that *enters a ring* needs room for two packets.
+- ``vc`` (003 §6.3.1, Alg. 3–4): external links have VC 0 (*up*, ``d_i > c_i``) and VC 1
+  (*low*, otherwise); the internal link has, in this order, one VC for type 1 (only if some
+  dimension is not split), an up/low pair for each split dimension (type 2), and one VC for
+  type 3 — 003's numbering for configuration D, extended by dimension order.
+- ``bubble`` (003 §6.3.2, Alg. 5–6): one VC on external links; internal VCs are type 1 (if
+  needed), one per split dimension (type 2), then type 3. A move that *enters a ring* needs
+  room for two packets.
+
+Traffic types follow 003 §6.2.1 (000 §4.2 swaps the names of types 2 and 3).
 """
 
 from dataclasses import dataclass
@@ -93,7 +97,7 @@ class Hop:
 
 
 def dor_port(config: TwinTorusConfig, card: Card, destination: PEAddress) -> Port:
-    """Steps 1–2 of SPEC §1.3: the port DOR wants, before the card check of step 3."""
+    """Lines 1–11 of 003 Alg. 1: the port DOR wants, before the card check of lines 12–16."""
     for dim, (c, d, k) in enumerate(zip(card.node, destination.node, config.radices)):
         if c != d:
             return Port.external(dim, ring_direction(c, d, k))

@@ -4,7 +4,7 @@ Ports ``0 … k-1`` face down (toward the terminals) and ``k … 2k-1`` face up,
 n-tree switch. Internal switch α carries the external ports of the set ``alpha``, β the other
 k; the two are joined by ``internal_port_count`` (r ≥ 1) internal ports. A connection from
 port ``l`` to port ``l'`` crosses the internal link iff ``l`` and ``l'`` sit on different halves
-(SPEC §2.3, 001 §4).
+(001 Def. 1.2; §4, Def. 1.6–1.10; §4.1).
 """
 
 from dataclasses import dataclass

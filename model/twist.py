@@ -1,14 +1,16 @@
-"""Twisted tori: N-dimensional tori whose peripheral links may be twisted (SPEC §4, 004).
+"""Twisted tori: N-dimensional tori whose peripheral links may be twisted (004 §II–IV).
 
 Twist ``t_JK`` (J ≠ K): the peripheral link of dimension J from ``(…, x_J = d_J-1, x_K, …)``
-lands on ``(…, x_J = 0, x_K + t_JK mod d_K, …)``; other coordinates are unchanged, and several
-twists of the same J apply together. Dimension 0 is X (see :func:`torus.dimension_name`).
+lands on ``(…, x_J = 0, x_K + t_JK mod d_K, …)`` (004 §II, whose "mod K" means mod d_K); other
+coordinates are unchanged, and several twists of the same J apply together. Dimension 0 is X
+(see :func:`torus.dimension_name`).
 
-Metrics come from breadth-first search, averaged over all ordered pairs of nodes, a node to
-itself included: diameter, average distance k̄, per-dimension average distance k̄_i (hops taken
-in dimension i, averaged over *all* shortest paths of a pair — counted by dynamic programming
-over the BFS DAG, never by enumerating paths), the maximum of the k̄_i and the imbalance
-``N · max_i k̄_i / k̄`` with N the number of dimensions. Averages are exact fractions.
+Metrics (004 §II, computed as in §III) come from breadth-first search, averaged over all
+ordered pairs of nodes, a node to itself included (a choice of this project): diameter, average
+distance k̄, per-dimension average distance k̄_i (hops taken in dimension i, averaged over *all*
+shortest paths of a pair — counted by dynamic programming over the BFS DAG, never by
+enumerating paths), the maximum of the k̄_i and the imbalance ``N · max_i k̄_i / k̄`` with N the
+number of dimensions. Averages are exact fractions.
 
 Node symmetry, in the paper's sense (routing from coordinate differences works): the Theorem
 of 004 §IV says a torus is not node-symmetric when some dimension J both receives a twist
@@ -262,7 +264,7 @@ def diameter(config: TwistedTorusConfig) -> int:
 
 
 def metrics(config: TwistedTorusConfig) -> TwistMetrics:
-    """All four metrics of SPEC §4 (plus the per-dimension averages)."""
+    """All four metrics of 004 §II (plus the per-dimension averages)."""
     adjacency, n = config.adjacency, config.n
     sources = _sources(config)
     diam, distance_sum = 0, 0

@@ -66,6 +66,13 @@ def missing(simulator: str) -> str | None:
     return None
 
 
+def _write_if_changed(path: Path, text: str) -> None:
+    """Write ``text`` unless ``path`` holds it already (keeping the time stamp make and
+    Verilator compare)."""
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
 def load_config() -> dict:
     """Inside a cocotb module: the JSON configuration that :func:`run` passed in."""
     path = os.environ.get(CONFIG_ENV)
@@ -111,8 +118,7 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     sources = [Path(source).resolve() for source in sources]
     if verilog is not None:
         source = build_dir / f"{toplevel}.v"
-        if not source.exists() or source.read_text() != verilog:
-            source.write_text(verilog)
+        _write_if_changed(source, verilog)
         sources.append(source)
     if not sources:
         raise ValueError("run needs the design: verilog text or sources (Verilog files)")
@@ -126,7 +132,7 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
             # The runner's own dump module is SystemVerilog, which -g2005 rejects: build a
             # Verilog-2005 one as a second root; at run time waves=True makes vvp write FST.
             dump = build_dir / "twinnet_dump.v"
-            dump.write_text(f"module twinnet_dump;\ninitial begin\n"
+            _write_if_changed(dump, f"module twinnet_dump;\ninitial begin\n"
                             f"  $dumpfile(\"{build_dir / (toplevel + '.fst')}\");\n"
                             f"  $dumpvars(0, {toplevel});\nend\nendmodule\n")
             sources.append(dump)
@@ -138,7 +144,8 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
         if hier_blocks:
             control = build_dir / "hier_blocks.vlt"
-            control.write_text("`verilator_config\n" + "".join(
+            # Rewritten only when it changes: a new time stamp would make Verilator rebuild.
+            _write_if_changed(control, "`verilator_config\n" + "".join(
                 f'hier_block -module "{name}"\n' for name in hier_blocks))
             sources.insert(0, control)  # the runner reads the language off the last source
             build_args.append("--hierarchical")

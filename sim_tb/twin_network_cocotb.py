@@ -18,7 +18,7 @@ from twinnet.model.network import twin_network_from_dict
 from twinnet.model.twin import PEAddress
 
 from .runner import load_config
-from .twin_network_tb import Deadlock, NetworkBench
+from .twin_network_tb import CheckError, Deadlock, NetworkBench
 
 
 def _setup(dut, test: str, **defaults):
@@ -43,6 +43,28 @@ def _report(dut, test: str, **values) -> None:
     path.write_text(json.dumps(results, indent=1))
 
 
+def _checked(test: str):
+    """Decorate a cocotb test so that a failure is recorded in the results file before it
+    propagates: ``failure`` is ``"deadlock"`` (the watchdog fired) or ``"check"`` (scoreboard
+    errors), ``detail`` the message, ``errors`` the number of scoreboard errors. The runner's
+    caller reads it to say what went wrong (see ``twin_network_sim.SimulationFailed``)."""
+    def wrap(body):
+        async def checked(dut):
+            try:
+                await body(dut)
+            except Deadlock as error:
+                _report(dut, test, failure="deadlock", detail=str(error), errors=0)
+                raise
+            except CheckError as error:
+                _report(dut, test, failure="check", detail=str(error),
+                        errors=len(error.errors))
+                raise
+        checked.__name__, checked.__qualname__ = body.__name__, body.__qualname__
+        checked.__doc__ = body.__doc__
+        return checked
+    return wrap
+
+
 def _uniform_destination(bench, rng, source: int) -> PEAddress:
     while True:
         destination = rng.randrange(len(bench.pes))
@@ -54,8 +76,10 @@ async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
     """Offer ``packets`` packets between uniformly random PE pairs at ``rate`` packets per PE
     per cycle, drain, check every packet, and return what the run measured: latencies
     (network: head accepted → head ejected; total: offered → head ejected, so source queueing
-    included), the offered load and the accepted throughput in flits per PE per cycle over the
-    injection window, and the simulation speed."""
+    included), the offered load, the accepted throughput in flits per PE per cycle over the
+    injection window (``None`` when the window is shorter than ten mean latencies: packets
+    still in flight at its end would dominate), the delivered flits per PE per cycle over the
+    whole run, and the simulation speed."""
     first_packet, start = len(bench.sent), bench.cycle
     started = time.perf_counter()
     offered = 0
@@ -74,16 +98,21 @@ async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
     latencies = [p.delivered - p.injected for p in sent]
     totals = [p.delivered - p.offered for p in sent]
     in_window = sum(1 for p in sent if p.delivered <= window_end)
-    return dict(packets=len(sent), cycles=bench.cycle - start, injection_cycles=window,
+    mean_total = sum(totals) / len(totals)
+    cycles = bench.cycle - start
+    return dict(packets=len(sent), cycles=cycles, injection_cycles=window,
                 mean_latency=sum(latencies) / len(latencies), max_latency=max(latencies),
-                mean_total_latency=sum(totals) / len(totals),
+                mean_total_latency=mean_total,
                 offered_flits_per_pe_cycle=rate * length,
-                accepted_flits_per_pe_cycle=in_window * length / pes / window,
+                accepted_flits_per_pe_cycle=(in_window * length / pes / window
+                                             if window >= 10 * mean_total else None),
+                delivered_flits_per_pe_cycle=len(sent) * length / pes / cycles,
                 flits=len(sent) * length, hops_checked=bench.scoreboard.check_hops,
                 wall_seconds=seconds, cycles_per_second=(bench.cycle - start) / seconds)
 
 
 @cocotb.test()
+@_checked("uniform_traffic")
 async def uniform_traffic(dut):
     """``packets`` packets between uniformly random PE pairs, offered at ``rate`` packets per
     PE per cycle; every packet delivered once, intact, in order, along the model's hops."""
@@ -95,6 +124,7 @@ async def uniform_traffic(dut):
 
 
 @cocotb.test()
+@_checked("load_sweep")
 async def load_sweep(dut):
     """One :func:`_uniform_run` of ``packets`` packets per offered ``rate`` (packets per PE
     per cycle), one after the other in one simulation: the latency/throughput curve."""
@@ -109,6 +139,7 @@ async def load_sweep(dut):
 
 
 @cocotb.test()
+@_checked("saturation_drains")
 async def saturation_drains(dut):
     """Every PE keeps a packet waiting for ``cycles`` cycles (saturating uniform load), then
     traffic stops; the watchdog must never fire and everything must drain."""
@@ -172,6 +203,7 @@ async def deadlock_pattern(dut):
 
 
 @cocotb.test()
+@_checked("zero_load_latency")
 async def zero_load_latency(dut):
     """One packet at a time between every ordered pair of distinct PEs (or ``pairs`` random
     ones): latency from head accepted at the source to head ejected at the destination."""
@@ -191,6 +223,7 @@ async def zero_load_latency(dut):
 
 
 @cocotb.test()
+@_checked("malformed_dropped")
 async def malformed_dropped(dut):
     """Valid uniform traffic mixed with packets whose destination digit is out of range (or,
     on the plain torus, whose PE bit is 1): the malformed ones are counted on drop_count and

@@ -18,6 +18,17 @@ from . import runner
 TEST_MODULE = "twinnet.sim_tb.twin_network_cocotb"
 
 #: The cocotb tests of :data:`TEST_MODULE` and what they take (see their docstrings).
+class SimulationFailed(AssertionError):
+    """A cocotb test of :data:`TEST_MODULE` failed. ``test`` names it, ``kind`` is
+    ``"deadlock"`` (the watchdog fired), ``"check"`` (the scoreboard found errors) or
+    ``"error"`` (anything else, e.g. a build failure), and ``summary`` says what went wrong in
+    one line."""
+
+    def __init__(self, test: str | None, kind: str, summary: str):
+        super().__init__(summary)
+        self.test, self.kind, self.summary = test, kind, summary
+
+
 TESTS = ("uniform_traffic", "load_sweep", "saturation_drains", "deadlock_pattern",
          "zero_load_latency", "malformed_dropped")
 
@@ -32,7 +43,7 @@ def simulate(network: TwinNetworkConfig, simulator: str, build_dir, tests: dict,
     waveforms (FST on Icarus, VCD on Verilator; see :func:`twinnet.sim_tb.runner.run`);
     ``log`` keeps the simulator's output in ``build.log``/``test.log`` instead of the terminal;
     ``progress`` is called with one line of text per step. Raises ``ValueError`` for an unknown
-    test, ``AssertionError`` when a test fails.
+    test, :class:`SimulationFailed` when a test fails.
     """
     unknown = sorted(set(tests) - set(TESTS))
     if unknown:
@@ -46,18 +57,41 @@ def simulate(network: TwinNetworkConfig, simulator: str, build_dir, tests: dict,
     files = generate(network, build_dir / "rtl", trace=trace)
     say(f"generated {network.name}: {network.topology.router_count} cards "
         f"({time.perf_counter() - started:.1f} s)")
-    manifest = next(path for path in files if path.suffix == ".json")
     results = build_dir / "results.json"
     results.unlink(missing_ok=True)
     say(f"building on {simulator} and running {', '.join(tests)} (log in {build_dir})"
         if log else f"building on {simulator} and running {', '.join(tests)}")
     started = time.perf_counter()
+    try:
+        _run(network, simulator, build_dir, tests, files, results, waves, log)
+    except AssertionError as error:
+        raise _failure(results, error) from None
+    say(f"done ({time.perf_counter() - started:.1f} s)")
+    return json.loads(results.read_text())
+
+
+def _failure(results: Path, error: AssertionError) -> SimulationFailed:
+    """What the failed test recorded in ``results`` (see ``_checked`` in the cocotb module)."""
+    recorded = json.loads(results.read_text()) if results.exists() else {}
+    for test, values in recorded.items():
+        if isinstance(values, dict) and "failure" in values:
+            detail = values["detail"].splitlines()
+            if values["failure"] == "deadlock":
+                return SimulationFailed(test, "deadlock", f"{test}: deadlock: {detail[0]}")
+            return SimulationFailed(test, "check", f"{test}: the scoreboard found "
+                                    f"{values['errors']} errors, first: {detail[0]}")
+    return SimulationFailed(None, "error", str(error))
+
+
+def _run(network, simulator, build_dir, tests, files, results, waves, log) -> None:
     runner.run(simulator=simulator, sources=[path for path in files if path.suffix == ".v"],
                toplevel=network.name, test_module=TEST_MODULE, build_dir=build_dir,
                testcase=list(tests), waves=waves, log=log,
                hier_blocks=[f"{network.name}_card{card}"
                             for card in range(network.topology.card_count)],
-               config={"manifest": str(manifest.resolve()), "tests": tests,
+               config={"manifest": str(_manifest(files).resolve()), "tests": tests,
                        "results": str(results.resolve())})
-    say(f"done ({time.perf_counter() - started:.1f} s)")
-    return json.loads(results.read_text())
+
+
+def _manifest(files: list[Path]) -> Path:
+    return next(path for path in files if path.suffix == ".json")

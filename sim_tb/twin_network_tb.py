@@ -29,6 +29,14 @@ class Deadlock(AssertionError):
     """The watchdog saw no flit move for too long while packets were in flight."""
 
 
+class CheckError(AssertionError):
+    """The scoreboard's errors: ``errors`` lists them all; the message shows the first 20."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors[:20]))
+        self.errors = errors
+
+
 class PacketFormat:
     """Packets laid out as the manifest's ``head_flit`` says: destination digits
     (``route.node.o<i>``), destination PE (``route.pe``), ``source``; the head's ``payload``
@@ -331,7 +339,7 @@ class NetworkBench:
         if len(self.scoreboard.delivered) != len(self.sent) and not missing:
             errors.append(f"{len(self.scoreboard.delivered)} delivered, {len(self.sent)} sent")
         if errors:
-            raise AssertionError("\n".join(errors[:20]))
+            raise CheckError(errors)
 
 
 def _bits(value: int):

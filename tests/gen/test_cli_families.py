@@ -9,7 +9,10 @@ from twinnet.gen.cli import main
 
 
 def run(capsys, *argv):
-    status = main(list(argv))
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_info:  # argparse's own errors
+        status = exit_info.code
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -63,8 +66,8 @@ def test_fat_tree_random_routing_reports_its_seed(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--k", "3"], r"k must be even for the paired split .*not 3"),
     (["--split", "0,1,2"], r"alpha must hold exactly k = 4 of the 8 ports"),
-    (["--split", "best"], r"split must be one of optimal, paired, down-alpha or a list"),
-    (["--n", "0"], r"n must be an integer >= 1, not 0"),
+    (["--split", "best"], r"--split best: must be one of optimal, paired, down-alpha or a list"),
+    (["--n", "0"], r"--n must be an integer from 1 to 9, not 0"),
 ])
 def test_fat_tree_errors(capsys, argv, message):
     status, out, err = run(capsys, "analyze", "fat-tree", *argv)
@@ -103,11 +106,12 @@ def test_diagonal_torus_route_lists_ties(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--side", "1"], "side must be an integer >= 2, not 1"),
-    (["--kind", "XT"], "kind must be one of 'M', 'DM', 'KM', 'T', 'DT', 'KT', not 'XT'"),
-    (["--src", "0,0"], "--src and --dst go together"),
-    (["--src", "0,0", "--dst", "0,9"], "dst y must be from 0 to 7, not 9"),
-    (["--src", "0", "--dst", "1,1"], "src must be x,y, not '0'"),
+    (["--side", "1"], "--side must be an integer from 2 to 64, not 1"),
+    (["--kind", "XT"], "analyze king: argument --kind: invalid choice: 'XT' (choose from 'M', "
+                        "'DM', 'KM', 'T', 'DT', 'KT') (see 'twinnet analyze king --help')"),
+    (["--src", "0,0"], "--src 0,0 needs --dst: a routing query takes both"),
+    (["--src", "0,0", "--dst", "0,9"], "--dst 0,9: node y must be from 0 to 7, not 9"),
+    (["--src", "0", "--dst", "1,1"], "--src 0: a node is x,y (two numbers), not 1"),
 ])
 def test_king_errors(capsys, argv, message):
     status, out, err = run(capsys, "analyze", "king", *argv)
@@ -146,12 +150,12 @@ def test_twist_sweep(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--radices", "4,1", "--twist", "YX=1"],
-     "t_YX = 1: dimension Y has size 1; twists need both dimensions of size >= 2"),
-    (["--twist", "YX"], "twist must look like YX=4, not 'YX'"),
-    (["--twist", "QX=1"], "twist 'QX' must name two dimensions of an N=2 torus"),
-    (["--radices", "8,x"], "expected comma-separated integers, not '8,x'"),
-    (["--sweep", "YX", "--twist", "YX=1"], "--sweep tries a single twist"),
+    (["--radices", "4,1", "--twist", "YX=1"], "--radices[1] must be an integer >= 2, not 1"),
+    (["--twist", "YX"], "--twist 'YX': a twist looks like YX=4"),
+    (["--twist", "QX=1"], "--twist QX=1: twist 'QX' must name two dimensions of an N=2 torus"),
+    (["--radices", "8,x"], "analyze twist: argument --radices: expected comma-separated "
+                             "integers such as 4,4,2, not '8,x'"),
+    (["--sweep", "YX", "--twist", "YX=1"], "--sweep YX tries every value of one twist"),
 ])
 def test_twist_errors(capsys, argv, message):
     status, out, err = run(capsys, "analyze", "twist", *argv)

@@ -11,7 +11,10 @@ from twinnet.model.network import twin_network_from_dict
 
 
 def run(capsys, *argv):
-    status = main(list(argv))
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_info:  # argparse's own errors
+        status = exit_info.code
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -62,15 +65,16 @@ def test_twin_path(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["analyze", "twin-links", "--k", "1"], "twinnet: k must be an integer >= 2, not 1"),
-    (["analyze", "twin-links", "--n", "1"], "twinnet: n must be an integer >= 2, not 1"),
-    (["analyze", "deadlock", "--config", "Q"], "twinnet: configuration 'Q' is not one of"),
-    (["analyze", "twin-links", "--config", "X+,Y+"], "twinnet: card-0 port list must hold"),
-    (["analyze", "twin-links", "--radix", "4,x"], "twinnet: expected comma-separated integers"),
+    (["analyze", "twin-links", "--k", "1"], "twinnet: --k must be an integer >= 2, not 1"),
+    (["analyze", "twin-links", "--n", "1"], "twinnet: --n must be an integer from 2 to 10, not 1"),
+    (["analyze", "deadlock", "--config", "Q"], "twinnet: --config Q: configuration 'Q' is not one of"),
+    (["analyze", "twin-links", "--config", "X+,Y+"], "twinnet: --config X+,Y+: card-0 port list must hold"),
+    (["analyze", "twin-links", "--radix", "4,x"],
+     "twinnet: analyze twin-links: argument --radix: expected comma-separated integers"),
     (["analyze", "twin-path", "--src", "0,0,0:2", "--dst", "0,0,0:0"],
-     "twinnet: pe must be one of 0, 1, not 2"),
+     "twinnet: --src 0,0,0:2: pe must be one of 0, 1, not 2"),
     (["analyze", "twin-path", "--src", "0,0,5:0", "--dst", "0,0,0:0"],
-     "twinnet: node digit 2 must be from 0 to 3, not 5"),
+     "twinnet: --src 0,0,5:0: node digit 2 must be from 0 to 3, not 5"),
 ])
 def test_bad_input_is_one_line_and_nonzero(capsys, argv, message):
     status, out, err = run(capsys, *argv)
@@ -87,7 +91,7 @@ def test_demo_simulates_the_default_network():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["gen", "--k", "abc"], "twinnet: gen: argument --k: invalid int value: 'abc'"),
+    (["gen", "--k", "abc"], "twinnet: gen: argument --k: expected an integer (ASCII digits"),
     (["sim", "--simulator", "xyz"], "twinnet: sim: argument --simulator: invalid choice"),
     (["analyze", "deadlock", "--mode", "credit"],
      "twinnet: analyze deadlock: argument --mode: invalid choice"),

@@ -20,12 +20,14 @@ def test_help(capsys, command):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--rate", "0"], r"rate must be a number in \(0, 1\], not 0.0"),
-    (["--rate", "1.5"], r"rate must be a number in \(0, 1\], not 1.5"),
-    (["--packets", "0"], r"packets must be an integer >= 1, not 0"),
-    (["--eject-ready", "0"], r"eject-ready must be a number in \(0, 1\], not 0.0"),
-    (["--k", "1"], r"k must be an integer >= 2, not 1"),
-    (["--config", "Q"], r"configuration"),
+    (["--rate", "0"], r"--rate 0: must be above 0 and at most 1/4 = 0.25 packets per PE"),
+    (["--rate", "1.5"], r"--rate 1.5: must be above 0 and at most 1/4 = 0.25 packets"),
+    (["--rate", "1e-9"], r"--rate 1e-9: 2000 packets on 18 PEs would need more than "
+                         r"1,000,000 cycles of injection; the rate must be at least 0.000111"),
+    (["--packets", "0"], r"--packets must be an integer from 1 to 1000000, not 0"),
+    (["--eject-ready", "0"], r"--eject-ready 0: must be a probability from 0.01 to 1"),
+    (["--k", "1"], r"--k must be an integer >= 2, not 1"),
+    (["--config", "Q"], r"--config Q: configuration 'Q' is not one of"),
 ])
 def test_bad_parameters_stop_before_building(tmp_path, capsys, argv, message):
     assert main(["sim", "--n", "2", "--k", "3", *argv, "--out", str(tmp_path)]) == 2
@@ -57,18 +59,22 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     assert "generated ndt2_3x2_C_Best_vc: 12 cards" in captured.err  # progress on stderr
 
 
-def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch):
-    """A simulation whose scoreboard fails is reported in one line with exit status 1."""
+@pytest.mark.parametrize("kind, summary", [
+    ("check", "uniform_traffic: the scoreboard found 3 errors, first: packet (0, 1) corrupted"),
+    ("deadlock", "uniform_traffic: deadlock: no flit moved for 2000 cycles"),
+])
+def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch, kind, summary):
+    """A simulation whose scoreboard fails, or that deadlocks, is reported in one line that
+    says which, with exit status 1."""
     from twinnet.sim_tb import twin_network_sim
 
     def failing(*args, **kwargs):
-        raise AssertionError("1 of 1 cocotb tests failed")
+        raise twin_network_sim.SimulationFailed("uniform_traffic", kind, summary)
 
     monkeypatch.setattr(twin_network_sim, "simulate", failing)
     if runner.missing("icarus"):
         pytest.skip(runner.missing("icarus"))
     assert main(["sim", "--radix", "3,3", "--simulator", "icarus", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith("twinnet: ndt2_k3_C_Best_bubble on icarus: 1 of 1 cocotb tests "
-                              "failed; the scoreboard's errors are in ")
-    assert err[-1].endswith("ndt2_k3_C_Best_bubble-icarus/test.log")
+    assert err[-1] == (f"twinnet: ndt2_k3_C_Best_bubble on icarus: {summary}; details in "
+                       f"{tmp_path / 'ndt2_k3_C_Best_bubble-icarus' / 'test.log'}")

@@ -54,7 +54,8 @@ def out_valid(ctx, dut, port):
 
 @pytest.mark.parametrize("src, dst", [(0, 1), (2, 0), (1, 2), (0, 0)])
 def test_zero_load_latency_is_two_cycles(src, dst):
-    """A head flit driven in cycle 0 is on the output in cycle 2 (SPEC §5 router, docs)."""
+    """A head flit driven in cycle 0 is on the output in cycle 2 (003 §7.1 router; see
+    docs/router.md)."""
     dut = Router(CONFIG, HeaderRouteCompute)
 
     async def bench(ctx):

@@ -1,4 +1,4 @@
-"""Fat trees of twin switches against 001 Table 1, SPEC §2 and hand counts."""
+"""Fat trees of twin switches against 001 Table 1, Prop. 1.29–1.31 and hand counts."""
 
 import pytest
 

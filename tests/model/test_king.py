@@ -1,4 +1,5 @@
-"""King and diagonal networks against SPEC §3 / 002 figures, formulas and hand counts."""
+"""King and diagonal networks against 002 figures (§2, Tables 1 and 3), formulas and hand
+counts."""
 
 import math
 import random

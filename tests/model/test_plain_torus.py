@@ -1,7 +1,8 @@
 """The plain torus (configuration ``torus``: one router per node) in the twin-torus model.
 
-Expected paths come from :class:`twinnet.model.torus.CubeConfig`'s own DOR and from SPEC §1.5
-and §1.6 read for a node without an internal link; the deadlock facts are hand arguments.
+Expected paths come from :class:`twinnet.model.torus.CubeConfig`'s own DOR and from 003 §6.3.1
+and §6.3.2 (Alg. 3–6) read for a node without an internal link; the deadlock facts are hand
+arguments.
 """
 
 import pytest
@@ -26,7 +27,7 @@ def test_one_card_and_one_pe_per_node():
 
 @pytest.mark.parametrize("radices, mode", [((4, 4), "vc"), ((5, 3), "bubble"),
                                            ((4, 3, 2), "vc"), ((6, 6), "none")])
-def test_every_path_is_plain_dor_with_the_spec_vcs_and_bubbles(radices, mode):
+def test_every_path_is_plain_dor_with_the_papers_vcs_and_bubbles(radices, mode):
     config = TwinTorusConfig(radices, "torus", mode)
     cube = config.cube
     for source in config.pes():
@@ -39,11 +40,11 @@ def test_every_path_is_plain_dor_with_the_spec_vcs_and_bubbles(radices, mode):
             assert all(h.out_port != INTERNAL for h in hops)
             previous_dim = None
             for hop, (node, dim, _) in zip(hops, expected):
-                if mode == "vc":  # SPEC §1.5: up (0) when the destination digit is above ours
+                if mode == "vc":  # 003 Alg. 4: up (0) when the destination digit is above ours
                     assert hop.vc == (0 if destination.node[dim] > node[dim] else 1)
                 else:
                     assert hop.vc == 0
-                # SPEC §1.6: injection and every change of dimension enter a ring.
+                # 003 Alg. 5: injection and every change of dimension enter a ring.
                 assert hop.bubble == (mode == "bubble" and dim != previous_dim)
                 previous_dim = dim
 

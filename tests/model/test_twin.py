@@ -47,7 +47,9 @@ def test_counts_and_names():
     assert (config.node_count, config.pe_count) == (32, 64)
     assert config.name == "ndt3_4x4x2_D_bubble"
     assert TwinTorusConfig.uniform(3, 4, "D", "vc").name == "ndt3_k4_D_vc"
-    assert TwinTorusConfig.uniform(3, 4, "X+,Y-,Z+").name == "ndt3_k4_XpYmZp_vc"
+    assert TwinTorusConfig.uniform(3, 4, "X+,Y-,Z+").name == "ndt3_k4_XpYmZp_bubble"
+    assert TwinTorusConfig.uniform(3, 4).name == "ndt3_k4_D_bubble"  # the one default
+    assert TwinTorusConfig.uniform(2, 4).name == "ndt2_k4_C_Best_bubble"
     pes = list(config.pes())
     assert [config.pe_index(p) for p in pes] == list(range(64))
 
@@ -79,7 +81,7 @@ def test_parse_pe():
     (lambda: TwinTorusConfig.uniform(3, 4, "X+,X+,Y-"), ValueError,
      r"card-0 port list repeats X\+: each external port may appear once"),
     (lambda: TwinTorusConfig.uniform(3, 4, "X+,Y+,W-"), ValueError,
-     r"port 'W-' is not an external port of an n=3 torus \(X\+/X-, Y\+/Y-, Z\+/Z-\)"),
+     r"port 'W-' must be one of the external ports of an n=3 torus: X\+, X-, Y\+, Y-, Z\+, Z-"),
     (lambda: TwinTorusConfig.uniform(3, 4, "D", "credit"), ValueError,
      r"mode must be one of 'none', 'vc', 'bubble', not 'credit'"),
     (lambda: TwinTorusConfig.uniform(3, 4).pe((0, 0, 0), 2), ValueError,

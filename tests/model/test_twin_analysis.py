@@ -1,4 +1,4 @@
-"""Twin-torus analyses against the papers' formulas (SPEC §1.5–1.7) and hand counts."""
+"""Twin-torus analyses against the papers' formulas (003 §4–6, 000 eq. 9) and hand counts."""
 
 import pytest
 
@@ -19,7 +19,7 @@ from twinnet.model.twin_analysis import (
 )
 from twinnet.model.twin_routing import path
 
-# 003 Tables 7–8 as digested in SPEC §1.7: paths through both cards of a node.
+# 003 Tables 7–8: paths through both cards of a node, counted as in 003 §5.1.
 ODD_K = {
     "ABEF": lambda k: (3 * k**4 - 8 * k**3 + 3 * k**2 + 2) / 4,
     "CHIJ": lambda k: (k**4 + 2 * k**3 - 7 * k**2 + 2 * k + 2) / 4,
@@ -57,7 +57,7 @@ def test_internal_transit_count_matches_tables_7_and_8(name, k):
     assert internal_transit_count(config) == table_formula(name, k)
 
 
-def test_k4_figures_quoted_in_spec():
+def test_k4_values_of_table_8():
     quoted = dict(A=93, B=88, C=79, D=49, E=85, F=88, G=73, H=70, I=79, J=70)
     counts = {name: internal_transit_count(TwinTorusConfig.uniform(3, 4, name))
               for name in quoted}
@@ -128,7 +128,7 @@ def test_torus_average_distance_by_hand():
     assert torus_distance_summary(CubeConfig((4, 4))).average == pytest.approx(32 / 15)
 
 
-# --- channel-dependency graphs (SPEC §1.5, §1.6, §6) ----------------------------------------------
+# --- channel-dependency graphs (003 §6.2–6.3) -----------------------------------------------------
 
 def walk_cycle(config, cycle):
     """Check a reported cycle independently: each channel's link ends at the card where the next

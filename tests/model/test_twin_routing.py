@@ -1,4 +1,4 @@
-"""Twin DOR paths (SPEC §1.3–1.6), checked against an independent node-level walk."""
+"""Twin DOR paths (003 Alg. 1–6), checked against an independent node-level walk."""
 
 import pytest
 
@@ -138,7 +138,7 @@ def test_positive_tie_rule():
     assert decision.port == Port.parse("X+", 3)
 
 
-# --- virtual channels (mode vc, SPEC §1.5) --------------------------------------------------------
+# --- virtual channels (mode vc, 003 §6.3.1) -------------------------------------------------------
 
 def test_external_vc_up_and_low_around_the_wrap():
     config = TwinTorusConfig.uniform(3, 6, "D", "vc")
@@ -181,7 +181,7 @@ def test_c_best_internal_vcs_for_odd_and_even_n():
         assert internal_vc_count(TwinTorusConfig.uniform(n, 3, "C_Best", "bubble")) == bubble
 
 
-# --- bubble flags (mode bubble, SPEC §1.6) --------------------------------------------------------
+# --- bubble flags (mode bubble, 003 §6.3.2) -------------------------------------------------------
 
 def test_bubble_flags_along_a_hand_traced_path():
     config = TwinTorusConfig.uniform(3, 4, "D", "bubble")  # card 0: X+ Y+ X-; card 1: Y- Z+ Z-

@@ -1,4 +1,4 @@
-"""Twisted tori against SPEC §4 / 004 figures and independent brute-force oracles."""
+"""Twisted tori against 004 (§II–IV) figures and independent brute-force oracles."""
 
 import itertools
 import random
@@ -67,7 +67,7 @@ def enumerated_dimension_averages(config):
     return tuple(s / pairs for s in sums)
 
 
-# --- SPEC §4 figures -----------------------------------------------------------------------------
+# --- 004 §III figures and the 8x4 torus of its Fig. 2 ---------------------------------------------
 
 def test_8x4_with_twist_4_beats_the_untwisted_torus():
     plain = metrics(TwistedTorusConfig((8, 4)))

@@ -19,7 +19,7 @@ from twinnet.sim_tb import runner
 BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 
 CONFIGS = {
-    # SPEC §5's 5-port router: four ring links (bubble-capable: 2 packets of buffer per VC),
+    # The 5-port router of 003 §7.1: four ring links (bubble-capable: 2 packets of buffer per VC),
     # one PE port, 2 VCs everywhere.
     "r5-vc2": RouterConfig(
         flit_width=32, packet_length=4, source_width=3,

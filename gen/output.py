@@ -1,0 +1,129 @@
+"""Reading input files and writing output folders safely.
+
+- :func:`read_toml` reads a TOML file and turns every way it can fail (missing, a folder, not
+  UTF-8, not TOML, unreadable) into one :class:`UsageError` naming the flag and the file.
+- :func:`target` checks, before anything is built, that an output folder can be created.
+- :func:`staged` builds a folder under a temporary name beside its final place and publishes it
+  whole when the work succeeds, so a failure or an interruption never leaves a partial folder.
+  Files whose content did not change keep their old modification time, so that tools that
+  compare time stamps (make, Verilator) see an unchanged input as unchanged.
+"""
+
+import contextlib
+import os
+import shutil
+import tempfile
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+from .cli import UsageError
+
+
+def read_toml(path: Path, flag: str) -> dict:
+    """The keys of TOML file ``path`` given by ``flag`` (e.g. ``--toml``)."""
+    where = f"{flag} {path}"
+    if not path.exists():
+        raise UsageError(f"{where}: no such file (give a TOML file)")
+    if path.is_dir():
+        raise UsageError(f"{where}: is a folder, not a TOML file")
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"{where}: cannot be read ({error.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{where}: is not UTF-8 text (bad byte at offset {error.start}); a "
+                         "TOML file must be UTF-8") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{where}: is not valid TOML ({error})") from None
+
+
+def target(parent: Path, name: str, flag: str) -> Path:
+    """``parent / name``, once it is sure that folder can be created or replaced.
+
+    Raises :class:`UsageError` naming ``flag`` when ``parent`` or one of its ancestors is a
+    file, when ``parent / name`` is a file, or when the nearest existing ancestor cannot be
+    written.
+    """
+    final = parent / name
+    if final.exists() and not final.is_dir():
+        raise UsageError(f"{flag} {parent}: {final} is a file, not a folder (give a folder)")
+    for folder in [parent, *parent.parents]:
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                what = "names a file" if folder == parent else "lies under a file"
+                raise UsageError(f"{flag} {parent}: {folder} is a file, not a folder; "
+                                 f"{flag} {what} (give a folder)")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise UsageError(f"{flag} {parent}: cannot write in {folder} (permission "
+                                 "denied; give a writable folder)")
+            break
+    _probe(parent, flag)
+    return final
+
+
+def _probe(parent: Path, flag: str) -> None:
+    """Create the missing folders up to ``parent`` and remove them again: some folders
+    (``/proc``, full or read-only file systems) refuse what their permissions allow."""
+    missing = [folder for folder in [parent, *parent.parents] if not folder.exists()]
+    try:
+        for folder in reversed(missing):
+            folder.mkdir()
+        probe = Path(tempfile.mkdtemp(prefix=".twinnet-probe.", dir=parent))
+        probe.rmdir()
+    except OSError as error:
+        raise UsageError(f"{flag} {parent}: cannot create a folder there "
+                         f"({error.strerror or error}); give a writable folder") from None
+    finally:
+        for folder in missing:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+@contextlib.contextmanager
+def staged(final: Path) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``final``; publish it as ``final`` on success.
+
+    On an exception (or an interruption) the temporary folder and any parent folders created
+    for it are removed and ``final`` is left as it was. On success, files identical to those
+    already in ``final`` keep their old copies (and time stamps), then the new folder takes
+    ``final``'s place; the old folder goes only once the new one is in place.
+    """
+    final = Path(final)
+    created = [folder for folder in [final.parent, *final.parent.parents]
+               if not folder.exists()]
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    stage.chmod(0o777 & ~umask)  # mkdtemp makes it private; the result is an ordinary folder
+    try:
+        yield stage
+        if final.is_dir():
+            _keep_unchanged(final, stage)
+            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
+            final.rename(old / final.name)
+            stage.rename(final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            stage.rename(final)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        for folder in created:  # nearest first: each is empty once its child is gone
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _keep_unchanged(old: Path, new: Path) -> None:
+    """Move each file of ``old`` that ``new`` holds with the same bytes into ``new``."""
+    for path in new.rglob("*"):
+        if path.is_file():
+            previous = old / path.relative_to(new)
+            if previous.is_file() and previous.read_bytes() == path.read_bytes():
+                os.replace(previous, path)
+
