@@ -197,8 +197,8 @@ def twin_network_from_dict(values: dict, labels: dict | str = "configuration"
     if twin.router_count > MAX_ROUTERS:
         size = " and ".join(names[key] for key in ("radices", "n", "k") if key in values)
         shown = "x".join(map(str, twin.radices))
-        raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has {twin.router_count:,} cards "
-                         f"(two per node); at most {MAX_ROUTERS:,} routers are allowed (3DT "
+        raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has "
+                         f"{twin.router_count:,} cards (two per node); at most {MAX_ROUTERS:,} routers are allowed (3DT "
                          "8x8x8 and the 2D 32x32 torus are the papers' largest)")
     sizes = {}
     for key, maximum in (("flit_width", MAX_FLIT_WIDTH), ("packet_length", MAX_PACKET_LENGTH),

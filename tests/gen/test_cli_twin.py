@@ -67,8 +67,10 @@ def test_twin_path(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["analyze", "twin-links", "--k", "1"], "twinnet: --k must be an integer >= 2, not 1"),
     (["analyze", "twin-links", "--n", "1"], "twinnet: --n must be an integer from 2 to 10, not 1"),
-    (["analyze", "deadlock", "--config", "Q"], "twinnet: --config Q: configuration 'Q' is not one of"),
-    (["analyze", "twin-links", "--config", "X+,Y+"], "twinnet: --config X+,Y+: card-0 port list must hold"),
+    (["analyze", "deadlock", "--config", "Q"],
+     "twinnet: --config Q: configuration 'Q' is not one of"),
+    (["analyze", "twin-links", "--config", "X+,Y+"],
+     "twinnet: --config X+,Y+: card-0 port list must hold"),
     (["analyze", "twin-links", "--radix", "4,x"],
      "twinnet: analyze twin-links: argument --radix: expected comma-separated integers"),
     (["analyze", "twin-path", "--src", "0,0,0:2", "--dst", "0,0,0:0"],

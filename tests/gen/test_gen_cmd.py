@@ -37,7 +37,8 @@ def test_flags_override_toml_which_overrides_preset(tmp_path):
     ('radices = [3, 1, 3]\n', r"net.toml: radices\[1\] must be an integer >= 2, not 1"),
     ('n = 3\nk = 3\nradices = [3, 3, 3]\n',
      r"net.toml: radices and \S*net.toml: n both give the size: give either radices or n and k"),
-    ('radices = [3, 3, 3]\nbuffer_depth = 4\n', r"net.toml: buffer_depth must be >= 8 flits to hold two packets"),
+    ('radices = [3, 3, 3]\nbuffer_depth = 4\n',
+     r"net.toml: buffer_depth must be >= 8 flits to hold two packets"),
     ('radices = [8, 8, 8]\nflit_width = 16\n', r"flit_width must be >= 20 bits"),
 ])
 def test_bad_toml_names_file_and_key(tmp_path, capsys, text, message):
