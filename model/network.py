@@ -198,8 +198,9 @@ def twin_network_from_dict(values: dict, labels: dict | str = "configuration"
         size = " and ".join(names[key] for key in ("radices", "n", "k") if key in values)
         shown = "x".join(map(str, twin.radices))
         raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has "
-                         f"{twin.router_count:,} cards (two per node); at most {MAX_ROUTERS:,} routers are allowed (3DT "
-                         "8x8x8 and the 2D 32x32 torus are the papers' largest)")
+                         f"{twin.router_count:,} cards (two per node); at most "
+                         f"{MAX_ROUTERS:,} routers are allowed (3DT 8x8x8 and the 2D 32x32 "
+                         "torus are the papers' largest)")
     sizes = {}
     for key, maximum in (("flit_width", MAX_FLIT_WIDTH), ("packet_length", MAX_PACKET_LENGTH),
                          ("buffer_depth", MAX_BUFFER_DEPTH)):
