@@ -103,3 +103,59 @@ def test_generates_a_plain_torus(tmp_path, capsys):
     manifest = json.loads((folder / "torus2_4x3_vc.manifest.json").read_text())
     assert manifest["derived"]["pe_count"] == 12
     assert len(manifest["links"]) == 12 * 4  # 4 external ports per router, no internal link
+
+
+def test_preset_sizes_change_within_its_shape():
+    """``--k`` alone keeps the preset's dimension count; the name encodes non-default sizes."""
+    network = network_from_args(parse("--preset", "2d-8x8", "--k", "3"))
+    assert network.topology.radices == (3, 3) and network.topology.card_count == 1
+    network = network_from_args(parse("--preset", "3dt-4x4x4", "--flit-width", "64",
+                                      "--packet-length", "8", "--buffer-depth", "24"))
+    assert network.name == "ndt3_k4_D_bubble_w64_l8_d24"
+    # A buffer of the default depth (2 x packet length) gives the same Verilog, the same name.
+    assert network_from_args(parse("--buffer-depth", "8")).name == "ndt3_k4_D_bubble"
+
+
+def _snapshot(folder):
+    return {path.relative_to(folder): (path.read_bytes(), path.stat().st_mtime_ns)
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_regenerating_keeps_unchanged_files_and_their_time_stamps(tmp_path, capsys):
+    argv = ["gen", "--radix", "3,2", "--config", "torus", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    before = _snapshot(tmp_path)
+    assert main(argv) == 0
+    assert _snapshot(tmp_path) == before  # same bytes, same time stamps, nothing else
+    assert [p.name for p in tmp_path.iterdir()] == ["torus2_3x2_bubble"]
+
+
+@pytest.mark.filterwarnings("ignore:.*created but never used")  # the routers of the failure
+def test_a_failed_generation_leaves_nothing_half_written(tmp_path, capsys, monkeypatch):
+    """The network folder appears whole or not at all: a failure after the first card
+    leaves no folder (and no parent folders it created), and an earlier network of the same
+    name stays as it was."""
+    from twinnet.hdl import verilog
+
+    real, calls = verilog.convert, []
+
+    def failing(component, *, name):
+        calls.append(name)
+        if len(calls) == 2:
+            raise RuntimeError("conversion failed")
+        return real(component, name=name)
+
+    argv = ["gen", "--radix", "3,2", "--config", "C_Best", "--out", str(tmp_path / "a" / "b")]
+    monkeypatch.setattr(verilog, "convert", failing)
+    with pytest.raises(RuntimeError):
+        main(argv)
+    assert calls and not any(tmp_path.iterdir())
+    monkeypatch.setattr(verilog, "convert", real)
+    assert main(argv) == 0
+    before = _snapshot(tmp_path)
+    calls.clear()
+    monkeypatch.setattr(verilog, "convert", failing)
+    with pytest.raises(RuntimeError):
+        main(argv)
+    assert _snapshot(tmp_path) == before
+    assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["ndt2_3x2_C_Best_bubble"]

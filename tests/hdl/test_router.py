@@ -1,5 +1,7 @@
 """Router in the Amaranth simulator: per-hop latency, static route-compute inputs, drops."""
 
+import dataclasses
+
 import pytest
 from amaranth.hdl import Fragment, Module
 from amaranth.lib import data
@@ -105,6 +107,37 @@ def test_malformed_packets_are_dropped_counted_and_credited():
         assert delivered == 1
 
     simulate(dut, bench)
+
+
+def test_drop_counter_saturates_at_its_width():
+    """A 2-bit ``drop_count`` counts 0, 1, 2, 3 and then stays at 3 (hand count: five
+    malformed packets); a network's routers use 32 bits so that the network's total is exact."""
+    config = dataclasses.replace(CONFIG, drop_count_width=2)
+    dut = Router(config, HeaderRouteCompute)
+    assert len(dut.drop_count) == 2
+
+    async def bench(ctx):
+        flits = [(head(dut, port=3) if i == 0 else 0x77, i) for _ in range(5)
+                 for i in range(LENGTH)]
+        counts = []
+        for cycle in range(len(flits) + 8):
+            if cycle < len(flits):
+                put(ctx, dut, 0, flits[cycle][0], flits[cycle][1], vc=1)
+            else:
+                idle(ctx, dut, 0)
+            await ctx.tick()
+            counts.append(ctx.get(dut.drop_count))
+        assert sorted(set(counts)) == [0, 1, 2, 3] and counts[-1] == 3
+
+    simulate(dut, bench)
+
+
+def test_network_cards_count_drops_in_32_bits():
+    from twinnet.hdl.twin_card import card_router_config
+    from twinnet.model.network import twin_network_from_dict
+
+    network = twin_network_from_dict({"radices": [3, 3], "configuration": "C_Best"})
+    assert {card_router_config(network, card).drop_count_width for card in (0, 1)} == {32}
 
 
 class OffsetRouteCompute(RouteCompute):
