@@ -196,10 +196,16 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
         else:
             os.environ["MAKEFLAGS"] = saved
     env = {CONFIG_ENV: str(config_path), **(extra_env or {})}
-    results = runner.test(test_module=test_module, hdl_toplevel=toplevel,
-                          build_dir=build_dir, test_dir=build_dir, testcase=testcase,
-                          extra_env=env, waves=waves, seed=seed,
-                          log_file=build_dir / "test.log" if log else None)
+    try:
+        results = runner.test(test_module=test_module, hdl_toplevel=toplevel,
+                              build_dir=build_dir, test_dir=build_dir, testcase=testcase,
+                              extra_env=env, waves=waves, seed=seed,
+                              log_file=build_dir / "test.log" if log else None)
+    except SystemExit as stop:
+        # cocotb's runner exits (instead of returning) when a test failed under pytest or the
+        # simulator crashed: report both as a failed run, the same way everywhere.
+        raise AssertionError(f"cocotb tests failed in {test_module} on {simulator} (exit "
+                             f"{stop.code}); log and results in {build_dir}") from None
     tests, failures = get_results(Path(results))
     if tests == 0 or failures:
         raise AssertionError(f"{failures} of {tests} cocotb tests failed in {test_module} on "

@@ -77,7 +77,8 @@ def _failure(results: Path, error: AssertionError) -> SimulationFailed:
         if isinstance(values, dict) and "failure" in values:
             detail = values["detail"].splitlines()
             if values["failure"] == "deadlock":
-                return SimulationFailed(test, "deadlock", f"{test}: deadlock: {detail[0]}")
+                first = detail[0].removesuffix("; stuck channels:")
+                return SimulationFailed(test, "deadlock", f"{test}: deadlock: {first}")
             return SimulationFailed(test, "check", f"{test}: the scoreboard found "
                                     f"{values['errors']} errors, first: {detail[0]}")
     return SimulationFailed(None, "error", str(error))

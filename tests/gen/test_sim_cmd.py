@@ -78,3 +78,21 @@ def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch, kind,
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == (f"twinnet: ndt2_k3_C_Best_bubble on icarus: {summary}; details in "
                        f"{tmp_path / 'ndt2_k3_C_Best_bubble-icarus' / 'test.log'}")
+
+
+def test_a_deadlock_is_reported_as_one(tmp_path, capsys):
+    """Twin DOR without deadlock avoidance (mode none) and one-packet buffers under saturating
+    uniform traffic on 3x2x3 (003 Example 6.1's shape) deadlocks: the one line says so and
+    names the log, not a scoreboard error."""
+    if runner.missing("icarus"):
+        pytest.skip(runner.missing("icarus"))
+    status = main(["sim", "--radix", "3,2,3", "--config", "D", "--mode", "none",
+                   "--buffer-depth", "4", "--rate", "0.25", "--packets", "3000",
+                   "--simulator", "icarus", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1
+    log = tmp_path / "ndt3_3x2x3_D_none_d4-icarus" / "test.log"
+    assert re.fullmatch(r"twinnet: ndt3_3x2x3_D_none_d4 on icarus: uniform_traffic: deadlock: "
+                        r"no flit moved for 2000 cycles with \d+ packets in flight \(cycle \d+\); "
+                        rf"details in {re.escape(str(log))}", err[-1]), err[-1]
+    assert "stuck channels" in log.read_text()
