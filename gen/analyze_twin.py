@@ -36,14 +36,15 @@ def register(analyses) -> None:
         "twin-links", help="internal-link transit paths per node, per configuration",
         description="Count the node-level DOR paths through a node that cross its internal "
                     "link (one path per ordered pair of distinct nodes, paths starting or "
-                    "ending at the node excluded).")
+                    "ending at the node excluded). " + _limit("twin-links"))
     _add_network_args(links, allow_all=True, mode=False)
     links.set_defaults(func=twin_links)
 
     distance = analyses.add_parser(
         "twin-distance", help="PE-level diameter and average distance vs the 2D torus",
         description="PE-level diameter and average distance (links crossed, ordered pairs of "
-                    "distinct PEs) of the twin torus and of the 2D torus with as many PEs.")
+                    "distinct PEs) of the twin torus and of the 2D torus with as many PEs. "
+                    + _limit("twin-distance"))
     _add_network_args(distance, allow_all=True, mode=False)
     distance.set_defaults(func=twin_distance)
 
@@ -51,19 +52,26 @@ def register(analyses) -> None:
         "deadlock", help="channel-dependency check of a twin torus",
         description="Build the channel-dependency graph of twin DOR over (link, VC) channels "
                     "and look for a cycle. Modes none and vc: the whole graph must be "
-                    "acyclic; bubble: the graph less its in-ring dependencies.")
+                    "acyclic; bubble: the graph less its in-ring dependencies. "
+                    + _limit("deadlock"))
     _add_network_args(deadlock, allow_all=True, mode=True)
     deadlock.set_defaults(func=twin_deadlock)
 
     route = analyses.add_parser(
         "twin-path", help="the hops of one packet through a twin torus",
-        description="Print every hop (card, input port, output port, VC, bubble) of a packet.")
+        description="Print every hop (card, input port, output port, VC, bubble) of a packet. "
+                    + _limit("twin-path"))
     _add_network_args(route, allow_all=False, mode=True)
     route.add_argument("--src", required=True, type=parse.name,
                        help="source PE as x,y,z:pe (e.g. 0,0,0:0)")
     route.add_argument("--dst", required=True, type=parse.name,
                        help="destination PE as x,y,z:pe")
     route.set_defaults(func=twin_path)
+
+
+def _limit(analysis: str) -> str:
+    return (f"At most {MAX_NODES[analysis]:,} nodes (the run time grows with the node count). "
+            "Defaults: n = 3, k = 4, configuration D (C_Best for n != 3), mode bubble.")
 
 
 def _add_network_args(parser, *, allow_all: bool, mode: bool) -> None:

@@ -24,6 +24,8 @@ SIMULATORS = ("verilator", "icarus")
 MAX_PACKETS = 1_000_000
 MAX_INJECTION_CYCLES = 1_000_000
 MAX_SEED = 2**32 - 1
+#: Payload bits the testbench needs in a head flit for its per-source sequence numbers.
+MIN_SEQUENCE_BITS = 4
 #: Lowest probability that a PE takes an ejected flit in a cycle: a lower one stretches a run
 #: by its inverse.
 MIN_EJECT_READY = 0.01
@@ -78,6 +80,12 @@ def run(args) -> Report:
 def traffic_settings(network, args) -> dict:
     """The ``uniform_traffic`` settings of ``args``, checked against ``network``."""
     length, pes = network.packet_length, network.topology.pe_count
+    header = network.destination_width + network.source_width
+    if network.flit_width < header + MIN_SEQUENCE_BITS:
+        raise UsageError(f"--flit-width {network.flit_width}: twinnet sim numbers packets in the "
+                         f"head flit's payload and needs at least {MIN_SEQUENCE_BITS} bits "
+                         f"there; this network's header takes {header}, so the flit width must "
+                         f"be at least {header + MIN_SEQUENCE_BITS}")
     packets = checks.check_int("--packets", args.packets, minimum=1, maximum=MAX_PACKETS)
     rate = args.rate
     if not 0 < rate <= 1 / length:

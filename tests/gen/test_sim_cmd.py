@@ -28,6 +28,9 @@ def test_help(capsys, command):
     (["--eject-ready", "0"], r"--eject-ready 0: must be a probability from 0.01 to 1"),
     (["--k", "1"], r"--k must be an integer >= 2, not 1"),
     (["--config", "Q"], r"--config Q: configuration 'Q' is not one of"),
+    # 3x3 twin torus: 2 + 2 digit bits, the PE bit and 5 source bits leave no room for the
+    # testbench's 4-bit sequence numbers in a 12-bit flit.
+    (["--flit-width", "12"], r"--flit-width 12: .* the flit width must be at least 14"),
 ])
 def test_bad_parameters_stop_before_building(tmp_path, capsys, argv, message):
     assert main(["sim", "--n", "2", "--k", "3", *argv, "--out", str(tmp_path)]) == 2
