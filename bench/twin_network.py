@@ -38,7 +38,7 @@ BUILD = Path(__file__).resolve().parents[1] / "build" / "bench"
 #: Run in a fresh process per size: generate, then print wall/CPU time and peak memory.
 GENERATE_CHILD = """
 import json, resource, sys, time
-from twinnet.gen.twin_generate import generate
+from twinnet.gen.generate import generate_network as generate
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
 k, out = int(sys.argv[1]), sys.argv[2]

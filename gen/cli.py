@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 
 #: Modules under ``twinnet.gen`` that add ``twinnet analyze …`` subcommands.
 ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
+#: The families ``twinnet gen``/``sim`` build (the optional FAMILY word): the plain torus is
+#: the twin-torus family with configuration ``torus``.
+FAMILY_NAMES = ("twin-torus", "torus", "fat-tree")
 #: Modules under ``twinnet.gen`` that add top-level subcommands.
 COMMAND_MODULES = ("gen_cmd", "sim_cmd", "demo")
 
@@ -104,7 +107,18 @@ def _say(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(join_negative_values(sys.argv[1:] if argv is None else argv))
+    args, extras = parser.parse_known_args(
+        join_negative_values(sys.argv[1:] if argv is None else argv))
+    if extras:
+        # An unknown flag's value may have been taken for the optional FAMILY word: show it
+        # with the flag it belongs to.
+        stray = getattr(args, "family", None)
+        if stray is not None and stray not in FAMILY_NAMES:
+            extras.append(stray)
+        command = " ".join(filter(None, [args.command, getattr(args, "analysis", None)]))
+        _say(f"{command}: unrecognized arguments: {' '.join(extras)} "
+             f"(see 'twinnet {command} --help')")
+        return 2
     try:
         report = args.func(args)
     except (ValueError, TypeError) as error:

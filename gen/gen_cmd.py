@@ -5,37 +5,45 @@ import time
 from pathlib import Path
 
 from twinnet.model import checks
+from twinnet.model.fat_tree import FAT_TREE_KEYS, fat_tree_network_from_dict
 from twinnet.model.network import (
     MAX_BUFFER_DEPTH,
     MAX_FLIT_WIDTH,
     MAX_PACKET_LENGTH,
     MAX_ROUTERS,
     TWIN_NETWORK_KEYS,
-    TwinNetworkConfig,
     twin_network_from_dict,
 )
 
 from . import args as parse
 from . import output
-from .cli import Report, UsageError, add_json_flag
+from .cli import FAMILY_NAMES, Report, UsageError, add_json_flag
 
 #: The papers' twin-torus instances (003 §7.4: all in configuration D).
 PRESETS = {
-    f"3dt-{'x'.join(map(str, radices))}": {"radices": list(radices), "configuration": "D",
-                                           "mode": "bubble"}
+    f"3dt-{'x'.join(map(str, radices))}": {"topology": "twin-torus", "radices": list(radices),
+                                           "configuration": "D", "mode": "bubble"}
     for radices in [(4, 4, 2), (4, 4, 4), (5, 5, 5), (6, 6, 6), (8, 4, 4), (8, 8, 8)]
 }
 #: The plain 2D tori 003 §7.4 compares them with (64, 128, 256, 432, 441 and 1,024 PEs).
 PRESETS.update({
-    f"2d-{'x'.join(map(str, radices))}": {"radices": list(radices), "configuration": "torus",
-                                          "mode": "bubble"}
+    f"2d-{'x'.join(map(str, radices))}": {"topology": "twin-torus", "radices": list(radices),
+                                          "configuration": "torus", "mode": "bubble"}
     for radices in [(8, 8), (16, 8), (16, 16), (24, 18), (21, 21), (32, 32)]
+})
+
+#: Fat trees of twin switches with 001's optimal split (16, 64 and 256 terminals).
+PRESETS.update({
+    f"ft-{k}x{n}": {"topology": "fat-tree", "k": k, "n": n, "split": "optimal"}
+    for k, n in [(4, 2), (4, 3), (4, 4)]
 })
 
 #: Command-line flags (argparse destinations) and the configuration keys they set.
 FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mode": "mode",
          "flit_width": "flit_width", "packet_length": "packet_length",
-         "buffer_depth": "buffer_depth"}
+         "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports"}
+#: Flags of one family only.
+TORUS_FLAGS, FAT_TREE_FLAGS = ("radix", "config", "mode"), ("split", "internal_ports", "plain")
 
 LIMITS_HELP = (f"Limits: at most {MAX_ROUTERS} routers (3DT 8x8x8 and the 2D 32x32 torus, the "
                f"papers' largest; generation takes about 25 s and 0.7 GiB), flit width at most "
@@ -64,11 +72,19 @@ def register(commands) -> None:
 
 def add_network_args(parser) -> None:
     """The flags that describe a network (also used by ``twinnet sim``)."""
+    # No argparse choices: a stray value after an unknown flag would land here and hide the
+    # flag in argparse's message; the family is checked with the other values instead.
+    parser.add_argument("family", nargs="?", metavar="FAMILY",
+                        help="twin-torus (the default), torus or fat-tree; a preset or a TOML "
+                             "file's 'topology' key may name it instead")
     parser.add_argument("--preset", choices=PRESETS, metavar="NAME",
                         help="start from a named instance of the papers: " + ", ".join(PRESETS))
     parser.add_argument("--toml", type=parse.path, help="TOML file with configuration keys")
-    parser.add_argument("--n", type=parse.integer, help="dimensions (default 3)")
-    parser.add_argument("--k", type=parse.integer, help="radix of every dimension (default 4)")
+    parser.add_argument("--n", type=parse.integer,
+                        help="tori: dimensions (default 3); fat-tree: stages (default 2)")
+    parser.add_argument("--k", type=parse.integer,
+                        help="tori: radix of every dimension (default 4); fat-tree: switch "
+                             "half-radix, the switches having 2k ports (default 4)")
     parser.add_argument("--radix", type=parse.integer_list,
                         help="radix per dimension, e.g. 4,4,2 (instead of --n and --k)")
     parser.add_argument("--config", type=parse.name,
@@ -82,6 +98,18 @@ def add_network_args(parser) -> None:
                         help="flits per packet (default 4)")
     parser.add_argument("--buffer-depth", type=parse.integer,
                         help="flits per input VC (default 2 x packet length)")
+    fat = parser.add_argument_group("fat-tree")
+    fat.add_argument("--split", type=parse.name,
+                     help="how each twin switch's 2k ports are split between its halves α and "
+                          "β: optimal (001's: pairs {l, l+k} per half below the last stage, all "
+                          "down ports on α at it; the default), paired, down-alpha, or α's "
+                          "ports: one list for every stage (0,1,4,5) or one per stage "
+                          "separated by ';' (0,1,4,5;0,1,2,3)")
+    fat.add_argument("--internal-ports", type=parse.integer,
+                     help="internal ports r between α and β, 1 to k (default 1)")
+    fat.add_argument("--plain", action="store_true",
+                     help="monolithic 2k-port switches instead of twin switches (for "
+                          "comparison)")
 
 
 def _flag(dest: str) -> str:
@@ -123,7 +151,7 @@ def _merge_size(values: dict, labels: dict, source: dict, source_labels: dict) -
 def load_toml(path: Path) -> dict:
     """The TOML file's keys; an unknown key is an error naming the file and the key."""
     values = output.read_toml(path, "--toml")
-    allowed = (*TWIN_NETWORK_KEYS, "preset")
+    allowed = tuple(dict.fromkeys((*TWIN_NETWORK_KEYS, *FAT_TREE_KEYS, "preset")))
     for key in values:
         if key not in allowed:
             raise UsageError(f"{path}: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
@@ -150,7 +178,21 @@ def network_values(args) -> tuple[dict, dict]:
         sources.append((file_values, {key: f"{args.toml}: {key}" for key in file_values}))
     flags = {key: getattr(args, dest) for dest, key in FLAGS.items()
              if getattr(args, dest) is not None}
-    sources.append((flags, {key: _flag(dest) for dest, key in FLAGS.items() if key in flags}))
+    flag_labels = {key: _flag(dest) for dest, key in FLAGS.items() if key in flags}
+    if args.plain:
+        if "split" in flags:
+            raise UsageError(f"--plain and --split {args.split}: a plain fat tree has no split; "
+                             "give one of them")
+        flags["split"], flag_labels["split"] = "plain", "--plain"
+    if isinstance(flags.get("split"), str):
+        flags["split"] = _split(flags["split"])
+    sources.append((flags, flag_labels))
+    family = _family(args, sources)
+    if family == "fat-tree":
+        for source, source_labels in sources:
+            for key, value in source.items():
+                values[key], labels[key] = value, source_labels[key]
+        return family, values, labels
     for source, source_labels in sources:
         _merge_size(values, labels, source, source_labels)
         for key, value in source.items():
@@ -158,7 +200,59 @@ def network_values(args) -> tuple[dict, dict]:
                 values[key], labels[key] = value, source_labels[key]
     if preset is not None:
         _keep_preset_shape(preset, preset_label, values, labels)
-    return values, labels
+    if family == "torus":
+        configuration = values.get("configuration", "torus")
+        if not isinstance(configuration, str) or configuration.strip().lower() != "torus":
+            raise UsageError(f"{labels['configuration']} {configuration}: the torus family "
+                             "is the plain torus: its configuration must be 'torus' (use the "
+                             "twin-torus family for twin configurations)")
+        values["configuration"] = "torus"
+        labels.setdefault("configuration", "FAMILY torus")
+    values.pop("topology", None)
+    return family, values, labels
+
+
+def _split(text: str):
+    """``--split`` text: a name, one α port list, or one list per stage separated by ';'."""
+    if text in ("optimal", "paired", "down-alpha", "plain"):
+        return text
+    try:
+        lists = [parse.integer_list(part.strip()) for part in text.split(";")]
+    except Exception:  # argparse.ArgumentTypeError: reported below with the flag
+        lists = None
+    if lists is None:
+        raise UsageError(f"--split {text}: must be optimal, paired, down-alpha or α's ports "
+                         "such as 0,1,4,5 (one list per stage separated by ';')")
+    return [list(ports) for ports in lists] if len(lists) > 1 else list(lists[0])
+
+
+def _family(args, sources) -> str:
+    """The family: the FAMILY argument, else the preset's or the TOML file's ``topology``
+    (twin-torus by default); family-specific flags must match it."""
+    named = [(source["topology"], source_labels["topology"]) for source, source_labels
+             in sources if "topology" in source]
+    family = args.family
+    if family is not None and family not in FAMILY_NAMES:
+        raise UsageError(f"FAMILY {family!r}: must be one of {', '.join(FAMILY_NAMES)}")
+    for topology, label in named:
+        kind = "fat-tree" if topology == "fat-tree" else "twin-torus"
+        if family is None:
+            family = topology if topology in FAMILY_NAMES else None
+            if family is None:
+                raise UsageError(f"{label} {topology!r}: must be one of twin-torus, fat-tree")
+        elif (family == "fat-tree") != (kind == "fat-tree"):
+            raise UsageError(f"{label} {topology}: the network is a {family} (FAMILY); a "
+                             f"{kind} preset or file cannot describe it")
+    family = family or "twin-torus"
+    wrong = FAT_TREE_FLAGS if family != "fat-tree" else TORUS_FLAGS
+    for dest in wrong:
+        if getattr(args, dest) not in (None, False):
+            owner = "fat-tree" if dest in FAT_TREE_FLAGS else "twin-torus and torus"
+            value = getattr(args, dest)
+            shown = "" if value is True else f" {parse.describe_value(value)}"
+            raise UsageError(f"{_flag(dest)}{shown}: must not be given to the {family} family; "
+                             f"it applies to {owner} only")
+    return family
 
 
 def _keep_preset_shape(preset: str, preset_label: str, values: dict, labels: dict) -> None:
@@ -185,9 +279,15 @@ def _keep_preset_shape(preset: str, preset_label: str, values: dict, labels: dic
                          f"{allowed} (leave out the preset to build another shape)")
 
 
-def network_from_args(args) -> TwinNetworkConfig:
-    """The :class:`TwinNetworkConfig` of the preset, TOML file and flags in ``args``."""
-    values, labels = network_values(args)
+def network_from_args(args):
+    """The network configuration of the FAMILY, preset, TOML file and flags in ``args``: a
+    :class:`TwinNetworkConfig` or a :class:`twinnet.model.fat_tree.FatTreeNetworkConfig`."""
+    family, values, labels = network_values(args)
+    if family == "fat-tree":
+        if values.get("split") == "plain" and "internal_ports" in values:
+            raise UsageError(f"{labels['internal_ports']} {values['internal_ports']}: must be "
+                             "left out with --plain (a plain fat tree has no internal ports)")
+        return fat_tree_network_from_dict(values, labels)
     return twin_network_from_dict(values, labels)
 
 
@@ -195,11 +295,11 @@ def run(args) -> Report:
     network = network_from_args(args)
     outdir = output.target(args.out, network.name, "--out")
     started = time.perf_counter()
-    print(f"twinnet gen: {network.name} ({network.topology.pe_count} PEs, "
-          f"{network.topology.router_count} cards) -> {outdir}", file=sys.stderr)
-    from .twin_generate import generate  # Amaranth is imported only when generating
-    files = generate(network, outdir, trace=args.trace,
-                     progress=lambda line: print(f"  {line}", file=sys.stderr))
+    print(f"twinnet gen: {network.name} -> {outdir}", file=sys.stderr)
+    from .families import family_for
+    from .generate import generate_network  # Amaranth is imported only when generating
+    files = generate_network(network, outdir, family=family_for(network), trace=args.trace,
+                             progress=lambda line: print(f"  {line}", file=sys.stderr))
     seconds = time.perf_counter() - started
     text = "\n".join([f"{network.name}: {len(files)} files in {seconds:.1f} s"] +
                      [f"  {path}" for path in files])

@@ -14,8 +14,10 @@ from twinnet.model import checks
 from . import args as parse
 from . import gen_cmd, output
 from .cli import CheckFailed, Report, UsageError, add_json_flag
+from .families import family_for
 
 SIMULATORS = ("verilator", "icarus")
+TRAFFIC = ("uniform", "all-pairs")
 
 #: Packets one ``twinnet sim`` run may send, and cycles its injection window may last at the
 #: offered rate: Verilator simulates about 500 cycles/s of 3DT 4x4x4 with every hop checked,
@@ -52,9 +54,15 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02) -> None
     """Simulation flags (also used by ``twinnet demo``)."""
     parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                         help="simulator (default verilator)")
-    parser.add_argument("--packets", type=parse.integer, default=packets,
+    parser.add_argument("--traffic", choices=TRAFFIC, default="uniform",
+                        help="uniform (--packets between random pairs at --rate; the default) "
+                             "or all-pairs (every PE sends one packet to every other PE, paced "
+                             "so that the network never saturates; --packets and --rate do not "
+                             "apply)")
+    parser.set_defaults(default_packets=packets, default_rate=rate)
+    parser.add_argument("--packets", type=parse.integer,
                         help=f"packets to send, 1 to {MAX_PACKETS:,} (default {packets})")
-    parser.add_argument("--rate", type=parse.number, default=rate,
+    parser.add_argument("--rate", type=parse.number,
                         help="packets offered per PE per cycle, above 0 and at most 1 / packet "
                              f"length (a PE port takes one flit per cycle; default {rate})")
     parser.add_argument("--eject-ready", type=parse.number, default=1.0,
@@ -79,15 +87,22 @@ def run(args) -> Report:
 
 def traffic_settings(network, args) -> dict:
     """The ``uniform_traffic`` settings of ``args``, checked against ``network``."""
-    length, pes = network.packet_length, network.topology.pe_count
-    header = network.destination_width + network.source_width
+    family = family_for(network)
+    length, pes = network.packet_length, family.terminal_count(network)
+    header = family.header_width(network)
     if network.flit_width < header + MIN_SEQUENCE_BITS:
         raise UsageError(f"--flit-width {network.flit_width}: twinnet sim numbers packets in the "
                          f"head flit's payload and needs at least {MIN_SEQUENCE_BITS} bits "
                          f"there; this network's header takes {header}, so the flit width must "
                          f"be at least {header + MIN_SEQUENCE_BITS}")
-    packets = checks.check_int("--packets", args.packets, minimum=1, maximum=MAX_PACKETS)
-    rate = args.rate
+    if getattr(args, "traffic", "uniform") != "uniform":
+        for flag, value in (("--packets", args.packets), ("--rate", args.rate)):
+            if value is not None:
+                raise UsageError(f"{flag} {value}: applies to --traffic uniform, not to "
+                                 f"--traffic {args.traffic} (which sends one packet per pair)")
+    packets = args.default_packets if args.packets is None else args.packets
+    rate = args.default_rate if args.rate is None else args.rate
+    packets = checks.check_int("--packets", packets, minimum=1, maximum=MAX_PACKETS)
     if not 0 < rate <= 1 / length:
         raise UsageError(f"--rate {rate}: must be above 0 and at most 1/{length} = "
                          f"{1 / length:g} packets per PE per cycle (a PE port takes one flit "
@@ -113,7 +128,10 @@ def build_folder(network, args) -> Path:
 
 
 def simulate_uniform(network, args) -> Report:
-    """Run ``uniform_traffic`` on ``network`` with the flags in ``args``; report the results."""
+    """Run the ``--traffic`` pattern on ``network`` with the flags in ``args``; report the
+    results (the name is kept for ``twinnet demo``)."""
+    family = family_for(network)
+    traffic = getattr(args, "traffic", "uniform")
     settings = traffic_settings(network, args)
     build_dir = build_folder(network, args)
     from twinnet.sim_tb import runner, twin_network_sim  # cocotb only when simulating
@@ -121,22 +139,59 @@ def simulate_uniform(network, args) -> Report:
     reason = runner.missing(args.simulator)
     if reason:
         raise UsageError(f"--simulator {args.simulator}: cannot run here: {reason}")
-    print(f"twinnet sim: {network.name} ({network.topology.pe_count} PEs, "
-          f"{network.topology.router_count} cards) on {args.simulator}", file=sys.stderr)
+    print(f"twinnet sim: {network.name} ({family.terminal_count(network)} PEs) on "
+          f"{args.simulator}", file=sys.stderr)
+    test = "uniform_traffic" if traffic == "uniform" else "all_pairs"
+    test_settings = settings if traffic == "uniform" else {
+        "seed": settings["seed"], "eject_ready": settings["eject_ready"]}
     # The simulator's build, logs and waveform: a traced build sits beside the plain one.
     logs = build_dir.with_name(build_dir.name + "-waves") if args.waves else build_dir
     try:
         results = twin_network_sim.simulate(
-            network, args.simulator, build_dir, {"uniform_traffic": settings},
+            network, args.simulator, build_dir, {test: test_settings}, family=family,
             trace=not args.no_trace, waves=args.waves, log=True,
             progress=lambda line: print(f"  {line}", file=sys.stderr))
     except twin_network_sim.SimulationFailed as failure:
         raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
                           f"details in {logs / 'test.log'}") from None
-    uniform = results["uniform_traffic"]
+    measured = results[test]
+    manifest = twin_network_sim.manifest_of(build_dir)
+    crossings = (family.internal_crossings(manifest, measured["link_heads"])
+                 if measured.get("hops_checked") else None)
+    measured = {key: value for key, value in measured.items() if key != "link_heads"}
+    if crossings is not None:
+        measured["internal_crossings"] = crossings
+    lines = (_uniform_lines(network, settings, measured) if traffic == "uniform"
+             else _all_pairs_lines(network, measured))
+    if crossings is not None:
+        by_stage = {}
+        for entry in crossings:
+            by_stage.setdefault(entry["stage"], set()).add(entry["crossings"])
+        lines.append("  internal crossings      " + "; ".join(
+            f"stage {stage}: {_span(values)} per twin switch"
+            for stage, values in sorted(by_stage.items())))
+    lines.append(f"  build and logs          {logs}")
+    return Report("\n".join(lines), {
+        "network": network.name, "family": family.name, "parameters": network.to_dict(),
+        "simulator": args.simulator, "traffic": {"pattern": traffic, **test_settings},
+        "results": measured, "build_dir": str(logs)})
+
+
+def _span(values) -> str:
+    return str(min(values)) if min(values) == max(values) else f"{min(values)}–{max(values)}"
+
+
+def _hops_line(measured: dict) -> list[str]:
+    if measured.get("mean_hops") is None:
+        return []
+    return [f"  mean hops               {measured['mean_hops']:.4f} router-to-router links per "
+            f"packet (largest {measured['max_hops']})"]
+
+
+def _uniform_lines(network, settings: dict, uniform: dict) -> list[str]:
     accepted = uniform["accepted_flits_per_pe_cycle"]
-    text = "\n".join([
-        f"{network.name} on {args.simulator}: uniform random traffic, seed {settings['seed']}",
+    return [
+        f"{network.name}: uniform random traffic, seed {settings['seed']}",
         f"  packets delivered       {uniform['packets']} of {uniform['packets']} "
         f"({uniform['flits']} flits), each once, intact, in order"
         + (", every hop as the model says" if uniform["hops_checked"] else ""),
@@ -151,10 +206,16 @@ def simulate_uniform(network, args) -> Report:
         f"  mean latency            {uniform['mean_latency']:.2f} cycles in the network, "
         f"{uniform['mean_total_latency']:.2f} with source queueing (max "
         f"{uniform['max_latency']})",
+        *_hops_line(uniform),
         f"  simulated               {uniform['cycles']} cycles in {uniform['wall_seconds']:.1f} s "
         f"({uniform['cycles_per_second']:.0f} cycles/s)",
-        f"  build and logs          {logs}",
-    ])
-    return Report(text, {"network": network.name, "parameters": network.to_dict(),
-                         "simulator": args.simulator, "traffic": settings,
-                         "results": uniform, "build_dir": str(logs)})
+    ]
+
+
+def _all_pairs_lines(network, pairs: dict) -> list[str]:
+    return [
+        f"{network.name}: all pairs (every PE sends one packet to every other PE)",
+        f"  packets delivered       {pairs['packets']}, each once, intact, in order"
+        + (", every hop as the model says" if pairs["hops_checked"] else ""),
+        *_hops_line(pairs),
+    ]

@@ -14,12 +14,9 @@ from twinnet.model.twin import INTERNAL, PE_PORT
 from twinnet.model.twin_routing import vc_count
 
 from .config import PortConfig, RouterConfig
+from .network import DROP_COUNT_WIDTH
 from .router import Router
 from .twin_route import TwinRouteCompute, card_ports
-
-#: Width of every card's drop counter and of the network top's total: the total is the sum
-#: of the cards' counts, exact until it reaches 2**32 - 1, where it saturates.
-NETWORK_DROP_COUNT_WIDTH = 32
 
 
 def port_label(port) -> str:
@@ -48,7 +45,7 @@ def card_router_config(network: TwinNetworkConfig, card: int) -> RouterConfig:
                                     bubble=bubble, name=port_label(port)))
     return RouterConfig(network.flit_width, network.packet_length, tuple(ports),
                         source_width=network.source_width,
-                        drop_count_width=NETWORK_DROP_COUNT_WIDTH)
+                        drop_count_width=DROP_COUNT_WIDTH)
 
 
 def card_router(network: TwinNetworkConfig, card: int) -> Router:

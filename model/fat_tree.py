@@ -481,3 +481,225 @@ def dependency_graph(tree: FatTreeConfig, routing: str = "destro", seed: int = 0
     return ChannelDependencyGraph.from_paths(
         path_channels(tree, source, hops, twin)
         for source, _, hops in all_routes(tree, routing, seed))
+
+
+# --- a fat tree to generate: the topology, its switches' splits and the RTL's sizes ------------
+
+#: How the 2k ports of each twin switch are split between its halves, by name (001 §5).
+SPLITS = ("optimal", "paired", "down-alpha")
+#: Terminals of a generated fat tree: the 4-ary 4-tree (256 terminals, 128 twin switches of
+#: 256 halves) is the largest instance this project builds.
+MAX_FAT_TREE_TERMINALS = 256
+
+
+@dataclass(frozen=True)
+class FatTreeNetworkConfig:
+    """A k-ary n-tree of twin switches (or of plain 2k-port switches) and its router sizes.
+
+    Parameters:
+        tree: the :class:`FatTreeConfig`.
+        splits: one :class:`TwinSwitch` per stage, or ``None`` for plain (monolithic)
+            switches.
+        flit_width, packet_length, buffer_depth: as for a twin torus
+            (:class:`twinnet.model.network.TwinNetworkConfig`); ``buffer_depth`` ``None`` is
+            two packets.
+        split_name: how the splits were given (``optimal``, ``paired``, ``down-alpha``, or
+            ``None`` for explicit lists), kept for names and the manifest.
+    """
+
+    tree: FatTreeConfig
+    splits: tuple[TwinSwitch, ...] | None
+    flit_width: int = 32
+    packet_length: int = 4
+    buffer_depth: int | None = None
+    split_name: str | None = "optimal"
+
+    def __post_init__(self):
+        if not isinstance(self.tree, FatTreeConfig):
+            raise TypeError(f"tree must be a FatTreeConfig, not {self.tree!r}")
+        if self.splits is not None:
+            TwinFatTree(self.tree, self.splits)  # validates one split per stage, same k
+        checks.check_int("flit_width", self.flit_width, minimum=1)
+        checks.check_int("packet_length", self.packet_length, minimum=1)
+        if self.buffer_depth is not None:
+            checks.check_int("buffer_depth", self.buffer_depth, minimum=self.packet_length)
+
+    @property
+    def is_twin(self) -> bool:
+        return self.splits is not None
+
+    @property
+    def internal_port_count(self) -> int:
+        return self.splits[0].internal_port_count if self.is_twin else 0
+
+    @property
+    def depth(self) -> int:
+        return self.buffer_depth if self.buffer_depth is not None else 2 * self.packet_length
+
+    @property
+    def header_width(self) -> int:
+        """Bits of a head flit's route fields (the destination's digits, the top one wide
+        enough to hold k, so that destinations >= k**n are malformed) and source field."""
+        k, n = self.tree.k, self.tree.n
+        digits = (n - 1) * max(1, (k - 1).bit_length()) + k.bit_length()
+        return digits + max(1, (self.tree.terminal_count - 1).bit_length())
+
+    @property
+    def twin(self) -> TwinFatTree | None:
+        return TwinFatTree(self.tree, self.splits) if self.is_twin else None
+
+    @property
+    def name(self) -> str:
+        """``fattree_k4_n2_optimal_r1``, ``fattree_k4_n2_down_alpha_r2``, ``fattree_k4_n2_plain``,
+        ``..._custom_r2`` (explicit splits), plus ``_w``/``_l``/``_d`` for non-default sizes as
+        for a twin torus."""
+        tree = f"fattree_k{self.tree.k}_n{self.tree.n}"
+        split = (self.split_name or "custom").replace("-", "_")  # a Verilog identifier
+        kind = f"{split}_r{self.internal_port_count}" if self.is_twin else "plain"
+        suffix = ""
+        if self.flit_width != 32:
+            suffix += f"_w{self.flit_width}"
+        if self.packet_length != 4:
+            suffix += f"_l{self.packet_length}"
+        if self.depth != 2 * self.packet_length:
+            suffix += f"_d{self.depth}"
+        return f"{tree}_{kind}{suffix}"
+
+    def to_dict(self) -> dict:
+        return {"topology": "fat-tree", "k": self.tree.k, "n": self.tree.n,
+                "split": ("plain" if not self.is_twin else self.split_name
+                          or [sorted(split.alpha) for split in self.splits]),
+                "internal_ports": self.internal_port_count if self.is_twin else None,
+                "flit_width": self.flit_width,
+                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
+
+
+#: Keys a fat-tree description may hold.
+FAT_TREE_KEYS = ("topology", "k", "n", "split", "internal_ports", "flit_width", "packet_length",
+                 "buffer_depth")
+
+
+def fat_tree_network_from_dict(values: dict, labels: dict | str = "configuration"
+                               ) -> FatTreeNetworkConfig:
+    """Build a :class:`FatTreeNetworkConfig` from plain values (the keys of
+    :data:`FAT_TREE_KEYS`; :meth:`FatTreeNetworkConfig.to_dict` writes them).
+
+    ``split`` is ``optimal`` (the default), ``paired``, ``down-alpha``, ``plain`` (monolithic
+    switches) or α's ports: one list for every stage or a list of lists, one per stage.
+    ``internal_ports`` is r (default 1, at most k). ``labels`` names each key in messages, as
+    for :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
+    naming the label, the value and what is allowed, before anything is built.
+    """
+    from .network import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, MAX_PACKET_LENGTH, _labels
+
+    names = _labels(values, labels)
+    unknown = sorted(set(values) - set(FAT_TREE_KEYS))
+    if unknown:
+        raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "
+                         f"{', '.join(FAT_TREE_KEYS)}")
+    if values.get("topology", "fat-tree") != "fat-tree":
+        raise ValueError(f"{names['topology']} must be 'fat-tree', not {values['topology']!r}")
+    k = checks.check_int(names.get("k", "k"), values.get("k", 4), minimum=2,
+                         maximum=MAX_FAT_TREE_TERMINALS)
+    n = checks.check_int(names.get("n", "n"), values.get("n", 2), minimum=1,
+                         maximum=MAX_FAT_TREE_TERMINALS.bit_length())
+    if k ** n > MAX_FAT_TREE_TERMINALS:
+        label = " and ".join(names[key] for key in ("k", "n") if key in values) or "k, n"
+        raise ValueError(f"{label}: a {k}-ary {n}-tree has {k ** n:,} terminals; at most "
+                         f"{MAX_FAT_TREE_TERMINALS} are allowed (the 4-ary 4-tree: generation "
+                         "time and memory grow with the switch count)")
+    tree = FatTreeConfig(k, n)
+    split = values.get("split", "optimal")
+    r = 1 if split == "plain" else checks.check_int(
+        names.get("internal_ports", "internal_ports"), values.get("internal_ports", 1),
+        minimum=1, maximum=k)
+    label = names.get("split", "split")
+    try:
+        if split == "plain":
+            splits, split_name = None, None
+        elif split == "optimal":
+            splits, split_name = optimal_splits(k, n, r), split
+        elif split in ("paired", "down-alpha"):
+            make = TwinSwitch.paired if split == "paired" else TwinSwitch.down_on_alpha
+            splits, split_name = (make(k, r),) * n, split
+        elif isinstance(split, (list, tuple)) and split and all(
+                isinstance(item, (list, tuple)) for item in split):
+            if len(split) != n:
+                raise ValueError(f"give one α port list per stage ({n}), not {len(split)}")
+            splits = tuple(TwinSwitch(k, frozenset(checks.check_int_tuple("α", alpha)), r)
+                           for alpha in split)
+            split_name = None
+        elif isinstance(split, (list, tuple)):
+            splits = (TwinSwitch(k, frozenset(checks.check_int_tuple("α", split)), r),) * n
+            split_name = None
+        else:
+            raise ValueError(f"must be one of {', '.join((*SPLITS, 'plain'))} or α's ports "
+                             "(a list such as [0, 1, 4, 5], or one list per stage)")
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{label} {_shown(split)}: {error}") from None
+    sizes = {}
+    for key, maximum in (("flit_width", MAX_FLIT_WIDTH), ("packet_length", MAX_PACKET_LENGTH),
+                         ("buffer_depth", MAX_BUFFER_DEPTH)):
+        if values.get(key) is not None:
+            sizes[key] = checks.check_int(names[key], values[key], minimum=1, maximum=maximum)
+    length = sizes.get("packet_length", 4)
+    if sizes.get("buffer_depth", 2 * length) < length:
+        raise ValueError(f"{names['buffer_depth']} must be >= {length} flits to hold one "
+                         f"packet of {length} flits, not {sizes['buffer_depth']}")
+    header = FatTreeNetworkConfig(tree, splits, split_name=split_name).header_width
+    if sizes.get("flit_width", 32) < header:
+        raise ValueError(f"{names.get('flit_width', 'flit_width (default 32)')} must be >= "
+                         f"{header} bits to hold the head flit's destination and source "
+                         f"fields, not {sizes.get('flit_width', 32)}")
+    return FatTreeNetworkConfig(tree, splits, split_name=split_name, **sizes)
+
+
+def _shown(split) -> str:
+    """A split as it is written on the command line: ``0,1,4,5`` or ``0,1,4,5;0,1,2,3``."""
+    if isinstance(split, (list, tuple)):
+        if all(isinstance(item, (list, tuple)) for item in split):
+            return ";".join(_shown(item) for item in split)
+        return ",".join(map(str, split))
+    return repr(split)
+
+
+def switch_ports(tree: FatTreeConfig, stage: int) -> tuple[int, ...]:
+    """The connected ports of a stage-``stage`` switch: all 2k, or the k down ports at the
+    last stage (whose up ports lead nowhere)."""
+    return tuple(range(tree.k if stage == tree.last_stage else 2 * tree.k))
+
+
+def router_label(switch: Switch, half: str | None) -> str:
+    """The label of a router: ``<1,03>`` for a plain switch, ``<1,03>/alpha`` for a half."""
+    return str(switch) if half is None else f"{switch}/{half}"
+
+
+def port_label(k: int, port: int) -> str:
+    """``d2`` for down port 2, ``u1`` for up port k + 1."""
+    return f"d{port}" if port < k else f"u{port - k}"
+
+
+def internal_label(port: int) -> str:
+    return f"i{port}"
+
+
+def router_hops(network: FatTreeNetworkConfig, source: int,
+                destination: int) -> list[tuple[str, str, int]]:
+    """The links a packet from terminal ``source`` to ``destination`` crosses under DESTRO, as
+    ``(router label, output port label, VC)``: every switch-to-switch link and, in a twin
+    switch whose input and output ports sit on different halves, the internal link (port
+    ``out_port mod r``, the rule of :meth:`TwinSwitch.internal_port`). The last hop, down to
+    the destination terminal, is not a link between routers and is left out. One VC."""
+    tree, hops = network.tree, []
+    for hop in route(tree, source, destination):
+        out_label = port_label(tree.k, hop.out_port)
+        if not network.is_twin:
+            hops.append((router_label(hop.switch, None), out_label, 0))
+            continue
+        split = network.splits[hop.switch.stage]
+        arrival, departure = split.half_of(hop.in_port), split.half_of(hop.out_port)
+        internal = split.internal_port(hop.in_port, hop.out_port)
+        if internal is not None:
+            hops.append((router_label(hop.switch, arrival), internal_label(internal), 0))
+        hops.append((router_label(hop.switch, departure), out_label, 0))
+    return hops[:-1]  # the last hop leaves through the destination terminal's port

@@ -1,9 +1,10 @@
-"""cocotb tests for a generated twin-torus network.
+"""cocotb tests for a generated network of any family.
 
 Run through :func:`twinnet.sim_tb.runner.run`, whose JSON configuration holds ``manifest`` (the
-generator's manifest file: its ``parameters`` rebuild the network configuration, so the
-scoreboard calls the same model), ``tests`` (per cocotb test, the scenario's settings) and
-``results`` (a JSON file where each test records what it measured, for the pytest side).
+generator's manifest file: its ``family`` and ``parameters`` rebuild the network
+configuration, so the scoreboard calls the same model), ``tests`` (per cocotb test, the
+scenario's settings) and ``results`` (a JSON file where each test records what it measured, for
+the pytest side).
 """
 
 import json
@@ -14,8 +15,7 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 
-from twinnet.model.network import twin_network_from_dict
-from twinnet.model.twin import PEAddress
+from twinnet.gen.families import family_of
 
 from .runner import load_config
 from .twin_network_tb import CheckError, Deadlock, NetworkBench
@@ -27,9 +27,10 @@ def _setup(dut, test: str, **defaults):
     manifest = json.loads(Path(config["manifest"]).read_text())
     args = {"seed": 1, "eject_ready": 1.0, "watchdog": 2000, **defaults,
             **config.get("tests", {}).get(test, {})}
-    network = twin_network_from_dict(manifest["parameters"])
+    family = family_of(manifest)
+    network = family.network(manifest["parameters"])
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    bench = NetworkBench(dut, manifest, network, seed=args["seed"],
+    bench = NetworkBench(dut, manifest, family, network, seed=args["seed"],
                          eject_ready=args["eject_ready"], watchdog=args["watchdog"])
     return bench, args
 
@@ -65,11 +66,21 @@ def _checked(test: str):
     return wrap
 
 
-def _uniform_destination(bench, rng, source: int) -> PEAddress:
+def _hop_counts(bench, packets) -> dict:
+    """``mean_hops`` and ``max_hops`` (router-to-router links per packet, from the link
+    trace; None without it) and ``link_heads`` (head flits seen per link index)."""
+    if not bench.scoreboard.check_hops:
+        return dict(mean_hops=None, max_hops=None, link_heads={})
+    hops = [len(packet.hops) for packet in packets]
+    return dict(mean_hops=sum(hops) / len(hops), max_hops=max(hops),
+                link_heads={str(link): heads for link, heads in sorted(bench.link_heads.items())})
+
+
+def _uniform_destination(bench, rng, source: int) -> int:
     while True:
         destination = rng.randrange(len(bench.pes))
         if destination != source:
-            return bench.pes[destination]
+            return destination
 
 
 async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
@@ -107,6 +118,7 @@ async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
                 accepted_flits_per_pe_cycle=(in_window * length / pes / window
                                              if window >= 10 * mean_total else None),
                 delivered_flits_per_pe_cycle=len(sent) * length / pes / cycles,
+                **_hop_counts(bench, sent),
                 flits=len(sent) * length, hops_checked=bench.scoreboard.check_hops,
                 wall_seconds=seconds, cycles_per_second=(bench.cycle - start) / seconds)
 
@@ -139,6 +151,28 @@ async def load_sweep(dut):
 
 
 @cocotb.test()
+@_checked("all_pairs")
+async def all_pairs(dut):
+    """Every terminal sends one packet to every other terminal: in round j (j = 1 … P-1) PE i
+    sends to PE (i + j) mod P, one round every ``gap`` cycles (default 8 packet lengths, an
+    eighth of a PE port's capacity, so the network never saturates). Records the hops of every
+    packet (``mean_hops``: router-to-router links per packet, from the trace) and the head
+    flits seen on each link (``link_heads``)."""
+    bench, args = _setup(dut, "all_pairs", gap=None)
+    count = len(bench.pes)
+    gap = args["gap"] or 8 * bench.network.packet_length
+    await bench.reset()
+    for shift in range(1, count):
+        for source in range(count):
+            bench.offer(source, (source + shift) % count)
+        await bench.run(gap)
+    await bench.run(200_000, until_drained=True)
+    bench.check_all_delivered()
+    _report(dut, "all_pairs", packets=len(bench.sent), hops_checked=bench.scoreboard.check_hops,
+            **_hop_counts(bench, bench.sent))
+
+
+@cocotb.test()
 @_checked("saturation_drains")
 async def saturation_drains(dut):
     """Every PE keeps a packet waiting for ``cycles`` cycles (saturating uniform load), then
@@ -160,21 +194,25 @@ async def saturation_drains(dut):
             accepted_flits_per_pe_cycle=delivered_flits / len(bench.pes) / bench.cycle)
 
 
-def deadlock_pairs(bench, example: str) -> list[tuple[int, PEAddress]]:
+def deadlock_pairs(bench, example: str) -> list[tuple[int, int]]:
     """003 Example 6.1 (Y radix 2: PEs exchange with the node across Y, PE0 with PE0 and PE1
     with PE1) or 6.2 (PE1 of <x,y,z> with PE0 of <x+1,y,z+1>, both ways), at every node."""
     twin = bench.network.topology
+
+    def pe(node, index):
+        return twin.pe_index(twin.pe(node, index))
+
     pairs = []
     for node in twin.nodes():
         if example == "6.1":
             other = (node[0], (node[1] + 1) % twin.radices[1]) + node[2:]
-            for pe in (0, 1):
-                pairs.append((twin.pe_index(PEAddress(node, pe)), PEAddress(other, pe)))
+            for index in (0, 1):
+                pairs.append((pe(node, index), pe(other, index)))
         else:
             other = tuple((d + (1 if i in (0, 2) else 0)) % k
                           for i, (d, k) in enumerate(zip(node, twin.radices)))
-            pairs.append((twin.pe_index(PEAddress(node, 1)), PEAddress(other, 0)))
-            pairs.append((twin.pe_index(PEAddress(other, 1)), PEAddress(node, 0)))
+            pairs.append((pe(node, 1), pe(other, 0)))
+            pairs.append((pe(other, 1), pe(node, 0)))
     return pairs
 
 
@@ -215,7 +253,7 @@ async def zero_load_latency(dut):
         pairs = random.Random(args["seed"]).sample(pairs, args["pairs"])
     results = []
     for source, destination in pairs:
-        packet = bench.offer(source, bench.pes[destination])
+        packet = bench.offer(source, destination)
         await bench.run(10_000, until_drained=True)
         results.append([source, destination, packet.delivered - packet.injected])
     bench.check_all_delivered()
@@ -225,27 +263,19 @@ async def zero_load_latency(dut):
 @cocotb.test()
 @_checked("malformed_dropped")
 async def malformed_dropped(dut):
-    """Valid uniform traffic mixed with packets whose destination digit is out of range (or,
-    on the plain torus, whose PE bit is 1): the malformed ones are counted on drop_count and
+    """Valid uniform traffic mixed with packets whose header the family calls malformed (e.g.
+    a destination digit out of range): the malformed ones are counted on drop_count and
     vanish; the valid ones all arrive."""
     bench, args = _setup(dut, "malformed_dropped", seed=5, packets=400, malformed=40)
     rng = random.Random(args["seed"])
-    radices = bench.network.topology.radices
-    widths = bench.network.digit_widths
-    bad_dims = [d for d, (k, w) in enumerate(zip(radices, widths)) if (1 << w) > k]
-    plain = bench.network.topology.card_count == 1
-    assert bad_dims or plain, "every radix is a power of two: no digit can be out of range"
+    assert bench.family.malformed(bench.network, rng) is not None, \
+        "every header of this network is valid: nothing to drop"
     await bench.reset()
-    for index in range(args["packets"] + args["malformed"]):
+    total = args["packets"] + args["malformed"]
+    for index in range(total):
         source = rng.randrange(len(bench.pes))
-        if index % ((args["packets"] + args["malformed"]) // args["malformed"]) == 0:
-            digits = [rng.randrange(k) for k in radices]
-            if bad_dims and not (plain and rng.random() < 0.5):
-                dim = rng.choice(bad_dims)
-                digits[dim] = rng.randrange(radices[dim], 1 << widths[dim])
-                bench.offer_malformed(source, tuple(digits))
-            else:  # a plain torus has PE 0 only
-                bench.offer_malformed(source, tuple(digits), pe=1)
+        if index % (total // args["malformed"]) == 0:
+            bench.offer_malformed(source, bench.family.malformed(bench.network, rng))
         else:
             bench.offer(source, _uniform_destination(bench, rng, source))
         if index % 8 == 0:

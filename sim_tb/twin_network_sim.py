@@ -11,8 +11,6 @@ import json
 import time
 from pathlib import Path
 
-from twinnet.model.network import TwinNetworkConfig
-
 from . import runner
 
 TEST_MODULE = "twinnet.sim_tb.twin_network_cocotb"
@@ -29,11 +27,11 @@ class SimulationFailed(AssertionError):
         self.test, self.kind, self.summary = test, kind, summary
 
 
-TESTS = ("uniform_traffic", "load_sweep", "saturation_drains", "deadlock_pattern",
+TESTS = ("uniform_traffic", "all_pairs", "load_sweep", "saturation_drains", "deadlock_pattern",
          "zero_load_latency", "malformed_dropped")
 
 
-def simulate(network: TwinNetworkConfig, simulator: str, build_dir, tests: dict, *,
+def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
              trace: bool = True, waves: bool | None = None, log: bool = False,
              progress=None) -> dict:
     """Generate ``network`` into ``build_dir/rtl``, build it on ``simulator`` in ``build_dir``
@@ -49,14 +47,14 @@ def simulate(network: TwinNetworkConfig, simulator: str, build_dir, tests: dict,
     if unknown:
         raise ValueError(f"unknown network test {unknown[0]!r}; the tests are "
                          f"{', '.join(TESTS)}")
-    from twinnet.gen.twin_generate import generate  # Amaranth only when generating
+    from twinnet.gen.generate import generate_network  # Amaranth only when generating
 
     say = progress or (lambda text: None)
     build_dir = Path(build_dir)
     started = time.perf_counter()
-    files = generate(network, build_dir / "rtl", trace=trace)
-    say(f"generated {network.name}: {network.topology.router_count} cards "
-        f"({time.perf_counter() - started:.1f} s)")
+    files = generate_network(network, build_dir / "rtl", family=family, trace=trace)
+    routers = len(json.loads(_manifest(files).read_text())["routers"])
+    say(f"generated {network.name}: {routers} routers ({time.perf_counter() - started:.1f} s)")
     results = build_dir / "results.json"
     results.unlink(missing_ok=True)
     say(f"building on {simulator} and running {', '.join(tests)} (log in {build_dir})"
@@ -88,11 +86,15 @@ def _run(network, simulator, build_dir, tests, files, results, waves, log) -> No
     runner.run(simulator=simulator, sources=[path for path in files if path.suffix == ".v"],
                toplevel=network.name, test_module=TEST_MODULE, build_dir=build_dir,
                testcase=list(tests), waves=waves, log=log,
-               hier_blocks=[f"{network.name}_card{card}"
-                            for card in range(network.topology.card_count)],
+               hier_blocks=list(json.loads(_manifest(files).read_text())["modules"].values()),
                config={"manifest": str(_manifest(files).resolve()), "tests": tests,
                        "results": str(results.resolve())})
 
 
 def _manifest(files: list[Path]) -> Path:
     return next(path for path in files if path.suffix == ".json")
+
+
+def manifest_of(build_dir) -> dict:
+    """The manifest of the network generated into ``build_dir`` by :func:`simulate`."""
+    return json.loads(next((Path(build_dir) / "rtl").glob("*.manifest.json")).read_text())

@@ -1,6 +1,6 @@
-"""cocotb testbench parts for a generated twin-torus network.
+"""cocotb testbench parts for a generated network of any family.
 
-The network top (see :mod:`twinnet.hdl.twin_network`) brings every PE port out on vector buses
+The network top (see :mod:`twinnet.hdl.network`) brings every PE port out on vector buses
 and, when generated with ``trace=True``, shows every link's flits. One coroutine per clock
 cycle drives all injection buses and samples every bus once, which keeps Python's per-cycle
 cost independent of how many signals a PE has.
@@ -11,18 +11,19 @@ cost independent of how many signals a PE has.
   (records each packet's hops from the trace) and the deadlock watchdog;
 - :class:`Scoreboard` checks each delivered packet against the reference model: delivered
   exactly once, intact, at the right PE, in order per source–destination pair, and, when
-  traced, every hop's (card, output port, VC) equal to :func:`twinnet.model.twin_routing.path`.
+  traced, every hop's (router, output port, VC) equal to the family's model relation
+  (:meth:`twinnet.gen.families.Family.hops`).
+
+Terminals (PEs) are numbers ``0 … P-1``, in the order of the top's PE buses.
 """
 
 import random
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from twinnet.model.network import TwinNetworkConfig
-from twinnet.model.twin import PE_PORT, PEAddress
-from twinnet.model.twin_routing import path
+from twinnet.gen.families import Family
 
 
 class Deadlock(AssertionError):
@@ -38,9 +39,9 @@ class CheckError(AssertionError):
 
 
 class PacketFormat:
-    """Packets laid out as the manifest's ``head_flit`` says: destination digits
-    (``route.node.o<i>``), destination PE (``route.pe``), ``source``; the head's ``payload``
-    holds a sequence number. Body flit ``i`` is a word derived from (source, sequence, i), so
+    """Packets laid out as the manifest's ``head_flit`` says: the destination's route fields
+    (``route.*``, from the family's codec), ``source``; the head's ``payload`` holds a sequence
+    number. Body flit ``i`` is a word derived from (source, sequence, i), so
     that a corrupted or swapped flit is noticed."""
 
     def __init__(self, manifest: dict, packet_length: int):
@@ -59,10 +60,10 @@ class PacketFormat:
             raise ValueError(f"{name} = {value} does not fit in {width} bits")
         return value << offset
 
-    def flits(self, digits, pe: int, source: int, seq: int) -> list[int]:
-        head = self._put("route.pe", pe) | self._put("source", source)
-        for dim, digit in enumerate(digits):
-            head |= self._put(f"route.node.o{dim}", digit)
+    def flits(self, route: dict[str, int], source: int, seq: int) -> list[int]:
+        head = self._put("source", source)
+        for name, value in route.items():
+            head |= self._put(name, value)
         head |= self._put("payload", seq % (1 << self.seq_bits))
         mask = (1 << self.width) - 1
         body = [((seq * 2654435761) ^ (source * 40503) ^ (i * 0x9E3779B1)) & mask
@@ -77,57 +78,56 @@ class PacketFormat:
 
 @dataclass
 class Packet:
-    source: PEAddress
-    destination: PEAddress | None  # None for a malformed packet
+    source: int
+    destination: int | None  # None for a malformed packet
     seq: int
     flits: list[int]
     offered: int = 0  # cycle the packet was queued
     injected: int | None = None  # cycle its head flit was accepted
     delivered: int | None = None  # cycle its head flit was ejected
-    hops: list = field(default_factory=list)  # (card, port, vc) seen on links
+    hops: list = field(default_factory=list)  # (router, port, vc) seen on links
     received: list = field(default_factory=list)
 
 
 class Scoreboard:
     """Expected results from the reference model; collects every error it sees."""
 
-    def __init__(self, network: TwinNetworkConfig, *, check_hops: bool):
-        self.network, self.check_hops = network, check_hops
+    def __init__(self, family: Family, network, *, check_hops: bool):
+        self.family, self.network, self.check_hops = family, network, check_hops
         self.errors: list[str] = []
         self.delivered: dict[tuple[int, int], Packet] = {}
         self.order: dict[tuple, int] = {}
 
     def expected_hops(self, packet: Packet) -> list[tuple[str, str, int]]:
-        return [(str(h.card), str(h.out_port), h.vc) for h in
-                path(self.network.topology, packet.source, packet.destination)
-                if h.out_port != PE_PORT]
+        return self.family.hops(self.network, packet.source, packet.destination)
+
+    def label(self, terminal: int) -> str:
+        return self.family.terminal_label(self.network, terminal)
 
     def deliver(self, packet: Packet, at_pe: int) -> None:
-        twin, key = self.network.topology, (twin_index(self.network, packet.source), packet.seq)
+        key = (packet.source, packet.seq)
         if packet.destination is None:
             self.errors.append(f"malformed packet {key} was delivered to PE {at_pe}")
             return
         if key in self.delivered:
             self.errors.append(f"packet {key} delivered twice")
         self.delivered[key] = packet
-        if at_pe != twin.pe_index(packet.destination):
-            self.errors.append(f"packet {key} for {packet.destination} arrived at PE {at_pe}")
+        if at_pe != packet.destination:
+            self.errors.append(f"packet {key} for PE {packet.destination} "
+                               f"({self.label(packet.destination)}) arrived at PE {at_pe}")
         if packet.received != packet.flits:
             self.errors.append(f"packet {key} corrupted: sent {packet.flits}, "
                                f"got {packet.received}")
-        pair = (key[0], twin.pe_index(packet.destination))
+        pair = (key[0], packet.destination)
         if self.order.get(pair, -1) > packet.seq:
             self.errors.append(f"packet {key} overtook a later packet of the pair {pair}")
         self.order[pair] = max(self.order.get(pair, -1), packet.seq)
         if self.check_hops:
             expected = self.expected_hops(packet)
             if packet.hops != expected:
-                self.errors.append(f"packet {key} {packet.source}->{packet.destination} took "
-                                   f"{packet.hops}, model says {expected}")
-
-
-def twin_index(network: TwinNetworkConfig, address: PEAddress) -> int:
-    return network.topology.pe_index(address)
+                self.errors.append(f"packet {key} {self.label(packet.source)}->"
+                                   f"{self.label(packet.destination)} took {packet.hops}, "
+                                   f"model says {expected}")
 
 
 class NetworkBench:
@@ -136,17 +136,19 @@ class NetworkBench:
     Parameters:
         dut: the cocotb handle of the network top.
         manifest: the generator's manifest (dict), for the link list and trace layout.
+        family: the network's :class:`twinnet.gen.families.Family`.
         network: the configuration rebuilt from the manifest's parameters.
         eject_ready: probability that a PE accepts an ejected flit in a cycle (back-pressure).
         watchdog: cycles without any flit moving, while packets are in flight, that count as
             a deadlock.
     """
 
-    def __init__(self, dut, manifest: dict, network: TwinNetworkConfig, *, seed: int = 1,
+    def __init__(self, dut, manifest: dict, family: Family, network, *, seed: int = 1,
                  eject_ready: float = 1.0, watchdog: int = 2000):
-        self.dut, self.manifest, self.network = dut, manifest, network
+        self.dut, self.manifest, self.family, self.network = dut, manifest, family, network
         self.format = PacketFormat(manifest, network.packet_length)
-        self.pes = list(network.topology.pes())
+        self.pes = range(family.terminal_count(network))
+        self.terminal_routers = manifest["terminals"]
         self.random = random.Random(seed)
         self.eject_ready, self.watchdog = eject_ready, watchdog
         self.queues: list[deque[Packet]] = [deque() for _ in self.pes]
@@ -158,28 +160,30 @@ class NetworkBench:
         self.idle_cycles = 0
         self.trace = manifest.get("trace")
         self.links = manifest["links"]
-        self.scoreboard = Scoreboard(network, check_hops=self.trace is not None)
+        self.scoreboard = Scoreboard(family, network, check_hops=self.trace is not None)
         self.sent: list[Packet] = []
         self.malformed_sent = 0
+        self.link_heads = Counter()  # link index -> head flits seen on it (with the trace)
 
     # -- traffic ---------------------------------------------------------------------------------
 
-    def offer(self, source: int, destination: PEAddress) -> Packet:
-        """Queue a packet from PE ``source`` (an index) to ``destination``."""
+    def offer(self, source: int, destination: int) -> Packet:
+        """Queue a packet from PE ``source`` to PE ``destination``."""
         seq = self.seq[source]
         self.seq[source] += 1
-        flits = self.format.flits(destination.node, destination.pe, source, seq)
-        packet = Packet(self.pes[source], destination, seq, flits, offered=self.cycle)
+        route = self.family.destination(self.network, destination)
+        flits = self.format.flits(route, source, seq)
+        packet = Packet(source, destination, seq, flits, offered=self.cycle)
         self.queues[source].append(packet)
         self.sent.append(packet)
         return packet
 
-    def offer_malformed(self, source: int, digits: tuple[int, ...], pe: int = 0) -> Packet:
-        """Queue a packet whose destination digits or PE are out of range (to be dropped)."""
+    def offer_malformed(self, source: int, route: dict[str, int]) -> Packet:
+        """Queue a packet with the malformed route fields ``route`` (to be dropped)."""
         seq = self.seq[source]
         self.seq[source] += 1
-        flits = self.format.flits(digits, pe, source, seq)
-        packet = Packet(self.pes[source], None, seq, flits, offered=self.cycle)
+        flits = self.format.flits(route, source, seq)
+        packet = Packet(source, None, seq, flits, offered=self.cycle)
         self.queues[source].append(packet)
         self.malformed_sent += 1
         return packet
@@ -267,7 +271,7 @@ class NetworkBench:
                 if packet is None:
                     self.scoreboard.errors.append(f"PE {index} received an unknown packet "
                                                   f"{key} (head {word:#x})")
-                    packet = Packet(self.pes[index], None, -1, [], received=[])
+                    packet = Packet(index, None, -1, [], received=[])
                 packet.received = [word]
                 packet.delivered = self.cycle
                 self.assembling[index] = packet
@@ -281,7 +285,7 @@ class NetworkBench:
                 packet = self.assembling[index]
                 self.assembling[index] = None
                 if packet.seq >= 0:
-                    self.in_flight.pop((twin_index(self.network, packet.source),
+                    self.in_flight.pop((packet.source,
                                         packet.seq % (1 << self.format.seq_bits)), None)
                     self.scoreboard.deliver(packet, index)
         return True
@@ -295,11 +299,12 @@ class NetworkBench:
         for link in _bits(valid):
             payload = flits >> (link * stride)
             if payload >> width & 1:  # a head flit: record the hop
+                self.link_heads[link] += 1
                 packet = self.in_flight.get(self.format.identity(payload & ((1 << width) - 1)))
                 if packet is not None:
                     origin = self.links[link]["from"]
                     vc = payload >> (width + 2) & ((1 << self.trace["layout"][3]["width"]) - 1)
-                    packet.hops.append((origin["card"], origin["port"], vc))
+                    packet.hops.append((origin["router"], origin["port"], vc))
                 else:
                     self.scoreboard.errors.append(f"unknown head flit on link {link}")
         return True
@@ -315,10 +320,12 @@ class NetworkBench:
                  f"packets in flight (cycle {self.cycle}); stuck channels:"]
         stuck = defaultdict(list)
         for (_, seq), packet in self.in_flight.items():
-            channel = packet.hops[-1] if packet.hops else (str(packet.source.card), "PE", 0)
-            stuck[channel].append(f"{packet.source}->{packet.destination}#{seq}")
-        for (card, port, vc), packets in sorted(stuck.items()):
-            lines.append(f"  {card} {port} vc{vc}: {len(packets)} packets, e.g. {packets[0]}")
+            channel = (packet.hops[-1] if packet.hops
+                       else (self.terminal_routers[packet.source], "PE", 0))
+            label = self.scoreboard.label
+            stuck[channel].append(f"{label(packet.source)}->{label(packet.destination)}#{seq}")
+        for (router, port, vc), packets in sorted(stuck.items()):
+            lines.append(f"  {router} {port} vc{vc}: {len(packets)} packets, e.g. {packets[0]}")
         return "\n".join(lines)
 
     # -- results ---------------------------------------------------------------------------------
@@ -334,8 +341,10 @@ class NetworkBench:
         errors = list(self.scoreboard.errors)
         missing = [p for p in self.sent if p.delivered is None]
         if missing:
-            errors.append(f"{len(missing)} packets never delivered, e.g. {missing[0].source}->"
-                          f"{missing[0].destination} seq {missing[0].seq}")
+            label = self.scoreboard.label
+            errors.append(f"{len(missing)} packets never delivered, e.g. "
+                          f"{label(missing[0].source)}->{label(missing[0].destination)} "
+                          f"seq {missing[0].seq}")
         if len(self.scoreboard.delivered) != len(self.sent) and not missing:
             errors.append(f"{len(self.scoreboard.delivered)} delivered, {len(self.sent)} sent")
         if errors:

@@ -25,7 +25,7 @@ def load(manifest_path: Path) -> dict:
     return {
         "top": manifest["top"],
         "pes": manifest["derived"]["pe_count"],
-        "cards": len(manifest["cards"]),
+        "cards": manifest["twin-torus"]["card_count"],
         "flit_width": manifest["head_flit"]["width"],
         "packet_length": manifest["parameters"]["packet_length"],
         "radices": radices,

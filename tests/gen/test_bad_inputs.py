@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 587 in ``VALUE_FLAGS``, 66 missing values, 57
+Case count (pytest items, one per case): 633 in ``VALUE_FLAGS``, 72 missing values, 79
 combinations, 68 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 793 in all (``test_case_count`` keeps this sentence honest).
+this count — 867 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -356,6 +356,9 @@ VALUE_FLAGS = [
     (("analyze twist",), "--radices", INTEGER_LIST, ()),
     (("analyze twist",), "--twist", TWIST, ()),
     (("analyze twist",), "--sweep", SWEEP, ()),
+    (NETWORK, "--split", SPLIT, ("fat-tree",)),
+    (NETWORK, "--internal-ports", INTEGER, ("fat-tree",)),
+    (TRAFFIC, "--traffic", CHOICE, ()),
 ]
 
 
@@ -390,6 +393,23 @@ def _combination(command, words, *expected, label):
 
 
 COMBINATIONS = [
+    # Flags of one family given to another; a family that contradicts its preset.
+    *[_combination(c, words, *expected, label=label) for c in NETWORK
+      for words, expected, label in [
+          ("fat-tree --radix 4,4", (flag("--radix"), "fat-tree"), "fat-tree+radix"),
+          ("fat-tree --config D", (flag("--config"), "fat-tree"), "fat-tree+config"),
+          ("fat-tree --mode vc", (flag("--mode"), "fat-tree"), "fat-tree+mode"),
+          ("--split optimal", (flag("--split"), "twin-torus"), "twin+split"),
+          ("torus --internal-ports 2", (flag("--internal-ports"), "torus"), "torus+r"),
+          ("fat-tree --plain --split paired", (flag("--plain"), flag("--split")),
+           "plain+split"),
+          ("fat-tree --plain --internal-ports 2", (flag("--internal-ports"), "plain"),
+           "plain+r"),
+          ("fat-tree --preset 3dt-4x4x4", ("3dt-4x4x4", "fat-tree"), "fat-tree+twin-preset"),
+          ("torus --config D", (flag("--config"), "torus"), "torus+config-D"),
+          ("ring", ("FAMILY", "ring", "one of"), "unknown-family"),
+          ("fat-tree --k 4 --n 5", (flag("--k"), flag("--n"), "256"), "fat-tree-too-big"),
+      ]],
     # --radix gives the size; --n/--k give it too.
     *[_combination(c, "--radix 4,4,4 --n 3", flag("--radix"), flag("--n"), label="radix+n")
       for c in NETWORK + TWIN],
@@ -551,8 +571,8 @@ def _patch(monkeypatch, module: str, name: str, value) -> None:
 def sandbox(monkeypatch, tmp_path):
     """Each case: a fresh working directory, nothing heavy, a time and a memory limit."""
     monkeypatch.chdir(tmp_path)
-    _patch(monkeypatch, "twinnet.gen.twin_generate", "card_router",
-           _refuse("building routers"))
+    for family in ("twin_torus", "fat_tree"):
+        _patch(monkeypatch, f"twinnet.hdl.{family}", "netlist", _refuse("building routers"))
     _patch(monkeypatch, "twinnet.hdl.verilog", "convert", _refuse("writing Verilog"))
     _patch(monkeypatch, "twinnet.sim_tb.twin_network_sim", "simulate",
            _refuse("simulating"))

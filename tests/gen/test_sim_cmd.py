@@ -51,7 +51,8 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     data = json.loads(captured.out)
     results = data["results"]
     assert results["packets"] == 60 and results["hops_checked"]
-    assert data["traffic"] == {"packets": 60, "rate": 0.05, "eject_ready": 1.0, "seed": 1}
+    assert data["traffic"] == {"pattern": "uniform", "packets": 60, "rate": 0.05,
+                               "eject_ready": 1.0, "seed": 1}
     # Offered load is the rate times the packet length (4 flits by default).
     assert results["offered_flits_per_pe_cycle"] == pytest.approx(0.2)
     # Hand bound: a packet crosses at least its source card and its destination card's PE
@@ -59,7 +60,7 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     assert results["mean_latency"] >= 4
     assert results["flits"] == 60 * 4
     assert data["network"] == "ndt2_3x2_C_Best_vc"
-    assert "generated ndt2_3x2_C_Best_vc: 12 cards" in captured.err  # progress on stderr
+    assert "generated ndt2_3x2_C_Best_vc: 12 routers" in captured.err  # progress on stderr
 
 
 @pytest.mark.parametrize("kind, summary", [

@@ -1,0 +1,208 @@
+"""Topology families as plug-ins: name → :class:`Family`.
+
+A family supplies what differs between networks; everything else (the network top, the
+generator, the manifest, the cocotb bench and scoreboard, the simulation driver) is shared:
+
+- its configuration: :meth:`Family.network` rebuilds it from the manifest's ``parameters``;
+- its netlist (:meth:`Family.netlist`): router kinds, instances with their per-node
+  constants, channels and terminals (:mod:`twinnet.hdl.network`);
+- its manifest section (:meth:`Family.section`);
+- its destination codec: :meth:`Family.destination` gives the head flit's route fields for a
+  terminal, :meth:`Family.malformed` an example of a header the routers must drop;
+- its model relation: :meth:`Family.hops`, the (router, output port, VC) of every link a packet
+  crosses, from the reference model (deterministic routing: one path per pair).
+"""
+
+import random
+
+from twinnet.model import fat_tree, network, twin
+from twinnet.model.twin_routing import path
+
+
+class Family:
+    """The plug-in interface; see the module docstring. Subclasses set ``name``."""
+
+    name = ""
+
+    def network(self, parameters: dict):
+        raise NotImplementedError
+
+    def netlist(self, config):
+        raise NotImplementedError
+
+    def section(self, config) -> dict:
+        """The manifest's family section (see :func:`twinnet.gen.generate.generate`)."""
+        raise NotImplementedError
+
+    def terminal_count(self, config) -> int:
+        raise NotImplementedError
+
+    def header_width(self, config) -> int:
+        """Bits of a head flit that are not payload: the route fields and the source."""
+        raise NotImplementedError
+
+    def terminal_label(self, config, terminal: int) -> str:
+        return f"T{terminal}"
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        raise NotImplementedError
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        """Route fields of a header the routers must drop, or None if every header is valid."""
+        raise NotImplementedError
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        raise NotImplementedError
+
+    def internal_crossings(self, manifest: dict, link_heads: dict) -> list[dict] | None:
+        """Packets that crossed each router pair's internal link, from the head flits seen on
+        each link (``link_heads``: link index → count), or None for a family without one."""
+        return None
+
+
+class TwinTorusFamily(Family):
+    """Twin tori and plain tori (configuration ``torus``): :mod:`twinnet.model.twin`."""
+
+    name = "twin-torus"
+
+    def network(self, parameters: dict):
+        return network.twin_network_from_dict(parameters)
+
+    def netlist(self, config):
+        from twinnet.hdl.twin_torus import netlist
+
+        return netlist(config)
+
+    def section(self, config) -> dict:
+        topology = config.topology
+        return {
+            "name": self.name,
+            "parameters": config.to_dict(),
+            "derived": {"node_count": topology.node_count, "buffer_depth": config.depth},
+            "terminal_order": f"PE i = pe + {topology.card_count} * (node index), node index = "
+                              "digits in mixed radix with o0 (the X digit) most significant "
+                              "(twinnet.model.twin.TwinTorusConfig.pe_index)",
+            "route": "route.node.o<i> are the destination node's digits (o0 is X), route.pe "
+                     "its PE",
+            "malformed": "a destination digit >= its radix (or route.pe = 1 on a plain torus, "
+                         "one PE per node): the packet is dropped at injection and counted on "
+                         "drop_count",
+            "section": {"card_count": topology.card_count,
+                        "configuration": str(topology.configuration), "mode": topology.mode},
+        }
+
+    def _pes(self, config) -> list[twin.PEAddress]:
+        return list(config.topology.pes())
+
+    def terminal_count(self, config) -> int:
+        return config.topology.pe_count
+
+    def header_width(self, config) -> int:
+        return config.destination_width + config.source_width
+
+    def terminal_label(self, config, terminal: int) -> str:
+        return str(self._pes(config)[terminal])
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        pe = self._pes(config)[terminal]
+        return {"route.pe": pe.pe, **{f"route.node.o{dim}": digit
+                                      for dim, digit in enumerate(pe.node)}}
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        radices, widths = config.topology.radices, config.digit_widths
+        spare = [dim for dim, (k, w) in enumerate(zip(radices, widths)) if (1 << w) > k]
+        fields = {f"route.node.o{dim}": rng.randrange(k) for dim, k in enumerate(radices)}
+        plain = config.topology.card_count == 1
+        if spare and not (plain and rng.random() < 0.5):
+            dim = rng.choice(spare)
+            fields[f"route.node.o{dim}"] = rng.randrange(radices[dim], 1 << widths[dim])
+            return {**fields, "route.pe": 0}
+        return {**fields, "route.pe": 1} if plain else None
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        pes = self._pes(config)
+        return [(str(hop.card), str(hop.out_port), hop.vc)
+                for hop in path(config.topology, pes[source], pes[destination])
+                if hop.out_port != twin.PE_PORT]
+
+
+class FatTreeFamily(Family):
+    """k-ary n-trees of twin switches (or plain switches) under DESTRO:
+    :mod:`twinnet.model.fat_tree`."""
+
+    name = "fat-tree"
+
+    def network(self, parameters: dict):
+        return fat_tree.fat_tree_network_from_dict(parameters)
+
+    def netlist(self, config):
+        from twinnet.hdl.fat_tree import netlist
+
+        return netlist(config)
+
+    def section(self, config) -> dict:
+        tree = config.tree
+        splits = ([{"stage": stage, "alpha": sorted(split.alpha), "beta": sorted(split.beta)}
+                   for stage, split in enumerate(config.splits)] if config.is_twin else None)
+        return {
+            "name": self.name,
+            "parameters": config.to_dict(),
+            "derived": {"switch_count": tree.switch_count, "buffer_depth": config.depth},
+            "terminal_order": "terminal h = sum of h_i * k**i (h0 least significant); it hangs "
+                              "on down port h0 of stage-0 switch <0, h_{n-1} ... h1>",
+            "route": "route.h<i> are the destination terminal's base-k digits, h0 least "
+                     "significant",
+            "malformed": "a destination >= k**n (route.h<n-1> >= k) or any digit >= k: the "
+                         "packet is dropped at injection and counted on drop_count",
+            "section": {"k": tree.k, "n": tree.n, "twin": config.is_twin,
+                        "internal_ports": config.internal_port_count, "splits": splits},
+        }
+
+    def terminal_count(self, config) -> int:
+        return config.tree.terminal_count
+
+    def header_width(self, config) -> int:
+        return config.header_width
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        return {f"route.h{i}": digit
+                for i, digit in enumerate(config.tree.terminal_digits(terminal))}
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        tree = config.tree
+        fields = {f"route.h{i}": rng.randrange(tree.k) for i in range(tree.n)}
+        fields[f"route.h{tree.n - 1}"] = tree.k + rng.randrange(
+            (1 << tree.k.bit_length()) - tree.k)
+        return fields
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        return fat_tree.router_hops(config, source, destination)
+
+    def internal_crossings(self, manifest: dict, link_heads: dict) -> list[dict] | None:
+        """Per twin switch (``<stage,digits>``), the packets that crossed its internal link in
+        either direction: the head flits on its internal links (ports ``i<j>``)."""
+        if not manifest[self.name]["twin"]:
+            return None
+        # Every twin switch, including those whose internal link is left out (0 crossings).
+        crossings = {router["label"].split("/")[0]: 0 for router in manifest["routers"]}
+        for link in manifest["links"]:
+            if link["from"]["port"].startswith("i"):
+                switch = link["from"]["router"].split("/")[0]
+                crossings[switch] += link_heads.get(str(link["index"]), 0)
+        return [{"router": switch, "stage": int(switch[1:switch.index(",")]),
+                 "crossings": count} for switch, count in crossings.items()]
+
+
+#: The families, by the name the manifest's ``family`` key holds.
+FAMILIES = {family.name: family for family in (TwinTorusFamily(), FatTreeFamily())}
+
+
+def family_of(manifest: dict) -> Family:
+    """The family of a generated network, from its manifest."""
+    return FAMILIES[manifest["family"]]
+
+
+def family_for(config) -> Family:
+    """The family of a network configuration object."""
+    return FAMILIES["fat-tree" if isinstance(config, fat_tree.FatTreeNetworkConfig)
+                    else "twin-torus"]

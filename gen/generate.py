@@ -1,0 +1,127 @@
+"""Generate any network from its netlist: Verilog files and a JSON manifest.
+
+:func:`generate` converts each router kind of a :class:`twinnet.hdl.network.Netlist` once
+(``<name>_<kind>.v``), then the top (``<name>.v``, instantiating the kinds by name), and writes
+``<name>.manifest.json``: the top's ports, the PE protocol, the head-flit layout, the routers,
+the links and, in the family's own section, what the family adds (its parameters, how
+terminals are numbered, which headers are malformed). The folder is built under a temporary
+name and appears whole only when everything is written (:func:`twinnet.gen.output.staged`);
+unchanged files keep their time stamps, so a simulator build of the same network is reused.
+"""
+
+import json
+import time
+from pathlib import Path
+
+from twinnet.hdl import verilog
+from twinnet.hdl.network import Netlist, Network, module_ports
+
+from . import output
+
+MANIFEST_VERSION = 2
+
+
+def generate_network(config, outdir, *, family=None, trace: bool = False,
+                     progress=None) -> list[Path]:
+    """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
+    netlist and manifest section through :func:`generate`. ``family`` defaults to the
+    twin-torus family (:mod:`twinnet.gen.families`)."""
+    from .families import FAMILIES
+
+    family = family or FAMILIES["twin-torus"]
+    return generate(config.name, family.netlist(config), outdir, family=family.section(config),
+                    trace=trace, progress=progress)
+
+
+def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
+             progress=None) -> list[Path]:
+    """Write network ``name`` into ``outdir``; return the files written (manifest last).
+
+    ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
+    ``parameters`` (what rebuilds the configuration), ``terminal_order`` and ``malformed``
+    (sentences for people), plus anything else the family describes. ``trace`` adds the
+    link-trace outputs a testbench uses to follow every hop. ``progress``, if given, is called
+    with one line of text per step.
+    """
+    outdir = Path(outdir)
+    say = progress or (lambda text: None)
+    with output.staged(outdir) as stage:
+        written = _write(name, netlist, stage, family, trace, say)
+    return [outdir / path.name for path in written]
+
+
+def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
+           say) -> list[Path]:
+    files, modules = [], modules_of(name, netlist)
+    for kind, router in netlist.kinds.items():
+        started = time.perf_counter()
+        module = modules[kind]
+        path = outdir / f"{module}.v"
+        path.write_text(verilog.convert(router, name=module))
+        files.append(path)
+        say(f"{kind}: {path.name} ({time.perf_counter() - started:.1f} s)")
+    started = time.perf_counter()
+    top = Network(netlist, modules, trace=trace)
+    path = outdir / f"{name}.v"
+    path.write_text(verilog.convert(top, name=name))
+    files.append(path)
+    say(f"top: {path.name}, {len(netlist.routers)} routers "
+        f"({time.perf_counter() - started:.1f} s)")
+    manifest = outdir / f"{name}.manifest.json"
+    manifest.write_text(json.dumps(describe(name, netlist, top, files, family), indent=2))
+    files.append(manifest)
+    return files
+
+
+def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
+             family: dict) -> dict:
+    """The manifest: everything another tool needs to drive the generated Verilog."""
+    width = netlist.flit_width
+    first = next(iter(netlist.kinds.values()))
+    layout = first.flit_format.describe()
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "family": family["name"],
+        "top": name,
+        "files": [f.name for f in files],
+        "clock": "clk (rising edge)", "reset": "rst (synchronous, active high)",
+        "parameters": family["parameters"],
+        "derived": {"pe_count": len(netlist.terminals), "router_count": len(netlist.routers),
+                    **family.get("derived", {})},
+        "ports": [{"name": port, "direction": "input" if d == "i" else "output",
+                   "width": size} for port, d, size in module_ports(top)],
+        "pe_protocol": {
+            "order": family["terminal_order"],
+            "bus_slicing": "1-bit buses: bit i belongs to PE i; data buses: bits "
+                           f"[i*{width}, (i+1)*{width})",
+            "handshake": "valid/ready; a flit moves when valid and ready are both high; "
+                         "valid must not wait for ready; packets are "
+                         f"{layout['packet_length']} flits, first on the head, last on the tail",
+        },
+        "head_flit": {
+            "width": width,
+            "fields": layout["head"],
+            "route": family["route"],
+            "malformed": family["malformed"],
+        },
+        "body_flit": {"width": width, "fields": [{"name": "payload", "offset": 0,
+                                                  "width": width}]},
+        "modules": modules_of(name, netlist),
+        "routers": [{"label": router.label, "module": f"{name}_{router.kind}"}
+                    for router in netlist.routers],
+        "links": [channel.describe() for channel in netlist.channels],
+        "terminals": [terminal.router for terminal in netlist.terminals],
+        "trace": ({"valid": "trace_valid", "flit": "trace_flit", "stride": top.trace_stride,
+                   "layout": [{"name": "data", "offset": 0, "width": width},
+                              {"name": "first", "offset": width, "width": 1},
+                              {"name": "last", "offset": width + 1, "width": 1},
+                              {"name": "vc", "offset": width + 2, "width": top.vc_bits}]}
+                  if top.trace else None),
+        family["name"]: family.get("section", {}),
+    }
+
+
+def modules_of(name: str, netlist: Netlist) -> dict[str, str]:
+    """Router kind → the Verilog module it is converted under (also the Verilator hierarchy
+    blocks of a simulation build)."""
+    return {kind: f"{name}_{kind}" for kind in netlist.kinds}

@@ -1,0 +1,205 @@
+"""A whole network from a netlist: router kinds converted once, instances joined by signature.
+
+A topology family describes its network as a :class:`Netlist`:
+
+- **kinds**: the distinct router modules, each a :class:`twinnet.hdl.router.Router` (a
+  ``RouterConfig`` plus a route compute). The generator converts each kind to Verilog once;
+- **routers**: one :class:`RouterInstance` per router of the network, naming its kind and the
+  values of its per-node constants (the route compute's ``node_static`` layout, e.g. the node's
+  coordinates), tied off through that layout (``layout.const``), not packed by hand;
+- **channels**: one :class:`Channel` per direction of a cable, from a router's output port to a
+  router's input port;
+- **terminals**: the PE ports, in terminal-number order.
+
+:class:`Network` is the top: one ``Instance`` per router, instantiating its kind's module by
+name. Each instance's ports are an interface made from the router's own signature
+(``signature.create()``), and channels are joined with ``wiring.connect``, so a width or direction
+mismatch between two routers is an elaboration error. Terminal ``i`` owns bit ``i`` of each 1-bit
+PE bus and bits ``[i*W, (i+1)*W)`` of each data bus:
+
+    pe_in_valid, pe_in_first, pe_in_last: In(P)     pe_in_ready: Out(P)     pe_in_data: In(P*W)
+    pe_out_valid, pe_out_first, pe_out_last: Out(P) pe_out_ready: In(P)     pe_out_data: Out(P*W)
+    drop_count: Out(32) — malformed packets dropped at injection, summed over every router:
+        exact until the total reaches 2**32 - 1, where it saturates (each router counts in
+        :data:`DROP_COUNT_WIDTH` bits too, so none saturates before the total does).
+
+With ``trace=True`` the top also shows every channel to a testbench: ``trace_valid`` (one bit per
+channel: a flit is on it this cycle) and ``trace_flit`` (channel ``j``'s flit payload at bits
+``[j*S, (j+1)*S)``, S = :attr:`Network.trace_stride`: data, first, last, then the VC).
+"""
+
+from dataclasses import dataclass, field
+
+from amaranth.hdl import Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Shape
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .router import Router
+
+#: Width of every router's drop counter in a network, and of the network's total.
+DROP_COUNT_WIDTH = 32
+
+
+@dataclass(frozen=True)
+class RouterInstance:
+    """One router of the network: its ``label`` (unique, used in the manifest, the trace and
+    reports, e.g. ``0,1,2/c0``), its ``kind`` (a key of :attr:`Netlist.kinds`) and the values of
+    its per-node constants (a dict for the kind's ``node_static`` layout, or ``None``)."""
+
+    label: str
+    kind: str
+    static: dict | None = None
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One direction of a cable: from output ``source_port`` of router ``source`` to input
+    ``target_port`` of router ``target`` (router labels, router-local port indices).
+    ``source_port_label``/``target_port_label`` name the ports in reports (``X+``, ``I``)."""
+
+    index: int
+    source: str
+    source_port: int
+    target: str
+    target_port: int
+    source_port_label: str
+    target_port_label: str
+    vc_count: int
+
+    def describe(self) -> dict:
+        return {"index": self.index,
+                "from": {"router": self.source, "port": self.source_port_label},
+                "to": {"router": self.target, "port": self.target_port_label},
+                "vc_count": self.vc_count}
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """A PE: the router (label) and the router-local PE port it is attached to."""
+
+    router: str
+    port: int
+
+
+@dataclass
+class Netlist:
+    """Everything :class:`Network` needs; see the module docstring."""
+
+    kinds: dict[str, Router]
+    routers: list[RouterInstance]
+    channels: list[Channel]
+    terminals: list[Terminal]
+    by_label: dict[str, RouterInstance] = field(init=False)
+
+    def __post_init__(self):
+        self.by_label = {router.label: router for router in self.routers}
+        if len(self.by_label) != len(self.routers):
+            raise ValueError("router labels must be unique")
+        for router in self.routers:
+            if router.kind not in self.kinds:
+                raise ValueError(f"router {router.label}: unknown kind {router.kind!r}")
+        widths = {kind.config.flit_width for kind in self.kinds.values()}
+        if len(widths) != 1:
+            raise ValueError(f"every router kind must have the same flit width, not {widths}")
+        self.flit_width = widths.pop()
+
+    def kind_of(self, label: str) -> Router:
+        return self.kinds[self.by_label[label].kind]
+
+
+def module_ports(component) -> list[tuple[str, str, int]]:
+    """``(Verilog name, "i"/"o", width)`` of each port of ``component`` once converted."""
+    ports = []
+    for path, member, _ in component.signature.flatten(component):
+        name = "__".join(str(part) for part in path)
+        ports.append((name, "i" if member.flow == In else "o", Shape.cast(member.shape).width))
+    return ports
+
+
+class Network(wiring.Component):
+    """The network top (see the module docstring for its ports).
+
+    Parameters:
+        netlist: the :class:`Netlist`.
+        modules: kind name → the Verilog module name that kind was converted under.
+        trace: add the ``trace_valid``/``trace_flit`` outputs.
+    """
+
+    def __init__(self, netlist: Netlist, modules: dict[str, str], *, trace: bool = False):
+        self.netlist, self.modules, self.trace = netlist, modules, trace
+        vc_counts = [channel.vc_count for channel in netlist.channels] or [1]
+        self.vc_bits = max(1, max(vc_counts) - 1).bit_length()
+        self.trace_stride = netlist.flit_width + 2 + self.vc_bits
+        pes, width = len(netlist.terminals), netlist.flit_width
+        members = {
+            "pe_in_valid": In(pes), "pe_in_first": In(pes), "pe_in_last": In(pes),
+            "pe_in_data": In(pes * width), "pe_in_ready": Out(pes),
+            "pe_out_valid": Out(pes), "pe_out_first": Out(pes), "pe_out_last": Out(pes),
+            "pe_out_data": Out(pes * width), "pe_out_ready": In(pes),
+            "drop_count": Out(DROP_COUNT_WIDTH),
+        }
+        if trace:
+            members["trace_valid"] = Out(len(netlist.channels))
+            members["trace_flit"] = Out(len(netlist.channels) * self.trace_stride)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        netlist, width = self.netlist, self.netlist.flit_width
+        ports = {}  # router label -> the interface of its instance's ports
+        for index, instance in enumerate(netlist.routers):
+            router = netlist.kinds[instance.kind]
+            prefix = f"r{index}"
+            iface = router.signature.create(path=(prefix,))
+            connections = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+            for path, member, value in router.signature.flatten(iface):
+                name = "__".join(str(part) for part in path)
+                direction = "i" if member.flow == In else "o"
+                connections[f"{direction}_{name}"] = value
+            m.submodules[prefix] = Instance(self.modules[instance.kind], **connections)
+            if instance.static is not None:
+                layout = router.signature.members["node_static"].shape
+                m.d.comb += iface.node_static.eq(layout.const(instance.static))
+            ports[instance.label] = iface
+
+        for channel in netlist.channels:
+            sender = getattr(ports[channel.source], f"out_{channel.source_port}")
+            receiver = getattr(ports[channel.target], f"in_{channel.target_port}")
+            wiring.connect(m, sender, receiver)
+            if self.trace:
+                m.d.comb += [
+                    self.trace_valid[channel.index].eq(sender.flit.valid),
+                    self.trace_flit.word_select(channel.index, self.trace_stride).eq(
+                        sender.flit.payload),
+                ]
+
+        for index, terminal in enumerate(netlist.terminals):
+            stream_in = getattr(ports[terminal.router], f"in_{terminal.port}")
+            stream_out = getattr(ports[terminal.router], f"out_{terminal.port}")
+            data = slice(index * width, (index + 1) * width)
+            m.d.comb += [
+                stream_in.valid.eq(self.pe_in_valid[index]),
+                stream_in.payload.data.eq(self.pe_in_data[data]),
+                stream_in.payload.first.eq(self.pe_in_first[index]),
+                stream_in.payload.last.eq(self.pe_in_last[index]),
+                self.pe_in_ready[index].eq(stream_in.ready),
+                self.pe_out_valid[index].eq(stream_out.valid),
+                self.pe_out_data[data].eq(stream_out.payload.data),
+                self.pe_out_first[index].eq(stream_out.payload.first),
+                self.pe_out_last[index].eq(stream_out.payload.last),
+                stream_out.ready.eq(self.pe_out_ready[index]),
+            ]
+
+        total = _sum_tree([ports[router.label].drop_count for router in netlist.routers])
+        limit = (1 << DROP_COUNT_WIDTH) - 1
+        m.d.comb += self.drop_count.eq(Mux(total > limit, limit, total))
+        return m
+
+
+def _sum_tree(values):
+    """Sum with a balanced tree of adders, so that depth grows with log2 of the count."""
+    values = list(values)
+    while len(values) > 1:
+        values = [a + b for a, b in zip(values[::2], values[1::2])] + \
+                 ([values[-1]] if len(values) % 2 else [])
+    return values[0] if values else Cat()
