@@ -4,7 +4,7 @@ The same traffic (uniform random destinations, ``--rate`` packets per PE per cyc
 packets, seed 1, every PE always ready to eject) runs on 3DT 4×4×4 (preset ``3dt-4x4x4``:
 configuration D, bubble flow control) on Verilator in four ways, one after the other:
 
-* ``cocotb``: :func:`twinnet.sim_tb.twin_network_sim.simulate` with ``trace=False`` — cocotb
+* ``cocotb``: :func:`twinnet.sim_tb.network_sim.simulate` with ``trace=False`` — cocotb
   drives every PE each cycle and the scoreboard checks each packet end to end;
 * ``cocotb_trace``: the same with ``trace=True``, every hop also checked against the model
   (for reference: the path ``twinnet sim`` takes by default);
@@ -38,7 +38,7 @@ from pathlib import Path
 
 from twinnet.gen.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
-from twinnet.sim_tb import runner, twin_network_sim
+from twinnet.sim_tb import network_sim, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
@@ -62,7 +62,7 @@ def run_cocotb(network, packets: int, rate: float, *, trace: bool) -> dict:
     build_dir = BUILD / ("cocotb-trace" if trace else "cocotb")
     entry = {"load_average": load()}
     started = time.perf_counter()
-    recorded = twin_network_sim.simulate(
+    recorded = network_sim.simulate(
         network, "verilator", build_dir,
         {"uniform_traffic": {"packets": packets, "rate": rate, "seed": SEED,
                              "eject_ready": 1.0}}, trace=trace, log=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
-from twinnet.sim_tb import runner, twin_network_sim
+from twinnet.sim_tb import network_sim, runner
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench"
@@ -85,7 +85,7 @@ def measure_speed(packets: int, rate: float) -> dict:
             continue
         print(f"speed: 3DT 4x4x4 on {simulator}", file=sys.stderr, flush=True)
         started = time.perf_counter()
-        recorded = twin_network_sim.simulate(
+        recorded = network_sim.simulate(
             network(4), simulator, BUILD / f"speed-{simulator}",
             {"uniform_traffic": {"packets": packets, "rate": rate}}, trace=False, log=True)
         total = time.perf_counter() - started
@@ -113,7 +113,7 @@ def measure_sweep(packets: int, rates: list[float], plot: Path) -> dict:
     results = {}
     for label, config in networks.items():
         print(f"sweep: {label} on verilator, rates {rates}", file=sys.stderr, flush=True)
-        recorded = twin_network_sim.simulate(
+        recorded = network_sim.simulate(
             config, "verilator", BUILD / f"sweep-{config.name}",
             {"load_sweep": {"packets": packets, "rates": rates}}, trace=False, log=True)
         results[label] = {"network": config.name, "points": recorded["load_sweep"]["points"]}

@@ -24,11 +24,11 @@ MANIFEST_VERSION = 2
 def generate_network(config, outdir, *, family=None, trace: bool = False,
                      progress=None) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
-    netlist and manifest section through :func:`generate`. ``family`` defaults to the
-    twin-torus family (:mod:`twinnet.gen.families`)."""
-    from .families import FAMILIES
+    netlist and manifest section through :func:`generate`. ``family`` defaults to the family
+    ``config`` belongs to (:func:`twinnet.gen.families.family_for`)."""
+    from .families import family_for
 
-    family = family or FAMILIES["twin-torus"]
+    family = family or family_for(config)
     return generate(config.name, family.netlist(config), outdir, family=family.section(config),
                     trace=trace, progress=progress)
 

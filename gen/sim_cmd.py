@@ -1,7 +1,7 @@
 """``twinnet sim``: generate a network, simulate uniform random traffic, report the results.
 
 The network comes from the same preset/TOML/flags as ``twinnet gen``; the simulation is
-:func:`twinnet.sim_tb.twin_network_sim.simulate` running the ``uniform_traffic`` cocotb test,
+:func:`twinnet.sim_tb.network_sim.simulate` running the ``uniform_traffic`` cocotb test,
 whose scoreboard checks every packet (and, with the link trace, every hop) against the
 reference model.
 """
@@ -134,7 +134,7 @@ def simulate_uniform(network, args) -> Report:
     traffic = getattr(args, "traffic", "uniform")
     settings = traffic_settings(network, args)
     build_dir = build_folder(network, args)
-    from twinnet.sim_tb import runner, twin_network_sim  # cocotb only when simulating
+    from twinnet.sim_tb import network_sim, runner  # cocotb only when simulating
 
     reason = runner.missing(args.simulator)
     if reason:
@@ -147,15 +147,15 @@ def simulate_uniform(network, args) -> Report:
     # The simulator's build, logs and waveform: a traced build sits beside the plain one.
     logs = build_dir.with_name(build_dir.name + "-waves") if args.waves else build_dir
     try:
-        results = twin_network_sim.simulate(
+        results = network_sim.simulate(
             network, args.simulator, build_dir, {test: test_settings}, family=family,
             trace=not args.no_trace, waves=args.waves, log=True,
             progress=lambda line: print(f"  {line}", file=sys.stderr))
-    except twin_network_sim.SimulationFailed as failure:
+    except network_sim.SimulationFailed as failure:
         raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
                           f"details in {logs / 'test.log'}") from None
     measured = results[test]
-    manifest = twin_network_sim.manifest_of(build_dir)
+    manifest = network_sim.manifest_of(build_dir)
     crossings = (family.internal_crossings(manifest, measured["link_heads"])
                  if measured.get("hops_checked") else None)
     measured = {key: value for key, value in measured.items() if key != "link_heads"}

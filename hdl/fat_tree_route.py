@@ -104,13 +104,9 @@ class FatTreeRouteCompute(RouteCompute):
             raise TypeError(f"config must be a RouterConfig, not {config!r}")
         if not isinstance(tree, FatTreeConfig):
             raise TypeError(f"tree must be a FatTreeConfig, not {tree!r}")
-        ports = checks.check_int_tuple("external_ports", external_ports, minimum=0)
-        stray = [p for p in ports if p >= tree.port_count]
-        if stray:
-            raise ValueError(f"external_ports must be switch ports from 0 to "
-                             f"{tree.port_count - 1} (2k - 1 for k = {tree.k}), not {stray}")
-        if len(set(ports)) != len(ports):
-            raise ValueError(f"external_ports must not repeat a port, not {list(ports)}")
+        ports = checks.check_switch_ports("external_ports", external_ports, tree.port_count)
+        if not ports:
+            raise ValueError("external_ports must hold at least 1 port, not 0")
         checks.check_int("internal_port_count", internal_port_count, minimum=0)
         count = len(ports) + internal_port_count
         if config.port_count != count:

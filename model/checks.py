@@ -51,3 +51,16 @@ def check_fraction(name: str, value) -> float:
     if not 0 < value <= 1:
         raise ValueError(f"{name} must be a number in (0, 1], not {value}")
     return float(value)
+
+
+def check_switch_ports(name: str, values, port_count: int) -> tuple[int, ...]:
+    """Return ``values`` as a tuple of distinct switch ports from 0 to ``port_count - 1``
+    (the ports of a 2k-port switch: ``port_count = 2k``), else raise naming ``name``."""
+    ports = check_int_tuple(name, values, minimum=0, min_length=0)
+    stray = [p for p in ports if p >= port_count]
+    if stray:
+        raise ValueError(f"{name} ports must be from 0 to {port_count - 1} (2k - 1 for "
+                         f"k = {port_count // 2}), not {stray}")
+    if len(set(ports)) != len(ports):
+        raise ValueError(f"{name} must not repeat a port, not {list(ports)}")
+    return ports

@@ -31,14 +31,8 @@ class TwinSwitch:
     def __post_init__(self):
         checks.check_int("k", self.k, minimum=2)
         checks.check_int("internal_port_count", self.internal_port_count, minimum=1)
-        ports = checks.check_int_tuple("alpha", sorted(self.alpha) if isinstance(
-            self.alpha, (set, frozenset)) else self.alpha, minimum=0, min_length=0)
-        stray = [p for p in ports if p >= self.port_count]
-        if stray:
-            raise ValueError(f"alpha ports must be from 0 to {self.port_count - 1} (2k - 1 for "
-                             f"k = {self.k}), not {stray}")
-        if len(set(ports)) != len(ports):
-            raise ValueError(f"alpha must not repeat a port, not {list(ports)}")
+        ports = checks.check_switch_ports("alpha", sorted(self.alpha) if isinstance(
+            self.alpha, (set, frozenset)) else self.alpha, self.port_count)
         if len(ports) != self.k:
             raise ValueError(f"alpha must hold exactly k = {self.k} of the {self.port_count} "
                              f"ports (half of them), not {len(ports)}: {sorted(ports)}")

@@ -81,7 +81,7 @@ MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
 MAX_PACKET_LENGTH = _constant("MAX_PACKET_LENGTH", 64, "twinnet.model.network")
 MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
 MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.gen.sim_cmd", "twinnet.model.network",
-                        "twinnet.sim_tb.twin_network_sim")
+                        "twinnet.sim_tb.network_sim")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -574,7 +574,7 @@ def sandbox(monkeypatch, tmp_path):
     for family in ("twin_torus", "fat_tree"):
         _patch(monkeypatch, f"twinnet.hdl.{family}", "netlist", _refuse("building routers"))
     _patch(monkeypatch, "twinnet.hdl.verilog", "convert", _refuse("writing Verilog"))
-    _patch(monkeypatch, "twinnet.sim_tb.twin_network_sim", "simulate",
+    _patch(monkeypatch, "twinnet.sim_tb.network_sim", "simulate",
            _refuse("simulating"))
     # A simulator missing here must not hide an accepted bad value.
     _patch(monkeypatch, "twinnet.sim_tb.runner", "missing", lambda *args, **kwargs: None)

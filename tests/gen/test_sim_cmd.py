@@ -70,12 +70,12 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
 def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch, kind, summary):
     """A simulation whose scoreboard fails, or that deadlocks, is reported in one line that
     says which, with exit status 1."""
-    from twinnet.sim_tb import twin_network_sim
+    from twinnet.sim_tb import network_sim
 
     def failing(*args, **kwargs):
-        raise twin_network_sim.SimulationFailed("uniform_traffic", kind, summary)
+        raise network_sim.SimulationFailed("uniform_traffic", kind, summary)
 
-    monkeypatch.setattr(twin_network_sim, "simulate", failing)
+    monkeypatch.setattr(network_sim, "simulate", failing)
     if runner.missing("icarus"):
         pytest.skip(runner.missing("icarus"))
     assert main(["sim", "--radix", "3,3", "--simulator", "icarus", "--out", str(tmp_path)]) == 1
@@ -100,3 +100,26 @@ def test_a_deadlock_is_reported_as_one(tmp_path, capsys):
                         r"no flit moved for 2000 cycles with \d+ packets in flight \(cycle \d+\); "
                         rf"details in {re.escape(str(log))}", err[-1]), err[-1]
     assert "stuck channels" in log.read_text()
+
+
+def test_fat_tree_all_pairs_reports_hops_and_crossings(tmp_path, capsys):
+    """``twinnet sim fat-tree --traffic all-pairs``: every hop checked; mean_hops equals the
+    reference model's mean over all ordered pairs; the internal crossings per twin switch are
+    001's k**(n+1)/2 = 4 below the last stage of the 2-ary 2-tree, 0 at the last."""
+    if runner.missing("icarus"):
+        pytest.skip(runner.missing("icarus"))
+    from twinnet.model.fat_tree import fat_tree_network_from_dict, router_hops
+
+    status = main(["sim", "fat-tree", "--k", "2", "--n", "2", "--simulator", "icarus",
+                   "--traffic", "all-pairs", "--out", str(tmp_path), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    data = json.loads(captured.out)
+    assert data["family"] == "fat-tree" and data["network"] == "fattree_k2_n2_optimal_r1"
+    results = data["results"]
+    assert results["packets"] == 4 * 3 and results["hops_checked"]
+    network = fat_tree_network_from_dict({"k": 2, "n": 2})
+    hops = [len(router_hops(network, s, d)) for s in range(4) for d in range(4) if s != d]
+    assert results["mean_hops"] == pytest.approx(sum(hops) / len(hops))
+    assert sorted((c["stage"], c["crossings"]) for c in results["internal_crossings"]) == \
+        [(0, 4), (0, 4), (1, 0), (1, 0)]

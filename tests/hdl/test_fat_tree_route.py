@@ -179,14 +179,14 @@ def test_bad_parameters():
                                          r"ports, not 4"):
         FatTreeRouteCompute(router_config(4, 0), 0, tree=tree, external_ports=(0, 1, 2, 3),
                             internal_port_count=1)
-    with pytest.raises(ValueError, match=r"external_ports must be switch ports from 0 to 3 "
+    with pytest.raises(ValueError, match=r"external_ports ports must be from 0 to 3 "
                                          r"\(2k - 1 for k = 2\), not \[4\]"):
         route_compute(tree, (0, 4), 0)
     with pytest.raises(ValueError, match=r"external_ports must not repeat a port, not \[1, 1\]"):
         route_compute(tree, (1, 1), 0)
     with pytest.raises(ValueError, match=r"external_ports\[1\] must be an integer >= 0, not -1"):
         route_compute(tree, (0, -1), 0)
-    with pytest.raises(ValueError, match=r"external_ports must have at least 1 entries, not 0"):
+    with pytest.raises(ValueError, match=r"external_ports must hold at least 1 port, not 0"):
         FatTreeRouteCompute(router_config(0, 1), 0, tree=tree, external_ports=(),
                             internal_port_count=1)
     with pytest.raises(ValueError, match=r"internal_port_count must be an integer >= 0, not -1"):

@@ -15,7 +15,7 @@ import pytest
 
 from twinnet.gen.families import FAMILIES
 from twinnet.model.fat_tree import fat_tree_network_from_dict
-from twinnet.sim_tb import runner, twin_network_sim
+from twinnet.sim_tb import network_sim, runner
 
 BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 FAMILY = FAMILIES["fat-tree"]
@@ -52,8 +52,8 @@ def simulate(name: str, simulator: str, tests: dict) -> tuple[dict, dict]:
         pytest.skip(reason)
     network = config(name)
     build = BUILD / f"{name}-{simulator}"
-    results = twin_network_sim.simulate(network, simulator, build, tests, family=FAMILY)
-    manifest = twin_network_sim.manifest_of(build)
+    results = network_sim.simulate(network, simulator, build, tests, family=FAMILY)
+    manifest = network_sim.manifest_of(build)
     return results, manifest
 
 

@@ -2,7 +2,7 @@
 
 Each (network, simulator) case generates the network with link tracing, builds it once in its
 own directory under ``build/sim`` and runs the cocotb tests of
-:mod:`twinnet.sim_tb.twin_network_cocotb` that the case needs. The scoreboard rebuilds the
+:mod:`twinnet.sim_tb.network_cocotb` that the case needs. The scoreboard rebuilds the
 configuration from the manifest and compares every packet's hops with
 :func:`twinnet.model.twin_routing.path`; the numbers each test measured come back in a JSON
 results file.
@@ -16,7 +16,7 @@ import pytest
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
 from twinnet.model.twin_routing import path
-from twinnet.sim_tb import runner, twin_network_sim
+from twinnet.sim_tb import network_sim, runner
 
 BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 
@@ -58,7 +58,7 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
 
 def simulate(config: TwinNetworkConfig, simulator: str, case: str, tests: dict) -> dict:
     """Generate, build and run ``tests`` in the case's own build directory."""
-    return twin_network_sim.simulate(config, simulator, BUILD / f"{case}-{simulator}", tests)
+    return network_sim.simulate(config, simulator, BUILD / f"{case}-{simulator}", tests)
 
 
 def skip_without(simulator: str) -> None:

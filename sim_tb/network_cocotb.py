@@ -17,8 +17,8 @@ from cocotb.clock import Clock
 
 from twinnet.gen.families import family_of
 
+from .network_tb import CheckError, Deadlock, NetworkBench
 from .runner import load_config
-from .twin_network_tb import CheckError, Deadlock, NetworkBench
 
 
 def _setup(dut, test: str, **defaults):
@@ -48,7 +48,7 @@ def _checked(test: str):
     """Decorate a cocotb test so that a failure is recorded in the results file before it
     propagates: ``failure`` is ``"deadlock"`` (the watchdog fired) or ``"check"`` (scoreboard
     errors), ``detail`` the message, ``errors`` the number of scoreboard errors. The runner's
-    caller reads it to say what went wrong (see ``twin_network_sim.SimulationFailed``)."""
+    caller reads it to say what went wrong (see ``network_sim.SimulationFailed``)."""
     def wrap(body):
         async def checked(dut):
             try:

@@ -1,10 +1,10 @@
-"""Generate a twin-torus network, build it on a simulator and run its cocotb tests.
+"""Generate a network of any family, build it on a simulator and run its cocotb tests.
 
-:func:`simulate` is the one path from a :class:`TwinNetworkConfig` to simulation results, used
-by the tests, ``twinnet sim``/``twinnet demo`` and the benchmarks. It generates the Verilog
-(with the link trace by default, so every hop is checked against the model), builds it with
-the two card modules as Verilator hierarchy blocks, runs the requested tests of
-:mod:`twinnet.sim_tb.twin_network_cocotb` and returns what each test recorded.
+:func:`simulate` is the one path from a network configuration to simulation results, used by
+the tests, ``twinnet sim``/``twinnet demo`` and the benchmarks. It generates the Verilog (with
+the link trace by default, so every hop is checked against the model), builds it with each
+router kind as a Verilator hierarchy block, runs the requested tests of
+:mod:`twinnet.sim_tb.network_cocotb` and returns what each test recorded.
 """
 
 import json
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import runner
 
-TEST_MODULE = "twinnet.sim_tb.twin_network_cocotb"
+TEST_MODULE = "twinnet.sim_tb.network_cocotb"
 
 #: The cocotb tests of :data:`TEST_MODULE` and what they take (see their docstrings).
 class SimulationFailed(AssertionError):
@@ -36,6 +36,8 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
              progress=None) -> dict:
     """Generate ``network`` into ``build_dir/rtl``, build it on ``simulator`` in ``build_dir``
     and run ``tests`` (cocotb test name → its settings); return test name → recorded values.
+    ``family`` is the network's :class:`twinnet.gen.families.Family` (by default the one its
+    configuration belongs to).
 
     ``trace`` adds the link trace (the scoreboard then checks every hop); ``waves`` dumps
     waveforms (FST on Icarus, VCD on Verilator; see :func:`twinnet.sim_tb.runner.run`);
