@@ -13,6 +13,7 @@ generator, the manifest, the cocotb bench and scoreboard, the simulation driver)
   crosses, from the reference model (deterministic routing: one path per pair).
 """
 
+import importlib
 import random
 
 from twinnet.model import fat_tree, network, twin
@@ -198,8 +199,13 @@ FAMILIES = {family.name: family for family in (TwinTorusFamily(), FatTreeFamily(
 
 
 def family_of(manifest: dict) -> Family:
-    """The family of a generated network, from its manifest."""
-    return FAMILIES[manifest["family"]]
+    """The family of a generated network, from its manifest: a registered one, or else the
+    plug-in class the manifest names (``"plugin": "module:Class"``), so that a family defined
+    outside twinnet (a test's toy family, a user's own) drives the same bench."""
+    if manifest["family"] in FAMILIES:
+        return FAMILIES[manifest["family"]]
+    module, _, name = manifest["plugin"].partition(":")
+    return getattr(importlib.import_module(module), name)()
 
 
 def family_for(config) -> Family:

@@ -29,8 +29,10 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     from .families import family_for
 
     family = family or family_for(config)
-    return generate(config.name, family.netlist(config), outdir, family=family.section(config),
-                    trace=trace, progress=progress)
+    section = {**family.section(config),
+               "plugin": f"{type(family).__module__}:{type(family).__qualname__}"}
+    return generate(config.name, family.netlist(config), outdir, family=section, trace=trace,
+                    progress=progress)
 
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
@@ -82,6 +84,7 @@ def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
     return {
         "manifest_version": MANIFEST_VERSION,
         "family": family["name"],
+        "plugin": family.get("plugin"),
         "top": name,
         "files": [f.name for f in files],
         "clock": "clk (rising edge)", "reset": "rst (synchronous, active high)",
