@@ -13,6 +13,7 @@ generator, the manifest, the cocotb bench and scoreboard, the simulation driver)
   crosses, from the reference model (deterministic routing: one path per pair).
 """
 
+import functools
 import importlib
 import random
 
@@ -61,6 +62,13 @@ class Family:
         return None
 
 
+@functools.lru_cache(maxsize=8)
+def _pe_addresses(topology: twin.TwinTorusConfig) -> tuple[twin.PEAddress, ...]:
+    """Every PE of ``topology`` in PE order, listed once per topology: the bench asks for a
+    destination and a path per packet."""
+    return tuple(topology.pes())
+
+
 class TwinTorusFamily(Family):
     """Twin tori and plain tori (configuration ``torus``): :mod:`twinnet.model.twin`."""
 
@@ -92,8 +100,8 @@ class TwinTorusFamily(Family):
                         "configuration": str(topology.configuration), "mode": topology.mode},
         }
 
-    def _pes(self, config) -> list[twin.PEAddress]:
-        return list(config.topology.pes())
+    def _pes(self, config) -> tuple[twin.PEAddress, ...]:
+        return _pe_addresses(config.topology)
 
     def terminal_count(self, config) -> int:
         return config.topology.pe_count
