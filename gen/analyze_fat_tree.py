@@ -7,24 +7,22 @@ with and without the twin switches' internal links.
 
 from twinnet.model import checks
 from twinnet.model.fat_tree import (
-    FatTreeConfig,
+    MAX_FAT_TREE_TERMINALS,
     TwinFatTree,
     dependency_graph,
+    fat_tree_network_from_dict,
     internal_crossings,
     link_loads,
     load_ranges,
-    optimal_splits,
     switch_path_counts,
 )
-from twinnet.model.twin_switch import TwinSwitch
 
 from . import args as parse
 from .cli import Report, UsageError, add_json_flag
 
-SPLITS = ("optimal", "paired", "down-alpha")
-#: Terminals: every ordered pair is routed several times over (18 s at 256 terminals for
-#: k = 4, n = 4; 44 s for k = 2, n = 8).
-MAX_TERMINALS = 256
+#: Terminals: the generator's limit (every ordered pair is routed several times over: 18 s at
+#: 256 terminals for k = 4, n = 4; 44 s for k = 2, n = 8).
+MAX_TERMINALS = MAX_FAT_TREE_TERMINALS
 
 
 def register(analyses) -> None:
@@ -45,41 +43,29 @@ def register(analyses) -> None:
     parser.add_argument(
         "--split", default="optimal", type=parse.name,
         help="twin-switch split: optimal (paired below the last stage, down ports on α at it), "
-             "paired, down-alpha, or the α ports of every stage, e.g. 0,1,4,5 "
-             "(default optimal)")
+             "paired, down-alpha, or α's ports: one list for every stage, e.g. 0,1,4,5, or "
+             "one per stage separated by ';' (default optimal)")
     parser.add_argument("--internal-ports", type=parse.integer, default=1,
-                        help="internal ports r between α and β (default 1)")
+                        help="internal ports r between α and β, 1 to k (default 1)")
     add_json_flag(parser)
     parser.set_defaults(func=fat_tree)
 
 
 def build_twin(args) -> TwinFatTree:
-    """The twin fat tree the arguments describe; raises ``ValueError`` for a bad split."""
-    k = checks.check_int("--k", args.k, minimum=2, maximum=MAX_TERMINALS)
-    n = checks.check_int("--n", args.n, minimum=1, maximum=MAX_TERMINALS.bit_length())
-    if k ** n > MAX_TERMINALS:
-        raise UsageError(f"--k {k} --n {n}: a {k}-ary {n}-tree has {k ** n:,} terminals; at "
-                         f"most {MAX_TERMINALS} (every ordered pair is routed)")
-    tree = FatTreeConfig(k, n)
-    r = checks.check_int("--internal-ports", args.internal_ports, minimum=1,
-                         maximum=2 * k)
-    named = {"optimal": lambda: TwinFatTree(tree, optimal_splits(k, n, r)),
-             "paired": lambda: TwinFatTree.uniform(k, n, TwinSwitch.paired(k, r)),
-             "down-alpha": lambda: TwinFatTree.uniform(k, n, TwinSwitch.down_on_alpha(k, r))}
-    if args.split in named:
-        try:
-            return named[args.split]()
-        except ValueError as error:
-            raise UsageError(f"--split {args.split} with --k {k}: {error}") from None
+    """The twin fat tree the arguments describe, by the rules of ``twinnet gen fat-tree``
+    (:func:`twinnet.model.fat_tree.fat_tree_network_from_dict`); raises ``UsageError``."""
+    from .gen_cmd import split_value
+
+    split = split_value(args.split)
+    if split == "plain":
+        raise UsageError("--split plain: this analysis is of twin switches; give optimal, "
+                         "paired, down-alpha or α's ports")
+    values = {"k": args.k, "n": args.n, "split": split, "internal_ports": args.internal_ports}
+    flags = {"k": "--k", "n": "--n", "split": "--split", "internal_ports": "--internal-ports"}
     try:
-        alpha = parse.integer_list(args.split)
-    except Exception:  # argparse.ArgumentTypeError
-        raise UsageError(f"--split {args.split}: must be one of {', '.join(SPLITS)} or a list "
-                         f"of k = {k} α ports such as 0,1,4,5") from None
-    try:
-        return TwinFatTree.uniform(k, n, TwinSwitch(k, alpha, r))
-    except ValueError as error:
-        raise UsageError(f"--split {args.split}: {error}") from None
+        return fat_tree_network_from_dict(values, flags).twin
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
 
 
 def _span(values) -> list[int]:

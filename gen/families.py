@@ -10,14 +10,16 @@ generator, the manifest, the cocotb bench and scoreboard, the simulation driver)
 - its destination codec: :meth:`Family.destination` gives the head flit's route fields for a
   terminal, :meth:`Family.malformed` an example of a header the routers must drop;
 - its model relation: :meth:`Family.hops`, the (router, output port, VC) of every link a packet
-  crosses, from the reference model (deterministic routing: one path per pair).
+  crosses, from the reference model (deterministic routing: one path per pair);
+- its deadlock verdict (:meth:`Family.deadlock`): the model's channel-dependency check of the
+  instance, written into the manifest at generation.
 """
 
 import functools
 import importlib
 import random
 
-from twinnet.model import fat_tree, network, twin
+from twinnet.model import fat_tree, network, twin, twin_analysis
 from twinnet.model.twin_routing import path
 
 
@@ -60,6 +62,20 @@ class Family:
         """Packets that crossed each router pair's internal link, from the head flits seen on
         each link (``link_heads``: link index → count), or None for a family without one."""
         return None
+
+    def deadlock(self, config) -> dict | None:
+        """The manifest's ``deadlock`` verdict (see :func:`verdict`) from the model's
+        channel-dependency check of ``config``, or None for a family without a check."""
+        return None
+
+
+def verdict(cycle, *, rule: str, channels: int, dependencies: int, label=str) -> dict:
+    """A deadlock verdict for the manifest: ``deadlock_free`` (the checked graph is acyclic:
+    Dally and Seitz's condition), ``rule`` (which graph was checked), the graph's size and
+    ``cycle``, one cycle of channels (``label`` names each) or None."""
+    return {"deadlock_free": cycle is None, "rule": rule, "channels": channels,
+            "dependencies": dependencies,
+            "cycle": None if cycle is None else [label(channel) for channel in cycle]}
 
 
 @functools.lru_cache(maxsize=8)
@@ -135,6 +151,17 @@ class TwinTorusFamily(Family):
                 if hop.out_port != twin.PE_PORT]
 
 
+    def deadlock(self, config) -> dict:
+        report = twin_analysis.deadlock_check(config.topology)
+        rule = (f"the channel-dependency graph (mode {report.mode}, 003 §6)"
+                if report.mode != "bubble" else
+                "the channel-dependency graph less its in-ring dependencies (mode bubble: "
+                "the bubble guards each ring, 003 §6)")
+        return verdict(report.cycle, rule=rule, channels=report.channel_count,
+                       dependencies=report.dependency_count,
+                       label=twin_analysis.format_channel)
+
+
 class FatTreeFamily(Family):
     """k-ary n-trees of twin switches (or plain switches) under DESTRO:
     :mod:`twinnet.model.fat_tree`."""
@@ -200,6 +227,13 @@ class FatTreeFamily(Family):
                 crossings[switch] += link_heads.get(str(link["index"]), 0)
         return [{"router": switch, "stage": int(switch[1:switch.index(",")]),
                  "crossings": count} for switch, count in crossings.items()]
+
+
+    def deadlock(self, config) -> dict:
+        graph = fat_tree.dependency_graph(config.tree, twin=config.twin)
+        return verdict(graph.find_cycle(), rule="the channel-dependency graph of the DESTRO "
+                       "paths, one VC, each twin switch's internal ports as channels",
+                       channels=graph.channel_count, dependencies=graph.edge_count)
 
 
 #: The families, by the name the manifest's ``family`` key holds.

@@ -1,5 +1,6 @@
 """``twinnet gen``: configuration (flags, a TOML file or a preset) → Verilog and a manifest."""
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -185,7 +186,7 @@ def network_values(args) -> tuple[dict, dict]:
                              "give one of them")
         flags["split"], flag_labels["split"] = "plain", "--plain"
     if isinstance(flags.get("split"), str):
-        flags["split"] = _split(flags["split"])
+        flags["split"] = split_value(flags["split"])
     sources.append((flags, flag_labels))
     family = _family(args, sources)
     if family == "fat-tree":
@@ -212,7 +213,7 @@ def network_values(args) -> tuple[dict, dict]:
     return family, values, labels
 
 
-def _split(text: str):
+def split_value(text: str):
     """``--split`` text: a name, one α port list, or one list per stage separated by ';'."""
     if text in ("optimal", "paired", "down-alpha", "plain"):
         return text
@@ -301,7 +302,12 @@ def run(args) -> Report:
     files = generate_network(network, outdir, family=family_for(network), trace=args.trace,
                              progress=lambda line: print(f"  {line}", file=sys.stderr))
     seconds = time.perf_counter() - started
+    verdict = json.loads(files[-1].read_text())["deadlock"]
+    if verdict is not None and not verdict["deadlock_free"]:
+        print(f"twinnet gen: warning: {network.name} can deadlock: {verdict['rule']} has "
+              f"the cycle {' -> '.join(verdict['cycle'])}", file=sys.stderr)
     text = "\n".join([f"{network.name}: {len(files)} files in {seconds:.1f} s"] +
                      [f"  {path}" for path in files])
     return Report(text, {"network": network.name, "parameters": network.to_dict(),
-                         "files": [str(path) for path in files], "seconds": seconds})
+                         "files": [str(path) for path in files], "seconds": seconds,
+                         "deadlock": verdict})

@@ -10,7 +10,9 @@ unchanged files keep their time stamps, so a simulator build of the same network
 """
 
 import json
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from twinnet.hdl import verilog
@@ -24,36 +26,63 @@ MANIFEST_VERSION = 2
 def generate_network(config, outdir, *, family=None, trace: bool = False,
                      progress=None) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
-    netlist and manifest section through :func:`generate`. ``family`` defaults to the family
-    ``config`` belongs to (:func:`twinnet.gen.families.family_for`)."""
+    netlist, manifest section and deadlock verdict through :func:`generate`. ``family``
+    defaults to the family ``config`` belongs to (:func:`twinnet.gen.families.family_for`).
+
+    The model's channel-dependency check runs in a second process while this one builds the
+    Verilog (on 3DT 8×8×8 each takes tens of seconds)."""
     from .families import family_for
 
     family = family or family_for(config)
     section = {**family.section(config),
                "plugin": f"{type(family).__module__}:{type(family).__qualname__}"}
-    return generate(config.name, family.netlist(config), outdir, family=section, trace=trace,
-                    progress=progress)
+    say = progress or (lambda text: None)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        check = pool.submit(_timed, family.deadlock, config)
+        netlist = family.netlist(config)
+
+        def deadlock() -> dict | None:
+            result, seconds = check.result()
+            say(f"deadlock check: {_verdict_line(result)} ({seconds:.1f} s)")
+            return result
+
+        return generate(config.name, netlist, outdir, family=section, trace=trace,
+                        progress=progress, deadlock=deadlock)
+
+
+def _timed(function, *args):
+    started = time.perf_counter()
+    return function(*args), time.perf_counter() - started
+
+
+def _verdict_line(verdict: dict | None) -> str:
+    if verdict is None:
+        return "none for this family"
+    if verdict["deadlock_free"]:
+        return f"deadlock-free: {verdict['rule']} is acyclic"
+    return f"can deadlock: {verdict['rule']} has a cycle"
 
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
-             progress=None) -> list[Path]:
+             progress=None, deadlock=None) -> list[Path]:
     """Write network ``name`` into ``outdir``; return the files written (manifest last).
 
     ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
     ``parameters`` (what rebuilds the configuration), ``terminal_order`` and ``malformed``
     (sentences for people), plus anything else the family describes. ``trace`` adds the
     link-trace outputs a testbench uses to follow every hop. ``progress``, if given, is called
-    with one line of text per step.
+    with one line of text per step. ``deadlock`` is called for the manifest's deadlock verdict
+    once the Verilog is written (None: the manifest says no check was made).
     """
     outdir = Path(outdir)
     say = progress or (lambda text: None)
     with output.staged(outdir) as stage:
-        written = _write(name, netlist, stage, family, trace, say)
+        written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None))
     return [outdir / path.name for path in written]
 
 
 def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
-           say) -> list[Path]:
+           say, deadlock) -> list[Path]:
     files, modules = [], modules_of(name, netlist)
     for kind, router in netlist.kinds.items():
         started = time.perf_counter()
@@ -70,13 +99,14 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     say(f"top: {path.name}, {len(netlist.routers)} routers "
         f"({time.perf_counter() - started:.1f} s)")
     manifest = outdir / f"{name}.manifest.json"
-    manifest.write_text(json.dumps(describe(name, netlist, top, files, family), indent=2))
+    manifest.write_text(json.dumps(describe(name, netlist, top, files, family, deadlock()),
+                                   indent=2))
     files.append(manifest)
     return files
 
 
 def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
-             family: dict) -> dict:
+             family: dict, deadlock: dict | None = None) -> dict:
     """The manifest: everything another tool needs to drive the generated Verilog."""
     width = netlist.flit_width
     first = next(iter(netlist.kinds.values()))
@@ -120,6 +150,7 @@ def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
                               {"name": "last", "offset": width + 1, "width": 1},
                               {"name": "vc", "offset": width + 2, "width": top.vc_bits}]}
                   if top.trace else None),
+        "deadlock": deadlock,
         family["name"]: family.get("section", {}),
     }
 

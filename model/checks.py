@@ -64,3 +64,12 @@ def check_switch_ports(name: str, values, port_count: int) -> tuple[int, ...]:
     if len(set(ports)) != len(ports):
         raise ValueError(f"{name} must not repeat a port, not {list(ports)}")
     return ports
+
+
+def labels_of(values: dict, labels) -> dict[str, str]:
+    """How messages name each key of ``values``: ``labels`` is a dict (key → label such as
+    ``--k`` or ``net.toml: k``; missing keys are named as themselves) or one source name
+    (``net.toml`` → ``net.toml: k``)."""
+    if isinstance(labels, dict):
+        return {key: labels.get(key, key) for key in values}
+    return {key: f"{labels}: {key}" for key in values}

@@ -590,9 +590,9 @@ def fat_tree_network_from_dict(values: dict, labels: dict | str = "configuration
     for :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
     naming the label, the value and what is allowed, before anything is built.
     """
-    from .network import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, MAX_PACKET_LENGTH, _labels
+    from .network import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, MAX_PACKET_LENGTH
 
-    names = _labels(values, labels)
+    names = checks.labels_of(values, labels)
     unknown = sorted(set(values) - set(FAT_TREE_KEYS))
     if unknown:
         raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "
@@ -636,7 +636,8 @@ def fat_tree_network_from_dict(values: dict, labels: dict | str = "configuration
             raise ValueError(f"must be one of {', '.join((*SPLITS, 'plain'))} or α's ports "
                              "(a list such as [0, 1, 4, 5], or one list per stage)")
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{label} {_shown(split)}: {error}") from None
+        given = f" with {names.get('k', 'k (default 4)')} {k}" if isinstance(split, str) else ""
+        raise ValueError(f"{label} {_shown(split)}{given}: {error}") from None
     sizes = {}
     for key, maximum in (("flit_width", MAX_FLIT_WIDTH), ("packet_length", MAX_PACKET_LENGTH),
                          ("buffer_depth", MAX_BUFFER_DEPTH)):

@@ -118,13 +118,6 @@ TWIN_NETWORK_KEYS = ("topology", "n", "k", "radices", "configuration", "mode", "
                      "packet_length", "buffer_depth")
 
 
-def _labels(values: dict, labels) -> dict[str, str]:
-    """Every key's label: ``labels`` may be a dict (key → label) or a source name."""
-    if isinstance(labels, dict):
-        return {key: labels.get(key, key) for key in values}
-    return {key: f"{labels}: {key}" for key in values}
-
-
 def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
                          max_nodes: int | None = None, why: str = "") -> TwinTorusConfig:
     """Build a :class:`TwinTorusConfig` from plain values (the topology keys of
@@ -137,7 +130,7 @@ def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
     says why, in the message). Raises ``TypeError``/``ValueError`` naming the label, the value
     and what is allowed, before anything is built.
     """
-    names = _labels(values, labels)
+    names = checks.labels_of(values, labels)
     if "radices" in values:
         if "n" in values or "k" in values:
             other = names["n"] if "n" in values else names["k"]
@@ -182,7 +175,7 @@ def twin_network_from_dict(values: dict, labels: dict | str = "configuration"
     routers and the size limits of this module. Raises ``TypeError``/``ValueError`` naming the
     label, the value and what is allowed, before anything is built.
     """
-    names = _labels(values, labels)
+    names = checks.labels_of(values, labels)
     unknown = sorted(set(values) - set(TWIN_NETWORK_KEYS))
     if unknown:
         raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "

@@ -15,7 +15,6 @@ from . import runner
 
 TEST_MODULE = "twinnet.sim_tb.network_cocotb"
 
-#: The cocotb tests of :data:`TEST_MODULE` and what they take (see their docstrings).
 class SimulationFailed(AssertionError):
     """A cocotb test of :data:`TEST_MODULE` failed. ``test`` names it, ``kind`` is
     ``"deadlock"`` (the watchdog fired), ``"check"`` (the scoreboard found errors) or
@@ -27,6 +26,10 @@ class SimulationFailed(AssertionError):
         self.test, self.kind, self.summary = test, kind, summary
 
 
+#: The network top's signals the cocotb bench reaches (see :mod:`twinnet.hdl.network`).
+TOP_SIGNALS = ("clk", "rst", "pe_*", "trace_*", "drop_count")
+
+#: The cocotb tests of :data:`TEST_MODULE` (see their docstrings for what each takes).
 TESTS = ("uniform_traffic", "all_pairs", "load_sweep", "saturation_drains", "deadlock_pattern",
          "zero_load_latency", "malformed_dropped")
 
@@ -87,7 +90,7 @@ def _failure(results: Path, error: AssertionError) -> SimulationFailed:
 def _run(network, simulator, build_dir, tests, files, results, waves, log) -> None:
     runner.run(simulator=simulator, sources=[path for path in files if path.suffix == ".v"],
                toplevel=network.name, test_module=TEST_MODULE, build_dir=build_dir,
-               testcase=list(tests), waves=waves, log=log,
+               testcase=list(tests), waves=waves, log=log, public=TOP_SIGNALS,
                hier_blocks=list(json.loads(_manifest(files).read_text())["modules"].values()),
                config={"manifest": str(_manifest(files).resolve()), "tests": tests,
                        "results": str(results.resolve())})

@@ -66,7 +66,7 @@ def test_fat_tree_random_routing_reports_its_seed(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--k", "3"], r"k must be even for the paired split .*not 3"),
     (["--split", "0,1,2"], r"alpha must hold exactly k = 4 of the 8 ports"),
-    (["--split", "best"], r"--split best: must be one of optimal, paired, down-alpha or a list"),
+    (["--split", "best"], r"--split best: must be optimal, paired, down-alpha or α.s ports"),
     (["--n", "0"], r"--n must be an integer from 1 to 9, not 0"),
 ])
 def test_fat_tree_errors(capsys, argv, message):

@@ -159,3 +159,55 @@ def test_a_failed_generation_leaves_nothing_half_written(tmp_path, capsys, monke
         main(argv)
     assert _snapshot(tmp_path) == before
     assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["ndt2_3x2_C_Best_bubble"]
+
+
+def _gen(capsys, tmp_path, *argv):
+    """Run ``twinnet gen … --json``; return (stderr, manifest)."""
+    assert main(["gen", *argv, "--out", str(tmp_path), "--json"]) == 0
+    captured = capsys.readouterr()
+    manifest = next(p for p in json.loads(captured.out)["files"] if p.endswith(".json"))
+    return captured.err, json.loads(open(manifest).read())
+
+
+def test_mode_none_is_generated_with_a_warning_naming_one_cycle(tmp_path, capsys):
+    """Plain DOR with one VC on a 4x4 torus: the wrap-around closes each ring, so the cycle
+    named must be the four same-direction links of one ring (hand calculation)."""
+    err, manifest = _gen(capsys, tmp_path, "torus", "--radix", "4,4", "--mode", "none")
+    verdict = manifest["deadlock"]
+    assert verdict["deadlock_free"] is False
+    cycle = verdict["cycle"]
+    assert len(cycle) == 4
+    nodes = [label.split("/")[0] for label in cycle]
+    ports = {label.split(" ")[1] for label in cycle}
+    assert len(ports) == 1 and ports <= {"X+", "X-", "Y+", "Y-"}
+    assert len(set(nodes)) == 4
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("twinnet gen: warning: torus2_k4_none can deadlock: ")
+    assert " -> ".join(cycle) in warnings[0]
+
+
+@pytest.mark.parametrize("argv", [("twin-torus", "--radix", "3,3,3", "--mode", "bubble"),
+                                  ("twin-torus", "--radix", "3,3,3", "--mode", "vc"),
+                                  ("fat-tree", "--k", "2", "--n", "3")])
+def test_deadlock_free_modes_are_generated_without_a_warning(tmp_path, capsys, argv):
+    err, manifest = _gen(capsys, tmp_path, *argv)
+    assert manifest["deadlock"]["deadlock_free"] is True
+    assert manifest["deadlock"]["cycle"] is None
+    assert manifest["deadlock"]["channels"] > 0
+    assert "warning" not in err
+
+
+def test_the_manifest_verdict_is_the_models_check(tmp_path, capsys):
+    """A split that lets both directions share internal port 0 (as ``twinnet analyze
+    fat-tree`` finds cyclic) is generated with the model's cycle and a warning."""
+    from twinnet.model.fat_tree import TwinFatTree, TwinSwitch, dependency_graph
+
+    err, manifest = _gen(capsys, tmp_path, "fat-tree", "--k", "4", "--n", "2",
+                         "--split", "0,1,6,7")
+    twin = TwinFatTree.uniform(4, 2, TwinSwitch(4, frozenset({0, 1, 6, 7})))
+    graph = dependency_graph(twin.tree, twin=twin)
+    expected = graph.find_cycle()
+    assert expected is not None
+    assert manifest["deadlock"]["cycle"] == [str(channel) for channel in expected]
+    assert "can deadlock" in err

@@ -20,27 +20,21 @@ from twinnet.sim_tb import network_sim, runner
 BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 FAMILY = FAMILIES["fat-tree"]
 
-#: (k, n, split, r) per case; "plain" is the fat tree of monolithic 2k-port switches.
-CASES = {
-    "ft-2x3-optimal-r1": (2, 3, "optimal", 1),
-    "ft-4x2-optimal-r1": (4, 2, "optimal", 1),
-    "ft-4x2-down-alpha-r2": (4, 2, "down-alpha", 2),
-    "ft-4x3-optimal-r2": (4, 3, "optimal", 2),
-    "ft-4x3-down-alpha-r1": (4, 3, "down-alpha", 1),
-    "ft-4x2-plain": (4, 2, "plain", 1),
-}
-#: Which simulator runs which case in the default suite: each case on one of them (the two
-#: see the same Verilog), Verilator for the largest twin case, to keep the suite's time.
-SIMULATOR = {"ft-2x3-optimal-r1": "icarus", "ft-4x2-optimal-r1": "verilator",
-             "ft-4x2-down-alpha-r2": "icarus", "ft-4x3-optimal-r2": "verilator",
-             "ft-4x3-down-alpha-r1": "icarus", "ft-4x2-plain": "icarus"}
+#: (k, n, split, r) per case: the acceptance matrix of (k, n) = (2, 3), (4, 2), (4, 3) with
+#: the splits optimal and down-alpha and r = 1, 2, plus the plain fat tree (4, 2) of
+#: monolithic 2k-port switches.
+CASES = {f"ft-{k}x{n}-{split}-r{r}": (k, n, split, r)
+         for k, n in ((2, 3), (4, 2), (4, 3)) for split in ("optimal", "down-alpha")
+         for r in (1, 2)}
+CASES["ft-4x2-plain"] = (4, 2, "plain", 1)
 
-
-#: Cases too slow for the default suite (the 64-terminal trees take minutes: a Verilator build
-#: of 80 routers, or Icarus on the 4,032-packet all-pairs pattern); run them with
-#: TWINNET_SLOW_TESTS=1. Both passed when last run (optimal r = 2 on Verilator, down-alpha
-#: r = 1 on Icarus, with the crossing figures 128, 128, 0 and 480, 384, 0).
-SLOW = {"ft-4x3-optimal-r2", "ft-4x3-down-alpha-r1"}
+#: The (case, simulator) runs of the default suite: every split, r and plain on each
+#: simulator, on the 8- and 16-terminal trees. The rest of the matrix (the 64-terminal trees
+#: take minutes each: 80 routers, 4,032 all-pairs packets) runs with TWINNET_SLOW_TESTS=1.
+DEFAULT = {("ft-2x3-optimal-r1", "icarus"), ("ft-2x3-down-alpha-r2", "icarus"),
+           ("ft-4x2-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
+           ("ft-4x2-optimal-r1", "verilator"), ("ft-4x2-down-alpha-r1", "verilator"),
+           ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator")}
 
 
 def config(name: str):
@@ -73,11 +67,12 @@ def expected_crossings(k: int, n: int, split: str, stage: int) -> int:
     return 2 * (k ** (n + 1) - k ** (stage + 2))
 
 
+@pytest.mark.parametrize("simulator", runner.SIMULATORS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_every_hop_is_destro(name):
-    if name in SLOW and not os.environ.get("TWINNET_SLOW_TESTS"):
+def test_every_hop_is_destro(name, simulator):
+    if (name, simulator) not in DEFAULT and not os.environ.get("TWINNET_SLOW_TESTS"):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
-    results, manifest = simulate(name, SIMULATOR[name], {
+    results, manifest = simulate(name, simulator, {
         "uniform_traffic": {"packets": 2000, "rate": 0.03},
         "malformed_dropped": {"packets": 400, "malformed": 40},
         "all_pairs": {}})

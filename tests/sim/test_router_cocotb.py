@@ -63,5 +63,6 @@ def test_router_cocotb(name, simulator):
     tests, failures = runner.run(
         simulator=simulator, verilog=verilog.convert(router, name="router"), toplevel="router",
         test_module="twinnet.sim_tb.router_cocotb", build_dir=BUILD / f"router-{name}-{simulator}",
-        config=settings, testcase=TESTS[name])
+        config=settings, testcase=TESTS[name],
+        public=("clk", "rst", "in_*", "out_*", "drop_count"))
     assert (tests, failures) == (len(TESTS[name]), 0)

@@ -1,0 +1,119 @@
+"""Synthetic traffic patterns over numbered terminals ``0 … P-1``, for any family.
+
+The patterns are BookSim's set (Dally and Towles, *Principles and Practices of
+Interconnection Networks*, §3.2), defined on the terminal number so that every family whose
+terminals are numbered can use them. ``b`` is the number of bits of a terminal number,
+``b = ceil(log2 P)``. On a power-of-two P each is the textbook definition; on other sizes:
+
+- ``uniform``: each packet to a terminal drawn uniformly from the others (any P);
+- ``bit-complement``: ``d = P - 1 - s`` (the complement of every bit when P = 2**b; a
+  permutation for any P);
+- ``transpose``: swap the high and low halves of the b bits (b even; for odd b the high half
+  has the extra bit), ``d = (lo << ceil(b/2)) | hi``;
+- ``bit-reverse``: the b bits in reverse order;
+- ``shuffle``: the b bits rotated left by one;
+- ``tornado``: half way round the terminal ring less one, ``d = (s + ceil(P/2) - 1) mod P``
+  (BookSim's tornado applied to one ring of P terminals);
+- ``neighbor``: ``d = (s + 1) mod P``;
+- ``hotspot``: with probability ``hotspot_fraction`` to terminal ``hotspot``, else uniform;
+- ``random-permutation``: a random derangement of the terminals fixed by a seed;
+- ``all-pairs``: in round j = 1 … P-1, terminal s sends one packet to ``(s + j) mod P``.
+
+For the bit patterns (transpose, bit-reverse, shuffle) on a P that is not a power of two, a
+result ``>= P`` is reduced modulo P, so some terminals receive from two sources and the pattern
+is not a permutation. A terminal whose destination is itself sends nothing under the
+permutation patterns (e.g. the diagonal of transpose): :func:`fixed_destination` returns None.
+"""
+
+import random
+
+PATTERNS = ("uniform", "transpose", "bit-complement", "bit-reverse", "shuffle", "tornado",
+            "neighbor", "hotspot", "random-permutation", "all-pairs")
+#: Patterns in which each source always sends to the same destination.
+FIXED = ("transpose", "bit-complement", "bit-reverse", "shuffle", "tornado", "neighbor",
+         "random-permutation")
+
+
+def bits(terminals: int) -> int:
+    """``b``: bits of a terminal number (at least 1)."""
+    return max(1, (terminals - 1).bit_length())
+
+
+def fixed_destination(pattern: str, terminals: int, source: int, *, seed: int = 0) -> int | None:
+    """The destination of ``source`` under a fixed pattern (one of :data:`FIXED`), or None when
+    it is ``source`` itself (the terminal then sends nothing)."""
+    if pattern not in FIXED:
+        raise ValueError(f"pattern must be one of {', '.join(FIXED)}, not {pattern!r}")
+    if not 0 <= source < terminals:
+        raise ValueError(f"source {source} is not a terminal of 0 … {terminals - 1}")
+    width = bits(terminals)
+    if pattern == "bit-complement":
+        destination = terminals - 1 - source
+    elif pattern == "transpose":
+        low = width // 2
+        high = width - low
+        destination = ((source & ((1 << low) - 1)) << high) | (source >> low)
+    elif pattern == "bit-reverse":
+        destination = int(format(source, f"0{width}b")[::-1], 2)
+    elif pattern == "shuffle":
+        destination = ((source << 1) | (source >> (width - 1))) & ((1 << width) - 1)
+    elif pattern == "tornado":
+        destination = source + (terminals + 1) // 2 - 1
+    elif pattern == "neighbor":
+        destination = source + 1
+    else:
+        destination = random_permutation(terminals, seed)[source]
+    destination %= terminals
+    return None if destination == source else destination
+
+
+def random_permutation(terminals: int, seed: int = 0) -> list[int]:
+    """A derangement of ``0 … P-1`` (no terminal maps to itself) drawn with ``seed``: a random
+    cyclic order, each terminal sending to the next one in it."""
+    order = list(range(terminals))
+    random.Random(seed).shuffle(order)
+    result = [0] * terminals
+    for index, terminal in enumerate(order):
+        result[terminal] = order[(index + 1) % terminals]
+    return result
+
+
+def destination_distribution(pattern: str, terminals: int, source: int, *, hotspot: int = 0,
+                             hotspot_fraction: float = 0.1, seed: int = 0) -> dict[int, float]:
+    """Destination → probability for one packet of ``source`` (the all-pairs rounds visit every
+    other terminal once: uniform over them). Empty when the source sends nothing."""
+    others = [d for d in range(terminals) if d != source]
+    if pattern in ("uniform", "all-pairs"):
+        return {d: 1 / len(others) for d in others}
+    if pattern == "hotspot":
+        spread = {d: (1 - hotspot_fraction) / len(others) for d in others}
+        if hotspot != source:
+            spread[hotspot] = spread.get(hotspot, 0) + hotspot_fraction
+        else:  # the hot spot itself sends uniformly
+            spread = {d: 1 / len(others) for d in others}
+        return spread
+    destination = fixed_destination(pattern, terminals, source, seed=seed)
+    return {} if destination is None else {destination: 1.0}
+
+
+def channel_loads(paths, terminals: int, pattern: str, **options) -> dict:
+    """Expected packets per cycle on every channel when each terminal offers one packet per
+    cycle under ``pattern``: ``paths(s, d)`` lists the channels (any hashable) a packet from
+    ``s`` to ``d`` holds. The largest load bounds the saturation throughput: at most
+    ``1 / max_load`` packets per terminal per cycle (a channel carries one flit per cycle, so
+    with packets of L flits the bound in flits per terminal per cycle is the same number)."""
+    loads: dict = {}
+    for source in range(terminals):
+        for destination, share in destination_distribution(pattern, terminals, source,
+                                                           **options).items():
+            for channel in paths(source, destination):
+                loads[channel] = loads.get(channel, 0.0) + share
+    return loads
+
+
+def throughput_bound(paths, terminals: int, pattern: str, **options) -> float | None:
+    """``1 / (largest channel load)``, capped at 1 (a terminal port carries one flit per
+    cycle); None when no packet crosses a channel."""
+    loads = channel_loads(paths, terminals, pattern, **options)
+    peak = max(loads.values(), default=0.0)
+    return None if peak == 0 else min(1.0, 1 / peak)
