@@ -63,6 +63,13 @@ class Family:
         each link (``link_heads``: link index → count), or None for a family without one."""
         return None
 
+    def terminal_digits(self, config) -> list[tuple[str, int]] | None:
+        """The head-flit route fields that number the terminals, least significant first, as
+        ``(field, radix)``: terminal ``t = d0 + r0 * (d1 + r1 * …)`` and
+        :meth:`destination` gives those digits. The traffic harness
+        (:mod:`twinnet.hdl.traffic`) draws destinations with them; None: no harness."""
+        return None
+
     def deadlock(self, config) -> dict | None:
         """The manifest's ``deadlock`` verdict (see :func:`verdict`) from the model's
         channel-dependency check of ``config``, or None for a family without a check."""
@@ -151,6 +158,12 @@ class TwinTorusFamily(Family):
                 if hop.out_port != twin.PE_PORT]
 
 
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        topology = config.topology
+        return [("route.pe", topology.card_count)] + [
+            (f"route.node.o{dim}", topology.radices[dim])
+            for dim in reversed(range(len(topology.radices)))]
+
     def deadlock(self, config) -> dict:
         report = twin_analysis.deadlock_check(config.topology)
         rule = (f"the channel-dependency graph (mode {report.mode}, 003 §6)"
@@ -228,6 +241,9 @@ class FatTreeFamily(Family):
         return [{"router": switch, "stage": int(switch[1:switch.index(",")]),
                  "crossings": count} for switch, count in crossings.items()]
 
+
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        return [(f"route.h{i}", config.tree.k) for i in range(config.tree.n)]
 
     def deadlock(self, config) -> dict:
         graph = fat_tree.dependency_graph(config.tree, twin=config.twin)

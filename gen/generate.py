@@ -24,13 +24,14 @@ MANIFEST_VERSION = 2
 
 
 def generate_network(config, outdir, *, family=None, trace: bool = False,
-                     progress=None) -> list[Path]:
+                     traffic: bool = False, progress=None) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
     netlist, manifest section and deadlock verdict through :func:`generate`. ``family``
     defaults to the family ``config`` belongs to (:func:`twinnet.gen.families.family_for`).
 
     The model's channel-dependency check runs in a second process while this one builds the
-    Verilog (on 3DT 8×8×8 each takes tens of seconds)."""
+    Verilog (on 3DT 8×8×8 each takes tens of seconds). ``traffic`` adds the traffic harness
+    (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits."""
     from .families import family_for
 
     family = family or family_for(config)
@@ -46,8 +47,15 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
             say(f"deadlock check: {_verdict_line(result)} ({seconds:.1f} s)")
             return result
 
+        digits = None
+        if traffic:
+            digits = family.terminal_digits(config)
+            if digits is None:
+                raise ValueError(f"the {family.name} family does not number its terminals "
+                                 "by route fields (Family.terminal_digits): no traffic in "
+                                 "hardware for it")
         return generate(config.name, netlist, outdir, family=section, trace=trace,
-                        progress=progress, deadlock=deadlock)
+                        progress=progress, deadlock=deadlock, traffic=digits)
 
 
 def _timed(function, *args):
@@ -64,7 +72,7 @@ def _verdict_line(verdict: dict | None) -> str:
 
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
-             progress=None, deadlock=None) -> list[Path]:
+             progress=None, deadlock=None, traffic=None) -> list[Path]:
     """Write network ``name`` into ``outdir``; return the files written (manifest last).
 
     ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
@@ -72,17 +80,21 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     (sentences for people), plus anything else the family describes. ``trace`` adds the
     link-trace outputs a testbench uses to follow every hop. ``progress``, if given, is called
     with one line of text per step. ``deadlock`` is called for the manifest's deadlock verdict
-    once the Verilog is written (None: the manifest says no check was made).
+    once the Verilog is written (None: the manifest says no check was made). ``traffic``, the
+    terminal digits (``[(route field name, radix), …]``, least significant first), adds the
+    traffic harness: ``<name>_source.v``, ``<name>_sink.v`` and ``<name>_traffic.v``, whose
+    top ``<name>_traffic`` wraps the network (manifest key ``traffic``).
     """
     outdir = Path(outdir)
     say = progress or (lambda text: None)
     with output.staged(outdir) as stage:
-        written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None))
+        written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None),
+                         traffic)
     return [outdir / path.name for path in written]
 
 
 def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
-           say, deadlock) -> list[Path]:
+           say, deadlock, traffic) -> list[Path]:
     files, modules = [], modules_of(name, netlist)
     for kind, router in netlist.kinds.items():
         started = time.perf_counter()
@@ -98,11 +110,43 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     files.append(path)
     say(f"top: {path.name}, {len(netlist.routers)} routers "
         f"({time.perf_counter() - started:.1f} s)")
+    harness = _write_harness(name, netlist, top, outdir, files, family, traffic, say) \
+        if traffic is not None else None
     manifest = outdir / f"{name}.manifest.json"
-    manifest.write_text(json.dumps(describe(name, netlist, top, files, family, deadlock()),
-                                   indent=2))
+    description = describe(name, netlist, top, files, family, deadlock())
+    description["traffic"] = harness
+    manifest.write_text(json.dumps(description, indent=2))
     files.append(manifest)
     return files
+
+
+def _write_harness(name, netlist, top, outdir, files, family, digits, say) -> dict:
+    """The traffic harness's three modules; returns the manifest's ``traffic`` section."""
+    from twinnet.hdl import traffic
+    from twinnet.model.traffic import PATTERNS
+
+    started = time.perf_counter()
+    flit_format = next(iter(netlist.kinds.values())).flit_format
+    fmt = traffic.TrafficFormat(
+        flit_format.head_layout,
+        [(tuple(field.split(".")[1:]), radix) for field, radix in digits],
+        len(netlist.terminals), flit_format.config.packet_length)
+    modules = {"network": name, "source": f"{name}_source", "sink": f"{name}_sink"}
+    harness = traffic.TrafficHarness(top, fmt, traffic.terminal_constants(fmt), modules)
+    for part, component in (("source", harness.source), ("sink", harness.sink)):
+        path = outdir / f"{modules[part]}.v"
+        path.write_text(verilog.convert(component, name=modules[part]))
+        files.append(path)
+    path = outdir / f"{name}_traffic.v"
+    path.write_text(verilog.convert(harness, name=f"{name}_traffic"))
+    files.append(path)
+    say(f"traffic harness: {path.name} ({time.perf_counter() - started:.1f} s)")
+    return {"top": f"{name}_traffic", "modules": [modules["source"], modules["sink"]],
+            "patterns": list(PATTERNS), "rate_bits": traffic.RATE_BITS,
+            "digits": [[field, radix] for field, radix in digits],
+            "time_bits": fmt.time_bits, "histogram_bins": traffic.HISTOGRAM_BINS,
+            "ports": [{"name": port, "direction": "input" if d == "i" else "output",
+                       "width": size} for port, d, size in module_ports(harness)]}
 
 
 def describe(name: str, netlist: Netlist, top: Network, files: list[Path],

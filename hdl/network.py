@@ -116,6 +116,20 @@ def module_ports(component) -> list[tuple[str, str, int]]:
     return ports
 
 
+def instantiate(m: Module, name: str, module: str, component: wiring.Component):
+    """Add submodule ``name``: an ``Instance`` of the Verilog module ``module`` (``component``
+    converted once with :func:`twinnet.hdl.verilog.convert`, so with ``clk`` and ``rst``).
+    Returns an interface created from ``component``'s signature whose members are the
+    instance's ports: connect them with ``wiring.connect`` or assignments."""
+    iface = component.signature.create(path=(name,))
+    connections = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+    for path, member, value in component.signature.flatten(iface):
+        port = "__".join(str(part) for part in path)
+        connections[f"{'i' if member.flow == In else 'o'}_{port}"] = value
+    m.submodules[name] = Instance(module, **connections)
+    return iface
+
+
 class Network(wiring.Component):
     """The network top (see the module docstring for its ports).
 
@@ -149,14 +163,7 @@ class Network(wiring.Component):
         ports = {}  # router label -> the interface of its instance's ports
         for index, instance in enumerate(netlist.routers):
             router = netlist.kinds[instance.kind]
-            prefix = f"r{index}"
-            iface = router.signature.create(path=(prefix,))
-            connections = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
-            for path, member, value in router.signature.flatten(iface):
-                name = "__".join(str(part) for part in path)
-                direction = "i" if member.flow == In else "o"
-                connections[f"{direction}_{name}"] = value
-            m.submodules[prefix] = Instance(self.modules[instance.kind], **connections)
+            iface = instantiate(m, f"r{index}", self.modules[instance.kind], router)
             if instance.static is not None:
                 layout = router.signature.members["node_static"].shape
                 m.d.comb += iface.node_static.eq(layout.const(instance.static))

@@ -127,7 +127,7 @@ def load_config() -> dict:
 def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: dict,
         verilog: str | None = None, sources=(), hier_blocks=(),
         testcase: str | list[str] | None = None, waves: bool | None = None,
-        public: tuple[str, ...] | list[str] | None = None,
+        public: tuple[str, ...] | list[str] | None = None, run_dir=None,
         seed: int | None = None, extra_env: dict | None = None,
         log: bool = False) -> tuple[int, int]:
     """Build the design on ``simulator`` in ``build_dir`` and run ``test_module``.
@@ -140,8 +140,9 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     those are made visible to it, which builds and runs faster than cocotb's default of every
     signal (``None``). Icarus ignores both.
 
-    ``config`` (JSON-ready) is written to ``build_dir/tb_config.json`` and named by the
-    ``TWINNET_TB_CONFIG`` variable. ``log=True`` sends the simulator's output to
+    ``config`` (JSON-ready) is written to ``run_dir/tb_config.json`` (``run_dir`` defaults to
+    ``build_dir``; runs of one build in different ``run_dir`` may go on at once) and named by
+    the ``TWINNET_TB_CONFIG`` variable. ``log=True`` sends the simulator's output to
     ``build_dir/build.log`` and ``build_dir/test.log`` instead of the terminal. Returns
     ``(tests, failures)`` from cocotb's results file and raises ``AssertionError`` when a
     cocotb test failed, ``RuntimeError`` when the simulator is missing, ``ValueError`` when
@@ -167,7 +168,9 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
         sources.append(source)
     if not sources:
         raise ValueError("run needs the design: verilog text or sources (Verilog files)")
-    config_path = build_dir / "tb_config.json"
+    run_dir = Path(run_dir).resolve() if run_dir is not None else build_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config_path = run_dir / "tb_config.json"
     config_path.write_text(json.dumps(config, indent=1))
 
     build_waves = waves
@@ -232,9 +235,9 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     env = {CONFIG_ENV: str(config_path), **(extra_env or {})}
     try:
         results = runner.test(test_module=test_module, hdl_toplevel=toplevel,
-                              build_dir=build_dir, test_dir=build_dir, testcase=testcase,
+                              build_dir=build_dir, test_dir=run_dir, testcase=testcase,
                               extra_env=env, waves=waves, seed=seed,
-                              log_file=build_dir / "test.log" if log else None)
+                              log_file=run_dir / "test.log" if log else None)
     except SystemExit as stop:
         # cocotb's runner exits (instead of returning) when a test failed under pytest or the
         # simulator crashed: report both as a failed run, the same way everywhere.

@@ -1,0 +1,471 @@
+"""Traffic generation and checking in hardware, around any generated network.
+
+:class:`TrafficHarness` wraps a network top (:class:`twinnet.hdl.network.Network`, instantiated
+by module name) with one :class:`TrafficSource` and one :class:`TrafficSink` per terminal, so
+that a simulation only configures, runs and reads counters: no simulator callback per cycle.
+
+A **source** creates packets by Bernoulli trials (``rate``/65536 packets per cycle) into a
+queue of creation times (``queue_depth`` packets; a packet created while it is full is counted
+on ``overflowed`` and not sent), and injects them one after the other. Destinations follow the
+runtime-selected pattern of :mod:`twinnet.model.traffic` (``pattern`` is the index in
+``PATTERNS``): uniform picks every destination digit by multiply-shift of 16 random bits (a
+draw equal to the source is retried the next cycle); the fixed patterns, the hot spot and the
+first all-pairs destination are per-terminal constants computed from the model; all-pairs steps
+a mixed-radix counter. Random bits come from xorshift32 generators seeded from ``seed`` and the
+terminal number at reset.
+
+A packet carries, in its head flit, the destination's route fields, the source and a payload of
+the sequence number of the packet among those from its source to its destination and a
+``measured`` bit (packets created while ``measure`` is
+high); flit 1 holds the cycle the head was accepted and the cycles the packet queued at its
+source (``time_bits`` bits each); flits 2… hold a word derived from (source, sequence, flit).
+
+A **sink** checks every packet it receives: its route fields are the sink's terminal
+(``wrong_destination``), its sequence number is the next one from that source
+(``out_of_order``: a lost, duplicated or overtaken packet; one memory entry per terminal at
+each source and sink, kept across resets so that runs can follow each other once the network
+has drained), flits 2… are intact (``corrupt``), first/last marks are where the packet
+length puts them (``framing``). For measured packets it sums the network latency (head accepted
+→ head ejected) and the total latency (created → head ejected), keeps the largest and a
+histogram of the network latency by powers of two (bin i counts latencies of i significant
+bits). Exactly once, in order per pair: every packet's sequence number is the next of its
+pair, and ``received == injected``.
+
+The harness sums every terminal's counters (balanced adder trees) onto its outputs.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, ResetSignal, Signal, unsigned
+from amaranth.lib import data, fifo, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from twinnet.model.traffic import FIXED, PATTERNS
+
+from .network import DROP_COUNT_WIDTH, Network, instantiate
+
+#: Width of every per-terminal counter, and of the harness's sums.
+COUNT_WIDTH = 32
+SUM_WIDTH = 48
+#: Bins of the latency histogram (bin i: latencies of i significant bits; the last bin takes
+#: every longer one).
+HISTOGRAM_BINS = 16
+RATE_BITS = 16
+_HASH = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D)
+
+
+def body_word(source, seq, index, width: int):
+    """Flit ``index`` (>= 2) of a packet: a word derived from its source and sequence number,
+    so that a corrupted, lost or swapped flit is noticed (the same expression in Python and in
+    hardware)."""
+    return ((source * _HASH[0]) ^ (seq * _HASH[1]) ^ (index * _HASH[2])) & ((1 << width) - 1)
+
+
+def _xorshift(state):
+    """One step of Marsaglia's xorshift32 (an expression of a 32-bit value)."""
+    state = state ^ (state << 13)[:32]
+    state = state ^ (state >> 17)
+    return state ^ (state << 5)[:32]
+
+
+def _field(view, path: tuple[str, ...]):
+    for name in path:
+        view = getattr(view, name)
+    return view
+
+
+def _sum_tree(values, width: int):
+    values = list(values)
+    while len(values) > 1:
+        values = [(a + b)[:width] for a, b in zip(values[::2], values[1::2])] + \
+                 ([values[-1]] if len(values) % 2 else [])
+    return values[0] if values else Const(0, width)
+
+
+def _max_tree(values):
+    values = list(values)
+    while len(values) > 1:
+        values = [Mux(a > b, a, b) for a, b in zip(values[::2], values[1::2])] + \
+                 ([values[-1]] if len(values) % 2 else [])
+    return values[0]
+
+
+class TrafficFormat:
+    """What a source and a sink agree on: the head flit's layout (of the network's routers),
+    the terminal digits, the packet length, the sequence and time field widths.
+
+    Parameters:
+        head_layout: the routers' head flit layout (``FlitFormat.head_layout``).
+        digits: the route fields that number the terminals, least significant first, as
+            ``(path, radix)`` (e.g. ``(("pe",), 2)``, ``(("node", "o2"), 4)``): terminal
+            ``t = d0 + r0 * (d1 + r1 * (d2 + …))``.
+        terminals: P.
+        packet_length: flits per packet (at least 2: flit 1 carries the time stamps).
+    """
+
+    def __init__(self, head_layout: data.StructLayout, digits, terminals: int,
+                 packet_length: int):
+        if packet_length < 2:
+            raise ValueError(f"packet_length must be >= 2 for traffic in hardware (flit 1 "
+                             f"carries the time stamps), not {packet_length}")
+        self.head_layout, self.digits = head_layout, list(digits)
+        self.terminals, self.packet_length = terminals, packet_length
+        self.route_layout = head_layout["route"].shape
+        self.flit_width = head_layout.size
+        self.source_width = head_layout["source"].shape.width
+        payload = head_layout["payload"].shape.width
+        self.seq_bits = payload - 1
+        if self.seq_bits < 4:
+            raise ValueError(f"the head flit leaves {payload} payload bits; traffic in "
+                             "hardware needs at least 5 (a 4-bit sequence number and the "
+                             "measured bit)")
+        self.time_bits = min(16, self.flit_width // 2)
+        self.index_bits = max(1, (packet_length - 1).bit_length())
+
+    def route_of(self, terminal: int) -> dict:
+        """The route-field value (for ``route_layout.const``) of terminal ``terminal``."""
+        value: dict = {}
+        for path, radix in self.digits:
+            terminal, digit = divmod(terminal, radix)
+            target = value
+            for name in path[:-1]:
+                target = target.setdefault(name, {})
+            target[path[-1]] = digit
+        return value
+
+    def terminal_of(self, route):
+        """Hardware: the terminal number of route view ``route`` (a mixed-radix sum)."""
+        total, weight = Const(0, 1), 1
+        for path, radix in self.digits:
+            total = total + _field(route, path) * weight
+            weight *= radix
+        return total[:max(1, (self.terminals - 1).bit_length())]
+
+    def same_terminal(self, a, b):
+        """Hardware: the digits of route views ``a`` and ``b`` are equal."""
+        return Cat(*[_field(a, path) == _field(b, path) for path, _ in self.digits]).all()
+
+
+class TrafficSource(wiring.Component):
+    """One terminal's packet source; see the module docstring. Converted once per network
+    and instantiated per terminal with its constants on ``constants``."""
+
+    def __init__(self, fmt: TrafficFormat, queue_depth: int = 8):
+        self.fmt, self.queue_depth = fmt, queue_depth
+        route = fmt.route_layout
+        self.constants_layout = data.StructLayout({
+            "source": unsigned(fmt.source_width), "own": route,
+            "fixed_valid": unsigned(len(FIXED)), "fixed": data.ArrayLayout(route, len(FIXED)),
+            "hotspot": route, "first_pair": route})
+        super().__init__({
+            "constants": In(self.constants_layout),
+            "enable": In(1), "measure": In(1), "rate": In(RATE_BITS), "pattern": In(4),
+            "hotspot_rate": In(RATE_BITS), "seed": In(32), "now": In(32),
+            "valid": Out(1), "ready": In(1), "first": Out(1), "last": Out(1),
+            "data": Out(fmt.flit_width),
+            "created": Out(COUNT_WIDTH), "created_measured": Out(COUNT_WIDTH),
+            "overflowed": Out(COUNT_WIDTH), "injected": Out(COUNT_WIDTH),
+        })
+
+    def elaborate(self, platform):
+        m, fmt = Module(), self.fmt
+        constants = self.constants
+        lanes = 1 + (len(fmt.digits) * 16 + 31) // 32
+        random = []
+        for lane in range(lanes):
+            state = Signal(32, name=f"random{lane}", reset_less=True)
+            mixed = (self.seed ^ ((constants.source * 0x9E3779B9)[:32] + 0x6A09E667 * (lane + 1))
+                     [:32])[:32]
+            seeded = Mux(mixed == 0, 0x6A09E667, mixed)
+            m.d.sync += state.eq(Mux(ResetSignal(), seeded, _xorshift(state)))
+            random.append(state)
+        bits = Cat(*random[1:])
+
+        def pattern_is(name):
+            return self.pattern == PATTERNS.index(name)
+
+        # Creation.
+        pairs_left = Signal(range(fmt.terminals), reset_less=True)
+        fixed_index = Signal(range(len(FIXED) + 1))
+        for index, name in enumerate(FIXED):
+            with m.If(pattern_is(name)):
+                m.d.comb += fixed_index.eq(index)
+        may_create = Mux(pattern_is("all-pairs"), pairs_left != 0,
+                         Mux(Cat(*[pattern_is(name) for name in FIXED]).any(),
+                             constants.fixed_valid.bit_select(fixed_index, 1), 1))
+        create = self.enable & may_create & (random[0][:16] < self.rate)
+        queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=17, depth=self.queue_depth)
+        m.d.comb += [queue.w_data.eq(Cat(self.now[:16], self.measure)),
+                     queue.w_en.eq(create)]
+        with m.If(create & queue.w_rdy):
+            m.d.sync += [self.created.eq(self.created + 1),
+                         self.created_measured.eq(self.created_measured + self.measure)]
+        with m.If(create & ~queue.w_rdy):
+            m.d.sync += self.overflowed.eq(self.overflowed + 1)
+
+        # Destination of the next packet.
+        route = fmt.route_layout
+        uniform = Signal(route)
+        for index, (path, radix) in enumerate(fmt.digits):
+            draw = bits[16 * index:16 * (index + 1)]
+            m.d.comb += _field(uniform, path).eq((draw * radix) >> 16)
+        pair = Signal(route, reset_less=True)
+        hot = (random[0][16:32] < self.hotspot_rate) & ~fmt.same_terminal(constants.hotspot,
+                                                                          constants.own)
+        chosen = Signal(route)
+        random_choice = Signal()
+        with m.If(pattern_is("all-pairs")):
+            m.d.comb += chosen.eq(pair)
+        with m.Elif(pattern_is("hotspot") & hot):
+            m.d.comb += chosen.eq(constants.hotspot)
+        with m.Elif(Cat(*[pattern_is(name) for name in FIXED]).any()):
+            m.d.comb += chosen.eq(constants.fixed[fixed_index])
+        with m.Else():
+            m.d.comb += [chosen.eq(uniform), random_choice.eq(1)]
+        usable = ~(random_choice & fmt.same_terminal(uniform, constants.own))
+
+        # Injection.
+        busy = Signal()
+        index = Signal(fmt.index_bits)
+        destination = Signal(route)
+        seq = Signal(fmt.seq_bits)
+        birth = Signal(16)
+        measured = Signal()
+        injected_at = Signal(fmt.time_bits)
+        queued = Signal(fmt.time_bits)
+        # Per destination, the sequence number of the next packet (kept across resets, as the
+        # sinks keep theirs).
+        m.submodules.next_seq = next_seq = memory.Memory(shape=fmt.seq_bits,
+                                                         depth=fmt.terminals, init=[])
+        read, write = next_seq.read_port(domain="comb"), next_seq.write_port()
+        m.d.comb += [read.addr.eq(fmt.terminal_of(chosen)), write.addr.eq(read.addr),
+                     write.data.eq(read.data + 1)]
+        with m.If(~busy & queue.r_rdy & usable):
+            m.d.comb += [queue.r_en.eq(1), write.en.eq(1)]
+            m.d.sync += [busy.eq(1), index.eq(0), destination.eq(chosen), seq.eq(read.data),
+                         birth.eq(queue.r_data[:16]), measured.eq(queue.r_data[16])]
+            with m.If(pattern_is("all-pairs")):
+                m.d.sync += pair.eq(self._next_terminal(pair, m))
+        with m.If(create & queue.w_rdy & pattern_is("all-pairs")):
+            m.d.sync += pairs_left.eq(pairs_left - 1)
+        with m.If(ResetSignal()):
+            m.d.sync += [pairs_left.eq(fmt.terminals - 1), pair.eq(constants.first_pair)]
+
+        head = Signal(fmt.head_layout)
+        m.d.comb += [head.route.eq(destination), head.source.eq(constants.source),
+                     head.payload.eq(Cat(seq, measured))]
+        wait = (self.now[:16] - birth)[:16]
+        limit = (1 << fmt.time_bits) - 1
+        stamps = Cat(self.now[:fmt.time_bits], Mux(wait > limit, limit, wait[:fmt.time_bits]))
+        stamped = Cat(injected_at, queued)
+        m.d.comb += [
+            self.valid.eq(busy),
+            self.first.eq(index == 0),
+            self.last.eq(index == fmt.packet_length - 1),
+        ]
+        with m.Switch(index):
+            with m.Case(0):
+                m.d.comb += self.data.eq(head)
+            with m.Case(1):
+                m.d.comb += self.data.eq(stamped)
+            with m.Default():
+                m.d.comb += self.data.eq(body_word(constants.source, seq, index, fmt.flit_width))
+        with m.If(busy & self.ready):
+            m.d.sync += index.eq(index + 1)
+            with m.If(index == 0):
+                m.d.sync += Cat(injected_at, queued).eq(stamps)
+            with m.If(self.last):
+                m.d.sync += [busy.eq(0), self.injected.eq(self.injected + 1)]
+        return m
+
+    def _next_terminal(self, route, m):
+        """The route of the next terminal number (mod P): a mixed-radix increment."""
+        result = Signal(self.fmt.route_layout)
+        carry = Const(1)
+        for path, radix in self.fmt.digits:
+            digit = _field(route, path)
+            wraps = carry & (digit == radix - 1)
+            m.d.comb += _field(result, path).eq(Mux(wraps, 0, digit + carry))
+            carry = wraps
+        return result
+
+
+class TrafficSink(wiring.Component):
+    """One terminal's packet checker; see the module docstring."""
+
+    def __init__(self, fmt: TrafficFormat):
+        self.fmt = fmt
+        self.constants_layout = data.StructLayout({"own": fmt.route_layout})
+        super().__init__({
+            "constants": In(self.constants_layout), "measure": In(1), "now": In(32),
+            "valid": In(1), "ready": Out(1), "first": In(1), "last": In(1),
+            "data": In(fmt.flit_width),
+            "received": Out(COUNT_WIDTH), "received_measured": Out(COUNT_WIDTH),
+            "flits_measured": Out(COUNT_WIDTH),
+            "latency_sum": Out(SUM_WIDTH), "total_latency_sum": Out(SUM_WIDTH),
+            "latency_max": Out(fmt.time_bits),
+            "histogram": Out(data.ArrayLayout(unsigned(COUNT_WIDTH), HISTOGRAM_BINS)),
+            "wrong_destination": Out(COUNT_WIDTH), "out_of_order": Out(COUNT_WIDTH),
+            "corrupt": Out(COUNT_WIDTH), "framing": Out(COUNT_WIDTH),
+        })
+
+    def elaborate(self, platform):
+        m, fmt = Module(), self.fmt
+        width, time_bits = fmt.flit_width, fmt.time_bits
+        # Per source, the sequence number of the next packet expected (kept across resets).
+        m.submodules.expected = expected = memory.Memory(shape=fmt.seq_bits,
+                                                         depth=fmt.terminals, init=[])
+        read, write = expected.read_port(domain="comb"), expected.write_port()
+        m.d.comb += self.ready.eq(1)
+
+        head = data.View(fmt.head_layout, self.data)
+        seq = head.payload[:fmt.seq_bits]
+        open_ = Signal()
+        index = Signal(fmt.index_bits)
+        source = Signal(fmt.source_width)
+        packet_seq = Signal(fmt.seq_bits)
+        measured = Signal()
+        head_time = Signal(time_bits)
+        m.d.comb += [read.addr.eq(head.source), write.addr.eq(head.source),
+                     write.data.eq(seq + 1)]
+
+        with m.If(self.valid & self.measure):
+            m.d.sync += self.flits_measured.eq(self.flits_measured + 1)
+        with m.If(self.valid & self.first):
+            m.d.comb += write.en.eq(1)
+            in_order = seq == read.data
+            m.d.sync += [
+                open_.eq(1), index.eq(1), source.eq(head.source), packet_seq.eq(seq),
+                measured.eq(head.payload[fmt.seq_bits]), head_time.eq(self.now[:time_bits]),
+                self.framing.eq(self.framing + (open_ | self.last)),
+                self.wrong_destination.eq(self.wrong_destination
+                                          + ~fmt.same_terminal(head.route, self.constants.own)),
+                self.out_of_order.eq(self.out_of_order + ~in_order),
+            ]
+        with m.Elif(self.valid):
+            with m.If(~open_):
+                m.d.sync += self.framing.eq(self.framing + 1)
+            with m.Else():
+                expected_last = index == fmt.packet_length - 1
+                m.d.sync += index.eq(index + 1)
+                with m.If(self.last != expected_last):
+                    m.d.sync += self.framing.eq(self.framing + 1)
+                with m.If(self.last):
+                    m.d.sync += [open_.eq(0), self.received.eq(self.received + 1),
+                                 self.received_measured.eq(self.received_measured + measured)]
+                with m.If(index == 1):
+                    self._stamps(m, head_time, measured)
+                with m.Else():
+                    word = body_word(source, packet_seq, index, width)
+                    m.d.sync += self.corrupt.eq(self.corrupt + (self.data != word))
+        return m
+
+    def _stamps(self, m, head_time, measured):
+        """Flit 1: latencies of a measured packet into the sums, maximum and histogram."""
+        time_bits = self.fmt.time_bits
+        injected_at, queued = self.data[:time_bits], self.data[time_bits:2 * time_bits]
+        latency = (head_time - injected_at)[:time_bits]
+        bin_ = Signal(range(HISTOGRAM_BINS))
+        for bit in range(time_bits):
+            with m.If(latency[bit]):
+                m.d.comb += bin_.eq(min(bit + 1, HISTOGRAM_BINS - 1))
+        with m.If(measured):
+            m.d.sync += [
+                self.latency_sum.eq(self.latency_sum + latency),
+                self.total_latency_sum.eq(self.total_latency_sum + latency + queued),
+                self.latency_max.eq(Mux(latency > self.latency_max, latency,
+                                        self.latency_max)),
+                self.histogram[bin_].eq(self.histogram[bin_] + 1),
+            ]
+
+
+class TrafficHarness(wiring.Component):
+    """A network with a :class:`TrafficSource` and a :class:`TrafficSink` on every terminal.
+
+    Parameters:
+        network: the network top (only its signature is used: it is instantiated as module
+            ``modules["network"]``).
+        fmt: the :class:`TrafficFormat`.
+        statics: per terminal, ``(source constants, sink constants)`` values (dicts for the two
+            components' ``constants_layout``), from :func:`terminal_constants`.
+        modules: Verilog module names of ``"network"``, ``"source"`` and ``"sink"``.
+
+    Ports: the controls ``enable``, ``measure``, ``rate``, ``pattern``, ``hotspot_rate``,
+    ``seed`` (sampled at reset), and the sums of every terminal's counters plus ``now`` (the
+    cycle count) and ``drop_count``.
+    """
+
+    SUMS = ("created", "created_measured", "overflowed", "injected", "received",
+            "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
+            "wrong_destination", "out_of_order", "corrupt", "framing")
+
+    def __init__(self, network: Network, fmt: TrafficFormat, statics, modules: dict):
+        self.network, self.fmt, self.statics, self.modules = network, fmt, statics, modules
+        self.source, self.sink = TrafficSource(fmt), TrafficSink(fmt)
+        members = {"enable": In(1), "measure": In(1), "rate": In(RATE_BITS),
+                   "pattern": In(4), "hotspot_rate": In(RATE_BITS), "seed": In(32),
+                   "now": Out(32), "latency_max": Out(fmt.time_bits),
+                   "histogram": Out(data.ArrayLayout(unsigned(SUM_WIDTH), HISTOGRAM_BINS)),
+                   "drop_count": Out(DROP_COUNT_WIDTH)}
+        members.update({name: Out(SUM_WIDTH) for name in self.SUMS})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m, fmt = Module(), self.fmt
+        width = fmt.flit_width
+        m.d.sync += self.now.eq(self.now + 1)
+        net = instantiate(m, "network", self.modules["network"], self.network)
+        m.d.comb += self.drop_count.eq(net.drop_count)
+        sources, sinks = [], []
+        for terminal, (source_constants, sink_constants) in enumerate(self.statics):
+            source = instantiate(m, f"source{terminal}", self.modules["source"], self.source)
+            sink = instantiate(m, f"sink{terminal}", self.modules["sink"], self.sink)
+            bits = slice(terminal * width, (terminal + 1) * width)
+            m.d.comb += [
+                source.constants.eq(self.source.constants_layout.const(source_constants)),
+                sink.constants.eq(self.sink.constants_layout.const(sink_constants)),
+                source.enable.eq(self.enable), source.measure.eq(self.measure),
+                source.rate.eq(self.rate), source.pattern.eq(self.pattern),
+                source.hotspot_rate.eq(self.hotspot_rate), source.seed.eq(self.seed),
+                source.now.eq(self.now), sink.measure.eq(self.measure), sink.now.eq(self.now),
+                net.pe_in_valid[terminal].eq(source.valid),
+                net.pe_in_first[terminal].eq(source.first),
+                net.pe_in_last[terminal].eq(source.last),
+                net.pe_in_data[bits].eq(source.data),
+                source.ready.eq(net.pe_in_ready[terminal]),
+                sink.valid.eq(net.pe_out_valid[terminal]),
+                sink.first.eq(net.pe_out_first[terminal]),
+                sink.last.eq(net.pe_out_last[terminal]),
+                sink.data.eq(net.pe_out_data[bits]),
+                net.pe_out_ready[terminal].eq(sink.ready),
+            ]
+            sources.append(source)
+            sinks.append(sink)
+        for name in self.SUMS:
+            parts = sources if hasattr(sources[0], name) else sinks
+            m.d.comb += getattr(self, name).eq(
+                _sum_tree([getattr(part, name) for part in parts], SUM_WIDTH))
+        m.d.comb += self.latency_max.eq(_max_tree([sink.latency_max for sink in sinks]))
+        for bin_ in range(HISTOGRAM_BINS):
+            m.d.comb += self.histogram[bin_].eq(
+                _sum_tree([sink.histogram[bin_] for sink in sinks], SUM_WIDTH))
+        return m
+
+
+def terminal_constants(fmt: TrafficFormat, *, hotspot: int = 0, permutation_seed: int = 0):
+    """Per terminal, the (source, sink) static values: its number and route, the destination
+    of each fixed pattern (:func:`twinnet.model.traffic.fixed_destination`), the hot spot's
+    route and the first all-pairs destination."""
+    from twinnet.model.traffic import fixed_destination
+
+    terminals = fmt.terminals
+    constants = []
+    for terminal in range(terminals):
+        own = fmt.route_of(terminal)
+        fixed = [fixed_destination(name, terminals, terminal, seed=permutation_seed)
+                 for name in FIXED]
+        source = {"source": terminal, "own": own,
+                  "fixed_valid": sum(1 << i for i, d in enumerate(fixed) if d is not None),
+                  "fixed": [fmt.route_of(d) if d is not None else own for d in fixed],
+                  "hotspot": fmt.route_of(hotspot),
+                  "first_pair": fmt.route_of((terminal + 1) % terminals)}
+        constants.append((source, {"own": own}))
+    return constants

@@ -1,0 +1,156 @@
+"""cocotb test that runs traffic in hardware: it only configures, waits and reads counters.
+
+The design is a traffic harness (:mod:`twinnet.hdl.traffic`, top ``<network>_traffic``). The
+configuration (see :func:`twinnet.sim_tb.runner.run`) holds ``manifest``, ``results`` and,
+under ``tests.hardware_traffic.points``, the points to run one after the other, each after a
+reset. A point is a dict of
+
+- ``pattern`` (a name of :data:`twinnet.model.traffic.PATTERNS`), ``rate`` (packets per
+  terminal per cycle), ``seed``, ``hotspot_fraction``;
+- ``warmup``, ``measure`` (cycles): packets created during the ``measure`` cycles are the
+  measured ones (BookSim's measurement phase);
+- ``drain_limit`` (cycles to deliver the measured packets while traffic goes on, then to
+  deliver everything once creation stops) and ``watchdog`` (cycles without any delivery, with
+  packets in flight, that count as a deadlock).
+
+The simulation advances ``chunk`` cycles per wait (the clock runs in the simulator, so no
+Python runs in between); it reads the harness's counters between chunks.
+"""
+
+import json
+import time
+from pathlib import Path
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, Timer
+
+from twinnet.model.traffic import PATTERNS
+
+from .runner import load_config
+
+PERIOD_NS = 10
+COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
+            "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
+            "wrong_destination", "out_of_order", "corrupt", "framing", "latency_max",
+            "drop_count", "now")
+DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
+            "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
+            "chunk": 200}
+
+
+class Deadlock(AssertionError):
+    """No packet was delivered for ``watchdog`` cycles while packets were in flight."""
+
+
+class TrafficError(AssertionError):
+    """A sink counted an error, or packets went missing."""
+
+
+def _read(dut) -> dict:
+    values = {name: int(getattr(dut, name).value) for name in COUNTERS}
+    return values
+
+
+def _histogram(dut, bins: int) -> list[int]:
+    word, width = int(dut.histogram.value), len(dut.histogram) // bins
+    return [(word >> (i * width)) & ((1 << width) - 1) for i in range(bins)]
+
+
+async def _cycles(count: int) -> None:
+    await Timer(count * PERIOD_NS, unit="ns")
+
+
+async def run_point(dut, point: dict, manifest: dict) -> dict:
+    """Reset, run one point's phases and return what it measured (see the module
+    docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
+    point = {**DEFAULTS, **point}
+    traffic = manifest["traffic"]
+    length = manifest["parameters"]["packet_length"]
+    terminals = manifest["derived"]["pe_count"]
+    scale = 1 << traffic["rate_bits"]
+    dut.rate.value = min(scale - 1, round(point["rate"] * scale))
+    dut.pattern.value = PATTERNS.index(point["pattern"])
+    dut.hotspot_rate.value = min(scale - 1, round(point["hotspot_fraction"] * scale))
+    dut.seed.value = point["seed"]
+    dut.enable.value = 0
+    dut.measure.value = 0
+    dut.rst.value = 1
+    await FallingEdge(dut.clk)
+    await _cycles(2)
+    dut.rst.value = 0
+    started = time.perf_counter()
+    dut.enable.value = 1
+    await _cycles(point["warmup"])
+    dut.measure.value = 1
+    await _cycles(point["measure"])
+    dut.measure.value = 0
+    window = _read(dut)
+    chunk = point["chunk"]
+    spent = 0
+    while True:  # the measured packets arrive while traffic goes on
+        values = _read(dut)
+        if values["received_measured"] >= window["created_measured"]:
+            break
+        if spent >= point["drain_limit"]:
+            raise Deadlock(f"{window['created_measured'] - values['received_measured']} "
+                           f"measured packets not delivered {spent} cycles after the "
+                           "measurement (saturated or deadlocked)")
+        await _cycles(chunk)
+        spent += chunk
+    dut.enable.value = 0
+    idle, last = 0, values["received"]
+    while True:  # everything drains
+        values = _read(dut)
+        if values["received"] == values["injected"] == values["created"]:
+            break
+        idle = 0 if values["received"] != last else idle + chunk
+        last = values["received"]
+        if idle >= point["watchdog"]:
+            raise Deadlock(f"no packet delivered for {idle} cycles with "
+                           f"{values['injected'] - values['received']} in flight and "
+                           f"{values['created'] - values['injected']} queued (cycle "
+                           f"{values['now']})")
+        await _cycles(chunk)
+    seconds = time.perf_counter() - started
+    errors = {name: values[name] for name in ("wrong_destination", "out_of_order", "corrupt",
+                                              "framing", "drop_count") if values[name]}
+    if errors:
+        raise TrafficError(f"the sinks counted errors: {errors}")
+    measured = window["created_measured"]
+    cycles = values["now"] - 2
+    return dict(
+        pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
+        offered_flits_per_pe_cycle=point["rate"] * length,
+        created_flits_per_pe_cycle=(window["created_measured"] + 0) * length
+        / terminals / point["measure"],
+        accepted_flits_per_pe_cycle=window["flits_measured"] / terminals / point["measure"],
+        overflowed=values["overflowed"],
+        packets=values["received"], measured_packets=measured,
+        mean_latency=values["latency_sum"] / measured if measured else None,
+        mean_total_latency=values["total_latency_sum"] / measured if measured else None,
+        max_latency=values["latency_max"],
+        latency_histogram=_histogram(dut, traffic["histogram_bins"]),
+        cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)
+
+
+@cocotb.test()
+async def hardware_traffic(dut):
+    """Each point of ``tests.hardware_traffic.points`` in turn; results under ``points``."""
+    config = load_config()
+    manifest = json.loads(Path(config["manifest"]).read_text())
+    points = config["tests"]["hardware_traffic"]["points"]
+    cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start())
+    results, failure = [], None
+    try:
+        for point in points:
+            results.append(await run_point(dut, point, manifest))
+            dut._log.info("point %s", json.dumps(results[-1]))
+    except (Deadlock, TrafficError) as error:
+        failure = {"failure": "deadlock" if isinstance(error, Deadlock) else "check",
+                   "detail": str(error), "errors": 0 if isinstance(error, Deadlock) else 1}
+        raise
+    finally:
+        path = Path(config["results"])
+        path.write_text(json.dumps({"hardware_traffic": {"points": results, **(failure or {})}},
+                                   indent=1))

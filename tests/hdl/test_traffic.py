@@ -1,0 +1,166 @@
+"""The traffic source and sink of :mod:`twinnet.hdl.traffic` in Amaranth's simulator.
+
+A 16-terminal format with one route field ``dest`` (radix 16) and 4-flit packets. The sink is
+fed packets built here by hand (the expected counters are hand counts); the source's packets
+are decoded here and compared with the patterns of :mod:`twinnet.model.traffic`.
+"""
+
+from amaranth.hdl import ClockDomain, Module, unsigned
+from amaranth.lib import data
+from amaranth.sim import Simulator
+
+from twinnet.hdl.traffic import TrafficFormat, TrafficSink, TrafficSource, body_word, \
+    terminal_constants
+from twinnet.model.traffic import PATTERNS, fixed_destination
+
+TERMINALS, LENGTH = 16, 4
+HEAD = data.StructLayout({"route": data.StructLayout({"dest": unsigned(4)}),
+                          "kind": unsigned(0), "source": unsigned(4), "payload": unsigned(24)})
+FORMAT = TrafficFormat(HEAD, [(("dest",), TERMINALS)], TERMINALS, LENGTH)
+SEQ_BITS = 23
+
+
+def packet(source, dest, seq, *, measured=0, injected_at=0, queued=0):
+    head = dest | source << 4 | (seq | measured << SEQ_BITS) << 8
+    stamps = injected_at | queued << 16
+    return [head, stamps] + [body_word(source, seq, i, 32) for i in range(2, LENGTH)]
+
+
+def simulate(component, bench, constants) -> None:
+    """Tie ``component``'s constants to ``constants`` (as the harness does), reset it for two
+    cycles, then run ``bench(ctx)``."""
+    top = Module()
+    top.submodules.dut = component
+    top.domains.sync = domain = ClockDomain("sync")
+
+    async def reset_then_bench(ctx):
+        ctx.set(component.constants, component.constants_layout.const(constants))
+        ctx.set(domain.rst, 1)
+        await ctx.delay(2e-6)  # two clock periods (a tick would stop at the reset)
+        ctx.set(domain.rst, 0)
+        await bench(ctx)
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6, domain="sync")
+    sim.add_testbench(reset_then_bench)
+    sim.run()
+
+
+def run_sink(flit_lists, own=5, headless=()):
+    """Feed the sink these flit lists one after the other, an idle cycle between them, first
+    and last marked on each list's ends (no first mark on the lists whose index is in
+    ``headless``); return its counters."""
+    sink = TrafficSink(FORMAT)
+    counters = {}
+
+    async def bench(ctx):
+        ctx.set(sink.measure, 1)
+        now = 100
+        for number, flits in enumerate(flit_lists):
+            for index, word in enumerate(flits):
+                ctx.set(sink.now, now)
+                ctx.set(sink.valid, 1)
+                ctx.set(sink.first, index == 0 and number not in headless)
+                ctx.set(sink.last, index == len(flits) - 1)
+                ctx.set(sink.data, word)
+                await ctx.tick()
+                now += 1
+            ctx.set(sink.valid, 0)
+            await ctx.tick()
+            now += 1
+        for name in ("received", "received_measured", "wrong_destination", "out_of_order",
+                     "corrupt", "framing", "latency_sum", "total_latency_sum", "latency_max"):
+            counters[name] = ctx.get(getattr(sink, name))
+        counters["histogram"] = [ctx.get(sink.histogram[i]) for i in range(16)]
+
+    simulate(sink, bench, {"own": {"dest": own}})
+    return counters
+
+
+def test_sink_counts_good_packets_and_their_latency():
+    # The head of the first packet is ejected at cycle 100, injected at 93: latency 7; it
+    # queued 2 cycles. The second packet's head leaves at 105 (after 4 flits and an idle
+    # cycle), injected at 104: latency 1.
+    counters = run_sink([packet(3, 5, 0, measured=1, injected_at=93, queued=2),
+                         packet(3, 5, 1, measured=1, injected_at=104)])
+    assert counters["received"] == counters["received_measured"] == 2
+    assert counters["latency_sum"] == 8 and counters["total_latency_sum"] == 10
+    assert counters["latency_max"] == 7
+    assert counters["histogram"][3] == 1 and counters["histogram"][1] == 1  # 7: 3 bits; 1: 1
+    assert [counters[n] for n in ("wrong_destination", "out_of_order", "corrupt",
+                                  "framing")] == [0, 0, 0, 0]
+
+
+def test_sink_counts_every_kind_of_error():
+    duplicate = packet(3, 5, 0)
+    corrupted = packet(4, 5, 0)
+    corrupted[3] ^= 1
+    counters = run_sink([
+        packet(3, 5, 0), duplicate,          # the same sequence number twice: out of order
+        packet(2, 5, 1),                     # source 2's first packet must be number 0
+        packet(6, 9, 0),                     # for terminal 9, not 5
+        corrupted,                           # a body flit changed
+        packet(7, 5, 0)[1:],                 # no head: three flits outside a packet
+    ], headless={5})
+    assert counters["out_of_order"] == 2
+    assert counters["wrong_destination"] == 1
+    assert counters["corrupt"] == 1
+    assert counters["framing"] == 3
+    assert counters["received"] == 5
+
+
+def run_source(pattern, cycles=600, rate=0.25, source=5):
+    """Run one source with an always-ready port; return its packets as (dest, seq) pairs,
+    checking each packet's framing and body flits on the way."""
+    component = TrafficSource(FORMAT)
+    constants, _ = terminal_constants(FORMAT)[source]
+    packets = []
+
+    async def bench(ctx):
+        ctx.set(component.rate, int(rate * 65536))
+        ctx.set(component.pattern, PATTERNS.index(pattern))
+        ctx.set(component.seed, 7)
+        ctx.set(component.ready, 1)
+        ctx.set(component.enable, 1)
+        flits = []
+        for now in range(cycles):
+            ctx.set(component.now, now)
+            valid, word = ctx.get(component.valid), ctx.get(component.data)
+            first, last = ctx.get(component.first), ctx.get(component.last)
+            await ctx.tick()
+            if not valid:
+                continue
+            assert first == (not flits)
+            flits.append(word)
+            if last:
+                assert len(flits) == LENGTH
+                seq = flits[0] >> 8 & ((1 << SEQ_BITS) - 1)
+                assert flits[0] >> 4 & 15 == source
+                assert flits[2:] == [body_word(source, seq, i, 32) for i in range(2, LENGTH)]
+                packets.append((flits[0] & 15, seq))
+                flits = []
+
+    simulate(component, bench, constants)
+    return packets
+
+
+def test_source_fixed_patterns_follow_the_model():
+    for pattern in ("transpose", "bit-reverse", "tornado", "bit-complement"):
+        packets = run_source(pattern, cycles=300, source=1)
+        expected = fixed_destination(pattern, TERMINALS, 1)  # 4, 8, 8, 14
+        assert packets and {d for d, _ in packets} == {expected}, pattern
+        assert [s for _, s in packets] == list(range(len(packets)))  # numbered per pair
+
+
+def test_source_uniform_never_sends_to_itself_and_reaches_everyone():
+    packets = run_source("uniform", cycles=2000)
+    destinations = [d for d, _ in packets]
+    assert 5 not in destinations
+    assert set(destinations) == set(range(TERMINALS)) - {5}
+    for dest in set(destinations):  # sequence numbers count per destination
+        assert [s for d, s in packets if d == dest] == list(range(destinations.count(dest)))
+
+
+def test_source_all_pairs_sends_once_to_every_other_terminal_in_order():
+    packets = run_source("all-pairs", cycles=600, rate=0.5)
+    assert [d for d, _ in packets] == [(5 + j) % TERMINALS for j in range(1, TERMINALS)]
