@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from twinnet.model import checks
+from twinnet.model.traffic import PATTERNS
 
 from . import args as parse
 from . import gen_cmd, output
@@ -17,7 +18,12 @@ from .cli import CheckFailed, Report, UsageError, add_json_flag
 from .families import family_for
 
 SIMULATORS = ("verilator", "icarus")
-TRAFFIC = ("uniform", "all-pairs")
+#: How a run is checked: in hardware, end to end (the traffic harness: every packet once,
+#: intact, in order per pair, at the right terminal), or per hop by the Python scoreboard.
+CHECKS = ("end-to-end", "hops")
+#: The patterns the per-hop scoreboard drives (the harness drives every pattern).
+HOPS_TRAFFIC = ("uniform", "all-pairs")
+MAX_WARMUP = 1_000_000
 
 #: Packets one ``twinnet sim`` run may send, and cycles its injection window may last at the
 #: offered rate: Verilator simulates about 500 cycles/s of 3DT 4x4x4 with every hop checked,
@@ -54,11 +60,24 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02) -> None
     """Simulation flags (also used by ``twinnet demo``)."""
     parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                         help="simulator (default verilator)")
-    parser.add_argument("--traffic", choices=TRAFFIC, default="uniform",
-                        help="uniform (--packets between random pairs at --rate; the default) "
-                             "or all-pairs (every PE sends one packet to every other PE, paced "
-                             "so that the network never saturates; --packets and --rate do not "
-                             "apply)")
+    parser.add_argument("--check", choices=CHECKS, default="end-to-end",
+                        help="end-to-end: traffic generated and checked in hardware, a source "
+                             "and a sink per PE (every packet once, intact, in order per pair, "
+                             "at the right PE; fast; the default); hops: the Python scoreboard "
+                             "also checks every hop against the model (uniform and all-pairs)")
+    parser.add_argument("--traffic", choices=PATTERNS, default="uniform",
+                        help="pattern (default uniform): uniform sends --packets between random "
+                             "pairs at --rate; the permutations and hotspot likewise; all-pairs "
+                             "sends one packet from every PE to every other PE, paced so that "
+                             "the network never saturates (--packets and --rate do not apply). "
+                             "How each maps on sizes that are not powers of two: "
+                             "docs/traffic.md")
+    parser.add_argument("--warmup", type=parse.integer, default=1000,
+                        help=f"end-to-end: cycles of traffic before the measured packets, 0 to "
+                             f"{MAX_WARMUP:,} (default 1000)")
+    parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
+                        help="--traffic hotspot: share of packets sent to PE 0, 0 to 1 "
+                             "(default 0.1)")
     parser.set_defaults(default_packets=packets, default_rate=rate)
     parser.add_argument("--packets", type=parse.integer,
                         help=f"packets to send, 1 to {MAX_PACKETS:,} (default {packets})")
@@ -95,11 +114,16 @@ def traffic_settings(network, args) -> dict:
                          f"head flit's payload and needs at least {MIN_SEQUENCE_BITS} bits "
                          f"there; this network's header takes {header}, so the flit width must "
                          f"be at least {header + MIN_SEQUENCE_BITS}")
-    if getattr(args, "traffic", "uniform") != "uniform":
+    traffic, check = getattr(args, "traffic", "uniform"), getattr(args, "check", "hops")
+    if check == "hops" and traffic not in HOPS_TRAFFIC:
+        raise UsageError(f"--traffic {traffic}: --check hops drives "
+                         f"{' and '.join(HOPS_TRAFFIC)} only; leave out --check hops (the "
+                         "hardware end-to-end check drives every pattern)")
+    if traffic == "all-pairs":
         for flag, value in (("--packets", args.packets), ("--rate", args.rate)):
             if value is not None:
-                raise UsageError(f"{flag} {value}: applies to --traffic uniform, not to "
-                                 f"--traffic {args.traffic} (which sends one packet per pair)")
+                raise UsageError(f"{flag} {value}: does not apply to --traffic all-pairs "
+                                 f"(which sends one packet per pair)")
     packets = args.default_packets if args.packets is None else args.packets
     rate = args.default_rate if args.rate is None else args.rate
     packets = checks.check_int("--packets", packets, minimum=1, maximum=MAX_PACKETS)
@@ -116,13 +140,32 @@ def traffic_settings(network, args) -> dict:
         raise UsageError(f"--eject-ready {args.eject_ready}: must be a probability from "
                          f"{MIN_EJECT_READY} to 1 (below that a run would take too long)")
     seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
-    return {"packets": packets, "rate": float(rate), "eject_ready": float(args.eject_ready),
-            "seed": seed}
+    settings = {"packets": packets, "rate": float(rate), "eject_ready": float(args.eject_ready),
+                "seed": seed}
+    if check == "end-to-end":
+        if args.eject_ready != 1:
+            raise UsageError(f"--eject-ready {args.eject_ready}: applies to --check hops (the "
+                             "hardware sinks take every flit at once)")
+        warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
+        if not 0 <= args.hotspot_fraction <= 1:
+            raise UsageError(f"--hotspot-fraction {args.hotspot_fraction}: must be from 0 to 1")
+        settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
+                    "measure": max(1, round(packets / (rate * pes))),
+                    "hotspot_fraction": float(args.hotspot_fraction)}
+        if traffic == "all-pairs":
+            # One packet to every other PE: paced at one packet per 8 packet lengths, and
+            # measured from the start.
+            settings.update(rate=1 / (8 * length), warmup=0,
+                            measure=(pes - 1) * 8 * length)
+    return settings
 
 
 def build_folder(network, args) -> Path:
     """Where ``network`` is built: one folder per network name (which encodes every
-    parameter that changes the Verilog), simulator and trace choice."""
+    parameter that changes the Verilog), simulator and check (end to end: the traffic
+    harness; per hop: with or without the link trace)."""
+    if args.check == "end-to-end":
+        return output.target(args.out, f"{network.name}-{args.simulator}-traffic", "--out")
     name = f"{network.name}-{args.simulator}" + ("-notrace" if args.no_trace else "")
     return output.target(args.out, name, "--out")
 
@@ -141,6 +184,8 @@ def simulate_uniform(network, args) -> Report:
         raise UsageError(f"--simulator {args.simulator}: cannot run here: {reason}")
     print(f"twinnet sim: {network.name} ({family.terminal_count(network)} PEs) on "
           f"{args.simulator}", file=sys.stderr)
+    if args.check == "end-to-end":
+        return _end_to_end(network, args, family, settings, build_dir)
     test = "uniform_traffic" if traffic == "uniform" else "all_pairs"
     test_settings = settings if traffic == "uniform" else {
         "seed": settings["seed"], "eject_ready": settings["eject_ready"]}
@@ -173,8 +218,47 @@ def simulate_uniform(network, args) -> Report:
     lines.append(f"  build and logs          {logs}")
     return Report("\n".join(lines), {
         "network": network.name, "family": family.name, "parameters": network.to_dict(),
-        "simulator": args.simulator, "traffic": {"pattern": traffic, **test_settings},
+        "simulator": args.simulator, "check": "hops",
+        "traffic": {"pattern": traffic, **test_settings},
         "results": measured, "build_dir": str(logs)})
+
+
+def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Report:
+    """The run with traffic generated and checked in hardware (``--check end-to-end``)."""
+    from twinnet.sim_tb import network_sim
+
+    logs = build_dir.with_name(build_dir.name + "-waves") if args.waves else build_dir
+    try:
+        results = network_sim.simulate(
+            network, args.simulator, build_dir,
+            {network_sim.TRAFFIC_TEST: {"points": [settings]}}, family=family,
+            waves=args.waves, log=True,
+            progress=lambda line: print(f"  {line}", file=sys.stderr))
+    except network_sim.SimulationFailed as failure:
+        raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
+                          f"details in {logs / 'test.log'}") from None
+    point = results[network_sim.TRAFFIC_TEST]["points"][0]
+    length = network.packet_length
+    lines = [
+        f"{network.name}: {settings['pattern']} traffic, seed {settings['seed']}, checked in "
+        "hardware",
+        f"  packets delivered       {point['packets']}, each once, intact, in order per pair, "
+        "at the right PE",
+        f"  offered load            {point['offered_flits_per_pe_cycle']:.3f} flits/PE/cycle"
+        f" ({point['overflowed']} packets refused by full source queues)",
+        f"  accepted throughput     {point['accepted_flits_per_pe_cycle']:.3f} flits/PE/cycle "
+        f"over the {settings['measure']} measured cycles",
+        f"  mean latency            {point['mean_latency']:.2f} cycles in the network, "
+        f"{point['mean_total_latency']:.2f} with source queueing (max {point['max_latency']}; "
+        f"{point['measured_packets']} measured packets of {length} flits)",
+        f"  simulated               {point['cycles']} cycles in {point['wall_seconds']:.1f} s "
+        f"({point['cycles_per_second']:.0f} cycles/s)",
+        f"  build and logs          {logs}",
+    ]
+    return Report("\n".join(lines), {
+        "network": network.name, "family": family.name, "parameters": network.to_dict(),
+        "simulator": args.simulator, "check": "end-to-end", "traffic": settings,
+        "results": point, "build_dir": str(logs)})
 
 
 def _span(values) -> str:

@@ -8,7 +8,8 @@ reset. A point is a dict of
 - ``pattern`` (a name of :data:`twinnet.model.traffic.PATTERNS`), ``rate`` (packets per
   terminal per cycle), ``seed``, ``hotspot_fraction``;
 - ``warmup``, ``measure`` (cycles): packets created during the ``measure`` cycles are the
-  measured ones (BookSim's measurement phase);
+  measured ones (BookSim's measurement phase); under all-pairs, creation goes on until every
+  source has created its P - 1 packets;
 - ``drain_limit`` (cycles to deliver the measured packets while traffic goes on, then to
   deliver everything once creation stops) and ``watchdog`` (cycles without any delivery, with
   packets in flight, that count as a deadlock).
@@ -58,7 +59,8 @@ def _histogram(dut, bins: int) -> list[int]:
 
 
 async def _cycles(count: int) -> None:
-    await Timer(count * PERIOD_NS, unit="ns")
+    if count > 0:
+        await Timer(count * PERIOD_NS, unit="ns")
 
 
 async def run_point(dut, point: dict, manifest: dict) -> dict:
@@ -88,13 +90,18 @@ async def run_point(dut, point: dict, manifest: dict) -> dict:
     window = _read(dut)
     chunk = point["chunk"]
     spent = 0
-    while True:  # the measured packets arrive while traffic goes on
+    # Traffic goes on until the measured packets have arrived (and, for all-pairs, until
+    # every source has sent to every other terminal).
+    everything = terminals * (terminals - 1) if point["pattern"] == "all-pairs" else 0
+    while True:
         values = _read(dut)
-        if values["received_measured"] >= window["created_measured"]:
+        if values["received_measured"] >= window["created_measured"] and \
+                values["created"] >= everything:
             break
         if spent >= point["drain_limit"]:
             raise Deadlock(f"{window['created_measured'] - values['received_measured']} "
-                           f"measured packets not delivered {spent} cycles after the "
+                           f"measured packets not delivered (and {values['created']} of "
+                           f"{everything} all-pairs packets created) {spent} cycles after the "
                            "measurement (saturated or deadlocked)")
         await _cycles(chunk)
         spent += chunk

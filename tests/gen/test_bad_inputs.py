@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 633 in ``VALUE_FLAGS``, 72 missing values, 79
+Case count (pytest items, one per case): 683 in ``VALUE_FLAGS``, 78 missing values, 79
 combinations, 68 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 867 in all (``test_case_count`` keeps this sentence honest).
+this count — 923 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -82,6 +82,7 @@ MAX_PACKET_LENGTH = _constant("MAX_PACKET_LENGTH", 64, "twinnet.model.network")
 MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
 MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.gen.sim_cmd", "twinnet.model.network",
                         "twinnet.sim_tb.network_sim")
+MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.gen.sim_cmd")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -339,7 +340,13 @@ VALUE_FLAGS = [
     (TRAFFIC, "--simulator", CHOICE, ()),
     (TRAFFIC, "--packets", [c for c in INTEGER if c[0] != "huge"] + [above(MAX_PACKETS)], ()),
     (TRAFFIC, "--rate", RATE, ()),
-    (TRAFFIC, "--eject-ready", FRACTION, ()),
+    (TRAFFIC, "--eject-ready", FRACTION, ("--check", "hops")),
+    (TRAFFIC, "--check", CHOICE, ()),
+    (TRAFFIC, "--warmup", [c for c in INTEGER if c[0] not in ("zero", "huge")]
+     + [above(MAX_WARMUP)], ()),
+    (TRAFFIC, "--hotspot-fraction", [c for c in FRACTION if c[0] not in (
+        "zero", "tiny-never-finishes", "denormal", "underflows-to-zero")],
+     ("--traffic", "hotspot")),
     (TRAFFIC, "--seed", SEED, ()),
     (("analyze twin-path",), "--src", PE, ()),
     (("analyze twin-path",), "--dst", PE, ()),

@@ -26,6 +26,11 @@ def test_help(capsys, command):
                          r"1,000,000 cycles of injection; the rate must be at least 0.000111"),
     (["--packets", "0"], r"--packets must be an integer from 1 to 1000000, not 0"),
     (["--eject-ready", "0"], r"--eject-ready 0: must be a probability from 0.01 to 1"),
+    (["--eject-ready", "0.5"], r"--eject-ready 0.5: applies to --check hops"),
+    (["--check", "hops", "--traffic", "tornado"], r"--traffic tornado: --check hops drives "
+                                                  r"uniform and all-pairs only"),
+    (["--warmup", "-1"], r"--warmup must be an integer from 0 to 1000000, not -1"),
+    (["--traffic", "hotspot", "--hotspot-fraction", "2"], r"--hotspot-fraction 2: must be "),
     (["--k", "1"], r"--k must be an integer >= 2, not 1"),
     (["--config", "Q"], r"--config Q: configuration 'Q' is not one of"),
     # 3x3 twin torus: 2 + 2 digit bits, the PE bit and 5 source bits leave no room for the
@@ -44,6 +49,7 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     if runner.missing("icarus"):
         pytest.skip(runner.missing("icarus"))
     status = main(["sim", "--radix", "3,2", "--config", "C_Best", "--mode", "vc",
+                   "--check", "hops",
                    "--simulator", "icarus", "--packets", "60", "--rate", "0.05",
                    "--out", str(tmp_path), "--json"])
     captured = capsys.readouterr()
@@ -81,7 +87,7 @@ def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch, kind,
     assert main(["sim", "--radix", "3,3", "--simulator", "icarus", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == (f"twinnet: ndt2_k3_C_Best_bubble on icarus: {summary}; details in "
-                       f"{tmp_path / 'ndt2_k3_C_Best_bubble-icarus' / 'test.log'}")
+                       f"{tmp_path / 'ndt2_k3_C_Best_bubble-icarus-traffic' / 'test.log'}")
 
 
 def test_a_deadlock_is_reported_as_one(tmp_path, capsys):
@@ -90,8 +96,8 @@ def test_a_deadlock_is_reported_as_one(tmp_path, capsys):
     names the log, not a scoreboard error."""
     if runner.missing("icarus"):
         pytest.skip(runner.missing("icarus"))
-    status = main(["sim", "--radix", "3,2,3", "--config", "D", "--mode", "none",
-                   "--buffer-depth", "4", "--rate", "0.25", "--packets", "3000",
+    status = main(["sim", "--radix", "3,2,3", "--config", "D", "--mode", "none", "--check",
+                   "hops", "--buffer-depth", "4", "--rate", "0.25", "--packets", "3000",
                    "--simulator", "icarus", "--out", str(tmp_path)])
     err = capsys.readouterr().err.splitlines()
     assert status == 1
@@ -111,7 +117,7 @@ def test_fat_tree_all_pairs_reports_hops_and_crossings(tmp_path, capsys):
     from twinnet.model.fat_tree import fat_tree_network_from_dict, router_hops
 
     status = main(["sim", "fat-tree", "--k", "2", "--n", "2", "--simulator", "icarus",
-                   "--traffic", "all-pairs", "--out", str(tmp_path), "--json"])
+                   "--check", "hops", "--traffic", "all-pairs", "--out", str(tmp_path), "--json"])
     captured = capsys.readouterr()
     assert status == 0, captured.err
     data = json.loads(captured.out)
