@@ -65,6 +65,15 @@ def integer_list(text: str) -> tuple[int, ...]:
     return tuple(int(item) for item in items)
 
 
+def number_list(text: str) -> tuple[float, ...]:
+    """Comma-separated finite decimal numbers, e.g. ``0.1,0.2,0.3`` (each a :class:`Number`)."""
+    items = [item.strip() for item in text.split(",")]
+    if not all(_NUMBER.fullmatch(item) and math.isfinite(float(item)) for item in items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated decimal numbers such as "
+                                         f"0.1,0.2,0.3, not {text!r}")
+    return tuple(Number(item) for item in items)
+
+
 def name(text: str) -> str:
     """A non-empty word (a configuration, a preset, a kind)."""
     if not text.strip():

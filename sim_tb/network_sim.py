@@ -76,16 +76,31 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
                              trace=trace and not hardware, traffic=hardware)
     routers = len(json.loads(_manifest(files).read_text())["routers"])
     say(f"generated {network.name}: {routers} routers ({time.perf_counter() - started:.1f} s)")
-    results = run_dir / "results.json"
-    results.unlink(missing_ok=True)
-    say(f"building on {simulator} and running {', '.join(tests)} (log in {build_dir})"
+    say(f"building on {simulator} and running {', '.join(tests)} (log in {run_dir})"
         if log else f"building on {simulator} and running {', '.join(tests)}")
     started = time.perf_counter()
+    results = run_generated(simulator, build_dir, tests, run_dir=run_dir, waves=waves, log=log)
+    say(f"done ({time.perf_counter() - started:.1f} s)")
+    return results
+
+
+def run_generated(simulator: str, build_dir, tests: dict, *, run_dir=None,
+                  waves: bool | None = None, log: bool = False) -> dict:
+    """Run ``tests`` on the network :func:`simulate` generated into ``build_dir`` (building
+    it if needed; an unchanged build is reused), with configuration and results in
+    ``run_dir`` (default ``build_dir``): several runs of one build may go on at once, each in
+    its own ``run_dir``. Returns and raises as :func:`simulate`."""
+    build_dir = Path(build_dir)
+    run_dir = Path(run_dir) if run_dir is not None else build_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    files = sorted((build_dir / "rtl").glob("*.v")) + \
+        sorted((build_dir / "rtl").glob("*.manifest.json"))
+    results = run_dir / "results.json"
+    results.unlink(missing_ok=True)
     try:
         _run(simulator, build_dir, run_dir, tests, files, results, waves, log)
     except AssertionError as error:
         raise _failure(results, error) from None
-    say(f"done ({time.perf_counter() - started:.1f} s)")
     return json.loads(results.read_text())
 
 

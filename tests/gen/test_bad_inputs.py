@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 683 in ``VALUE_FLAGS``, 78 missing values, 79
-combinations, 68 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 923 in all (``test_case_count`` keeps this sentence honest).
+Case count (pytest items, one per case): 843 in ``VALUE_FLAGS``, 100 missing values, 104
+combinations, 102 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
+this count — 1164 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -150,6 +150,7 @@ OUT = "out-dir"
 COMMANDS = {
     "gen": {"--out": OUT},
     "sim": {"--out": OUT},
+    "sweep": {"--out": OUT},
     "demo": {"--out": OUT},
     "analyze twin-links": {},
     "analyze twin-distance": {},
@@ -159,7 +160,7 @@ COMMANDS = {
     "analyze king": {},
     "analyze twist": {},
 }
-NETWORK = ("gen", "sim")
+NETWORK = ("gen", "sim", "sweep")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -342,6 +343,22 @@ VALUE_FLAGS = [
     (TRAFFIC, "--rate", RATE, ()),
     (TRAFFIC, "--eject-ready", FRACTION, ("--check", "hops")),
     (TRAFFIC, "--check", CHOICE, ()),
+    (("sweep",), "--simulator", CHOICE, ()),
+    (("sweep",), "--traffic", CHOICE + [("all-pairs-not-swept", "all-pairs")], ()),
+    (("sweep",), "--loads", [("empty", ""), ("word-item", "0.1,x"), ("empty-item", "0.1,,0.2"),
+                             ("zero-item", "0.1,0"), ("negative-item", "-0.1"),
+                             ("above-one", "0.1,1.5"), ("nan", "nan"), ("ratio", "1/2")], ()),
+    (("sweep",), "--seeds", [("empty", ""), ("word", "x"), ("negative", "-1"),
+                             ("huge", "99999999999"), ("decimal", "1.5")], ()),
+    (("sweep",), "--warmup", [c for c in INTEGER if c[0] not in ("zero", "huge")]
+     + [above(MAX_WARMUP)], ()),
+    (("sweep",), "--measure", [c for c in INTEGER if c[0] != "huge"] + [above(MAX_WARMUP)],
+     ()),
+    (("sweep",), "--hotspot-fraction", [c for c in FRACTION if c[0] not in (
+        "zero", "tiny-never-finishes", "denormal", "underflows-to-zero")],
+     ("--traffic", "hotspot")),
+    (("sweep",), "--jobs", INTEGER, ()),
+    (("sweep",), "--scheduler", EMPTY_PATH, ()),
     (TRAFFIC, "--warmup", [c for c in INTEGER if c[0] not in ("zero", "huge")]
      + [above(MAX_WARMUP)], ()),
     (TRAFFIC, "--hotspot-fraction", [c for c in FRACTION if c[0] not in (

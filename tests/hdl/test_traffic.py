@@ -9,8 +9,13 @@ from amaranth.hdl import ClockDomain, Module, unsigned
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from twinnet.hdl.traffic import TrafficFormat, TrafficSink, TrafficSource, body_word, \
-    terminal_constants
+from twinnet.hdl.traffic import (
+    TrafficFormat,
+    TrafficSink,
+    TrafficSource,
+    body_word,
+    terminal_constants,
+)
 from twinnet.model.traffic import PATTERNS, fixed_destination
 
 TERMINALS, LENGTH = 16, 4

@@ -1,0 +1,283 @@
+"""``twinnet sweep``: a latency-throughput curve of a network, with traffic in hardware.
+
+The network comes from the same preset/TOML/flags as ``twinnet gen`` (any family). It is
+generated and built once with the traffic harness (:mod:`twinnet.hdl.traffic`); then every
+(offered load, seed) point runs as its own simulation of that build, with warm-up, measurement
+and drain phases (:mod:`twinnet.sim_tb.traffic_cocotb`), several at once on the local cores
+(``--jobs``) or on a Dask distributed cluster (``--scheduler ADDRESS``; the workers must see
+the build folder at the same path, e.g. on a shared file system). Every point checks that each
+packet arrived once, intact, in order per pair, at the right terminal.
+
+Writes ``<out>/<network>-sweep.json`` and ``.csv`` (one row per point) and a plot (latency
+against offered and accepted load, the saturation point marked), and prints the model's
+throughput bound under the pattern (the largest expected channel load,
+:func:`twinnet.model.traffic.throughput_bound`) beside the measured saturation.
+"""
+
+import csv
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from twinnet.model import checks
+from twinnet.model.traffic import PATTERNS, throughput_bound
+
+from . import args as parse
+from . import gen_cmd, output
+from .cli import CheckFailed, Report, UsageError, add_json_flag
+from .families import family_for
+
+SIMULATORS = ("verilator", "icarus")
+MAX_POINTS = 1000
+MAX_PHASE = 1_000_000
+#: Terminals up to which the model's throughput bound is computed (every ordered pair is
+#: routed: about a second at 256 terminals).
+MAX_BOUND_TERMINALS = 256
+#: A point is saturated when it accepts less than this share of what it offered.
+SATURATED = 0.95
+
+
+def register(commands) -> None:
+    parser = commands.add_parser(
+        "sweep", help="latency-throughput sweep with traffic generated and checked in hardware",
+        description="Generate and build a network once with a traffic source and sink on "
+                    "every PE, then simulate each offered load (and seed) as its own run, "
+                    "several at once: warm-up, measurement and drain, every packet checked "
+                    "end to end. Writes JSON, CSV and a latency-throughput plot.",
+        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP)
+    gen_cmd.add_network_args(parser)
+    parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
+                        help="simulator (default verilator)")
+    parser.add_argument("--traffic", choices=[p for p in PATTERNS if p != "all-pairs"],
+                        default="uniform", help="pattern (default uniform)")
+    parser.add_argument("--loads", type=parse.number_list, default=None,
+                        help="offered loads in flits per PE per cycle, each above 0 and at "
+                             "most 1 (default 0.05,0.1,…,0.5)")
+    parser.add_argument("--seeds", type=parse.integer_list, default=[1],
+                        help="seeds; every load runs once per seed (default 1)")
+    parser.add_argument("--warmup", type=parse.integer, default=1000,
+                        help=f"warm-up cycles per point, 0 to {MAX_PHASE:,} (default 1000)")
+    parser.add_argument("--measure", type=parse.integer, default=3000,
+                        help=f"measured cycles per point, 1 to {MAX_PHASE:,} (default 3000)")
+    parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
+                        help="--traffic hotspot: share of packets sent to PE 0 (default 0.1)")
+    parser.add_argument("--jobs", type=parse.integer, default=os.cpu_count() or 1,
+                        help="points simulated at once on this machine (default: the number "
+                             "of cores)")
+    parser.add_argument("--scheduler", type=parse.name,
+                        help="run the points on the Dask distributed cluster whose scheduler "
+                             "is at ADDRESS (e.g. tcp://10.0.0.5:8786) instead of locally")
+    parser.add_argument("--out", type=parse.path, default=Path("build"),
+                        help="parent folder: the build goes to OUT/<network>-<simulator>-"
+                             "traffic/, the results to OUT/<network>-sweep.* (default ./build)")
+    add_json_flag(parser)
+    parser.set_defaults(func=run)
+
+
+def points_of(args, network) -> list[dict]:
+    """The sweep's points, checked against ``network``."""
+    length = network.packet_length
+    loads = args.loads if args.loads is not None else [round(0.05 * i, 2) for i in range(1, 11)]
+    for load in loads:
+        if not 0 < load <= 1:
+            raise UsageError(f"--loads {','.join(map(str, loads))}: {load} is out of range; "
+                             "each load must be above 0 and at most 1 flit per PE per cycle "
+                             "(a PE port takes one flit per cycle)")
+    seeds = [checks.check_int("--seeds", seed, minimum=0, maximum=2**32 - 1)
+             for seed in args.seeds]
+    warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_PHASE)
+    measure = checks.check_int("--measure", args.measure, minimum=1, maximum=MAX_PHASE)
+    if not 0 <= args.hotspot_fraction <= 1:
+        raise UsageError(f"--hotspot-fraction {args.hotspot_fraction}: must be from 0 to 1")
+    if len(loads) * len(seeds) > MAX_POINTS:
+        raise UsageError(f"--loads and --seeds: {len(loads) * len(seeds)} points; at most "
+                         f"{MAX_POINTS}")
+    return [{"pattern": args.traffic, "rate": load / length, "seed": seed, "warmup": warmup,
+             "measure": measure, "hotspot_fraction": float(args.hotspot_fraction)}
+            for load in loads for seed in seeds]
+
+
+def run_point(simulator: str, build_dir: str, run_dir: str, point: dict) -> dict:
+    """One point on the built network (a function of plain values, so that a Dask worker or
+    a local process can run it). A failed point is returned with ``failure`` set."""
+    from twinnet.sim_tb import network_sim
+
+    try:
+        results = network_sim.run_generated(
+            simulator, build_dir, {network_sim.TRAFFIC_TEST: {"points": [point]}},
+            run_dir=run_dir, log=True)
+    except network_sim.SimulationFailed as failure:
+        return {**point, "failure": failure.summary}
+    return results[network_sim.TRAFFIC_TEST]["points"][0]
+
+
+def run(args) -> Report:
+    network = gen_cmd.network_from_args(args)
+    family = family_for(network)
+    points = points_of(args, network)
+    jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
+    from twinnet.sim_tb import network_sim, runner
+
+    reason = runner.missing(args.simulator)
+    if reason:
+        raise UsageError(f"--simulator {args.simulator}: cannot run here: {reason}")
+    build_dir = output.target(args.out, f"{network.name}-{args.simulator}-traffic", "--out")
+    client = _client(args.scheduler) if args.scheduler is not None else None
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    say(f"twinnet sweep: {network.name} ({family.terminal_count(network)} PEs), "
+        f"{len(points)} points on {args.simulator}")
+    # Generate and build once, running the lightest point, then the others from the build.
+    started = time.perf_counter()
+    first = network_sim.simulate(network, args.simulator, build_dir,
+                                 {network_sim.TRAFFIC_TEST: {"points": [points[0]]}},
+                                 family=family, log=True, run_dir=build_dir / "runs" / "0",
+                                 progress=lambda line: say(f"  {line}"))
+    results = [first[network_sim.TRAFFIC_TEST]["points"][0]]
+    say(f"  point 1/{len(points)} done ({time.perf_counter() - started:.0f} s)")
+    calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(i)), point)
+             for i, point in enumerate(points[1:], start=1)]
+    if client is not None:
+        with client:
+            results += _map(calls, jobs, client, say, len(points))
+    else:
+        results += _map(calls, jobs, None, say, len(points))
+    failed = [r for r in results if "failure" in r]
+    bound = _bound(network, family, args.traffic, args.hotspot_fraction)
+    data = _summary(network, family, args, results, bound)
+    files = _write(Path(args.out), network.name, data)
+    if failed:
+        raise CheckFailed(f"{len(failed)} of {len(points)} points failed, first: "
+                          f"{failed[0]['failure']} (results in {files[0]})")
+    text = _text(data, files)
+    return Report(text, {**data, "files": [str(f) for f in files]})
+
+
+def _client(scheduler: str):
+    """A Dask distributed client of the scheduler at ``scheduler`` (checked before building)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--scheduler needs Dask distributed (pip install distributed)") \
+            from None
+    try:
+        return Client(scheduler, timeout=10)
+    except (OSError, ValueError, TypeError) as error:
+        raise UsageError(f"--scheduler {scheduler}: cannot connect: "
+                         f"{' '.join(str(error).split())}") from None
+
+
+def _map(calls, jobs: int, client, say, total: int) -> list[dict]:
+    """Run ``run_point`` for every call: on the Dask ``client``'s cluster, or ``jobs`` at a
+    time on this machine."""
+    done = 1
+    if client is not None:
+        from distributed import as_completed
+
+        futures = [client.submit(run_point, *call, pure=False) for call in calls]
+        order = {future.key: index for index, future in enumerate(futures)}
+        results = [None] * len(calls)
+        for future in as_completed(futures):
+            results[order[future.key]] = future.result()
+            done += 1
+            say(f"  point {done}/{total} done")
+        return results
+    from concurrent.futures import ProcessPoolExecutor
+
+    results = [None] * len(calls)
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = {pool.submit(run_point, *call): index for index, call in enumerate(calls)}
+        from concurrent.futures import as_completed
+
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            done += 1
+            say(f"  point {done}/{total} done")
+    return results
+
+
+def _bound(network, family, pattern: str, hotspot_fraction: float) -> float | None:
+    """The model's throughput bound (flits per PE per cycle) under ``pattern``."""
+    terminals = family.terminal_count(network)
+    if terminals > MAX_BOUND_TERMINALS:
+        return None
+
+    def paths(source, destination):
+        return [(router, port) for router, port, _ in family.hops(network, source,
+                                                                   destination)]
+
+    return throughput_bound(paths, terminals, pattern, hotspot_fraction=hotspot_fraction)
+
+
+def _summary(network, family, args, results: list[dict], bound) -> dict:
+    ok = [r for r in results if "failure" not in r]
+    saturated = [r for r in ok
+                 if r["accepted_flits_per_pe_cycle"] < SATURATED * r["offered_flits_per_pe_cycle"]]
+    first_saturated = min((r["offered_flits_per_pe_cycle"] for r in saturated), default=None)
+    peak = max((r["accepted_flits_per_pe_cycle"] for r in ok), default=None)
+    return {"network": network.name, "family": family.name, "parameters": network.to_dict(),
+            "simulator": args.simulator, "pattern": args.traffic,
+            "model_throughput_bound": bound, "peak_accepted": peak,
+            "first_saturated_offered": first_saturated, "points": results}
+
+
+def _write(out: Path, name: str, data: dict) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"{name}-sweep"
+    json_path, csv_path, plot_path = (stem.with_suffix(s) for s in (".json", ".csv", ".png"))
+    json_path.write_text(json.dumps(data, indent=1))
+    columns = ["offered_flits_per_pe_cycle", "seed", "accepted_flits_per_pe_cycle",
+               "mean_latency", "mean_total_latency", "max_latency", "measured_packets",
+               "overflowed", "cycles_per_second", "failure"]
+    with csv_path.open("w", newline="") as stream:
+        writer = csv.DictWriter(stream, columns, extrasaction="ignore")
+        writer.writeheader()
+        for point in data["points"]:
+            writer.writerow({"offered_flits_per_pe_cycle": point["rate"] * data["parameters"]
+                             .get("packet_length", 4), **point})
+    _plot(data, plot_path)
+    return [json_path, csv_path, plot_path]
+
+
+def _plot(data: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    ok = sorted((r for r in data["points"] if "failure" not in r),
+                key=lambda r: r["offered_flits_per_pe_cycle"])
+    figure, axis = pyplot.subplots(figsize=(6, 4))
+    axis.plot([r["offered_flits_per_pe_cycle"] for r in ok],
+              [r["mean_latency"] for r in ok], "o-", label="against offered load")
+    axis.plot([r["accepted_flits_per_pe_cycle"] for r in ok],
+              [r["mean_latency"] for r in ok], "s--", label="against accepted load")
+    if data["first_saturated_offered"] is not None:
+        axis.axvline(data["first_saturated_offered"], color="grey", linestyle=":",
+                     label="first saturated point")
+    if data["model_throughput_bound"] is not None:
+        axis.axvline(data["model_throughput_bound"], color="red", linestyle="-.",
+                     label="model bound")
+    axis.set_xlabel("flits per PE per cycle")
+    axis.set_ylabel("mean network latency (cycles)")
+    axis.set_title(f"{data['network']}, {data['pattern']} ({data['simulator']})")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+
+
+def _text(data: dict, files: list[Path]) -> str:
+    lines = [f"{data['network']}: {data['pattern']} traffic, every packet checked end to end",
+             f"  {'offered':>8} {'seed':>5} {'accepted':>9} {'latency':>8} {'cycles/s':>9}"]
+    for r in sorted(data["points"], key=lambda r: (r["rate"], r["seed"])):
+        lines.append(f"  {r['offered_flits_per_pe_cycle']:>8.3f} {r['seed']:>5} "
+                     f"{r['accepted_flits_per_pe_cycle']:>9.3f} {r['mean_latency']:>8.2f} "
+                     f"{r['cycles_per_second']:>9.0f}")
+    bound = data["model_throughput_bound"]
+    lines.append(f"  saturation: first saturated offered load "
+                 f"{data['first_saturated_offered']}, peak accepted {data['peak_accepted']:.3f}"
+                 + (f"; model bound {bound:.3f} flits/PE/cycle" if bound is not None else ""))
+    lines += [f"  {path}" for path in files]
+    return "\n".join(lines)
