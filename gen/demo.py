@@ -20,8 +20,9 @@ def register(commands) -> None:
         "demo", help="generate and simulate the default network (3DT 4x4x4, D, bubble)",
         description="Generate the default network (3DT 4x4x4, configuration D, bubble flow "
                     "control), simulate uniform random traffic and print packets delivered, "
-                    "latency and throughput. Same as 'twinnet sim --preset 3dt-4x4x4'.")
-    sim_cmd.add_traffic_args(parser, packets=5000)
+                    "latency and throughput, every hop checked against the model. Same as "
+                    "'twinnet sim --preset 3dt-4x4x4 --check hops --packets 5000'.")
+    sim_cmd.add_traffic_args(parser, packets=5000, check="hops")
     parser.set_defaults(func=run)
 
 

@@ -56,15 +56,17 @@ def register(commands) -> None:
     parser.set_defaults(func=run)
 
 
-def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02) -> None:
-    """Simulation flags (also used by ``twinnet demo``)."""
+def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02,
+                     check: str = "end-to-end") -> None:
+    """Simulation flags (also used by ``twinnet demo``, whose ``check`` default is hops)."""
     parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                         help="simulator (default verilator)")
-    parser.add_argument("--check", choices=CHECKS, default="end-to-end",
+    parser.add_argument("--check", choices=CHECKS, default=check,
                         help="end-to-end: traffic generated and checked in hardware, a source "
                              "and a sink per PE (every packet once, intact, in order per pair, "
-                             "at the right PE; fast; the default); hops: the Python scoreboard "
-                             "also checks every hop against the model (uniform and all-pairs)")
+                             "at the right PE; fast); hops: the Python scoreboard also checks "
+                             "every hop against the model (uniform and all-pairs) "
+                             f"(default {check})")
     parser.add_argument("--traffic", choices=PATTERNS, default="uniform",
                         help="pattern (default uniform): uniform sends --packets between random "
                              "pairs at --rate; the permutations and hotspot likewise; all-pairs "
@@ -115,6 +117,9 @@ def traffic_settings(network, args) -> dict:
                          f"there; this network's header takes {header}, so the flit width must "
                          f"be at least {header + MIN_SEQUENCE_BITS}")
     traffic, check = getattr(args, "traffic", "uniform"), getattr(args, "check", "hops")
+    warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
+    if not 0 <= args.hotspot_fraction <= 1:
+        raise UsageError(f"--hotspot-fraction {args.hotspot_fraction}: must be from 0 to 1")
     if check == "hops" and traffic not in HOPS_TRAFFIC:
         raise UsageError(f"--traffic {traffic}: --check hops drives "
                          f"{' and '.join(HOPS_TRAFFIC)} only; leave out --check hops (the "
@@ -146,9 +151,6 @@ def traffic_settings(network, args) -> dict:
         if args.eject_ready != 1:
             raise UsageError(f"--eject-ready {args.eject_ready}: applies to --check hops (the "
                              "hardware sinks take every flit at once)")
-        warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
-        if not 0 <= args.hotspot_fraction <= 1:
-            raise UsageError(f"--hotspot-fraction {args.hotspot_fraction}: must be from 0 to 1")
         settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
                     "measure": max(1, round(packets / (rate * pes))),
                     "hotspot_fraction": float(args.hotspot_fraction)}
