@@ -1,0 +1,118 @@
+"""003 §7.3 in RTL: configuration D against the other nine on 3DT 4×4×4 (128 PEs).
+
+The paper (003 §7.1, §7.3) simulates every port configuration A–J of the 3DT 4×4×4 torus under
+uniform traffic with 4-flit packets and 128-flit physical buffers, and finds configuration D's
+throughput 10–23 % above the others with bubble flow control. Here every configuration is
+generated with the traffic harness and swept over offered loads on Verilator, every packet
+checked end to end (:mod:`twinnet.hdl.traffic`). Router settings, as close to 003 §7.1 as the
+RTL allows:
+
+* ``bubble``: one VC per link with a 128-flit buffer (the paper: 128 flits on every external
+  link and the PE link; its internal link has 4 VCs of 32 flits, ours one VC of 128);
+* ``vc``: the 2 VCs of 003 §6.3.1 with 32 flits each (the paper uses 4 VCs of 32 flits, 8 of
+  16 on the internal link of A, B, E, F).
+
+Per configuration and mode, the points run one after the other in one simulation (each after
+a reset); two configurations run at once. Writes ``bench/results/paper_003_7_3.json`` (per
+configuration: every point, the peak accepted throughput, and D's gain over each other
+configuration) and ``paper_003_7_3.png``. Usage::
+
+    .venv/bin/python bench/paper_003_7_3.py [--modes bubble,vc] [--loads 0.1,0.2,...]
+"""
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from twinnet.model.network import twin_network_from_dict
+from twinnet.sim_tb import network_sim
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "paper-003-7-3"
+CONFIGURATIONS = "ABCDEFGHIJ"
+BUFFER = {"bubble": 128, "vc": 32}
+LOADS = (0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
+#: 003 §7.3.3: with bubble flow control on 128 PEs, D's throughput is 10-23 % above the rest.
+PAPER = {"bubble_128_pe_gain_percent": [10, 23]}
+
+
+def run(configuration: str, mode: str, loads, warmup: int, measure: int) -> dict:
+    network = twin_network_from_dict({"radices": [4, 4, 4], "configuration": configuration,
+                                      "mode": mode, "buffer_depth": BUFFER[mode]})
+    points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": 1,
+               "warmup": warmup, "measure": measure, "drain_limit": 50_000}
+              for load in loads]
+    results = network_sim.simulate(network, "verilator", BUILD / network.name,
+                                   {network_sim.TRAFFIC_TEST: {"points": points}}, log=True)
+    points = results[network_sim.TRAFFIC_TEST]["points"]
+    return {"configuration": configuration, "mode": mode, "network": network.name,
+            "points": points,
+            "peak_accepted": max(p["accepted_flits_per_pe_cycle"] for p in points)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--modes", default="bubble")
+    parser.add_argument("--loads", default=",".join(map(str, LOADS)))
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--measure", type=int, default=3000)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS / "paper_003_7_3.json")
+    args = parser.parse_args()
+    loads = [float(x) for x in args.loads.split(",")]
+    modes = args.modes.split(",")
+    runs = {}
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = {(c, m): pool.submit(run, c, m, loads, args.warmup, args.measure)
+                   for m in modes for c in CONFIGURATIONS}
+        for (configuration, mode), future in futures.items():
+            runs[f"{mode}/{configuration}"] = result = future.result()
+            print(f"{mode} {configuration}: peak accepted {result['peak_accepted']:.3f} "
+                  "flits/PE/cycle", file=sys.stderr, flush=True)
+    summary = {}
+    for mode in modes:
+        peak = {c: runs[f"{mode}/{c}"]["peak_accepted"] for c in CONFIGURATIONS}
+        gains = {c: 100 * (peak["D"] / peak[c] - 1) for c in CONFIGURATIONS if c != "D"}
+        summary[mode] = {"peak_accepted": peak, "d_gain_percent": gains,
+                         "d_gain_range_percent": [min(gains.values()), max(gains.values())]}
+    result = {"topology": "3DT 4x4x4 (128 PEs)", "simulator": "verilator", "loads": loads,
+              "warmup": args.warmup, "measure": args.measure, "buffers": BUFFER,
+              "paper": PAPER, "summary": summary, "runs": runs}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    _plot(result, args.out.with_suffix(".png"), modes)
+    print(json.dumps(summary, indent=1))
+
+
+def _plot(result: dict, path: Path, modes) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(len(modes), 2, figsize=(11, 4 * len(modes)), squeeze=False)
+    for row, mode in enumerate(modes):
+        for configuration in CONFIGURATIONS:
+            points = result["runs"][f"{mode}/{configuration}"]["points"]
+            offered = [p["offered_flits_per_pe_cycle"] for p in points]
+            style = dict(linewidth=2.5, color="black") if configuration == "D" else {}
+            axes[row][0].plot(offered, [p["accepted_flits_per_pe_cycle"] for p in points],
+                              marker="o", label=configuration, **style)
+            axes[row][1].plot(offered, [p["mean_latency"] for p in points], marker="o",
+                              label=configuration, **style)
+        axes[row][0].set_title(f"3DT 4x4x4, {mode}: accepted throughput")
+        axes[row][0].set_xlabel("offered flits/PE/cycle")
+        axes[row][0].set_ylabel("accepted flits/PE/cycle")
+        axes[row][1].set_title(f"3DT 4x4x4, {mode}: mean network latency")
+        axes[row][1].set_xlabel("offered flits/PE/cycle")
+        axes[row][1].set_ylabel("cycles")
+        axes[row][0].legend(ncol=2, fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    pyplot.close(figure)
+
+
+if __name__ == "__main__":
+    main()
