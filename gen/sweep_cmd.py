@@ -229,7 +229,7 @@ def _write(out: Path, name: str, data: dict) -> list[Path]:
     json_path.write_text(json.dumps(data, indent=1))
     columns = ["offered_flits_per_pe_cycle", "seed", "accepted_flits_per_pe_cycle",
                "mean_latency", "mean_total_latency", "max_latency", "measured_packets",
-               "overflowed", "cycles_per_second", "failure"]
+               "overflowed", "unstable", "cycles_per_second", "failure"]
     with csv_path.open("w", newline="") as stream:
         writer = csv.DictWriter(stream, columns, extrasaction="ignore")
         writer.writeheader()

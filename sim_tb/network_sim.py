@@ -28,6 +28,9 @@ class SimulationFailed(AssertionError):
         super().__init__(summary)
         self.test, self.kind, self.summary = test, kind, summary
 
+    def __reduce__(self):  # picklable, so that it crosses from a worker process
+        return type(self), (self.test, self.kind, self.summary)
+
 
 #: The network top's signals the cocotb bench reaches (see :mod:`twinnet.hdl.network`).
 TOP_SIGNALS = ("clk", "rst", "pe_*", "trace_*", "drop_count")

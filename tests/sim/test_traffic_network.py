@@ -76,3 +76,12 @@ def test_3dt_under_saturation_on_verilator():
         {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000}])
     for point in results:
         assert point["packets"] > 5000 and point["overflowed"] > 0
+
+
+def test_a_failure_crosses_process_boundaries():
+    """A failed point in a sweep's worker process reaches the parent whole."""
+    import pickle
+
+    failure = network_sim.SimulationFailed("hardware_traffic", "deadlock", "no packet moved")
+    copy = pickle.loads(pickle.dumps(failure))
+    assert (copy.test, copy.kind, copy.summary) == (failure.test, failure.kind, failure.summary)
