@@ -23,6 +23,7 @@ SIMULATORS = ("verilator", "icarus")
 CHECKS = ("end-to-end", "hops")
 #: The patterns the per-hop scoreboard drives (the harness drives every pattern).
 HOPS_TRAFFIC = ("uniform", "all-pairs")
+#: Cycles a warm-up (and a sweep point's measurement) may last.
 MAX_WARMUP = 1_000_000
 
 #: Packets one ``twinnet sim`` run may send, and cycles its injection window may last at the
@@ -41,12 +42,14 @@ MIN_EJECT_READY = 0.01
 
 def register(commands) -> None:
     parser = commands.add_parser(
-        "sim", help="simulate a network under uniform random traffic",
-        description="Generate a twin-torus network, build it on Verilator or Icarus and "
-                    "simulate uniform random traffic: every packet is checked against the "
-                    "reference model (delivered once, intact, in order, and hop by hop unless "
-                    "--no-trace). Prints packets delivered, latency and throughput. A second "
-                    "run of the same network reuses the build.",
+        "sim", help="simulate a network under synthetic traffic",
+        description="Generate a network of any family, build it on Verilator or Icarus and "
+                    "simulate a traffic pattern. By default the traffic is generated and "
+                    "checked in hardware (every packet delivered once, intact, in order per "
+                    "pair, to the right PE); with --check hops the cocotb scoreboard also "
+                    "checks every hop against the reference model (unless --no-trace). Prints "
+                    "packets delivered, latency, throughput and simulation speed. A second run "
+                    "of the same network reuses the build.",
         epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP + " Traffic: at "
                f"most {MAX_PACKETS:,} packets and an injection window of at most "
                f"{MAX_INJECTION_CYCLES:,} cycles (packets / (rate x PEs)). Presets: "
@@ -118,8 +121,7 @@ def traffic_settings(network, args) -> dict:
                          f"be at least {header + MIN_SEQUENCE_BITS}")
     traffic, check = getattr(args, "traffic", "uniform"), getattr(args, "check", "hops")
     warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
-    if not 0 <= args.hotspot_fraction <= 1:
-        raise UsageError(f"--hotspot-fraction {args.hotspot_fraction}: must be from 0 to 1")
+    hotspot = hotspot_fraction(args.hotspot_fraction)
     if check == "hops" and traffic not in HOPS_TRAFFIC:
         raise UsageError(f"--traffic {traffic}: --check hops drives "
                          f"{' and '.join(HOPS_TRAFFIC)} only; leave out --check hops (the "
@@ -153,13 +155,29 @@ def traffic_settings(network, args) -> dict:
                              "hardware sinks take every flit at once)")
         settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
                     "measure": max(1, round(packets / (rate * pes))),
-                    "hotspot_fraction": float(args.hotspot_fraction)}
+                    "hotspot_fraction": hotspot}
         if traffic == "all-pairs":
             # One packet to every other PE: paced at one packet per 8 packet lengths, and
             # measured from the start.
             settings.update(rate=1 / (8 * length), warmup=0,
                             measure=(pes - 1) * 8 * length)
     return settings
+
+
+def hotspot_fraction(value) -> float:
+    """``--hotspot-fraction``, checked."""
+    if not 0 <= value <= 1:
+        raise UsageError(f"--hotspot-fraction {value}: must be from 0 to 1")
+    return float(value)
+
+
+def check_simulator(simulator: str) -> None:
+    """Stop with one line when ``simulator`` cannot run here."""
+    from twinnet.sim_tb import runner  # cocotb only when simulating
+
+    reason = runner.missing(simulator)
+    if reason:
+        raise UsageError(f"--simulator {simulator}: cannot run here: {reason}")
 
 
 def build_folder(network, args) -> Path:
@@ -179,11 +197,7 @@ def simulate_uniform(network, args) -> Report:
     traffic = getattr(args, "traffic", "uniform")
     settings = traffic_settings(network, args)
     build_dir = build_folder(network, args)
-    from twinnet.sim_tb import network_sim, runner  # cocotb only when simulating
-
-    reason = runner.missing(args.simulator)
-    if reason:
-        raise UsageError(f"--simulator {args.simulator}: cannot run here: {reason}")
+    check_simulator(args.simulator)
     print(f"twinnet sim: {network.name} ({family.terminal_count(network)} PEs) on "
           f"{args.simulator}", file=sys.stderr)
     if args.check == "end-to-end":
@@ -191,17 +205,11 @@ def simulate_uniform(network, args) -> Report:
     test = "uniform_traffic" if traffic == "uniform" else "all_pairs"
     test_settings = settings if traffic == "uniform" else {
         "seed": settings["seed"], "eject_ready": settings["eject_ready"]}
-    # The simulator's build, logs and waveform: a traced build sits beside the plain one.
-    logs = build_dir.with_name(build_dir.name + "-waves") if args.waves else build_dir
-    try:
-        results = network_sim.simulate(
-            network, args.simulator, build_dir, {test: test_settings}, family=family,
-            trace=not args.no_trace, waves=args.waves, log=True,
-            progress=lambda line: print(f"  {line}", file=sys.stderr))
-    except network_sim.SimulationFailed as failure:
-        raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
-                          f"details in {logs / 'test.log'}") from None
+    logs, results = _simulate(network, args, family, build_dir, {test: test_settings},
+                              trace=not args.no_trace)
     measured = results[test]
+    from twinnet.sim_tb import network_sim
+
     manifest = network_sim.manifest_of(build_dir)
     crossings = (family.internal_crossings(manifest, measured["link_heads"])
                  if measured.get("hops_checked") else None)
@@ -225,20 +233,29 @@ def simulate_uniform(network, args) -> Report:
         "results": measured, "build_dir": str(logs)})
 
 
-def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Report:
-    """The run with traffic generated and checked in hardware (``--check end-to-end``)."""
+def _simulate(network, args, family, build_dir: Path, tests: dict, *, trace: bool = True):
+    """Run ``tests`` through :func:`twinnet.sim_tb.network_sim.simulate`; return the folder of
+    the logs (a build with waveforms sits beside the plain one) and the results. A failed
+    check stops with one line (exit status 1)."""
     from twinnet.sim_tb import network_sim
 
     logs = build_dir.with_name(build_dir.name + "-waves") if args.waves else build_dir
     try:
-        results = network_sim.simulate(
-            network, args.simulator, build_dir,
-            {network_sim.TRAFFIC_TEST: {"points": [settings]}}, family=family,
+        return logs, network_sim.simulate(
+            network, args.simulator, build_dir, tests, family=family, trace=trace,
             waves=args.waves, log=True,
             progress=lambda line: print(f"  {line}", file=sys.stderr))
     except network_sim.SimulationFailed as failure:
         raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
                           f"details in {logs / 'test.log'}") from None
+
+
+def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Report:
+    """The run with traffic generated and checked in hardware (``--check end-to-end``)."""
+    from twinnet.sim_tb import network_sim
+
+    logs, results = _simulate(network, args, family, build_dir,
+                              {network_sim.TRAFFIC_TEST: {"points": [settings]}})
     point = results[network_sim.TRAFFIC_TEST]["points"][0]
     length = network.packet_length
     lines = [

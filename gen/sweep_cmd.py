@@ -28,10 +28,9 @@ from . import args as parse
 from . import gen_cmd, output
 from .cli import CheckFailed, Report, UsageError, add_json_flag
 from .families import family_for
+from .sim_cmd import MAX_SEED, MAX_WARMUP, SIMULATORS, check_simulator, hotspot_fraction
 
-SIMULATORS = ("verilator", "icarus")
 MAX_POINTS = 1000
-MAX_PHASE = 1_000_000
 #: Terminals up to which the model's throughput bound is computed (every ordered pair is
 #: routed: about a second at 256 terminals).
 MAX_BOUND_TERMINALS = 256
@@ -58,9 +57,9 @@ def register(commands) -> None:
     parser.add_argument("--seeds", type=parse.integer_list, default=[1],
                         help="seeds; every load runs once per seed (default 1)")
     parser.add_argument("--warmup", type=parse.integer, default=1000,
-                        help=f"warm-up cycles per point, 0 to {MAX_PHASE:,} (default 1000)")
+                        help=f"warm-up cycles per point, 0 to {MAX_WARMUP:,} (default 1000)")
     parser.add_argument("--measure", type=parse.integer, default=3000,
-                        help=f"measured cycles per point, 1 to {MAX_PHASE:,} (default 3000)")
+                        help=f"measured cycles per point, 1 to {MAX_WARMUP:,} (default 3000)")
     parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
                         help="--traffic hotspot: share of packets sent to PE 0 (default 0.1)")
     parser.add_argument("--jobs", type=parse.integer, default=os.cpu_count() or 1,
@@ -85,17 +84,16 @@ def points_of(args, network) -> list[dict]:
             raise UsageError(f"--loads {','.join(map(str, loads))}: {load} is out of range; "
                              "each load must be above 0 and at most 1 flit per PE per cycle "
                              "(a PE port takes one flit per cycle)")
-    seeds = [checks.check_int("--seeds", seed, minimum=0, maximum=2**32 - 1)
+    seeds = [checks.check_int("--seeds", seed, minimum=0, maximum=MAX_SEED)
              for seed in args.seeds]
-    warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_PHASE)
-    measure = checks.check_int("--measure", args.measure, minimum=1, maximum=MAX_PHASE)
-    if not 0 <= args.hotspot_fraction <= 1:
-        raise UsageError(f"--hotspot-fraction {args.hotspot_fraction}: must be from 0 to 1")
+    warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
+    measure = checks.check_int("--measure", args.measure, minimum=1, maximum=MAX_WARMUP)
+    hotspot = hotspot_fraction(args.hotspot_fraction)
     if len(loads) * len(seeds) > MAX_POINTS:
         raise UsageError(f"--loads and --seeds: {len(loads) * len(seeds)} points; at most "
                          f"{MAX_POINTS}")
     return [{"pattern": args.traffic, "rate": load / length, "seed": seed, "warmup": warmup,
-             "measure": measure, "hotspot_fraction": float(args.hotspot_fraction)}
+             "measure": measure, "hotspot_fraction": hotspot}
             for load in loads for seed in seeds]
 
 
@@ -118,11 +116,8 @@ def run(args) -> Report:
     family = family_for(network)
     points = points_of(args, network)
     jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
-    from twinnet.sim_tb import network_sim, runner
-
-    reason = runner.missing(args.simulator)
-    if reason:
-        raise UsageError(f"--simulator {args.simulator}: cannot run here: {reason}")
+    check_simulator(args.simulator)
+    from twinnet.sim_tb import network_sim
     build_dir = output.target(args.out, f"{network.name}-{args.simulator}-traffic", "--out")
     client = _client(args.scheduler) if args.scheduler is not None else None
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731

@@ -197,16 +197,18 @@ class Network(wiring.Component):
                 stream_out.ready.eq(self.pe_out_ready[index]),
             ]
 
-        total = _sum_tree([ports[router.label].drop_count for router in netlist.routers])
+        total = sum_tree([ports[router.label].drop_count for router in netlist.routers])
         limit = (1 << DROP_COUNT_WIDTH) - 1
         m.d.comb += self.drop_count.eq(Mux(total > limit, limit, total))
         return m
 
 
-def _sum_tree(values):
-    """Sum with a balanced tree of adders, so that depth grows with log2 of the count."""
+def sum_tree(values, width: int | None = None):
+    """Sum with a balanced tree of adders, so that depth grows with log2 of the count; each
+    partial sum truncated to ``width`` bits if given."""
     values = list(values)
     while len(values) > 1:
-        values = [a + b for a, b in zip(values[::2], values[1::2])] + \
-                 ([values[-1]] if len(values) % 2 else [])
+        sums = [a + b for a, b in zip(values[::2], values[1::2])]
+        values = [total[:width] if width else total for total in sums] + \
+            ([values[-1]] if len(values) % 2 else [])
     return values[0] if values else Cat()

@@ -40,7 +40,7 @@ from amaranth.lib.wiring import In, Out
 
 from twinnet.model.traffic import FIXED, PATTERNS
 
-from .network import DROP_COUNT_WIDTH, Network, instantiate
+from .network import DROP_COUNT_WIDTH, Network, instantiate, sum_tree
 
 #: Width of every per-terminal counter, and of the harness's sums.
 COUNT_WIDTH = 32
@@ -70,14 +70,6 @@ def _field(view, path: tuple[str, ...]):
     for name in path:
         view = getattr(view, name)
     return view
-
-
-def _sum_tree(values, width: int):
-    values = list(values)
-    while len(values) > 1:
-        values = [(a + b)[:width] for a, b in zip(values[::2], values[1::2])] + \
-                 ([values[-1]] if len(values) % 2 else [])
-    return values[0] if values else Const(0, width)
 
 
 def _max_tree(values):
@@ -188,9 +180,9 @@ class TrafficSource(wiring.Component):
         for index, name in enumerate(FIXED):
             with m.If(pattern_is(name)):
                 m.d.comb += fixed_index.eq(index)
+        fixed = Cat(*[pattern_is(name) for name in FIXED]).any()
         may_create = Mux(pattern_is("all-pairs"), pairs_left != 0,
-                         Mux(Cat(*[pattern_is(name) for name in FIXED]).any(),
-                             constants.fixed_valid.bit_select(fixed_index, 1), 1))
+                         Mux(fixed, constants.fixed_valid.bit_select(fixed_index, 1), 1))
         create = self.enable & may_create & (random[0][:16] < self.rate)
         queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=17, depth=self.queue_depth)
         m.d.comb += [queue.w_data.eq(Cat(self.now[:16], self.measure)),
@@ -216,7 +208,7 @@ class TrafficSource(wiring.Component):
             m.d.comb += chosen.eq(pair)
         with m.Elif(pattern_is("hotspot") & hot):
             m.d.comb += chosen.eq(constants.hotspot)
-        with m.Elif(Cat(*[pattern_is(name) for name in FIXED]).any()):
+        with m.Elif(fixed):
             m.d.comb += chosen.eq(constants.fixed[fixed_index])
         with m.Else():
             m.d.comb += [chosen.eq(uniform), random_choice.eq(1)]
@@ -442,11 +434,11 @@ class TrafficHarness(wiring.Component):
         for name in self.SUMS:
             parts = sources if hasattr(sources[0], name) else sinks
             m.d.comb += getattr(self, name).eq(
-                _sum_tree([getattr(part, name) for part in parts], SUM_WIDTH))
+                sum_tree([getattr(part, name) for part in parts], SUM_WIDTH))
         m.d.comb += self.latency_max.eq(_max_tree([sink.latency_max for sink in sinks]))
         for bin_ in range(HISTOGRAM_BINS):
             m.d.comb += self.histogram[bin_].eq(
-                _sum_tree([sink.histogram[bin_] for sink in sinks], SUM_WIDTH))
+                sum_tree([sink.histogram[bin_] for sink in sinks], SUM_WIDTH))
         return m
 
 

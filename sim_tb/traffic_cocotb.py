@@ -50,8 +50,7 @@ class TrafficError(AssertionError):
 
 
 def _read(dut) -> dict:
-    values = {name: int(getattr(dut, name).value) for name in COUNTERS}
-    return values
+    return {name: int(getattr(dut, name).value) for name in COUNTERS}
 
 
 def _histogram(dut, bins: int) -> list[int]:
@@ -130,8 +129,8 @@ async def run_point(dut, point: dict, manifest: dict) -> dict:
     return dict(
         pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
         offered_flits_per_pe_cycle=point["rate"] * length,
-        created_flits_per_pe_cycle=(window["created_measured"] + 0) * length
-        / terminals / point["measure"],
+        created_flits_per_pe_cycle=window["created_measured"] * length / terminals
+        / point["measure"],
         accepted_flits_per_pe_cycle=window["flits_measured"] / terminals / point["measure"],
         overflowed=values["overflowed"],
         packets=values["received"], measured_packets=measured,
