@@ -5,7 +5,7 @@ uniform traffic with 4-flit packets and 128-flit physical buffers, and finds con
 throughput 10–23 % above the others with bubble flow control. Here every configuration is
 generated with the traffic harness and swept over offered loads on Verilator, every packet
 checked end to end (:mod:`twinnet.hdl.traffic`). Router settings, as close to 003 §7.1 as the
-RTL allows:
+RTL allows (the presets ``003-bubble`` and ``003-vc``):
 
 * ``bubble``: one VC per link with a 128-flit buffer (the paper: 128 flits on every external
   link and the PE link; its internal link has 4 VCs of 32 flits, ours one VC of 128);
@@ -26,21 +26,21 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from twinnet.gen.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "paper-003-7-3"
 CONFIGURATIONS = "ABCDEFGHIJ"
-BUFFER = {"bubble": 128, "vc": 32}
 LOADS = (0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
 #: 003 §7.3.3: with bubble flow control on 128 PEs, D's throughput is 10-23 % above the rest.
 PAPER = {"bubble_128_pe_gain_percent": [10, 23]}
 
 
 def run(configuration: str, mode: str, loads, warmup: int, measure: int) -> dict:
-    network = twin_network_from_dict({"radices": [4, 4, 4], "configuration": configuration,
-                                      "mode": mode, "buffer_depth": BUFFER[mode]})
+    preset = {key: value for key, value in PRESETS[f"003-{mode}"].items() if key != "topology"}
+    network = twin_network_from_dict({**preset, "configuration": configuration})
     points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 50_000}
               for load in loads]

@@ -33,6 +33,16 @@ PRESETS.update({
     for radices in [(8, 8), (16, 8), (16, 16), (24, 18), (21, 21), (32, 32)]
 })
 
+#: 003 §7.1's router settings on the 3DT 4x4x4 of §7.3 (configuration D, 4-flit packets):
+#: one 128-flit buffer per link with bubble flow control, or VCs of 32 flits (the RTL has the
+#: 2 VCs of 003 §6.3.1 where the paper simulates 4).
+PRESETS.update({
+    "003-bubble": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
+                   "mode": "bubble", "packet_length": 4, "buffer_depth": 128},
+    "003-vc": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
+               "mode": "vc", "packet_length": 4, "buffer_depth": 32},
+})
+
 #: Fat trees of twin switches with 001's optimal split (16, 64 and 256 terminals).
 PRESETS.update({
     f"ft-{k}x{n}": {"topology": "fat-tree", "k": k, "n": n, "split": "optimal"}

@@ -142,7 +142,8 @@ def _write_harness(name, netlist, top, outdir, files, family, digits, say) -> di
     files.append(path)
     say(f"traffic harness: {path.name} ({time.perf_counter() - started:.1f} s)")
     return {"top": f"{name}_traffic", "modules": [modules["source"], modules["sink"]],
-            "patterns": list(PATTERNS), "rate_bits": traffic.RATE_BITS,
+            "patterns": list(PATTERNS), "faults": list(traffic.FAULTS),
+            "rate_bits": traffic.RATE_BITS,
             "digits": [[field, radix] for field, radix in digits],
             "time_bits": fmt.time_bits, "histogram_bins": traffic.HISTOGRAM_BINS,
             "ports": [{"name": port, "direction": "input" if d == "i" else "output",

@@ -35,6 +35,10 @@ MAX_INJECTION_CYCLES = 1_000_000
 MAX_SEED = 2**32 - 1
 #: Payload bits the testbench needs in a head flit for its per-source sequence numbers.
 MIN_SEQUENCE_BITS = 4
+#: How sources create packets (end to end): a Bernoulli trial every cycle, or bursts.
+INJECTIONS = ("bernoulli", "onoff")
+#: Mean packets per burst of on/off injection.
+MAX_BURST = 10_000
 #: Lowest probability that a PE takes an ejected flit in a cycle: a lower one stretches a run
 #: by its inverse.
 MIN_EJECT_READY = 0.01
@@ -83,6 +87,7 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02,
     parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
                         help="--traffic hotspot: share of packets sent to PE 0, 0 to 1 "
                              "(default 0.1)")
+    add_injection_args(parser)
     parser.set_defaults(default_packets=packets, default_rate=rate)
     parser.add_argument("--packets", type=parse.integer,
                         help=f"packets to send, 1 to {MAX_PACKETS:,} (default {packets})")
@@ -103,6 +108,30 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02,
                         help="parent folder: the build goes to OUT/<network>-<simulator>/ "
                              "(default ./build)")
     add_json_flag(parser)
+
+
+def add_injection_args(parser) -> None:
+    """``--injection`` and ``--burst`` (``twinnet sim`` and ``twinnet sweep``)."""
+    parser.add_argument("--injection", choices=INJECTIONS, default="bernoulli",
+                        help="end-to-end: how each PE creates packets: bernoulli (a packet "
+                             "with the offered probability every cycle) or onoff (bursts of "
+                             "back-to-back packets at the port's full rate, with the same "
+                             "average load; default bernoulli)")
+    parser.add_argument("--burst", type=parse.integer, default=8,
+                        help=f"--injection onoff: mean packets per burst, 1 to {MAX_BURST:,} "
+                             "(default 8)")
+
+
+def injection_settings(args, rate: float, length: int) -> dict:
+    """The point keys of ``--injection`` and ``--burst`` at ``rate`` packets per PE per cycle,
+    checked: bursts are sent at one packet per ``length`` cycles, so the average rate must
+    stay below that."""
+    burst = checks.check_int("--burst", args.burst, minimum=1, maximum=MAX_BURST)
+    if args.injection == "onoff" and rate * length >= 1:
+        raise UsageError(f"--injection onoff: the offered load {rate * length:g} flits per PE "
+                         "per cycle must be below 1 (bursts are sent at the port's full "
+                         "rate, with pauses between them)")
+    return {"injection": args.injection, "burst": burst}
 
 
 def run(args) -> Report:
@@ -149,6 +178,9 @@ def traffic_settings(network, args) -> dict:
     seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
     settings = {"packets": packets, "rate": float(rate), "eject_ready": float(args.eject_ready),
                 "seed": seed}
+    if check == "hops" and args.injection != "bernoulli":
+        raise UsageError(f"--injection {args.injection}: applies only to --check end-to-end "
+                         "(the per-hop scoreboard injects by Bernoulli trials)")
     if check == "end-to-end":
         if args.eject_ready != 1:
             raise UsageError(f"--eject-ready {args.eject_ready}: applies to --check hops (the "
@@ -156,6 +188,8 @@ def traffic_settings(network, args) -> dict:
         settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
                     "measure": max(1, round(packets / (rate * pes))),
                     "hotspot_fraction": hotspot}
+        if traffic != "all-pairs":
+            settings.update(injection_settings(args, rate, length))
         if traffic == "all-pairs":
             # One packet to every other PE: paced at one packet per 8 packet lengths, and
             # measured from the start.

@@ -28,7 +28,15 @@ from . import args as parse
 from . import gen_cmd, output
 from .cli import CheckFailed, Report, UsageError, add_json_flag
 from .families import family_for
-from .sim_cmd import MAX_SEED, MAX_WARMUP, SIMULATORS, check_simulator, hotspot_fraction
+from .sim_cmd import (
+    MAX_SEED,
+    MAX_WARMUP,
+    SIMULATORS,
+    add_injection_args,
+    check_simulator,
+    hotspot_fraction,
+    injection_settings,
+)
 
 MAX_POINTS = 1000
 #: Terminals up to which the model's throughput bound is computed (every ordered pair is
@@ -62,6 +70,7 @@ def register(commands) -> None:
                         help=f"measured cycles per point, 1 to {MAX_WARMUP:,} (default 3000)")
     parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
                         help="--traffic hotspot: share of packets sent to PE 0 (default 0.1)")
+    add_injection_args(parser)
     parser.add_argument("--jobs", type=parse.integer, default=os.cpu_count() or 1,
                         help="points simulated at once on this machine (default: the number "
                              "of cores)")
@@ -93,7 +102,8 @@ def points_of(args, network) -> list[dict]:
         raise UsageError(f"--loads and --seeds: {len(loads) * len(seeds)} points; at most "
                          f"{MAX_POINTS}")
     return [{"pattern": args.traffic, "rate": load / length, "seed": seed, "warmup": warmup,
-             "measure": measure, "hotspot_fraction": hotspot}
+             "measure": measure, "hotspot_fraction": hotspot,
+             **injection_settings(args, load / length, length)}
             for load in loads for seed in seeds]
 
 

@@ -49,6 +49,12 @@ SUM_WIDTH = 48
 #: every longer one).
 HISTOGRAM_BINS = 16
 RATE_BITS = 16
+#: The faults the harness can inject, once per reset, at terminal 0 (its ``fault`` input is
+#: the index here), to show that the sinks catch them: ``misroute`` rewrites the destination
+#: of the first packet ejected there to terminal 1's (a packet delivered at the wrong
+#: terminal), ``duplicate`` makes its source send its first packet twice, ``corrupt`` flips a
+#: bit of flit 2 of the first packet ejected there (packets of at least 3 flits).
+FAULTS = ("none", "misroute", "duplicate", "corrupt")
 _HASH = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D)
 
 
@@ -151,16 +157,19 @@ class TrafficSource(wiring.Component):
             "constants": In(self.constants_layout),
             "enable": In(1), "measure": In(1), "rate": In(RATE_BITS), "pattern": In(4),
             "hotspot_rate": In(RATE_BITS), "seed": In(32), "now": In(32),
+            "onoff": In(1), "turn_on": In(RATE_BITS), "turn_off": In(RATE_BITS),
+            "replay": In(1),
             "valid": Out(1), "ready": In(1), "first": Out(1), "last": Out(1),
             "data": Out(fmt.flit_width),
             "created": Out(COUNT_WIDTH), "created_measured": Out(COUNT_WIDTH),
             "overflowed": Out(COUNT_WIDTH), "injected": Out(COUNT_WIDTH),
+            "replayed": Out(1),
         })
 
     def elaborate(self, platform):
         m, fmt = Module(), self.fmt
         constants = self.constants
-        lanes = 1 + (len(fmt.digits) * 16 + 31) // 32
+        lanes = 2 + (len(fmt.digits) * 16 + 31) // 32
         random = []
         for lane in range(lanes):
             state = Signal(32, name=f"random{lane}", reset_less=True)
@@ -169,7 +178,7 @@ class TrafficSource(wiring.Component):
             seeded = Mux(mixed == 0, 0x6A09E667, mixed)
             m.d.sync += state.eq(Mux(ResetSignal(), seeded, _xorshift(state)))
             random.append(state)
-        bits = Cat(*random[1:])
+        bits = Cat(*random[2:])
 
         def pattern_is(name):
             return self.pattern == PATTERNS.index(name)
@@ -183,7 +192,14 @@ class TrafficSource(wiring.Component):
         fixed = Cat(*[pattern_is(name) for name in FIXED]).any()
         may_create = Mux(pattern_is("all-pairs"), pairs_left != 0,
                          Mux(fixed, constants.fixed_valid.bit_select(fixed_index, 1), 1))
-        create = self.enable & may_create & (random[0][:16] < self.rate)
+        # On/off injection: a two-state Markov chain per source (BookSim's ``onoff``), which
+        # turns on with probability turn_on/65536 per cycle and off with turn_off/65536;
+        # packets are created only while it is on. Bernoulli: always on.
+        on = Signal(reset_less=True)
+        flip = random[1][:16] < Mux(on, self.turn_off, self.turn_on)
+        m.d.sync += on.eq(Mux(ResetSignal(), 0, on ^ flip))
+        create = (self.enable & may_create & (random[0][:16] < self.rate)
+                  & (on | ~self.onoff))
         queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=17, depth=self.queue_depth)
         m.d.comb += [queue.w_data.eq(Cat(self.now[:16], self.measure)),
                      queue.w_en.eq(create)]
@@ -214,8 +230,11 @@ class TrafficSource(wiring.Component):
             m.d.comb += [chosen.eq(uniform), random_choice.eq(1)]
         usable = ~(random_choice & fmt.same_terminal(uniform, constants.own))
 
-        # Injection.
+        # Injection. A replayed packet (``replay``: the first packet after reset is sent twice,
+        # the fault the harness injects to show the sinks catch a duplicate) counts twice on
+        # ``injected``.
         busy = Signal()
+        replaying = Signal()
         index = Signal(fmt.index_bits)
         destination = Signal(route)
         seq = Signal(fmt.seq_bits)
@@ -233,7 +252,8 @@ class TrafficSource(wiring.Component):
         with m.If(~busy & queue.r_rdy & usable):
             m.d.comb += [queue.r_en.eq(1), write.en.eq(1)]
             m.d.sync += [busy.eq(1), index.eq(0), destination.eq(chosen), seq.eq(read.data),
-                         birth.eq(queue.r_data[:16]), measured.eq(queue.r_data[16])]
+                         birth.eq(queue.r_data[:16]), measured.eq(queue.r_data[16]),
+                         replaying.eq(self.replay & ~self.replayed)]
             with m.If(pattern_is("all-pairs")):
                 m.d.sync += pair.eq(self._next_terminal(pair, m))
         with m.If(create & queue.w_rdy & pattern_is("all-pairs")):
@@ -266,6 +286,9 @@ class TrafficSource(wiring.Component):
                 m.d.sync += Cat(injected_at, queued).eq(stamps)
             with m.If(self.last):
                 m.d.sync += [busy.eq(0), self.injected.eq(self.injected + 1)]
+                with m.If(replaying):
+                    m.d.sync += [busy.eq(1), index.eq(0), replaying.eq(0),
+                                 self.replayed.eq(1)]
         return m
 
     def _next_terminal(self, route, m):
@@ -381,8 +404,10 @@ class TrafficHarness(wiring.Component):
         modules: Verilog module names of ``"network"``, ``"source"`` and ``"sink"``.
 
     Ports: the controls ``enable``, ``measure``, ``rate``, ``pattern``, ``hotspot_rate``,
-    ``seed`` (sampled at reset), and the sums of every terminal's counters plus ``now`` (the
-    cycle count) and ``drop_count``.
+    ``seed`` (sampled at reset), ``onoff``, ``turn_on``, ``turn_off`` (the injection process,
+    see :class:`TrafficSource`) and ``fault`` (an index of :data:`FAULTS`); the sums of every
+    terminal's counters plus ``now`` (the cycle count), ``drop_count`` and ``faults`` (faults
+    injected since reset: 0 or 1).
     """
 
     SUMS = ("created", "created_measured", "overflowed", "injected", "received",
@@ -394,6 +419,8 @@ class TrafficHarness(wiring.Component):
         self.source, self.sink = TrafficSource(fmt), TrafficSink(fmt)
         members = {"enable": In(1), "measure": In(1), "rate": In(RATE_BITS),
                    "pattern": In(4), "hotspot_rate": In(RATE_BITS), "seed": In(32),
+                   "onoff": In(1), "turn_on": In(RATE_BITS), "turn_off": In(RATE_BITS),
+                   "fault": In(range(len(FAULTS))), "faults": Out(2),
                    "now": Out(32), "latency_max": Out(fmt.time_bits),
                    "histogram": Out(data.ArrayLayout(unsigned(SUM_WIDTH), HISTOGRAM_BINS)),
                    "drop_count": Out(DROP_COUNT_WIDTH)}
@@ -418,6 +445,9 @@ class TrafficHarness(wiring.Component):
                 source.rate.eq(self.rate), source.pattern.eq(self.pattern),
                 source.hotspot_rate.eq(self.hotspot_rate), source.seed.eq(self.seed),
                 source.now.eq(self.now), sink.measure.eq(self.measure), sink.now.eq(self.now),
+                source.onoff.eq(self.onoff), source.turn_on.eq(self.turn_on),
+                source.turn_off.eq(self.turn_off),
+                source.replay.eq((self.fault == FAULTS.index("duplicate")) & (terminal == 0)),
                 net.pe_in_valid[terminal].eq(source.valid),
                 net.pe_in_first[terminal].eq(source.first),
                 net.pe_in_last[terminal].eq(source.last),
@@ -426,20 +456,46 @@ class TrafficHarness(wiring.Component):
                 sink.valid.eq(net.pe_out_valid[terminal]),
                 sink.first.eq(net.pe_out_first[terminal]),
                 sink.last.eq(net.pe_out_last[terminal]),
-                sink.data.eq(net.pe_out_data[bits]),
                 net.pe_out_ready[terminal].eq(sink.ready),
             ]
+            ejected = net.pe_out_data[bits]
+            if terminal == 0:
+                ejected, damaged = self._damage(m, ejected, net.pe_out_valid[0],
+                                                net.pe_out_first[0])
+            m.d.comb += sink.data.eq(ejected)
             sources.append(source)
             sinks.append(sink)
         for name in self.SUMS:
             parts = sources if hasattr(sources[0], name) else sinks
             m.d.comb += getattr(self, name).eq(
                 sum_tree([getattr(part, name) for part in parts], SUM_WIDTH))
-        m.d.comb += self.latency_max.eq(_max_tree([sink.latency_max for sink in sinks]))
+        m.d.comb += [self.faults.eq(sources[0].replayed + damaged),
+                     self.latency_max.eq(_max_tree([sink.latency_max for sink in sinks]))]
         for bin_ in range(HISTOGRAM_BINS):
             m.d.comb += self.histogram[bin_].eq(
                 sum_tree([sink.histogram[bin_] for sink in sinks], SUM_WIDTH))
         return m
+
+    def _damage(self, m, flit, valid, first):
+        """Terminal 0's ejected flits, with the ``misroute`` or ``corrupt`` fault applied to
+        the first packet after reset when ``fault`` asks for it; also the signal that says it
+        was applied."""
+        fmt = self.fmt
+        done = Signal()
+        position = Signal(range(fmt.packet_length + 1))  # of the flit in its packet
+        with m.If(valid):
+            m.d.sync += position.eq(Mux(first, 1, position + 1))
+        damaged = Signal(fmt.flit_width)
+        rewritten = data.View(fmt.head_layout, damaged)
+        m.d.comb += damaged.eq(flit)
+        with m.If(valid & ~done):
+            with m.If(first & (self.fault == FAULTS.index("misroute"))):
+                m.d.comb += rewritten.route.eq(fmt.route_layout.const(fmt.route_of(1)))
+                m.d.sync += done.eq(1)
+            with m.If(~first & (position == 2) & (self.fault == FAULTS.index("corrupt"))):
+                m.d.comb += damaged.eq(flit ^ 1)
+                m.d.sync += done.eq(1)
+        return damaged, done
 
 
 def terminal_constants(fmt: TrafficFormat, *, hotspot: int = 0, permutation_seed: int = 0):

@@ -6,7 +6,15 @@ under ``tests.hardware_traffic.points``, the points to run one after the other, 
 reset. A point is a dict of
 
 - ``pattern`` (a name of :data:`twinnet.model.traffic.PATTERNS`), ``rate`` (packets per
-  terminal per cycle), ``seed``, ``hotspot_fraction``;
+  terminal per cycle, on average), ``seed``, ``hotspot_fraction``;
+- ``injection``: ``bernoulli`` (a packet with probability ``rate`` every cycle) or ``onoff``
+  (bursts: a source turns on and off as a two-state Markov chain; while on it creates a
+  packet every ``packet_length`` cycles on average, its link's capacity, for ``burst``
+  packets on average; the chance of turning on makes the average ``rate``, which must be
+  below one packet per ``packet_length`` cycles);
+- ``fault``: ``none``, or a fault the harness injects once (``misroute``, ``duplicate``,
+  ``corrupt``; see :data:`twinnet.hdl.traffic.FAULTS`): the point then reports the sinks'
+  error counts under ``errors`` instead of failing on them;
 - ``warmup``, ``measure`` (cycles): packets created during the ``measure`` cycles are the
   measured ones (BookSim's measurement phase); under all-pairs, creation goes on until every
   source has created its P - 1 packets;
@@ -35,8 +43,10 @@ PERIOD_NS = 10
 COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
             "wrong_destination", "out_of_order", "corrupt", "framing", "latency_max",
-            "drop_count", "now")
+            "drop_count", "faults", "now")
+ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "drop_count")
 DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
+            "injection": "bernoulli", "burst": 8, "fault": "none",
             "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
             "chunk": 200}
 
@@ -72,6 +82,16 @@ async def run_point(dut, point: dict, manifest: dict) -> dict:
     terminals = manifest["derived"]["pe_count"]
     scale = 1 << traffic["rate_bits"]
     dut.rate.value = min(scale - 1, round(point["rate"] * scale))
+    dut.onoff.value = point["injection"] == "onoff"
+    if point["injection"] == "onoff":
+        # On for burst * length cycles on average, creating at 1/length while on; the
+        # average rate is on_rate * p_on / (p_on + p_off).
+        on_rate, turn_off = 1 / length, 1 / (point["burst"] * length)
+        turn_on = point["rate"] * turn_off / (on_rate - point["rate"])
+        dut.rate.value = min(scale - 1, round(on_rate * scale))
+        dut.turn_on.value = max(1, min(scale - 1, round(turn_on * scale)))
+        dut.turn_off.value = max(1, round(turn_off * scale))
+    dut.fault.value = traffic["faults"].index(point["fault"])
     dut.pattern.value = PATTERNS.index(point["pattern"])
     dut.hotspot_rate.value = min(scale - 1, round(point["hotspot_fraction"] * scale))
     dut.seed.value = point["seed"]
@@ -107,9 +127,11 @@ async def run_point(dut, point: dict, manifest: dict) -> dict:
         spent += chunk
     dut.enable.value = 0
     idle, last = 0, values["received"]
+    # A duplicated packet is injected twice and received twice.
+    duplicates = values["faults"] if point["fault"] == "duplicate" else 0
     while True:  # everything drains
         values = _read(dut)
-        if values["received"] == values["injected"] == values["created"]:
+        if values["received"] == values["injected"] == values["created"] + duplicates:
             break
         idle = 0 if values["received"] != last else idle + chunk
         last = values["received"]
@@ -120,19 +142,20 @@ async def run_point(dut, point: dict, manifest: dict) -> dict:
                            f"{values['now']})")
         await _cycles(chunk)
     seconds = time.perf_counter() - started
-    errors = {name: values[name] for name in ("wrong_destination", "out_of_order", "corrupt",
-                                              "framing", "drop_count") if values[name]}
-    if errors:
+    errors = {name: values[name] for name in ERRORS if values[name]}
+    if errors and point["fault"] == "none":
         raise TrafficError(f"the sinks counted errors: {errors}")
     measured = window["created_measured"]
     cycles = values["now"] - 2
     return dict(
         pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
+        injection=point["injection"], fault=point["fault"], faults_applied=values["faults"],
+        errors=errors,
         offered_flits_per_pe_cycle=point["rate"] * length,
         created_flits_per_pe_cycle=window["created_measured"] * length / terminals
         / point["measure"],
         accepted_flits_per_pe_cycle=window["flits_measured"] / terminals / point["measure"],
-        overflowed=values["overflowed"],
+        overflowed=values["overflowed"], created=values["created"],
         packets=values["received"], measured_packets=measured,
         mean_latency=values["latency_sum"] / measured if measured else None,
         mean_total_latency=values["total_latency_sum"] / measured if measured else None,

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 843 in ``VALUE_FLAGS``, 100 missing values, 104
+Case count (pytest items, one per case): 879 in ``VALUE_FLAGS``, 106 missing values, 107
 combinations, 102 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1164 in all (``test_case_count`` keeps this sentence honest).
+this count — 1209 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -83,6 +83,7 @@ MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
 MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.gen.sim_cmd", "twinnet.model.network",
                         "twinnet.sim_tb.network_sim")
 MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.gen.sim_cmd")
+MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.gen.sim_cmd")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -383,6 +384,10 @@ VALUE_FLAGS = [
     (NETWORK, "--split", SPLIT, ("fat-tree",)),
     (NETWORK, "--internal-ports", INTEGER, ("fat-tree",)),
     (TRAFFIC, "--traffic", CHOICE, ()),
+    (TRAFFIC + ("sweep",), "--injection", CHOICE, ()),
+    (TRAFFIC, "--burst", INTEGER + [above(MAX_BURST)],
+     ("--check", "end-to-end", "--injection", "onoff")),
+    (("sweep",), "--burst", INTEGER + [above(MAX_BURST)], ("--injection", "onoff")),
 ]
 
 
@@ -467,6 +472,13 @@ COMBINATIONS = [
                  re.compile(r"0\.125|1/8"), label="rate-above-port-for-8-flit-packets"),
     _combination("sim", "--packet-length 64 --rate 0.05", flag("--rate"), "0.05",
                  re.compile(r"0\.015625|1/64"), label="rate-above-port-for-64-flit-packets"),
+    # On/off bursts go at the port's full rate: the average must stay below it.
+    _combination("sim", "--injection onoff --rate 0.25", flag("--injection"), "onoff",
+                 re.compile(r"below 1"), label="onoff-at-full-rate"),
+    _combination("sweep", "--injection onoff --loads 0.5,1", flag("--injection"), "onoff",
+                 re.compile(r"below 1"), label="onoff-at-full-rate"),
+    _combination("demo", "--injection onoff", flag("--injection"), "onoff",
+                 re.compile(r"end-to-end"), label="onoff-with-per-hop-check"),
     # Networks over MAX_ROUTERS: 41 x 25 plain torus (1 router a node), 27 x 19 twin torus
     # (2 a node), 4^10 twin torus.
     *[_combination(c, "--config torus --radix 41,25", flag("--radix"), sizes("41,25"),

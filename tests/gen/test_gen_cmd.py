@@ -211,3 +211,14 @@ def test_the_manifest_verdict_is_the_models_check(tmp_path, capsys):
     assert expected is not None
     assert manifest["deadlock"]["cycle"] == [str(channel) for channel in expected]
     assert "can deadlock" in err
+
+
+def test_003_router_presets():
+    """003 §7.1: 4-flit packets; bubble flow control with 128-flit buffers, or VCs of 32 flits;
+    §7.3 studies them on 3DT 4x4x4 (128 PEs) in configuration D."""
+    for preset, mode, depth in (("003-bubble", "bubble", 128), ("003-vc", "vc", 32)):
+        network = network_from_args(parse("--preset", preset))
+        assert (network.topology.mode, network.buffer_depth, network.packet_length) == \
+            (mode, depth, 4)
+        assert network.topology.pe_count == 128
+        assert network.topology.configuration.name == "D"

@@ -18,6 +18,12 @@ BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 HOP_LATENCY = 2  # cycles per router at zero load (docs/network.md)
 
 
+def every_pattern(rate: float, measure: int) -> list[dict]:
+    """One point per pattern but all-pairs (each run on its own test's network)."""
+    return [{"pattern": name, "rate": rate, "warmup": 50, "measure": measure}
+            for name in PATTERNS if name != "all-pairs"]
+
+
 def run(network, simulator: str, case: str, points: list[dict]) -> list[dict]:
     reason = runner.missing(simulator)
     if reason:
@@ -33,34 +39,57 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     the distances to all 16 nodes sum to 2 x 4 x 4 = 32 links, 32/15 per packet over the 15
     others; a packet crossing D links passes D + 1 routers at 2 cycles each, so the mean
     zero-load latency is 2 x (32/15 + 1) = 94/15 = 6.27 cycles. Then every pattern once,
-    each completing with nothing lost; all-pairs sends exactly 16 x 15."""
+    each completing with nothing lost; all-pairs sends exactly 16 x 15. Then the harness's
+    three faults, each counted exactly once, and on/off against Bernoulli injection."""
     network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
                                       "mode": "vc"})
     points = [{"pattern": "uniform", "rate": 0.003, "warmup": 200, "measure": 3000}]
-    points += [{"pattern": name, "rate": 0.03, "warmup": 100, "measure": 400}
-               for name in PATTERNS if name != "all-pairs"]
+    points += every_pattern(0.03, 400)
     points.append({"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": 15 * 32})
-    results = run(network, simulator, "torus-4x4-vc", points)
+    faults = [{"pattern": "uniform", "rate": 0.03, "warmup": 0, "measure": 400, "fault": name}
+              for name in ("misroute", "duplicate", "corrupt")]
+    # (Long runs: on Verilator only.)
+    bursts = [{"pattern": "uniform", "rate": 0.03, "warmup": 500, "measure": 4000,
+               "injection": injection} for injection in ("bernoulli", "onoff")
+              if simulator == "verilator"]
+    results = run(network, simulator, "torus-4x4-vc", points + faults + bursts)
+    assert [r["pattern"] for r in results] == [p["pattern"] for p in points + faults + bursts]
+    misroute, duplicate, corrupt = results[len(points):len(points) + 3]
     zero_load = results[0]
     assert zero_load["measured_packets"] > 100
     assert zero_load["mean_latency"] == pytest.approx(HOP_LATENCY * (32 / 15 + 1), abs=0.15)
-    assert [r["pattern"] for r in results] == [p["pattern"] for p in points]
-    assert results[-1]["packets"] == 16 * 15
+    assert results[len(points) - 1]["packets"] == 16 * 15
     # Transpose: the 4 terminals on the diagonal send nothing, the other 12 send at 0.03.
     transpose = results[PATTERNS.index("transpose") + 1]
     assert transpose["created_flits_per_pe_cycle"] == pytest.approx(0.03 * 4 * 12 / 16,
                                                                      rel=0.35)
+    # Each injected fault is counted once, by the counter that names it, and nothing else is.
+    assert [misroute["errors"], duplicate["errors"], corrupt["errors"]] == [
+        {"wrong_destination": 1}, {"out_of_order": 1}, {"corrupt": 1}]
+    assert [p["faults_applied"] for p in (misroute, duplicate, corrupt)] == [1, 1, 1]
+    assert duplicate["packets"] == duplicate["created"] + 1  # received twice
+    assert misroute["packets"] == misroute["created"] and corrupt["packets"] == corrupt["created"]
+    if not bursts:
+        return
+    # On/off injection offers the same average load in bursts of 8 packets sent at the link's
+    # rate, so packets wait longer at their sources than under Bernoulli injection.
+    bernoulli, onoff = results[-2:]
+    for point in (bernoulli, onoff):
+        assert point["created_flits_per_pe_cycle"] == pytest.approx(0.03 * 4, rel=0.25)
+    assert onoff["mean_total_latency"] > bernoulli["mean_total_latency"] + 1
 
 
 def test_fat_tree_all_pairs_and_saturation_on_icarus():
     """The 2-ary 3-tree of twin switches: all pairs (8 x 7 packets), then a saturating uniform
     load (every source queue fills up, packets are refused at the source, none is lost in the
-    network) that drains."""
+    network) that drains, then every other pattern."""
     network = fat_tree_network_from_dict({"k": 2, "n": 3})
     results = run(network, "icarus", "ft-2x3", [
         {"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": 7 * 32},
-        {"pattern": "uniform", "rate": 0.25, "warmup": 300, "measure": 1000}])
+        {"pattern": "uniform", "rate": 0.25, "warmup": 300, "measure": 1000},
+        *every_pattern(0.05, 200)])
     assert results[0]["packets"] == 8 * 7
+    assert [r["pattern"] for r in results[2:]] == [p for p in PATTERNS if p != "all-pairs"]
     saturated = results[1]
     assert saturated["overflowed"] > 0
     assert 0 < saturated["accepted_flits_per_pe_cycle"] < 1
@@ -68,14 +97,20 @@ def test_fat_tree_all_pairs_and_saturation_on_icarus():
 
 def test_3dt_under_saturation_on_verilator():
     """3DT 3x3x3 in configuration D, bubble flow control, every PE offering a flit per cycle
-    for 5,000 cycles: the network keeps delivering (no watchdog) and drains completely."""
+    for 5,000 cycles: the network keeps delivering (no watchdog) and drains completely; then
+    every pattern at a moderate load (54 terminals: the fixed patterns' non-power-of-two
+    mappings of docs/traffic.md)."""
     network = twin_network_from_dict({"radices": [3, 3, 3], "configuration": "D",
                                       "mode": "bubble"})
     results = run(network, "verilator", "3dt-3x3x3", [
         {"pattern": "uniform", "rate": 0.25, "warmup": 1000, "measure": 5000},
-        {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000}])
-    for point in results:
+        {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000},
+        *every_pattern(0.03, 500),
+        {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16}])
+    for point in results[:2]:
         assert point["packets"] > 5000 and point["overflowed"] > 0
+    assert [r["pattern"] for r in results[2:]] == list(PATTERNS)
+    assert results[-1]["packets"] == 54 * 53
 
 
 def test_a_failure_crosses_process_boundaries():
