@@ -78,7 +78,8 @@ def main() -> None:
         summary[mode] = {"peak_accepted": peak, "d_gain_percent": gains,
                          "d_gain_range_percent": [min(gains.values()), max(gains.values())]}
     result = {"topology": "3DT 4x4x4 (128 PEs)", "simulator": "verilator", "loads": loads,
-              "warmup": args.warmup, "measure": args.measure, "buffers": BUFFER,
+              "warmup": args.warmup, "measure": args.measure,
+              "buffers": {mode: PRESETS[f"003-{mode}"]["buffer_depth"] for mode in modes},
               "paper": PAPER, "summary": summary, "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
