@@ -140,8 +140,19 @@ def _write_harness(name, netlist, top, outdir, files, family, digits, say) -> di
     path = outdir / f"{name}_traffic.v"
     path.write_text(verilog.convert(harness, name=f"{name}_traffic"))
     files.append(path)
+    program = None
+    if fmt.flit_width + 3 <= 64:
+        # The same harness as a C++ program over separately Verilated modules (faster).
+        from .traffic_cpp import write_cpp
+
+        program = outdir / f"{name}_traffic.cpp"
+        program.write_text(write_cpp(netlist, modules_of(name, netlist), harness,
+                                     modules["source"], modules["sink"],
+                                     traffic.terminal_constants(fmt)))
+        files.append(program)
     say(f"traffic harness: {path.name} ({time.perf_counter() - started:.1f} s)")
     return {"top": f"{name}_traffic", "modules": [modules["source"], modules["sink"]],
+            "program": program.name if program else None,
             "patterns": list(PATTERNS), "faults": list(traffic.FAULTS),
             "rate_bits": traffic.RATE_BITS,
             "digits": [[field, radix] for field, radix in digits],

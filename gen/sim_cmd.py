@@ -35,6 +35,9 @@ MAX_INJECTION_CYCLES = 1_000_000
 MAX_SEED = 2**32 - 1
 #: Payload bits the testbench needs in a head flit for its per-source sequence numbers.
 MIN_SEQUENCE_BITS = 4
+#: How a run with traffic in hardware was simulated, for the report.
+ENGINE_WORDS = {"program": "C++ program over Verilated modules",
+                "cocotb": "Verilog harness through cocotb"}
 #: How sources create packets (end to end): a Bernoulli trial every cycle, or bursts.
 INJECTIONS = ("bernoulli", "onoff")
 #: Mean packets per burst of on/off injection.
@@ -305,7 +308,7 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         f"{point['mean_total_latency']:.2f} with source queueing (max {point['max_latency']}; "
         f"{point['measured_packets']} measured packets of {length} flits)",
         f"  simulated               {point['cycles']} cycles in {point['wall_seconds']:.1f} s "
-        f"({point['cycles_per_second']:.0f} cycles/s)",
+        f"({point['cycles_per_second']:.0f} cycles/s, {ENGINE_WORDS[point['engine']]})",
         f"  build and logs          {logs}",
     ]
     return Report("\n".join(lines), {

@@ -11,12 +11,17 @@ import json
 import time
 from pathlib import Path
 
-from . import runner
+from . import runner, traffic_program
 
 TEST_MODULE = "twinnet.sim_tb.network_cocotb"
 #: Traffic in hardware (:mod:`twinnet.hdl.traffic`): its cocotb module and its one test.
 TRAFFIC_MODULE = "twinnet.sim_tb.traffic_cocotb"
 TRAFFIC_TEST = "hardware_traffic"
+#: How traffic in hardware runs: ``program`` (Verilator only: the C++ program of
+#: :mod:`twinnet.sim_tb.traffic_program`, fastest), ``cocotb`` (the Verilog harness through
+#: cocotb, on either simulator), ``auto`` (the program where it can run the points and no
+#: waveforms are asked for, else cocotb).
+ENGINES = ("auto", "program", "cocotb")
 
 class SimulationFailed(AssertionError):
     """A cocotb test of :data:`TEST_MODULE` failed. ``test`` names it, ``kind`` is
@@ -54,8 +59,9 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     ``progress`` is called with one line of text per step. Raises ``ValueError`` for an unknown
     test, :class:`SimulationFailed` when a test fails.
 
-    The test ``hardware_traffic`` (alone) runs traffic in hardware instead
-    (:mod:`twinnet.sim_tb.traffic_cocotb`: its settings are ``{"points": [...]}``): the
+    The test ``hardware_traffic`` (alone) runs traffic in hardware instead (its settings are
+    ``{"points": [...], "engine": ...}``, see :data:`ENGINES` and
+    :mod:`twinnet.sim_tb.traffic_phases`; each point's result names its ``engine``): the
     network is generated with the traffic harness and without the trace. ``run_dir`` (default
     ``build_dir``) holds the run's configuration and results, so that several runs of one
     build can go on at once.
@@ -125,6 +131,20 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
     manifest = json.loads(_manifest(files).read_text())
     blocks = list(manifest["modules"].values())
     if TRAFFIC_TEST in tests:
+        settings = tests[TRAFFIC_TEST]
+        engine = settings.get("engine", "auto")
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+        points = settings["points"]
+        if engine == "program" or (engine == "auto" and simulator == "verilator"
+                                   and not waves and traffic_program.available(manifest,
+                                                                              points)):
+            if simulator != "verilator":
+                raise ValueError("the traffic program runs on Verilator only")
+            executable = traffic_program.build(build_dir / "rtl", build_dir / "program",
+                                               manifest)
+            traffic_program.run(executable, manifest, points, results)
+            return
         traffic = manifest["traffic"]
         # The sources and sinks are inlined into the top, only the routers are hierarchy
         # blocks: on the 8x8 torus at 0.3 flits/PE/cycle that ran 3,000 instead of 2,200

@@ -24,12 +24,14 @@ def every_pattern(rate: float, measure: int) -> list[dict]:
             for name in PATTERNS if name != "all-pairs"]
 
 
-def run(network, simulator: str, case: str, points: list[dict]) -> list[dict]:
+def run(network, simulator: str, case: str, points: list[dict], engine: str = "auto"
+        ) -> list[dict]:
     reason = runner.missing(simulator)
     if reason:
         pytest.skip(reason)
     results = network_sim.simulate(network, simulator, BUILD / f"traffic-{case}-{simulator}",
-                                   {network_sim.TRAFFIC_TEST: {"points": points}})
+                                   {network_sim.TRAFFIC_TEST: {"points": points,
+                                                               "engine": engine}})
     return results[network_sim.TRAFFIC_TEST]["points"]
 
 
@@ -44,7 +46,7 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
                                       "mode": "vc"})
     points = [{"pattern": "uniform", "rate": 0.003, "warmup": 200, "measure": 3000}]
-    points += every_pattern(0.03, 400)
+    points += every_pattern(0.03, 400 if simulator == "verilator" else 200)
     points.append({"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": 15 * 32})
     faults = [{"pattern": "uniform", "rate": 0.03, "warmup": 0, "measure": 400, "fault": name}
               for name in ("misroute", "duplicate", "corrupt")]
@@ -77,6 +79,37 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     for point in (bernoulli, onoff):
         assert point["created_flits_per_pe_cycle"] == pytest.approx(0.03 * 4, rel=0.25)
     assert onoff["mean_total_latency"] > bernoulli["mean_total_latency"] + 1
+
+
+#: What a point's result says about the simulation rather than the simulated design.
+RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second")
+
+
+@pytest.mark.parametrize("family", ["torus", "fat-tree"])
+def test_the_program_counts_what_the_verilog_harness_counts(family):
+    """The C++ program over separately Verilated modules is the Verilog harness cycle for
+    cycle: the same points give the same counts, latencies and histograms on both engines
+    (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
+    a duplicated packet."""
+    network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
+                                      "mode": "vc"}) if family == "torus" else \
+        fat_tree_network_from_dict({"k": 2, "n": 3})
+    points = [{"pattern": "uniform", "rate": 0.05, "warmup": 200, "measure": 1000},
+              {"pattern": "uniform", "rate": 0.25, "warmup": 200, "measure": 1000},
+              {"pattern": "tornado", "rate": 0.1, "warmup": 100, "measure": 500},
+              {"pattern": "uniform", "rate": 0.05, "warmup": 100, "measure": 1000,
+               "injection": "onoff", "burst": 4},
+              {"pattern": "uniform", "rate": 0.05, "warmup": 0, "measure": 300,
+               "fault": "duplicate"}]
+    engines = {engine: run(network, "verilator", f"{family}-engines-{engine}", points, engine)
+               for engine in ("program", "cocotb")}
+    assert [p["engine"] for p in engines["program"]] == ["program"] * len(points)
+    assert [p["engine"] for p in engines["cocotb"]] == ["cocotb"] * len(points)
+    for program, cocotb in zip(engines["program"], engines["cocotb"]):
+        assert {k: v for k, v in program.items() if k not in RUN_KEYS} == \
+            {k: v for k, v in cocotb.items() if k not in RUN_KEYS}
+    assert engines["program"][1]["overflowed"] > 0  # beyond saturation
+    assert engines["program"][-1]["errors"] == {"out_of_order": 1}
 
 
 def test_fat_tree_all_pairs_and_saturation_on_icarus():
@@ -120,3 +153,10 @@ def test_a_failure_crosses_process_boundaries():
     failure = network_sim.SimulationFailed("hardware_traffic", "deadlock", "no packet moved")
     copy = pickle.loads(pickle.dumps(failure))
     assert (copy.test, copy.kind, copy.summary) == (failure.test, failure.kind, failure.summary)
+
+
+def test_the_program_runner_knows_the_program_faults():
+    from twinnet.gen import traffic_cpp
+    from twinnet.sim_tb import traffic_program
+
+    assert traffic_program.FAULTS == traffic_cpp.FAULTS

