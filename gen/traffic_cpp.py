@@ -9,9 +9,9 @@ instance, joined the way :class:`twinnet.hdl.network.Network` and
 :class:`twinnet.hdl.traffic.TrafficHarness` join them: channels by the routers' port
 signatures, terminals to sources and sinks, the harness's controls to every source and sink.
 
-Every cycle the program settles the combinational paths between models (it copies each
-connected output to its input, and evaluates the models whose inputs changed, until nothing
-changes) with the clock low, then raises the clock on every model. The harness's cycle count
+Every cycle the program settles the combinational paths between models with the clock low
+(it copies each connected output to its input, evaluates the models whose inputs changed, and
+again until nothing changes), then raises the clock on every model. The harness's cycle count
 ``now`` is kept here, as the harness's register is. Counters are summed here when read.
 
 The program reads commands on stdin, one per line, and answers on stdout:
@@ -232,7 +232,10 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
         out(f"for (auto* m : r_{kind}) m->clk = 0;", indent=2)
     out(f"for (int i = 0; i < {pes}; i++) {{ src[i]->clk = 0; snk[i]->clk = 0; "
         "src[i]->now = (uint32_t)now; snk[i]->now = (uint32_t)now; }", indent=2)
-    out("touch_all();", "for (int round = 0;; round++) {", indent=2)
+    # The outputs the last rising edge changed reach their inputs before the first
+    # evaluation (evaluating first and propagating after costs every model a second
+    # evaluation: 3DT 4x4x4 ran 8,000 instead of 10,500 cycles/s).
+    out("touch_all();", "propagate();", "for (int round = 0;; round++) {", indent=2)
     out("evaluate();", "if (!propagate()) break;",
         "if (round > 1000) { std::fprintf(stderr, \"combinational loop between models\\n\"); "
         "std::exit(3); }", indent=3)
