@@ -132,7 +132,8 @@ def _write_harness(name, netlist, top, outdir, files, family, digits, say) -> di
         [(tuple(field.split(".")[1:]), radix) for field, radix in digits],
         len(netlist.terminals), flit_format.config.packet_length)
     modules = {"network": name, "source": f"{name}_source", "sink": f"{name}_sink"}
-    harness = traffic.TrafficHarness(top, fmt, traffic.terminal_constants(fmt), modules)
+    constants = traffic.terminal_constants(fmt)
+    harness = traffic.TrafficHarness(top, fmt, constants, modules)
     for part, component in (("source", harness.source), ("sink", harness.sink)):
         path = outdir / f"{modules[part]}.v"
         path.write_text(verilog.convert(component, name=modules[part]))
@@ -146,9 +147,8 @@ def _write_harness(name, netlist, top, outdir, files, family, digits, say) -> di
         from .traffic_cpp import write_cpp
 
         program = outdir / f"{name}_traffic.cpp"
-        program.write_text(write_cpp(netlist, modules_of(name, netlist), harness,
-                                     modules["source"], modules["sink"],
-                                     traffic.terminal_constants(fmt)))
+        program.write_text(write_cpp(netlist, top.modules, harness, modules["source"],
+                                     modules["sink"], constants))
         files.append(program)
     say(f"traffic harness: {path.name} ({time.perf_counter() - started:.1f} s)")
     return {"top": f"{name}_traffic", "modules": [modules["source"], modules["sink"]],
