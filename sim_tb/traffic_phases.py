@@ -22,8 +22,7 @@ dict of
 - ``drain_limit`` (cycles to deliver the measured packets while traffic goes on; past it,
   beyond saturation, creation stops and the point is reported ``unstable``: its latencies
   include packets that starved until then) and ``watchdog`` (cycles without any delivery,
-  with packets in flight, once creation has stopped, that count as a deadlock).
-
+  with packets in flight, once creation has stopped, that count as a deadlock);
 - ``chunk``: cycles per wait (no Python runs in between); the counters are read between
   chunks.
 """
