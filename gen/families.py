@@ -19,7 +19,7 @@ import functools
 import importlib
 import random
 
-from twinnet.model import fat_tree, network, twin, twin_analysis
+from twinnet.model import fat_tree, king_network, network, twin, twin_analysis
 from twinnet.model.twin_routing import path
 
 
@@ -252,8 +252,76 @@ class FatTreeFamily(Family):
                        channels=graph.channel_count, dependencies=graph.edge_count)
 
 
+class KingFamily(Family):
+    """The square networks of 002 (M, DM, KM, T, DT, KT) under deterministic routing:
+    :mod:`twinnet.model.king_network`."""
+
+    name = "king"
+
+    def network(self, parameters: dict):
+        return king_network.king_network_from_dict(parameters)
+
+    def netlist(self, config):
+        from twinnet.hdl.king import netlist
+
+        return netlist(config)
+
+    def section(self, config) -> dict:
+        topology = config.topology
+        return {
+            "name": self.name,
+            "parameters": config.to_dict(),
+            "derived": {"node_count": topology.node_count, "buffer_depth": config.depth,
+                        "vc_count": config.vc_count},
+            "terminal_order": "terminal t = x + side * y hangs on router x,y",
+            "route": "route.x and route.y are the destination's coordinates",
+            "malformed": "a destination coordinate >= side (when the side is not a power of "
+                         "two): the packet is dropped at injection and counted on drop_count",
+            "section": {"kind": topology.kind, "side": topology.side,
+                        "routing": config.routing, "escape": config.escape},
+        }
+
+    def terminal_count(self, config) -> int:
+        return config.topology.node_count
+
+    def header_width(self, config) -> int:
+        return config.header_width
+
+    def terminal_label(self, config, terminal: int) -> str:
+        return king_network.node_label(config.node_of(terminal))
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        x, y = config.node_of(terminal)
+        return {"route.x": x, "route.y": y}
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        side, width = config.topology.side, config.coordinate_width
+        if (1 << width) == side:
+            return None
+        fields = {"route.x": rng.randrange(side), "route.y": rng.randrange(side)}
+        fields[rng.choice(list(fields))] = rng.randrange(side, 1 << width)
+        return fields
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        return king_network.router_hops(config, source, destination)
+
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        side = config.topology.side
+        return [("route.x", side), ("route.y", side)]
+
+    def deadlock(self, config) -> dict:
+        graph = king_network.dependency_graph(config)
+        rule = {"bubble": "the dependencies between the rings entered (escape bubble: the "
+                          "bubble guards each ring)",
+                "dateline": "the channel-dependency graph, two VCs per link (escape dateline)",
+                "none": "the channel-dependency graph, one VC per link"}[config.escape]
+        return verdict(graph.find_cycle(), rule=rule, channels=graph.channel_count,
+                       dependencies=graph.edge_count, label=str)
+
+
 #: The families, by the name the manifest's ``family`` key holds.
-FAMILIES = {family.name: family for family in (TwinTorusFamily(), FatTreeFamily())}
+FAMILIES = {family.name: family for family in (TwinTorusFamily(), FatTreeFamily(),
+                                               KingFamily())}
 
 
 def family_of(manifest: dict) -> Family:
@@ -268,5 +336,8 @@ def family_of(manifest: dict) -> Family:
 
 def family_for(config) -> Family:
     """The family of a network configuration object."""
-    return FAMILIES["fat-tree" if isinstance(config, fat_tree.FatTreeNetworkConfig)
-                    else "twin-torus"]
+    if isinstance(config, fat_tree.FatTreeNetworkConfig):
+        return FAMILIES["fat-tree"]
+    if isinstance(config, king_network.KingNetworkConfig):
+        return FAMILIES["king"]
+    return FAMILIES["twin-torus"]

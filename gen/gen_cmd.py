@@ -7,6 +7,14 @@ from pathlib import Path
 
 from twinnet.model import checks
 from twinnet.model.fat_tree import FAT_TREE_KEYS, fat_tree_network_from_dict
+from twinnet.model.king import KINDS
+from twinnet.model.king_network import (
+    ESCAPES,
+    KING_KEYS,
+    MAX_SIDE,
+    ROUTINGS,
+    king_network_from_dict,
+)
 from twinnet.model.network import (
     MAX_BUFFER_DEPTH,
     MAX_FLIT_WIDTH,
@@ -52,9 +60,16 @@ PRESETS.update({
 #: Command-line flags (argparse destinations) and the configuration keys they set.
 FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mode": "mode",
          "flit_width": "flit_width", "packet_length": "packet_length",
-         "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports"}
-#: Flags of one family only.
-TORUS_FLAGS, FAT_TREE_FLAGS = ("radix", "config", "mode"), ("split", "internal_ports", "plain")
+         "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports",
+         "kind": "kind", "side": "side", "routing": "routing", "escape": "escape"}
+#: The family-specific flags each family takes (the others are common to all).
+FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
+                "torus": ("n", "k", "radix", "config", "mode"),
+                "fat-tree": ("n", "k", "split", "internal_ports", "plain"),
+                "king": ("kind", "side", "routing", "escape")}
+#: Which family a preset's or a TOML file's ``topology`` describes (tori: either torus family).
+TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
+                   "king": "king"}
 
 LIMITS_HELP = (f"Limits: at most {MAX_ROUTERS} routers (3DT 8x8x8 and the 2D 32x32 torus, the "
                f"papers' largest; generation takes about 25 s and 0.7 GiB), flit width at most "
@@ -86,8 +101,8 @@ def add_network_args(parser) -> None:
     # No argparse choices: a stray value after an unknown flag would land here and hide the
     # flag in argparse's message; the family is checked with the other values instead.
     parser.add_argument("family", nargs="?", metavar="FAMILY",
-                        help="twin-torus (the default), torus or fat-tree; a preset or a TOML "
-                             "file's 'topology' key may name it instead")
+                        help="twin-torus (the default), torus, fat-tree or king; a preset or a "
+                             "TOML file's 'topology' key may name it instead")
     parser.add_argument("--preset", choices=PRESETS, metavar="NAME",
                         help="start from a named instance of the papers: " + ", ".join(PRESETS))
     parser.add_argument("--toml", type=parse.path, help="TOML file with configuration keys")
@@ -121,6 +136,19 @@ def add_network_args(parser) -> None:
     fat.add_argument("--plain", action="store_true",
                      help="monolithic 2k-port switches instead of twin switches (for "
                           "comparison)")
+    king = parser.add_argument_group("king")
+    king.add_argument("--kind", type=parse.name,
+                      help=f"the square network of 002: {', '.join(KINDS)} (mesh, diagonal "
+                           "mesh, king mesh and their tori; default KT)")
+    king.add_argument("--side", type=parse.integer,
+                      help=f"nodes per side, 3 to {MAX_SIDE} (default 8)")
+    king.add_argument("--routing", choices=tuple(ROUTINGS),
+                      help="dor (M, T), diagonal (DM, DT: 002 Alg. 1 on DT) or knaive (KM, KT); "
+                           "default: the kind's")
+    king.add_argument("--escape", choices=ESCAPES,
+                      help="deadlock avoidance on the tori: bubble (one VC, room for two "
+                           "packets to enter a ring; the default), dateline (two VCs) or none "
+                           "(one VC: can deadlock); meshes take none")
 
 
 def _flag(dest: str) -> str:
@@ -162,7 +190,7 @@ def _merge_size(values: dict, labels: dict, source: dict, source_labels: dict) -
 def load_toml(path: Path) -> dict:
     """The TOML file's keys; an unknown key is an error naming the file and the key."""
     values = output.read_toml(path, "--toml")
-    allowed = tuple(dict.fromkeys((*TWIN_NETWORK_KEYS, *FAT_TREE_KEYS, "preset")))
+    allowed = tuple(dict.fromkeys((*TWIN_NETWORK_KEYS, *FAT_TREE_KEYS, *KING_KEYS, "preset")))
     for key in values:
         if key not in allowed:
             raise UsageError(f"{path}: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
@@ -199,7 +227,7 @@ def network_values(args) -> tuple[dict, dict]:
         flags["split"] = split_value(flags["split"])
     sources.append((flags, flag_labels))
     family = _family(args, sources)
-    if family == "fat-tree":
+    if family in ("fat-tree", "king"):
         for source, source_labels in sources:
             for key, value in source.items():
                 values[key], labels[key] = value, source_labels[key]
@@ -246,23 +274,25 @@ def _family(args, sources) -> str:
     if family is not None and family not in FAMILY_NAMES:
         raise UsageError(f"FAMILY {family!r}: must be one of {', '.join(FAMILY_NAMES)}")
     for topology, label in named:
-        kind = "fat-tree" if topology == "fat-tree" else "twin-torus"
+        group = TOPOLOGY_GROUPS.get(topology) if isinstance(topology, str) else None
+        if group is None:
+            raise UsageError(f"{label} {topology!r}: must be one of "
+                             f"{', '.join(TOPOLOGY_GROUPS)}")
         if family is None:
-            family = topology if topology in FAMILY_NAMES else None
-            if family is None:
-                raise UsageError(f"{label} {topology!r}: must be one of twin-torus, fat-tree")
-        elif (family == "fat-tree") != (kind == "fat-tree"):
+            family = topology
+        elif TOPOLOGY_GROUPS[family] != group:
             raise UsageError(f"{label} {topology}: the network is a {family} (FAMILY); a "
-                             f"{kind} preset or file cannot describe it")
+                             f"{group} preset or file cannot describe it")
     family = family or "twin-torus"
-    wrong = FAT_TREE_FLAGS if family != "fat-tree" else TORUS_FLAGS
-    for dest in wrong:
-        if getattr(args, dest) not in (None, False):
-            owner = "fat-tree" if dest in FAT_TREE_FLAGS else "twin-torus and torus"
-            value = getattr(args, dest)
-            shown = "" if value is True else f" {parse.describe_value(value)}"
-            raise UsageError(f"{_flag(dest)}{shown}: must not be given to the {family} family; "
-                             f"it applies to {owner} only")
+    for dest in dict.fromkeys(d for flags in FAMILY_FLAGS.values() for d in flags):
+        if dest in FAMILY_FLAGS[family] or getattr(args, dest) in (None, False):
+            continue
+        owners = [name for name, flags in FAMILY_FLAGS.items() if dest in flags]
+        value = getattr(args, dest)
+        shown = "" if value is True else f" {parse.describe_value(value)}"
+        owner = " and ".join(filter(None, [", ".join(owners[:-1]), owners[-1]]))
+        raise UsageError(f"{_flag(dest)}{shown}: must not be given to the {family} family; "
+                         f"it applies to {owner} only")
     return family
 
 
@@ -292,8 +322,11 @@ def _keep_preset_shape(preset: str, preset_label: str, values: dict, labels: dic
 
 def network_from_args(args):
     """The network configuration of the FAMILY, preset, TOML file and flags in ``args``: a
-    :class:`TwinNetworkConfig` or a :class:`twinnet.model.fat_tree.FatTreeNetworkConfig`."""
+    :class:`TwinNetworkConfig`, a :class:`twinnet.model.fat_tree.FatTreeNetworkConfig` or a
+    :class:`twinnet.model.king_network.KingNetworkConfig`."""
     family, values, labels = network_values(args)
+    if family == "king":
+        return king_network_from_dict(values, labels)
     if family == "fat-tree":
         if values.get("split") == "plain" and "internal_ports" in values:
             raise UsageError(f"{labels['internal_ports']} {values['internal_ports']}: must be "

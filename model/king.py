@@ -292,6 +292,29 @@ def record_ports(record: Record) -> tuple[str, ...]:
     return tuple(f"{d}{'+' if c > 0 else '-'}" for d, c in zip("xyzt", record) if c)
 
 
+def routing_port(config: KingConfig, current: Node, destination: Node) -> str | None:
+    """Deterministic routing hop by hop: the first port, in vector order, of the record from
+    ``current`` to ``destination`` (:func:`routing_record`, DT ties to the first image);
+    ``None`` on arrival. Every router recomputes it from its own coordinates, so a path never
+    needs a record in the header."""
+    ports = record_ports(routing_record(config, current, destination))
+    return ports[0] if ports else None
+
+
+def routing_path(config: KingConfig, source: Node, destination: Node) -> list[tuple[Node, str]]:
+    """The hops ``(node, port)`` of :func:`routing_port` from ``source`` to ``destination``:
+    a minimal path whose ports never go back in vector order (the tests check both for every
+    pair of every kind at sides 3 to 9), so it enters each ring at most once."""
+    hops, node = [], config.check_node(source, "source")
+    for _ in range(2 * config.side + 1):
+        port = routing_port(config, node, destination)
+        if port is None:
+            return hops
+        hops.append((node, port))
+        node = config.neighbor(node, port)
+    raise AssertionError(f"path {source}→{destination} does not arrive")
+
+
 # --- hop-by-hop routing ------------------------------------------------------------------------
 
 def profitable_vector(config: KingConfig, current: Node, destination: Node) -> tuple[int, ...]:
@@ -356,7 +379,13 @@ def escape_channels(config: KingConfig, source: Node, destination: Node,
     ``(node, port)`` for ``plain``, ``(node, port, vc)`` for ``dateline``, ``(port, ring)``
     (one entry per ring entered) for ``bubble``."""
     checks.check_choice("scheme", scheme, ESCAPE_SCHEMES)
-    hops = escape_path(config, source, destination)
+    return scheme_channels(config, escape_path(config, source, destination), scheme)
+
+
+def scheme_channels(config: KingConfig, hops: list[tuple[Node, str]], scheme: str) -> list:
+    """The channels a path of hops ``(node, port)`` holds under ``scheme``: the hops for
+    ``plain``, ``(node, port, vc)`` for ``dateline`` (VC 1 once the packet has crossed its
+    ring's dateline, back to 0 on a turn), ``(port, ring)`` per ring entered for ``bubble``."""
     if scheme == "plain":
         return hops
     if scheme == "bubble":

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 879 in ``VALUE_FLAGS``, 106 missing values, 107
+Case count (pytest items, one per case): 936 in ``VALUE_FLAGS``, 118 missing values, 131
 combinations, 102 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1209 in all (``test_case_count`` keeps this sentence honest).
+this count — 1302 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -84,6 +84,7 @@ MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.gen.sim_cmd", "twinne
                         "twinnet.sim_tb.network_sim")
 MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.gen.sim_cmd")
 MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.gen.sim_cmd")
+MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -381,6 +382,10 @@ VALUE_FLAGS = [
     (("analyze twist",), "--radices", INTEGER_LIST, ()),
     (("analyze twist",), "--twist", TWIST, ()),
     (("analyze twist",), "--sweep", SWEEP, ()),
+    (NETWORK, "--kind", KIND, ("king",)),
+    (NETWORK, "--side", INTEGER + [("below-3", "2", LOWER, "3"), above(MAX_SIDE)], ("king",)),
+    (NETWORK, "--routing", CHOICE, ("king",)),
+    (NETWORK, "--escape", CHOICE, ("king",)),
     (NETWORK, "--split", SPLIT, ("fat-tree",)),
     (NETWORK, "--internal-ports", INTEGER, ("fat-tree",)),
     (TRAFFIC, "--traffic", CHOICE, ()),
@@ -438,6 +443,16 @@ COMBINATIONS = [
           ("torus --config D", (flag("--config"), "torus"), "torus+config-D"),
           ("ring", ("FAMILY", "ring", "one of"), "unknown-family"),
           ("fat-tree --k 4 --n 5", (flag("--k"), flag("--n"), "256"), "fat-tree-too-big"),
+          ("king --k 4", (flag("--k"), "king"), "king+k"),
+          ("king --mode vc", (flag("--mode"), "king"), "king+mode"),
+          ("fat-tree --side 4", (flag("--side"), "fat-tree"), "fat-tree+side"),
+          ("--kind KT", (flag("--kind"), "twin-torus"), "twin+kind"),
+          ("king --preset 3dt-4x4x4", ("3dt-4x4x4", "king"), "king+twin-preset"),
+          ("king --kind T --routing knaive", (flag("--routing"), "knaive", "KM and KT"),
+           "routing-not-of-the-kind"),
+          ("king --kind KM --escape bubble", (flag("--escape"), "bubble", "none"),
+           "escape-on-a-mesh"),
+          ("king --flit-width 8", (flag("--flit-width"), "8", "12"), "king-flit-narrower-than-head"),
       ]],
     # --radix gives the size; --n/--k give it too.
     *[_combination(c, "--radix 4,4,4 --n 3", flag("--radix"), flag("--n"), label="radix+n")

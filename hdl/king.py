@@ -1,0 +1,71 @@
+"""The king family's netlist: one router per node of an M, DM, KM, T, DT or KT network (002),
+each with its links in vector order and one PE port.
+
+Router labels are ``x,y``; port labels are the model's (``x+`` … ``t-``, ``pe``). A link from
+output ``p`` of one router enters the neighbour's input ``opposite(p)``, the port facing back.
+On a torus every router has every port of the kind, so one module serves the network; on a
+mesh the routers differ by the ports the border leaves out, one module per distinct set (up to
+nine). The route compute (:class:`twinnet.hdl.king_route.KingRouteCompute`) reads the router's
+coordinates on ``node_static``, tied off per instance.
+"""
+
+import functools
+
+from twinnet.model.king_network import KingNetworkConfig, node_label
+
+from .config import PortConfig, RouterConfig
+from .king_route import PE, KingRouteCompute, opposite
+from .network import DROP_COUNT_WIDTH, Channel, Netlist, RouterInstance, Terminal
+from .router import Router
+
+
+def verilog_label(port: str) -> str:
+    """A Verilog-safe name for a port: ``xp``, ``tm``, ``pe``."""
+    return port.replace("+", "p").replace("-", "m")
+
+
+def router_ports(network: KingNetworkConfig, node: tuple[int, int]) -> tuple[str, ...]:
+    """The ports of the router at ``node`` in local order: its links in vector order, then
+    ``pe``."""
+    return (*(port for port, _ in network.topology.neighbors(node)), PE)
+
+
+def router(network: KingNetworkConfig, ports: tuple[str, ...]) -> Router:
+    """A router with ``ports`` (labels in local order); links are bubble ports under the
+    bubble escape on a torus and carry :attr:`KingNetworkConfig.vc_count` VCs."""
+    bubble = network.topology.wrap and network.escape == "bubble"
+    configs = tuple(PortConfig("pe", 1, network.depth, name=PE) if port == PE else
+                    PortConfig("network", network.vc_count, network.depth, bubble=bubble,
+                               name=verilog_label(port)) for port in ports)
+    config = RouterConfig(network.flit_width, network.packet_length, configs,
+                          source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH)
+    return Router(config, functools.partial(KingRouteCompute, network=network, ports=ports))
+
+
+def kind_name(network: KingNetworkConfig, ports: tuple[str, ...]) -> str:
+    """``router`` for a router with every port of the kind, else ``no_`` and the ports it
+    lacks (``no_xm_ym_zm_tp_tm`` at a king mesh's corner)."""
+    missing = [port for port in network.topology.ports if port not in ports]
+    return "router" if not missing else "no_" + "_".join(map(verilog_label, missing))
+
+
+def netlist(network: KingNetworkConfig) -> Netlist:
+    """The :class:`Netlist` of ``network``."""
+    topology = network.topology
+    kinds, routers, local = {}, [], {}
+    for node in topology.nodes():
+        ports = router_ports(network, node)
+        name = kind_name(network, ports)
+        if name not in kinds:
+            kinds[name] = router(network, ports)
+        routers.append(RouterInstance(node_label(node), name, {"x": node[0], "y": node[1]}))
+        local[node] = {port: index for index, port in enumerate(ports)}
+    channels = []
+    for node in topology.nodes():
+        for port, neighbour in topology.neighbors(node):
+            channels.append(Channel(len(channels), node_label(node), local[node][port],
+                                    node_label(neighbour), local[neighbour][opposite(port)],
+                                    port, opposite(port), network.vc_count))
+    terminals = [Terminal(node_label(node), local[node][PE])
+                 for node in map(network.node_of, range(topology.node_count))]
+    return Netlist(kinds, routers, channels, terminals)

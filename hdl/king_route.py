@@ -1,0 +1,214 @@
+"""Route compute of a king-family router (M, DM, KM, T, DT, KT of 002) as arithmetic hardware.
+
+From the router's coordinates ``(ax, ay)`` (``node_static``) and the destination's ``(bx, by)``
+(the head flit) the hardware forms the offset ``(dx, dy)`` (on a torus the ring offset
+``(b - a) mod s``, above ``⌊s/2⌋`` less ``s``: the model's positive tie rule), then picks the
+first port, in vector order ``x y z t``, of the routing's record (002 §3;
+:func:`twinnet.model.king.routing_port`):
+
+- ``dor`` (M, T): x± while ``dx ≠ 0``, then y±;
+- ``diagonal`` (DM, DT): with ``dx``, ``dy`` of one sign, x± while ``|dx| > |dy|``, z± when
+  they are equal, y± while ``|dx| < |dy|``; otherwise as DOR. On DT the offset is that of 002
+  Alg. 1's shortest wrap-around image of the destination, ``(x, y)``, ``(x-s, y-s)``,
+  ``(x-s, y)``, ``(x, y-s)`` with ``x, y`` in ``[0, s)``, the first one on a tie (four length
+  comparators);
+- ``knaive`` (KM, KT): as ``diagonal`` for offsets of one sign (or a zero one); for opposite
+  signs x± while ``|dx| > |dy|``, t± when equal, y± while ``|dx| < |dy|``.
+
+The escape scheme sets the VC and the bubble flag (:mod:`twinnet.model.king_network`): with
+``bubble``, every move onto a link that does not go straight on (a turn, or an injection) enters
+a ring and needs room for two packets; with ``dateline`` a packet going straight on keeps VC 1
+once it is on it and takes it after a hop that wrapped its ring's dateline (x for the x, z and t
+rings, y for the y rings), and a turn starts on VC 0. The input port is fixed per instance, so
+"straight on" and "the hop that brought it here wrapped" are a comparison with a constant port
+and one coordinate.
+
+``malformed``: a destination coordinate ``>= side`` (when its field can hold one), or a port
+this router lacks (on a mesh border; minimal routing never asks for one).
+"""
+
+from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import data
+
+from twinnet.model.king import PORT_VECTORS, PORTS
+from twinnet.model.king_network import KingNetworkConfig
+
+from .config import RouterConfig
+from .route_compute import RouteCompute
+
+#: The local port label of the PE.
+PE = "pe"
+
+
+def coordinate_layout(network: KingNetworkConfig) -> data.StructLayout:
+    """A node's coordinates ``x``, ``y`` (:attr:`KingNetworkConfig.coordinate_width` bits each):
+    the destination in the header, the router's own on ``node_static``."""
+    width = unsigned(network.coordinate_width)
+    return data.StructLayout({"x": width, "y": width})
+
+
+def opposite(port: str) -> str:
+    """The port facing back: ``x+`` ↔ ``x-``. A packet arriving on input ``x-`` travels
+    toward ``x+``."""
+    return port[0] + ("-" if port[1] == "+" else "+")
+
+
+class KingRouteCompute(RouteCompute):
+    """Deterministic king-family routing for one input port (see the module docstring).
+
+    Implements :class:`twinnet.hdl.route_compute.RouteCompute` with ``header`` and
+    ``node_static`` both :func:`coordinate_layout`.
+
+    Parameters:
+        config: the router's configuration; ``config.port_count`` must be ``len(ports)``.
+        in_port: the input port this instance serves.
+        network: the :class:`~twinnet.model.king_network.KingNetworkConfig`.
+        ports: the router's port labels in local index order: ports of the kind (``x+`` …
+            ``t-``, each at most once) and ``pe``.
+
+    Raises ``TypeError``/``ValueError`` before building anything when the parameters do not
+    fit together. Build instances through the router with ``functools.partial(
+    KingRouteCompute, network=…, ports=…)``.
+    """
+
+    def __init__(self, config: RouterConfig, in_port: int, *, network: KingNetworkConfig,
+                 ports: tuple[str, ...]):
+        try:
+            self._check(config, in_port, network, ports)
+        except (TypeError, ValueError):
+            self._MustUse__silence = True  # a rejected component is not an unused one
+            raise
+        self.network, self.ports = network, tuple(ports)
+        layout = coordinate_layout(network)
+        super().__init__(config, in_port, header_layout=layout, static_layout=layout)
+
+    @staticmethod
+    def _check(config, in_port, network, ports) -> None:
+        if not isinstance(config, RouterConfig):
+            raise TypeError(f"config must be a RouterConfig, not {config!r}")
+        if not isinstance(network, KingNetworkConfig):
+            raise TypeError(f"network must be a KingNetworkConfig, not {network!r}")
+        ports = tuple(ports)
+        allowed = (*network.topology.ports, PE)
+        for port in ports:
+            if port not in allowed:
+                raise ValueError(f"port {port!r} is not one of {', '.join(allowed)}")
+        if len(set(ports)) != len(ports):
+            raise ValueError(f"ports must be distinct, not {ports}")
+        if config.port_count != len(ports):
+            raise ValueError(f"{len(ports)} port labels for a router of {config.port_count} "
+                             "ports")
+        if not isinstance(in_port, int) or not 0 <= in_port < len(ports):
+            raise ValueError(f"in_port must be from 0 to {len(ports) - 1}, not {in_port!r}")
+
+    def _offset(self, m: Module, a, b, name: str):
+        """The signed offset from coordinate ``a`` to ``b`` (the ring offset on a torus)."""
+        side, width = self.network.topology.side, self.network.coordinate_width
+        offset = Signal(signed(width + 2), name=f"d{name}")
+        if not self.network.topology.wrap:
+            m.d.comb += offset.eq(b - a)
+            return offset
+        ring = Signal(unsigned(width + 1), name=f"m{name}")  # (b - a) mod side
+        m.d.comb += ring.eq(Mux(b >= a, b - a, b + side - a))
+        m.d.comb += offset.eq(Mux(ring > side // 2, ring - side, ring))
+        return offset
+
+    def elaborate(self, platform):
+        m = Module()
+        network, topology = self.network, self.network.topology
+        side, width = topology.side, network.coordinate_width
+        here, there = self.node_static, self.header
+
+        bad = Const(0, 1)
+        for coordinate in (there.x, there.y):
+            if (1 << width) > side:
+                bad = bad | (coordinate >= side)
+
+        dx = Signal(signed(width + 2))
+        dy = Signal(signed(width + 2))
+        if topology.kind == "DT":
+            # 002 Alg. 1: the shortest of the four images, the first on a tie.
+            mx = Signal(unsigned(width + 1))
+            my = Signal(unsigned(width + 1))
+            m.d.comb += [mx.eq(Mux(there.x >= here.x, there.x - here.x,
+                                   there.x + side - here.x)),
+                         my.eq(Mux(there.y >= here.y, there.y - here.y,
+                                   there.y + side - here.y))]
+            images = [(mx, my), (mx - side, my - side), (mx - side, my), (mx, my - side)]
+            candidates = []
+            for i, (ix, iy) in enumerate(images):
+                cx, cy = Signal(signed(width + 2), name=f"image{i}_x"), \
+                    Signal(signed(width + 2), name=f"image{i}_y")
+                m.d.comb += [cx.eq(ix), cy.eq(iy)]
+                length = Signal(unsigned(width + 2), name=f"image{i}_length")
+                ax, ay = abs(cx), abs(cy)
+                same = ((cx > 0) & (cy > 0)) | ((cx < 0) & (cy < 0))
+                m.d.comb += length.eq(Mux(same, Mux(ax > ay, ax, ay), ax + ay))
+                candidates.append((cx, cy, length))
+            best_x, best_y, best_length = candidates[0]
+            for cx, cy, length in candidates[1:]:
+                shorter = length < best_length
+                best_x, best_y = Mux(shorter, cx, best_x), Mux(shorter, cy, best_y)
+                best_length = Mux(shorter, length, best_length)
+            m.d.comb += [dx.eq(best_x), dy.eq(best_y)]
+        else:
+            m.d.comb += [dx.eq(self._offset(m, here.x, there.x, "x")),
+                         dy.eq(self._offset(m, here.y, there.y, "y"))]
+
+        # The port, by its label.
+        magnitude_x, magnitude_y = abs(dx), abs(dy)
+        sign_x = Mux(dx > 0, 0, 1)  # index within a ± pair: 0 = "+", 1 = "-"
+        sign_y = Mux(dy > 0, 0, 1)
+        x_port, y_port = Signal(range(len(PORTS))), Signal(range(len(PORTS)))
+        z_port, t_port = Signal(range(len(PORTS))), Signal(range(len(PORTS)))
+        m.d.comb += [x_port.eq(PORTS.index("x+") + sign_x), y_port.eq(PORTS.index("y+") + sign_y),
+                     z_port.eq(PORTS.index("z+") + sign_x), t_port.eq(PORTS.index("t+") + sign_y)]
+        wanted = Signal(range(len(PORTS) + 1))  # a PORTS index, len(PORTS) for the PE
+        arrived = (dx == 0) & (dy == 0)
+        dor = Mux(dx != 0, x_port, y_port)
+        routing = network.routing
+        if routing == "dor":
+            move = dor
+        else:
+            same = ((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0))
+            diagonal = Mux(magnitude_x > magnitude_y, x_port,
+                           Mux(magnitude_x == magnitude_y, z_port, y_port))
+            move = Mux(same, diagonal, dor)
+            if routing == "knaive":
+                opposite_signs = ((dx > 0) & (dy < 0)) | ((dx < 0) & (dy > 0))
+                anti = Mux(magnitude_x > magnitude_y, x_port,
+                           Mux(magnitude_x == magnitude_y, t_port, y_port))
+                move = Mux(opposite_signs, anti, move)
+        m.d.comb += wanted.eq(Mux(arrived, len(PORTS), move))
+
+        local = {label: index for index, label in enumerate(self.ports)}
+        present = Signal()
+        m.d.comb += [self.out_port.eq(0), present.eq(0)]
+        with m.Switch(wanted):
+            for index, label in enumerate((*PORTS, PE)):
+                if label in local:
+                    with m.Case(index):
+                        m.d.comb += [self.out_port.eq(local[label]), present.eq(1)]
+        m.d.comb += self.malformed.eq(bad | ~present)
+
+        # Escape scheme: VC and bubble.
+        in_label = self.ports[self.port_index]
+        straight = Const(0, 1)
+        wrapped = Const(0, 1)
+        if in_label != PE and opposite(in_label) in local:
+            straight = wanted == PORTS.index(opposite(in_label))
+        if in_label != PE:
+            travel = opposite(in_label)
+            axis = 1 if travel[0] == "y" else 0
+            step = PORT_VECTORS[travel][axis]
+            coordinate = (here.x, here.y)[axis]
+            wrapped = coordinate == (0 if step > 0 else side - 1)
+        to_link = ~arrived
+        escape = network.escape if topology.wrap else "none"
+        m.d.comb += [self.vc_mask.eq(1), self.bubble.eq(0)]
+        if escape == "bubble":
+            m.d.comb += self.bubble.eq(to_link & ~straight)
+        elif escape == "dateline":
+            on_one = straight & (self.in_vc[0] | wrapped)
+            m.d.comb += self.vc_mask.eq(Mux(to_link & on_one, 0b10, 0b01))
+        return m

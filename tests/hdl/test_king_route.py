@@ -1,0 +1,118 @@
+"""King-family route compute in the Amaranth simulator, against the reference model.
+
+Expected ports come from :func:`twinnet.model.king.routing_port` (the routing record of 002
+§3 from the router's coordinates); expected bubble flags and dateline VCs from
+:func:`twinnet.model.king.scheme_channels` on the two hops that bring a packet in and take it
+out. Every (router, destination) pair of each kind is driven at sides 3 to 6.
+"""
+
+import pytest
+from amaranth.sim import Simulator
+
+from twinnet.hdl.king import router_ports
+from twinnet.hdl.king_route import PE, KingRouteCompute, opposite
+from twinnet.hdl.config import PortConfig, RouterConfig
+from twinnet.model.king import KINDS, routing_port, scheme_channels
+from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict
+
+
+def route_compute(network: KingNetworkConfig, ports, in_port: int) -> KingRouteCompute:
+    vcs = network.vc_count
+    config = RouterConfig(32, 1, tuple(PortConfig("pe") if p == PE else
+                                       PortConfig("network", vcs) for p in ports))
+    return KingRouteCompute(config, in_port, network=network, ports=ports)
+
+
+def run(dut, cases):
+    """Drive ``(here, destination, in_vc)``; return ``(out_port, vc_mask, bubble,
+    malformed)`` of each, sampled combinationally."""
+    results = []
+
+    async def testbench(ctx):
+        for here, there, vc in cases:
+            ctx.set(dut.node_static.x, here[0])
+            ctx.set(dut.node_static.y, here[1])
+            ctx.set(dut.header.x, there[0])
+            ctx.set(dut.header.y, there[1])
+            ctx.set(dut.in_vc, vc)
+            results.append((ctx.get(dut.out_port), ctx.get(dut.vc_mask), ctx.get(dut.bubble),
+                            ctx.get(dut.malformed)))
+
+    sim = Simulator(dut)
+    sim.add_testbench(testbench)
+    sim.run()
+    return results
+
+
+def expected(network: KingNetworkConfig, ports, in_label: str, here, there, vc: int):
+    """``(out_port, vc_mask, bubble, malformed)`` from the model."""
+    topology = network.topology
+    port = routing_port(topology, here, there)
+    if port is None:
+        return ports.index(PE), 1, 0, 0
+    local = ports.index(port)
+    if not topology.wrap or network.escape == "none":
+        return local, 1, 0, 0
+    if in_label == PE:  # injection: a first hop enters its ring on VC 0
+        return local, 1, int(network.escape == "bubble"), 0
+    previous = topology.neighbor(here, in_label)
+    hops = [(previous, opposite(in_label)), (here, port)]
+    scheme = scheme_channels(topology, hops, network.escape)
+    if network.escape == "bubble":
+        return local, 1, int(len(scheme) == 2), 0
+    straight = port == opposite(in_label)
+    out_vc = 1 if straight and vc == 1 else scheme[1][2]
+    return local, 1 << out_vc, 0, 0
+
+
+NETWORKS = [(kind, side, escape) for kind in KINDS for side in (3, 4, 5, 6)
+            for escape in (("bubble", "dateline", "none") if kind in ("T", "DT", "KT")
+                           else ("none",))]
+
+
+@pytest.mark.parametrize("kind, side, escape", NETWORKS,
+                         ids=[f"{k}{s}-{e}" for k, s, e in NETWORKS])
+def test_every_router_and_destination(kind, side, escape):
+    network = king_network_from_dict({"kind": kind, "side": side, "escape": escape})
+    topology = network.topology
+    # One router of every module kind (a torus: one; a mesh: every border shape).
+    shapes = {}
+    for node in topology.nodes():
+        shapes.setdefault(router_ports(network, node), []).append(node)
+    for ports, nodes in shapes.items():
+        for in_port, in_label in enumerate(ports):
+            dut = route_compute(network, ports, in_port)
+            vcs = (0, 1) if network.vc_count == 2 and in_label != PE else (0,)
+            cases = [(here, there, vc) for here in nodes for there in topology.nodes()
+                     for vc in vcs]
+            got = run(dut, cases)
+            want = [expected(network, ports, in_label, *case) for case in cases]
+            mismatches = [(in_label, c, g, w) for c, g, w in zip(cases, got, want) if g != w]
+            assert mismatches == [], mismatches[:5]
+
+
+@pytest.mark.parametrize("side", [3, 5, 6])
+def test_out_of_range_destinations_are_malformed(side):
+    network = king_network_from_dict({"kind": "KT", "side": side})
+    ports = router_ports(network, (0, 0))
+    dut = route_compute(network, ports, ports.index(PE))
+    width = network.coordinate_width
+    cases = [((1, 2), (x, y), 0) for x in range(1 << width) for y in range(1 << width)]
+    got = run(dut, cases)
+    for (_, (x, y), _), (_, _, _, malformed) in zip(cases, got):
+        assert malformed == int(x >= side or y >= side), (x, y)
+
+
+def test_bad_parameters():
+    network = king_network_from_dict({"kind": "KT", "side": 4})
+    ports = router_ports(network, (0, 0))
+    with pytest.raises(ValueError, match="port 'q' is not one of"):
+        route_compute(network, (*ports[:-1], "q"), 0)
+    with pytest.raises(ValueError, match="in_port must be from 0 to 8, not 9"):
+        route_compute(network, ports, 9)
+    mesh = king_network_from_dict({"kind": "M", "side": 4})
+    with pytest.raises(ValueError, match="port 'z\\+' is not one of x\\+, x-, y\\+, y-, pe"):
+        route_compute(mesh, ("z+", "pe"), 0)
+    config = RouterConfig(32, 1, (PortConfig("pe"),))
+    with pytest.raises(TypeError, match="network must be a KingNetworkConfig"):
+        KingRouteCompute(config, 0, network="KT4", ports=("pe",))
