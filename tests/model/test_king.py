@@ -30,6 +30,7 @@ from twinnet.model.king import (
     record_displacement,
     record_length,
     ring_of,
+    routing_path,
     routing_record,
 )
 
@@ -322,3 +323,20 @@ def test_bad_parameters():
         bfs_distances(KingConfig("T", 4), (4, 0))
     with pytest.raises(ValueError, match="scheme must be one of 'plain', 'dateline', 'bubble'"):
         escape_channels(KingConfig("KT", 4), (0, 0), (1, 1), "vc")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_routing_paths_are_minimal_and_go_forward_in_vector_order(kind):
+    """The deterministic routing of the RTL (the record recomputed at every router, its first
+    port in vector order): for every pair at sides 3 to 9 the path arrives in exactly the
+    BFS distance and its ports never go back in vector order (so each ring is entered at
+    most once, which the bubble and the mesh's acyclicity rely on)."""
+    for side in range(3, 10):
+        config = KingConfig(kind, side)
+        for source in config.nodes():
+            distances = bfs_distances(config, source)
+            for destination in config.nodes():
+                hops = routing_path(config, source, destination)
+                assert len(hops) == distances[destination], (side, source, destination)
+                order = [PORTS.index(port) for _, port in hops]
+                assert order == sorted(order), (side, source, destination, hops)
