@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from . import checks
 from .deadlock import ChannelDependencyGraph
-from .king import KingConfig, KINDS, routing_path, scheme_channels
+from .king import KINDS, KingConfig, routing_path, scheme_channels
 
 #: Routing → the kinds it applies to.
 ROUTINGS = {"dor": ("M", "T"), "diagonal": ("DM", "DT"), "knaive": ("KM", "KT")}
@@ -62,8 +62,9 @@ class KingNetworkConfig:
             raise TypeError(f"topology must be a KingConfig, not {self.topology!r}")
         checks.check_choice("routing", self.routing, tuple(ROUTINGS))
         if self.topology.kind not in ROUTINGS[self.routing]:
-            raise ValueError(f"routing {self.routing} applies to {' and '.join(ROUTINGS[self.routing])}, "
-                             f"not {self.topology.kind}")
+            kinds = " and ".join(ROUTINGS[self.routing])
+            raise ValueError(f"routing {self.routing} applies to {kinds} only, not "
+                             f"{self.topology.kind}")
         checks.check_choice("escape", self.escape, ESCAPES)
         if not self.topology.wrap and self.escape != "none":
             raise ValueError(f"escape {self.escape} applies to tori (T, DT, KT); a mesh "

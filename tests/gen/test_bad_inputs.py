@@ -452,7 +452,8 @@ COMBINATIONS = [
            "routing-not-of-the-kind"),
           ("king --kind KM --escape bubble", (flag("--escape"), "bubble", "none"),
            "escape-on-a-mesh"),
-          ("king --flit-width 8", (flag("--flit-width"), "8", "12"), "king-flit-narrower-than-head"),
+          ("king --flit-width 8", (flag("--flit-width"), "8", "12"),
+           "king-flit-narrower-than-head"),
       ]],
     # --radix gives the size; --n/--k give it too.
     *[_combination(c, "--radix 4,4,4 --n 3", flag("--radix"), flag("--n"), label="radix+n")

@@ -9,9 +9,9 @@ out. Every (router, destination) pair of each kind is driven at sides 3 to 6.
 import pytest
 from amaranth.sim import Simulator
 
+from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.king import router_ports
 from twinnet.hdl.king_route import PE, KingRouteCompute, opposite
-from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.model.king import KINDS, routing_port, scheme_channels
 from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict
 
