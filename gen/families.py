@@ -273,41 +273,56 @@ class KingFamily(Family):
             "parameters": config.to_dict(),
             "derived": {"node_count": topology.node_count, "buffer_depth": config.depth,
                         "vc_count": config.vc_count},
-            "terminal_order": "terminal t = x + side * y hangs on router x,y",
-            "route": "route.x and route.y are the destination's coordinates",
-            "malformed": "a destination coordinate >= side (when the side is not a power of "
-                         "two): the packet is dropped at injection and counted on drop_count",
+            "terminal_order": "terminal t = pe + pe_ports * (x + side * y) is PE port pe<pe> "
+                              "of router x,y",
+            "route": "route.x and route.y are the destination's coordinates, route.pe (with "
+                     "several PEs per router) its PE",
+            "malformed": "a destination coordinate >= side or PE >= pe_ports (when the field "
+                         "can hold one): the packet is dropped at injection and counted on "
+                         "drop_count",
             "section": {"kind": topology.kind, "side": topology.side,
-                        "routing": config.routing, "escape": config.escape},
+                        "routing": config.routing, "escape": config.escape,
+                        "pe_ports": config.pe_ports},
         }
 
     def terminal_count(self, config) -> int:
-        return config.topology.node_count
+        return config.terminal_count
 
     def header_width(self, config) -> int:
         return config.header_width
 
     def terminal_label(self, config, terminal: int) -> str:
-        return king_network.node_label(config.node_of(terminal))
+        label = king_network.node_label(config.node_of(terminal))
+        return f"{label}/pe{config.pe_of(terminal)}" if config.pe_ports > 1 else label
 
     def destination(self, config, terminal: int) -> dict[str, int]:
         x, y = config.node_of(terminal)
-        return {"route.x": x, "route.y": y}
+        pe = {"route.pe": config.pe_of(terminal)} if config.pe_width else {}
+        return {"route.x": x, "route.y": y, **pe}
 
     def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
-        side, width = config.topology.side, config.coordinate_width
-        if (1 << width) == side:
+        side = config.topology.side
+        # Each field with its count of valid values and its width.
+        fields = {"route.x": (side, config.coordinate_width),
+                  "route.y": (side, config.coordinate_width)}
+        if config.pe_width:
+            fields["route.pe"] = (config.pe_ports, config.pe_width)
+        spare = [name for name, (count, width) in fields.items() if (1 << width) > count]
+        if not spare:
             return None
-        fields = {"route.x": rng.randrange(side), "route.y": rng.randrange(side)}
-        fields[rng.choice(list(fields))] = rng.randrange(side, 1 << width)
-        return fields
+        values = {name: rng.randrange(count) for name, (count, _) in fields.items()}
+        name = rng.choice(spare)
+        count, width = fields[name]
+        values[name] = rng.randrange(count, 1 << width)
+        return values
 
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         return king_network.router_hops(config, source, destination)
 
     def terminal_digits(self, config) -> list[tuple[str, int]]:
         side = config.topology.side
-        return [("route.x", side), ("route.y", side)]
+        pe = [("route.pe", config.pe_ports)] if config.pe_width else []
+        return [*pe, ("route.x", side), ("route.y", side)]
 
     def deadlock(self, config) -> dict:
         graph = king_network.dependency_graph(config)

@@ -11,6 +11,7 @@ from twinnet.model.king import KINDS
 from twinnet.model.king_network import (
     ESCAPES,
     KING_KEYS,
+    MAX_PE_PORTS,
     MAX_SIDE,
     ROUTINGS,
     king_network_from_dict,
@@ -61,12 +62,13 @@ PRESETS.update({
 FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mode": "mode",
          "flit_width": "flit_width", "packet_length": "packet_length",
          "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports",
-         "kind": "kind", "side": "side", "routing": "routing", "escape": "escape"}
+         "kind": "kind", "side": "side", "routing": "routing", "escape": "escape",
+         "pe_ports": "pe_ports"}
 #: The family-specific flags each family takes (the others are common to all).
 FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
                 "torus": ("n", "k", "radix", "config", "mode"),
                 "fat-tree": ("n", "k", "split", "internal_ports", "plain"),
-                "king": ("kind", "side", "routing", "escape")}
+                "king": ("kind", "side", "routing", "escape", "pe_ports")}
 #: Which family a preset's or a TOML file's ``topology`` describes (tori: either torus family).
 TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
                    "king": "king"}
@@ -149,6 +151,10 @@ def add_network_args(parser) -> None:
                       help="deadlock avoidance on the tori: bubble (one VC, room for two "
                            "packets to enter a ring; the default), dateline (two VCs) or none "
                            "(one VC: can deadlock); meshes take none")
+    king.add_argument("--pe-ports", type=parse.integer,
+                      help=f"PEs per router, 1 to {MAX_PE_PORTS} (002's parallel injection: "
+                           "offer a king torus more than one flit per node and cycle; "
+                           "default 1)")
 
 
 def _flag(dest: str) -> str:

@@ -1,7 +1,8 @@
 """The king family's netlist: one router per node of an M, DM, KM, T, DT or KT network (002),
-each with its links in vector order and one PE port.
+each with its links in vector order and its PE ports.
 
-Router labels are ``x,y``; port labels are the model's (``x+`` … ``t-``, ``pe``). A link from
+Router labels are ``x,y``; port labels are the model's (``x+`` … ``t-``) and ``pe0`` … for the
+PE ports. A link from
 output ``p`` of one router enters the neighbour's input ``opposite(p)``, the port facing back.
 On a torus every router has every port of the kind, so one module serves the network; on a
 mesh the routers differ by the ports the border leaves out, one module per distinct set (up to
@@ -14,7 +15,7 @@ import functools
 from twinnet.model.king_network import KingNetworkConfig, node_label
 
 from .config import PortConfig, RouterConfig
-from .king_route import PE, KingRouteCompute, opposite
+from .king_route import KingRouteCompute, is_pe, opposite, pe_label
 from .network import DROP_COUNT_WIDTH, Channel, Netlist, RouterInstance, Terminal
 from .router import Router
 
@@ -26,15 +27,16 @@ def verilog_label(port: str) -> str:
 
 def router_ports(network: KingNetworkConfig, node: tuple[int, int]) -> tuple[str, ...]:
     """The ports of the router at ``node`` in local order: its links in vector order, then
-    ``pe``."""
-    return (*(port for port, _ in network.topology.neighbors(node)), PE)
+    its PE ports ``pe0`` …"""
+    return (*(port for port, _ in network.topology.neighbors(node)),
+            *map(pe_label, range(network.pe_ports)))
 
 
 def router(network: KingNetworkConfig, ports: tuple[str, ...]) -> Router:
     """A router with ``ports`` (labels in local order); links are bubble ports under the
     bubble escape on a torus and carry :attr:`KingNetworkConfig.vc_count` VCs."""
     bubble = network.topology.wrap and network.escape == "bubble"
-    configs = tuple(PortConfig("pe", 1, network.depth, name=PE) if port == PE else
+    configs = tuple(PortConfig("pe", 1, network.depth, name=port) if is_pe(port) else
                     PortConfig("network", network.vc_count, network.depth, bubble=bubble,
                                name=verilog_label(port)) for port in ports)
     config = RouterConfig(network.flit_width, network.packet_length, configs,
@@ -66,6 +68,7 @@ def netlist(network: KingNetworkConfig) -> Netlist:
             channels.append(Channel(len(channels), node_label(node), local[node][port],
                                     node_label(neighbour), local[neighbour][opposite(port)],
                                     port, opposite(port), network.vc_count))
-    terminals = [Terminal(node_label(node), local[node][PE])
-                 for node in map(network.node_of, range(topology.node_count))]
+    terminals = [Terminal(node_label(network.node_of(t)),
+                          local[network.node_of(t)][pe_label(network.pe_of(t))])
+                 for t in range(network.terminal_count)]
     return Netlist(kinds, routers, channels, terminals)

@@ -23,11 +23,14 @@ rings, y for the y rings), and a turn starts on VC 0. The input port is fixed pe
 "straight on" and "the hop that brought it here wrapped" are a comparison with a constant port
 and one coordinate.
 
-``malformed``: a destination coordinate ``>= side`` (when its field can hold one), or a port
-this router lacks (on a mesh border; minimal routing never asks for one).
+On arrival the packet leaves through the PE port the header's ``pe`` field names (with
+several PEs per router).
+
+``malformed``: a destination coordinate ``>= side`` or PE ``>= pe_ports`` (when its field can
+hold one), or a port this router lacks (on a mesh border; minimal routing never asks for one).
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Array, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 
 from twinnet.model.king import PORT_VECTORS, PORTS
@@ -36,15 +39,29 @@ from twinnet.model.king_network import KingNetworkConfig
 from .config import RouterConfig
 from .route_compute import RouteCompute
 
-#: The local port label of the PE.
-PE = "pe"
+def pe_label(pe: int) -> str:
+    """The local label of a router's PE port ``pe``: ``pe0``, ``pe1``, …"""
+    return f"pe{pe}"
+
+
+def is_pe(label: str) -> bool:
+    return label.startswith("pe")
 
 
 def coordinate_layout(network: KingNetworkConfig) -> data.StructLayout:
     """A node's coordinates ``x``, ``y`` (:attr:`KingNetworkConfig.coordinate_width` bits each):
-    the destination in the header, the router's own on ``node_static``."""
+    the router's own, on ``node_static``."""
     width = unsigned(network.coordinate_width)
     return data.StructLayout({"x": width, "y": width})
+
+
+def destination_layout(network: KingNetworkConfig) -> data.StructLayout:
+    """The head flit's route fields: the destination's coordinates ``x``, ``y`` and, with
+    several PEs per router, its ``pe`` (:attr:`KingNetworkConfig.pe_width` bits)."""
+    fields = dict(coordinate_layout(network).members)
+    if network.pe_width:
+        fields["pe"] = unsigned(network.pe_width)
+    return data.StructLayout(fields)
 
 
 def opposite(port: str) -> str:
@@ -56,15 +73,16 @@ def opposite(port: str) -> str:
 class KingRouteCompute(RouteCompute):
     """Deterministic king-family routing for one input port (see the module docstring).
 
-    Implements :class:`twinnet.hdl.route_compute.RouteCompute` with ``header`` and
-    ``node_static`` both :func:`coordinate_layout`.
+    Implements :class:`twinnet.hdl.route_compute.RouteCompute` with ``header`` a
+    :func:`destination_layout` and ``node_static`` a :func:`coordinate_layout`.
 
     Parameters:
         config: the router's configuration; ``config.port_count`` must be ``len(ports)``.
         in_port: the input port this instance serves.
         network: the :class:`~twinnet.model.king_network.KingNetworkConfig`.
         ports: the router's port labels in local index order: ports of the kind (``x+`` …
-            ``t-``, each at most once) and ``pe``.
+            ``t-``, each at most once) and its PE ports ``pe0`` … (:func:`pe_label`), all
+            ``network.pe_ports`` of them.
 
     Raises ``TypeError``/``ValueError`` before building anything when the parameters do not
     fit together. Build instances through the router with ``functools.partial(
@@ -79,8 +97,8 @@ class KingRouteCompute(RouteCompute):
             self._MustUse__silence = True  # a rejected component is not an unused one
             raise
         self.network, self.ports = network, tuple(ports)
-        layout = coordinate_layout(network)
-        super().__init__(config, in_port, header_layout=layout, static_layout=layout)
+        super().__init__(config, in_port, header_layout=destination_layout(network),
+                         static_layout=coordinate_layout(network))
 
     @staticmethod
     def _check(config, in_port, network, ports) -> None:
@@ -89,12 +107,15 @@ class KingRouteCompute(RouteCompute):
         if not isinstance(network, KingNetworkConfig):
             raise TypeError(f"network must be a KingNetworkConfig, not {network!r}")
         ports = tuple(ports)
-        allowed = (*network.topology.ports, PE)
+        pes = tuple(map(pe_label, range(network.pe_ports)))
+        allowed = (*network.topology.ports, *pes)
         for port in ports:
             if port not in allowed:
                 raise ValueError(f"port {port!r} is not one of {', '.join(allowed)}")
         if len(set(ports)) != len(ports):
             raise ValueError(f"ports must be distinct, not {ports}")
+        if not set(pes) <= set(ports):
+            raise ValueError(f"ports must hold every PE port ({', '.join(pes)}), not {ports}")
         if config.port_count != len(ports):
             raise ValueError(f"{len(ports)} port labels for a router of {config.port_count} "
                              "ports")
@@ -123,6 +144,9 @@ class KingRouteCompute(RouteCompute):
         for coordinate in (there.x, there.y):
             if (1 << width) > side:
                 bad = bad | (coordinate >= side)
+        pes = network.pe_ports
+        if network.pe_width and (1 << network.pe_width) > pes:
+            bad = bad | (there.pe >= pes)
 
         dx = Signal(signed(width + 2))
         dy = Signal(signed(width + 2))
@@ -163,7 +187,7 @@ class KingRouteCompute(RouteCompute):
         z_port, t_port = Signal(range(len(PORTS))), Signal(range(len(PORTS)))
         m.d.comb += [x_port.eq(PORTS.index("x+") + sign_x), y_port.eq(PORTS.index("y+") + sign_y),
                      z_port.eq(PORTS.index("z+") + sign_x), t_port.eq(PORTS.index("t+") + sign_y)]
-        wanted = Signal(range(len(PORTS) + 1))  # a PORTS index, len(PORTS) for the PE
+        wanted = Signal(range(len(PORTS) + 1))  # a PORTS index, len(PORTS) for a PE
         arrived = (dx == 0) & (dy == 0)
         dor = Mux(dx != 0, x_port, y_port)
         routing = network.routing
@@ -182,22 +206,26 @@ class KingRouteCompute(RouteCompute):
         m.d.comb += wanted.eq(Mux(arrived, len(PORTS), move))
 
         local = {label: index for index, label in enumerate(self.ports)}
+        pe_port = Array(local[pe_label(pe)] for pe in range(pes))[there.pe] if pes > 1 \
+            else local[pe_label(0)]
         present = Signal()
         m.d.comb += [self.out_port.eq(0), present.eq(0)]
         with m.Switch(wanted):
-            for index, label in enumerate((*PORTS, PE)):
+            for index, label in enumerate(PORTS):
                 if label in local:
                     with m.Case(index):
                         m.d.comb += [self.out_port.eq(local[label]), present.eq(1)]
+            with m.Case(len(PORTS)):
+                m.d.comb += [self.out_port.eq(pe_port), present.eq(1)]
         m.d.comb += self.malformed.eq(bad | ~present)
 
         # Escape scheme: VC and bubble.
         in_label = self.ports[self.port_index]
         straight = Const(0, 1)
         wrapped = Const(0, 1)
-        if in_label != PE and opposite(in_label) in local:
+        if not is_pe(in_label) and opposite(in_label) in local:
             straight = wanted == PORTS.index(opposite(in_label))
-        if in_label != PE:
+        if not is_pe(in_label):
             travel = opposite(in_label)
             axis = 1 if travel[0] == "y" else 0
             step = PORT_VECTORS[travel][axis]

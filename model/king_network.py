@@ -17,7 +17,9 @@ Deadlock (the ``escape`` scheme, tori only; a mesh's paths are acyclic on one VC
 - ``none``: one VC, no bubble: the rings close cycles and the network can deadlock (kept to
   show it).
 
-One PE per router: terminal ``t = x + side * y`` hangs on router ``(x, y)``.
+``pe_ports`` PEs per router (002 Table 2's parallel injection, so that a king torus can be
+offered more than one flit per node and cycle): terminal ``t = p + pe_ports * (x + side * y)``
+is PE ``p`` of router ``(x, y)``.
 """
 
 from dataclasses import dataclass
@@ -32,9 +34,11 @@ ROUTINGS = {"dor": ("M", "T"), "diagonal": ("DM", "DT"), "knaive": ("KM", "KT")}
 ESCAPES = ("bubble", "dateline", "none")
 #: Largest side: 32 × 32 = 1,024 routers, the largest network of the papers.
 MAX_SIDE = 32
+#: Most PEs per router (a king router then has 16 ports).
+MAX_PE_PORTS = 8
 #: Keys a king description may hold.
-KING_KEYS = ("topology", "kind", "side", "routing", "escape", "flit_width", "packet_length",
-             "buffer_depth")
+KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "flit_width",
+             "packet_length", "buffer_depth")
 #: The scheme of :func:`twinnet.model.king.scheme_channels` each escape checks with.
 _SCHEMES = {"bubble": "bubble", "dateline": "dateline", "none": "plain"}
 
@@ -47,12 +51,13 @@ def default_routing(kind: str) -> str:
 class KingNetworkConfig:
     """A king-family network: ``topology`` (a :class:`KingConfig`), ``routing`` (a key of
     :data:`ROUTINGS` that applies to the kind), ``escape`` (:data:`ESCAPES`; ``none`` on a
-    mesh) and the router sizes, as for a twin torus: ``buffer_depth`` ``None`` is two
-    packets."""
+    mesh), ``pe_ports`` (PEs per router) and the router sizes, as for a twin torus:
+    ``buffer_depth`` ``None`` is two packets."""
 
     topology: KingConfig
     routing: str
     escape: str
+    pe_ports: int = 1
     flit_width: int = 32
     packet_length: int = 4
     buffer_depth: int | None = None
@@ -69,6 +74,7 @@ class KingNetworkConfig:
         if not self.topology.wrap and self.escape != "none":
             raise ValueError(f"escape {self.escape} applies to tori (T, DT, KT); a mesh "
                              f"({self.topology.kind}) has no ring and takes 'none'")
+        checks.check_int("pe_ports", self.pe_ports, minimum=1, maximum=MAX_PE_PORTS)
         checks.check_int("flit_width", self.flit_width, minimum=1)
         checks.check_int("packet_length", self.packet_length, minimum=1)
         if self.buffer_depth is not None:
@@ -90,18 +96,27 @@ class KingNetworkConfig:
         return max(1, (self.topology.side - 1).bit_length())
 
     @property
+    def pe_width(self) -> int:
+        """Bits of the destination's PE field (none with one PE per router)."""
+        return (self.pe_ports - 1).bit_length()
+
+    @property
+    def terminal_count(self) -> int:
+        return self.pe_ports * self.topology.node_count
+
+    @property
     def source_width(self) -> int:
-        return max(1, (self.topology.node_count - 1).bit_length())
+        return max(1, (self.terminal_count - 1).bit_length())
 
     @property
     def header_width(self) -> int:
-        return 2 * self.coordinate_width + self.source_width
+        return 2 * self.coordinate_width + self.pe_width + self.source_width
 
     @property
     def name(self) -> str:
-        """``king_kt8_knaive_bubble``, plus ``_w``/``_l``/``_d`` for non-default sizes as for a
-        twin torus."""
-        suffix = ""
+        """``king_kt8_knaive_bubble``, plus ``_p`` and the PEs per router when more than one
+        and ``_w``/``_l``/``_d`` for non-default sizes as for a twin torus."""
+        suffix = f"_p{self.pe_ports}" if self.pe_ports > 1 else ""
         if self.flit_width != 32:
             suffix += f"_w{self.flit_width}"
         if self.packet_length != 4:
@@ -112,15 +127,18 @@ class KingNetworkConfig:
 
     def to_dict(self) -> dict:
         return {"topology": "king", "kind": self.topology.kind, "side": self.topology.side,
-                "routing": self.routing, "escape": self.escape, "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
+                "routing": self.routing, "escape": self.escape, "pe_ports": self.pe_ports,
+                "flit_width": self.flit_width, "packet_length": self.packet_length,
+                "buffer_depth": self.buffer_depth}
 
     def node_of(self, terminal: int) -> tuple[int, int]:
-        side = self.topology.side
-        return terminal % side, terminal // side
+        """The router of terminal ``terminal``."""
+        node, side = terminal // self.pe_ports, self.topology.side
+        return node % side, node // side
 
-    def terminal_of(self, node: tuple[int, int]) -> int:
-        return node[0] + self.topology.side * node[1]
+    def pe_of(self, terminal: int) -> int:
+        """Which of its router's PEs terminal ``terminal`` is."""
+        return terminal % self.pe_ports
 
 
 def king_network_from_dict(values: dict, labels: dict | str = "configuration"
@@ -128,7 +146,7 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     """Build a :class:`KingNetworkConfig` from plain values (the keys of :data:`KING_KEYS`;
     :meth:`KingNetworkConfig.to_dict` writes them). ``kind`` defaults to KT, ``side`` to 8,
     ``routing`` to the kind's (dor, diagonal or knaive), ``escape`` to bubble on a torus and
-    none on a mesh. ``labels`` names each key in messages, as for
+    none on a mesh, ``pe_ports`` to 1. ``labels`` names each key in messages, as for
     :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
     naming the label, the value and what is allowed, before anything is built."""
     from .network import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, MAX_PACKET_LENGTH
@@ -158,6 +176,8 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     if not topology.wrap and escape != "none":
         raise ValueError(f"{names.get('escape', 'escape')} {escape}: applies to tori (T, DT, "
                          f"KT) only; the mesh {kind} has no ring and must take 'none'")
+    pe_ports = checks.check_int(names.get("pe_ports", "pe_ports"), values.get("pe_ports", 1),
+                                minimum=1, maximum=MAX_PE_PORTS)
     flit_width = checks.check_int(names.get("flit_width", "flit_width"),
                                   values.get("flit_width", 32), minimum=1,
                                   maximum=MAX_FLIT_WIDTH)
@@ -168,12 +188,12 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     if buffer_depth is not None:
         buffer_depth = checks.check_int(names.get("buffer_depth", "buffer_depth"), buffer_depth,
                                         minimum=packet_length, maximum=MAX_BUFFER_DEPTH)
-    network = KingNetworkConfig(topology, routing, escape, flit_width, packet_length,
+    network = KingNetworkConfig(topology, routing, escape, pe_ports, flit_width, packet_length,
                                 buffer_depth)
     if flit_width < network.header_width:
         raise ValueError(f"{names.get('flit_width', 'flit_width')} {flit_width}: a head flit "
                          f"of {network.name.split('_')[1].upper()} needs {network.header_width} "
-                         f"bits (two coordinates and the source)")
+                         f"bits (two coordinates, the PE and the source)")
     return network
 
 

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 936 in ``VALUE_FLAGS``, 118 missing values, 131
+Case count (pytest items, one per case): 966 in ``VALUE_FLAGS``, 121 missing values, 134
 combinations, 102 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1302 in all (``test_case_count`` keeps this sentence honest).
+this count — 1338 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -85,6 +85,7 @@ MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.gen.sim_cmd", "twinne
 MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.gen.sim_cmd")
 MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.gen.sim_cmd")
 MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
+MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -386,6 +387,7 @@ VALUE_FLAGS = [
     (NETWORK, "--side", INTEGER + [("below-3", "2", LOWER, "3"), above(MAX_SIDE)], ("king",)),
     (NETWORK, "--routing", CHOICE, ("king",)),
     (NETWORK, "--escape", CHOICE, ("king",)),
+    (NETWORK, "--pe-ports", INTEGER + [above(MAX_PE_PORTS)], ("king",)),
     (NETWORK, "--split", SPLIT, ("fat-tree",)),
     (NETWORK, "--internal-ports", INTEGER, ("fat-tree",)),
     (TRAFFIC, "--traffic", CHOICE, ()),
@@ -444,6 +446,7 @@ COMBINATIONS = [
           ("ring", ("FAMILY", "ring", "one of"), "unknown-family"),
           ("fat-tree --k 4 --n 5", (flag("--k"), flag("--n"), "256"), "fat-tree-too-big"),
           ("king --k 4", (flag("--k"), "king"), "king+k"),
+          ("--pe-ports 2", (flag("--pe-ports"), "twin-torus"), "twin+pe-ports"),
           ("king --mode vc", (flag("--mode"), "king"), "king+mode"),
           ("fat-tree --side 4", (flag("--side"), "fat-tree"), "fat-tree+side"),
           ("--kind KT", (flag("--kind"), "twin-torus"), "twin+kind"),

@@ -11,14 +11,14 @@ from amaranth.sim import Simulator
 
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.king import router_ports
-from twinnet.hdl.king_route import PE, KingRouteCompute, opposite
+from twinnet.hdl.king_route import KingRouteCompute, is_pe, opposite, pe_label
 from twinnet.model.king import KINDS, routing_port, scheme_channels
 from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict
 
 
 def route_compute(network: KingNetworkConfig, ports, in_port: int) -> KingRouteCompute:
     vcs = network.vc_count
-    config = RouterConfig(32, 1, tuple(PortConfig("pe") if p == PE else
+    config = RouterConfig(32, 1, tuple(PortConfig("pe") if is_pe(p) else
                                        PortConfig("network", vcs) for p in ports))
     return KingRouteCompute(config, in_port, network=network, ports=ports)
 
@@ -29,11 +29,13 @@ def run(dut, cases):
     results = []
 
     async def testbench(ctx):
-        for here, there, vc in cases:
+        for here, there, vc, *pe in cases:
             ctx.set(dut.node_static.x, here[0])
             ctx.set(dut.node_static.y, here[1])
             ctx.set(dut.header.x, there[0])
             ctx.set(dut.header.y, there[1])
+            if pe:
+                ctx.set(dut.header.pe, pe[0])
             ctx.set(dut.in_vc, vc)
             results.append((ctx.get(dut.out_port), ctx.get(dut.vc_mask), ctx.get(dut.bubble),
                             ctx.get(dut.malformed)))
@@ -49,11 +51,11 @@ def expected(network: KingNetworkConfig, ports, in_label: str, here, there, vc: 
     topology = network.topology
     port = routing_port(topology, here, there)
     if port is None:
-        return ports.index(PE), 1, 0, 0
+        return ports.index(pe_label(0)), 1, 0, 0
     local = ports.index(port)
     if not topology.wrap or network.escape == "none":
         return local, 1, 0, 0
-    if in_label == PE:  # injection: a first hop enters its ring on VC 0
+    if is_pe(in_label):  # injection: a first hop enters its ring on VC 0
         return local, 1, int(network.escape == "bubble"), 0
     previous = topology.neighbor(here, in_label)
     hops = [(previous, opposite(in_label)), (here, port)]
@@ -82,7 +84,7 @@ def test_every_router_and_destination(kind, side, escape):
     for ports, nodes in shapes.items():
         for in_port, in_label in enumerate(ports):
             dut = route_compute(network, ports, in_port)
-            vcs = (0, 1) if network.vc_count == 2 and in_label != PE else (0,)
+            vcs = (0, 1) if network.vc_count == 2 and not is_pe(in_label) else (0,)
             cases = [(here, there, vc) for here in nodes for there in topology.nodes()
                      for vc in vcs]
             got = run(dut, cases)
@@ -95,7 +97,7 @@ def test_every_router_and_destination(kind, side, escape):
 def test_out_of_range_destinations_are_malformed(side):
     network = king_network_from_dict({"kind": "KT", "side": side})
     ports = router_ports(network, (0, 0))
-    dut = route_compute(network, ports, ports.index(PE))
+    dut = route_compute(network, ports, ports.index(pe_label(0)))
     width = network.coordinate_width
     cases = [((1, 2), (x, y), 0) for x in range(1 << width) for y in range(1 << width)]
     got = run(dut, cases)
@@ -111,8 +113,32 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="in_port must be from 0 to 8, not 9"):
         route_compute(network, ports, 9)
     mesh = king_network_from_dict({"kind": "M", "side": 4})
-    with pytest.raises(ValueError, match="port 'z\\+' is not one of x\\+, x-, y\\+, y-, pe"):
-        route_compute(mesh, ("z+", "pe"), 0)
+    with pytest.raises(ValueError, match="port 'z\\+' is not one of x\\+, x-, y\\+, y-, pe0"):
+        route_compute(mesh, ("z+", "pe0"), 0)
+    with pytest.raises(ValueError, match="must hold every PE port"):
+        route_compute(mesh, ("x+",), 0)
     config = RouterConfig(32, 1, (PortConfig("pe"),))
     with pytest.raises(TypeError, match="network must be a KingNetworkConfig"):
-        KingRouteCompute(config, 0, network="KT4", ports=("pe",))
+        KingRouteCompute(config, 0, network="KT4", ports=("pe0",))
+
+
+@pytest.mark.parametrize("pes", [2, 3, 4])
+def test_several_pe_ports(pes):
+    """With ``pes`` PEs per router a packet arriving leaves through the PE port its header
+    names, from every input; elsewhere the route is the model's; a PE field ``>= pes`` (three
+    PEs: 3) is malformed."""
+    network = king_network_from_dict({"kind": "KT", "side": 4, "pe_ports": pes})
+    ports = router_ports(network, (0, 0))
+    assert ports[-pes:] == tuple(f"pe{j}" for j in range(pes))
+    width = network.pe_width
+    for in_port, in_label in enumerate(ports):
+        dut = route_compute(network, ports, in_port)
+        cases = [((1, 2), there, 0, pe) for there in network.topology.nodes()
+                 for pe in range(1 << width)]
+        for (here, there, _, pe), got in zip(cases, run(dut, cases)):
+            if pe >= pes:
+                assert got[3] == 1, (in_label, there, pe)
+                continue
+            port = routing_port(network.topology, here, there)
+            want = ports.index(f"pe{pe}") if port is None else ports.index(port)
+            assert (got[0], got[3]) == (want, 0), (in_label, there, pe)

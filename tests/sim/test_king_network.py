@@ -6,7 +6,8 @@ its first port in vector order, with the dateline's VCs); every packet is delive
 once, intact, in order per pair. Under the all-pairs pattern the RTL's mean hop count must be
 the topology's average distance over distinct pairs, from the model's breadth-first search
 (:func:`twinnet.model.king.distance_summary`, which counts a node to itself: scaled by
-N/(N-1)): minimal routing shown in hardware.
+N/(N-1), and with several PEs per router weighted by the PE pairs): minimal routing shown
+in hardware.
 """
 
 import os
@@ -33,10 +34,11 @@ CASES = {
     "DT4-dateline": {"kind": "DT", "side": 4, "escape": "dateline"},
     "T4-dateline": {"kind": "T", "side": 4, "escape": "dateline"},
     "KT6": {"kind": "KT", "side": 6},
+    "KT4-p3": {"kind": "KT", "side": 4, "pe_ports": 3},
 }
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
 DEFAULT = {("KT5", "icarus"), ("DT5", "icarus"), ("KM5", "verilator"),
-           ("KT4-dateline", "verilator"), ("T5", "verilator")}
+           ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator")}
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:
@@ -60,11 +62,13 @@ def test_every_hop_follows_the_model(name, simulator):
     results = simulate(name, simulator, tests)
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == 2000 and uniform["hops_checked"]
-    nodes = network.topology.node_count
+    terminals, pes = network.terminal_count, network.pe_ports
     pairs = results["all_pairs"]
-    assert pairs["packets"] == nodes * (nodes - 1) and pairs["hops_checked"]
+    assert pairs["packets"] == terminals * (terminals - 1) and pairs["hops_checked"]
+    # Every ordered pair of nodes carries pes * pes terminal pairs (a node to itself: 0 hops).
     summary = distance_summary(network.topology)
-    assert pairs["mean_hops"] == pytest.approx(summary.distance_sum / (nodes * (nodes - 1)))
+    assert pairs["mean_hops"] == pytest.approx(
+        pes * pes * summary.distance_sum / (terminals * (terminals - 1)))
     if "malformed_dropped" in tests:
         assert results["malformed_dropped"]["drop_count"] == 30
 
