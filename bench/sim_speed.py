@@ -17,16 +17,20 @@ packets/PE/cycle, where the issue asks traffic in hardware to be at least 10× f
 cocotb path; the 8×8 torus with 2 VCs, 8-flit buffers per VC and 4-flit packets at 0.1 and 0.3
 flits/PE/cycle, where BookSim 2 simulates 27,600 and 10,100 cycles/s on this machine (the
 issue's anchors; it asks for 10,000 at 0.3). Each build starts from an empty folder and is
-timed (generation, Verilator and the C++ compiler); the load average at the start of every
-run is recorded. Writes ``bench/results/sim_speed.json`` (override with ``--out``). Usage::
+timed (generation, Verilator and the C++ compiler); every way then runs ``--repeats`` times on
+its build (the same point, the same counts) and the median speed is the one compared, since
+a single run on a shared 2-core machine can lose a third of its speed to a neighbour. The
+load average at the start of every run is recorded. Writes ``bench/results/sim_speed.json``
+(override with ``--out``). Usage::
 
-    .venv/bin/python bench/sim_speed.py [--cycles 10000]
+    .venv/bin/python bench/sim_speed.py [--cycles 10000] [--repeats 3]
 """
 
 import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -48,45 +52,61 @@ CASES = {
 }
 
 
-def timed(network, build_dir: Path, tests: dict) -> tuple[dict, float, float]:
-    """Run ``tests`` from an empty build folder; return the results, the build's seconds
-    (everything before the simulation) and the load average at the start."""
+def timed(network, build_dir: Path, tests: dict, repeats: int) -> tuple[list, float, list]:
+    """Run ``tests`` ``repeats`` times, the first from an empty build folder; return every
+    run's results, the seconds of the first (the build and its simulation) and the load
+    average at the start of every run."""
     shutil.rmtree(build_dir, ignore_errors=True)
-    load_average = os.getloadavg()[0]
-    started = time.perf_counter()
-    results = network_sim.simulate(network, "verilator", build_dir, tests, log=True)
-    return results, time.perf_counter() - started, load_average
+    runs, loads, first = [], [], 0.0
+    for repeat in range(repeats):
+        loads.append(os.getloadavg()[0])
+        started = time.perf_counter()
+        runs.append(network_sim.simulate(network, "verilator", build_dir, tests, log=True))
+        if repeat == 0:
+            first = time.perf_counter() - started
+    return runs, first, loads
 
 
-def hardware_run(network, build_dir: Path, rate: float, cycles: int, engine: str) -> dict:
-    results, seconds, load_average = timed(network, build_dir, {network_sim.TRAFFIC_TEST: {
+def summary(speeds: list[float], **fields) -> dict:
+    """The median of ``speeds`` (cycles/s) with every run's, and ``fields``."""
+    return {"cycles_per_second": statistics.median(speeds), "runs_cycles_per_second": speeds,
+            **fields}
+
+
+def hardware_run(network, build_dir: Path, rate: float, cycles: int, engine: str,
+                 repeats: int) -> dict:
+    runs, seconds, loads = timed(network, build_dir, {network_sim.TRAFFIC_TEST: {
         "points": [{"pattern": "uniform", "rate": rate, "warmup": 1000, "measure": cycles}],
-        "engine": engine}})
-    point = results[network_sim.TRAFFIC_TEST]["points"][0]
-    return {"cycles_per_second": point["cycles_per_second"], "cycles": point["cycles"],
-            "mean_latency": point["mean_latency"],
-            "accepted_flits_per_pe_cycle": point["accepted_flits_per_pe_cycle"],
-            "build_seconds": seconds - point["wall_seconds"], "load_average": load_average}
+        "engine": engine}}, repeats)
+    points = [results[network_sim.TRAFFIC_TEST]["points"][0] for results in runs]
+    point = points[0]
+    return summary([p["cycles_per_second"] for p in points], cycles=point["cycles"],
+                   mean_latency=point["mean_latency"],
+                   accepted_flits_per_pe_cycle=point["accepted_flits_per_pe_cycle"],
+                   build_seconds=seconds - point["wall_seconds"], load_averages=loads)
 
 
-def cocotb_run(network, build_dir: Path, rate: float, cycles: int, pes: int) -> dict:
-    results, seconds, load_average = timed(network, build_dir, {"uniform_traffic": {
-        "packets": round(rate * pes * cycles), "rate": rate}})
-    uniform = results["uniform_traffic"]
+def cocotb_run(network, build_dir: Path, rate: float, cycles: int, pes: int,
+               repeats: int) -> dict:
+    runs, seconds, loads = timed(network, build_dir, {"uniform_traffic": {
+        "packets": round(rate * pes * cycles), "rate": rate}}, repeats)
+    uniforms = [results["uniform_traffic"] for results in runs]
+    uniform = uniforms[0]
     simulated = uniform["cycles"] / uniform["cycles_per_second"]
-    return {"cycles_per_second": uniform["cycles_per_second"], "cycles": uniform["cycles"],
-            "mean_latency": uniform["mean_latency"], "build_seconds": seconds - simulated,
-            "load_average": load_average}
+    return summary([u["cycles_per_second"] for u in uniforms], cycles=uniform["cycles"],
+                   mean_latency=uniform["mean_latency"], build_seconds=seconds - simulated,
+                   load_averages=loads)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--out", type=Path, default=RESULTS / "sim_speed.json")
     args = parser.parse_args()
     result = {"simulator": "verilator", "cpus": os.cpu_count(), "cycles": args.cycles,
-              "cases": {}}
+              "repeats": args.repeats, "cases": {}}
     for name in args.cases.split(","):
         config, loads, anchors = CASES[name]
         network = twin_network_from_dict({key: value for key, value in config.items()
@@ -96,10 +116,11 @@ def main() -> None:
         for load in loads:
             rate = load / length
             program = hardware_run(network, BUILD / name / "program", rate, args.cycles,
-                                   "program")
+                                   "program", args.repeats)
             harness = hardware_run(network, BUILD / name / "harness", rate, args.cycles,
-                                   "cocotb")
-            cocotb = cocotb_run(network, BUILD / name / "cocotb", rate, args.cycles, pes)
+                                   "cocotb", args.repeats)
+            cocotb = cocotb_run(network, BUILD / name / "cocotb", rate, args.cycles, pes,
+                                args.repeats)
             runs[str(load)] = {
                 "program": program, "harness": harness, "cocotb": cocotb,
                 "ratio_program_over_cocotb":

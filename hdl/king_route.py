@@ -39,6 +39,7 @@ from twinnet.model.king_network import KingNetworkConfig
 from .config import RouterConfig
 from .route_compute import RouteCompute
 
+
 def pe_label(pe: int) -> str:
     """The local label of a router's PE port ``pe``: ``pe0``, ``pe1``, …"""
     return f"pe{pe}"
