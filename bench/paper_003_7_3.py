@@ -26,6 +26,8 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from curves import plot_rows
+
 from twinnet.gen.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
 from twinnet.sim_tb import network_sim
@@ -88,31 +90,10 @@ def main() -> None:
 
 
 def _plot(result: dict, path: Path, modes) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    figure, axes = pyplot.subplots(len(modes), 2, figsize=(11, 4 * len(modes)), squeeze=False)
-    for row, mode in enumerate(modes):
-        for configuration in CONFIGURATIONS:
-            points = result["runs"][f"{mode}/{configuration}"]["points"]
-            offered = [p["offered_flits_per_pe_cycle"] for p in points]
-            style = dict(linewidth=2.5, color="black") if configuration == "D" else {}
-            axes[row][0].plot(offered, [p["accepted_flits_per_pe_cycle"] for p in points],
-                              marker="o", label=configuration, **style)
-            axes[row][1].plot(offered, [p["mean_latency"] for p in points], marker="o",
-                              label=configuration, **style)
-        axes[row][0].set_title(f"3DT 4x4x4, {mode}: accepted throughput")
-        axes[row][0].set_xlabel("offered flits/PE/cycle")
-        axes[row][0].set_ylabel("accepted flits/PE/cycle")
-        axes[row][1].set_title(f"3DT 4x4x4, {mode}: mean network latency")
-        axes[row][1].set_xlabel("offered flits/PE/cycle")
-        axes[row][1].set_ylabel("cycles")
-        axes[row][0].legend(ncol=2, fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    pyplot.close(figure)
+    plot_rows(path, [(f"3DT 4x4x4, {mode}", [
+        (configuration, result["runs"][f"{mode}/{configuration}"]["points"],
+         dict(linewidth=2.5, color="black") if configuration == "D" else {})
+        for configuration in CONFIGURATIONS]) for mode in modes], legend_columns=2)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from curves import plot_rows
+
 from twinnet.gen.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
 from twinnet.sim_tb import network_sim
@@ -97,31 +99,9 @@ def main() -> None:
 
 
 def _plot(result: dict, path: Path, sizes) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    figure, axes = pyplot.subplots(len(sizes), 2, figsize=(11, 3.6 * len(sizes)),
-                                   squeeze=False)
-    for row, size in enumerate(sizes):
-        for preset in SIZES[size]:
-            points = result["runs"][preset]["points"]
-            offered = [p["offered_flits_per_pe_cycle"] for p in points]
-            axes[row][0].plot(offered, [p["accepted_flits_per_pe_cycle"] for p in points],
-                              marker="o", label=preset)
-            axes[row][1].plot(offered, [p["mean_latency"] for p in points], marker="o",
-                              label=preset)
-        axes[row][0].set_title(f"{size} PEs, {result['mode']}: accepted throughput")
-        axes[row][0].set_xlabel("offered flits/PE/cycle")
-        axes[row][0].set_ylabel("accepted flits/PE/cycle")
-        axes[row][1].set_title(f"{size} PEs, {result['mode']}: mean network latency")
-        axes[row][1].set_xlabel("offered flits/PE/cycle")
-        axes[row][1].set_ylabel("cycles")
-        axes[row][0].legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    pyplot.close(figure)
+    plot_rows(path, [(f"{size} PEs, {result['mode']}", [
+        (preset, result["runs"][preset]["points"], {}) for preset in SIZES[size]])
+        for size in sizes])
 
 
 if __name__ == "__main__":
