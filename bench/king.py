@@ -1,0 +1,123 @@
+"""002 §4.2 in RTL: saturation throughput of the 16×16 torus, diagonal torus and king torus.
+
+002 Table 3 measures, under uniform traffic on 16×16 tori, 0.45 (T), 0.96 (DT) and 1.49 (KT)
+phits per cycle per node, against bounds of 0.5, 1.0 and 1.5, with 002 Table 2's settings:
+8-phit packets, virtual cut-through with the bubble, 2 VCs, 32 phits of buffer, enough
+injectors per router to saturate the bisection, adaptive routing (2S hop-by-hop on KT).
+
+Here each network is generated with the king family's routing (DOR on T, 002 Alg. 1 on DT,
+Knaive on KT: deterministic, one route per pair), the bubble escape on one VC with the same
+32 phits per input port, 8-flit packets and ``--pe-ports`` PEs per router (two by default:
+each PE port takes at most one flit per cycle, and KT's bound is 1.5), and swept over offered
+loads on Verilator (the C++ program of :mod:`twinnet.sim_tb.traffic_program`), every packet
+checked end to end. Beside each measured saturation it writes the model's bound for the
+routing actually built: one over the largest channel load of its paths under uniform traffic
+(:func:`twinnet.model.traffic.channel_loads`), per node. Deterministic routing loads the
+channels less evenly than adaptive routing, so the bound itself can sit below 002's.
+
+Writes ``bench/results/king.json`` (every point; per network the peak accepted throughput per
+node, the model's bound and 002's figure) and ``king.png``. Usage::
+
+    .venv/bin/python bench/king.py [--kinds T,DT,KT] [--side 16] [--pe-ports 2]
+"""
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from curves import plot_rows
+
+from twinnet.gen.families import FAMILIES
+from twinnet.model.king_network import king_network_from_dict
+from twinnet.model.traffic import channel_loads
+from twinnet.sim_tb import network_sim
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "king"
+#: 002 Table 3 (16×16, uniform): measured saturation and bound, phits per cycle per node.
+PAPER = {"T": {"measured": 0.45, "bound": 0.5}, "DT": {"measured": 0.96, "bound": 1.0},
+         "KT": {"measured": 1.49, "bound": 1.5}}
+#: Offered loads per kind, in flits per node per cycle, up to past 002's bound.
+LOADS = {"T": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
+         "DT": (0.2, 0.4, 0.6, 0.8, 0.9, 1.0, 1.2),
+         "KT": (0.3, 0.6, 0.9, 1.1, 1.3, 1.5, 1.8)}
+#: 002 Table 2: 8-phit packets, 32 phits of buffer per port.
+PACKET_LENGTH, BUFFER_DEPTH = 8, 32
+
+
+def network_of(kind: str, side: int, pe_ports: int):
+    return king_network_from_dict({"kind": kind, "side": side, "escape": "bubble",
+                                   "pe_ports": pe_ports, "packet_length": PACKET_LENGTH,
+                                   "buffer_depth": BUFFER_DEPTH})
+
+
+def bound_per_node(kind: str, side: int) -> float:
+    """One over the largest channel load of the built routing's paths under uniform traffic
+    (one PE per node offering one flit per cycle): the saturation bound per node."""
+    network, family = network_of(kind, side, 1), FAMILIES["king"]
+
+    def paths(source, destination):
+        return [(router, port) for router, port, _ in family.hops(network, source,
+                                                                   destination)]
+
+    loads = channel_loads(paths, network.terminal_count, "uniform")
+    return 1 / max(loads.values())
+
+
+def run(kind: str, side: int, pe_ports: int, loads, warmup: int, measure: int) -> dict:
+    network = network_of(kind, side, pe_ports)
+    points = [{"pattern": "uniform", "rate": load / pe_ports / PACKET_LENGTH, "seed": 1,
+               "warmup": warmup, "measure": measure, "drain_limit": 20_000}
+              for load in loads]
+    results = network_sim.simulate(network, "verilator", BUILD / network.name,
+                                   {network_sim.TRAFFIC_TEST: {"points": points}}, log=True)
+    points = results[network_sim.TRAFFIC_TEST]["points"]
+    peak = max(p["accepted_flits_per_pe_cycle"] for p in points) * pe_ports
+    return {"kind": kind, "network": network.name, "pe_ports": pe_ports, "points": points,
+            "peak_accepted_per_node": peak,
+            "cycles_per_second": [p["cycles_per_second"] for p in points]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kinds", default="T,DT,KT")
+    parser.add_argument("--side", type=int, default=16)
+    parser.add_argument("--pe-ports", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=2000)
+    parser.add_argument("--measure", type=int, default=5000)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS / "king.json")
+    args = parser.parse_args()
+    kinds = args.kinds.split(",")
+    runs = {}
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = {kind: pool.submit(run, kind, args.side, args.pe_ports, LOADS[kind],
+                                     args.warmup, args.measure) for kind in kinds}
+        for kind, future in futures.items():
+            runs[kind] = result = future.result()
+            result["model_bound_per_node"] = bound_per_node(kind, args.side)
+            result["paper"] = PAPER[kind]
+            result["peak_over_paper_percent"] = 100 * (
+                result["peak_accepted_per_node"] / PAPER[kind]["measured"] - 1)
+            print(f"{kind}{args.side}: peak accepted {result['peak_accepted_per_node']:.3f} "
+                  f"flits/node/cycle (model bound for this routing "
+                  f"{result['model_bound_per_node']:.3f}; 002 Table 3: "
+                  f"{PAPER[kind]['measured']})", file=sys.stderr, flush=True)
+    result = {"simulator": "verilator", "side": args.side, "pe_ports": args.pe_ports,
+              "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH,
+              "warmup": args.warmup, "measure": args.measure, "runs": runs}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    plot_rows(args.out.with_suffix(".png"), [(
+        f"{args.side}x{args.side} tori, uniform, {args.pe_ports} PEs per node",
+        [(runs[kind]["network"], runs[kind]["points"], {}) for kind in kinds])],
+        unit="flits/node/cycle", scale=args.pe_ports)
+    print(json.dumps({kind: {key: runs[kind][key] for key in
+                             ("peak_accepted_per_node", "model_bound_per_node",
+                              "peak_over_paper_percent")} for kind in kinds}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
