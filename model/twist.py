@@ -191,6 +191,84 @@ def non_commuting_moves(config: TwistedTorusConfig):
     return None
 
 
+# --- minimal routing on node-symmetric instances -------------------------------------------------
+
+#: The images of a twisting dimension J tried by :func:`routing_record`, in tie order: the
+#: offset ``v_J - c * d_J`` for these ``c`` (0: no peripheral link crossed).
+IMAGES = (0, 1, -1, 2)
+
+
+def routing_record(config: TwistedTorusConfig, source: Node, destination: Node
+                   ) -> tuple[int, ...]:
+    """A minimal routing record (signed hops per dimension) from ``source`` to ``destination``
+    on a node-symmetric twisted torus, from the coordinate difference alone.
+
+    On such a torus (the module doc) nodes are Z^N modulo the lattice of the rows
+    ``d_J e_J - sum_K t_JK e_K``. The difference ``v = destination - source`` is first brought
+    into ``[0, d_J)`` in every twisting dimension J, carrying ``t_JK`` per wrap into each K it
+    twists; then each twisting dimension takes one of the images ``v_J - c d_J``
+    (:data:`IMAGES`), its twists moving ``v_K`` by ``c t_JK``, and every other dimension its
+    ring offset (``(v_K mod d_K)``, less ``d_K`` above ``d_K / 2``: exactly half goes ``+``).
+    The record is the shortest; ties go to the first in :data:`IMAGES` order (dimension 0's
+    choice varying slowest). Minimal against breadth-first search for every pair of every
+    node-symmetric 2-D instance with one twist up to 6 x 6, of 8 x 4 with t_YX = 4 and of three
+    3-D instances (``tests/model/test_twist.py``); the four images are what that takes (two
+    are not enough on 2 x 7 with t_XY = 3).
+
+    Raises ``ValueError`` naming 004's Theorem and the offending twists when the torus is not
+    node-symmetric: no record from differences routes it.
+    """
+    violations = theorem_violations(config)
+    if violations:
+        names = ", ".join(f"t_{dimension_name(i)}{dimension_name(j)} and "
+                          f"t_{dimension_name(j)}{dimension_name(k)}" for i, j, k in violations)
+        raise ValueError(f"{config.label()} is not node-symmetric (004's Theorem: a dimension "
+                         f"both receives and applies a twist: {names}); routing from "
+                         "coordinate differences needs a node-symmetric torus")
+    source = config.check_node(source, "source")
+    destination = config.check_node(destination, "destination")
+    radices = config.radices
+    v = [b - a for a, b in zip(source, destination)]
+    twisting = sorted({j for j, _, _ in config.twists})
+    for j in twisting:
+        wraps = v[j] // radices[j]
+        v[j] -= wraps * radices[j]
+        for jj, k, t in config.twists:
+            if jj == j:
+                v[k] += wraps * t
+    best = None
+    for choice in itertools.product(IMAGES, repeat=len(twisting)):
+        record = list(v)
+        for j, c in zip(twisting, choice):
+            record[j] -= c * radices[j]
+            for jj, k, t in config.twists:
+                if jj == j:
+                    record[k] += c * t
+        for k in range(config.n):
+            if k not in twisting:
+                offset = record[k] % radices[k]
+                record[k] = offset - radices[k] if offset > radices[k] // 2 else offset
+        length = sum(map(abs, record))
+        if best is None or length < best[0]:
+            best = (length, tuple(record))
+    return best[1]
+
+
+def routing_path(config: TwistedTorusConfig, source: Node, destination: Node
+                 ) -> list[tuple[Node, int, int]]:
+    """The hops ``(node, dimension, sign)`` of dimension-order routing over
+    :func:`routing_record`: all hops of dimension 0 (X), then 1, …"""
+    hops, node = [], source
+    for dim, count in enumerate(routing_record(config, source, destination)):
+        sign = 1 if count > 0 else -1
+        for _ in range(abs(count)):
+            hops.append((node, dim, sign))
+            node = config.step(node, dim, sign)
+    if node != destination:
+        raise AssertionError(f"path {source}→{destination} ends at {node}")
+    return hops
+
+
 # --- metrics ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from twinnet.model.twist import (
     metrics,
     non_commuting_moves,
     parse_dimension_pair,
+    routing_path,
+    routing_record,
     theorem_violations,
     twist_sweep,
 )
@@ -213,3 +215,44 @@ def test_bad_twists():
 def test_size_one_dimension_without_twists_is_allowed():
     config = TwistedTorusConfig((6, 1))
     assert diameter(config) == 3 and metrics(config).dimension_averages[1] == 0
+
+
+def _instances():
+    """Every node-symmetric 2-D twisted torus up to 6 x 6 with one twist, and 3-D ones."""
+    for dx in range(2, 7):
+        for dy in range(2, 7):
+            yield from (TwistedTorusConfig((dx, dy), {"YX": t}) for t in range(dx))
+            yield from (TwistedTorusConfig((dx, dy), {"XY": t}) for t in range(1, dy))
+    yield TwistedTorusConfig((8, 4), {"YX": 4})
+    yield TwistedTorusConfig((4, 4, 2), {"ZX": 2})
+    yield TwistedTorusConfig((4, 4, 4), {"ZX": 1, "ZY": 2})
+    yield TwistedTorusConfig((6, 4, 3), {"YX": 3, "ZX": 2})
+
+
+def test_routing_records_are_minimal_and_arrive():
+    """For every ordered pair: dimension-order routing over the record arrives (the path
+    follows the torus's own links, twists included) in exactly the BFS distance."""
+    for config in _instances():
+        every = all_pairs_distances(config)
+        for source in config.nodes():
+            distances = every[source]
+            for destination in config.nodes():
+                hops = routing_path(config, source, destination)
+                assert len(hops) == distances[destination], (config.label(), source,
+                                                              destination)
+                assert [dim for _, dim, _ in hops] == sorted(dim for _, dim, _ in hops)
+
+
+def test_8x4_twisted_record_takes_the_twist():
+    """8 x 4 with t_YX = 4: from (0, 0) to (4, 2) the untwisted torus needs 4 + 2 = 6 hops.
+    Going down in Y from row 0 crosses the twisted periphery, which lands 4 columns over: two
+    hops down (row 0 -> 3 -> 2) reach (4, 2) with no hop in X, so the record is (0, -2)."""
+    config = TwistedTorusConfig((8, 4), {"YX": 4})
+    assert routing_record(config, (0, 0), (4, 2)) == (0, -2)
+    assert routing_record(TwistedTorusConfig((8, 4)), (0, 0), (4, 2)) == (4, 2)
+
+
+def test_routing_needs_node_symmetry():
+    config = TwistedTorusConfig((4, 4), {"XY": -1, "YX": 1})
+    with pytest.raises(ValueError, match="not node-symmetric \\(004's Theorem.*t_YX and t_XY"):
+        routing_record(config, (0, 0), (1, 1))

@@ -19,6 +19,7 @@ import pytest
 from twinnet.gen.families import FAMILIES
 from twinnet.model.king import distance_summary
 from twinnet.model.king_network import king_network_from_dict
+from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import network_sim, runner
 
 BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
@@ -88,15 +89,23 @@ def traffic(name: str, network, points: list[dict]) -> list[dict]:
 def test_saturating_traffic_drains_with_the_bubble(kind):
     """20,000 cycles of uniform and of tornado traffic offered at one flit per PE per cycle
     (beyond saturation) on the 8x8 torus and king torus with the bubble: the watchdog never
-    fires, every packet is delivered once, intact, in order, and the network drains."""
+    fires, every packet is delivered once, intact, in order, and the network drains. Then
+    every other pattern at a moderate load, and all-pairs (exactly 64 x 63 packets)."""
     network = king_network_from_dict({"kind": kind, "side": 8, "escape": "bubble"})
     rate = 1 / network.packet_length
     points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 20_000,
                "drain_limit": 0} for pattern in ("uniform", "tornado")]
-    for point in traffic(f"{kind}8-bubble", network, points):
+    others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
+              for pattern in PATTERNS if pattern not in ("uniform", "tornado", "all-pairs")]
+    pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 63 * 16}
+    results = traffic(f"{kind}8-bubble", network, points + others + [pairs])
+    for point in results[:2]:
         assert point["packets"] == point["created"] > 0 and not point["errors"]
         # Beyond saturation: far fewer accepted than offered, the rest refused at the source.
         assert point["accepted_flits_per_pe_cycle"] < 0.9
+    assert [r["pattern"] for r in results[2:-1]] == [p["pattern"] for p in others]
+    assert all(r["packets"] == r["created"] > 0 for r in results[2:-1])
+    assert results[-1]["packets"] == 64 * 63
 
 
 def test_dor_on_t8_without_escape_deadlocks():
