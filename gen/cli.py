@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
 #: The families ``twinnet gen``/``sim`` build (the optional FAMILY word): the plain torus is
 #: the twin-torus family with configuration ``torus``.
-FAMILY_NAMES = ("twin-torus", "torus", "fat-tree", "king")
+FAMILY_NAMES = ("twin-torus", "torus", "fat-tree", "king", "twisted")
 #: Modules under ``twinnet.gen`` that add top-level subcommands.
 COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "demo")
 

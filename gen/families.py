@@ -19,24 +19,39 @@ import functools
 import importlib
 import random
 
-from twinnet.model import fat_tree, king_network, network, twin, twin_analysis
+from twinnet.model import fat_tree, king_network, network, twin, twin_analysis, twisted_network
 from twinnet.model.twin_routing import path
 
 
 class Family:
-    """The plug-in interface; see the module docstring. Subclasses set ``name``."""
+    """The plug-in interface; see the module docstring. Subclasses set ``name`` and either
+    override :meth:`network` and :meth:`netlist` or name what they call: ``from_dict`` (the
+    model's function building the configuration from plain values) and ``netlist_module``
+    (the gateware module whose ``netlist(config)`` builds the netlist, imported only when
+    generating, so that the model side needs no Amaranth)."""
 
     name = ""
+    from_dict = None
+    netlist_module = ""
 
     def network(self, parameters: dict):
-        raise NotImplementedError
+        if self.from_dict is None:
+            raise NotImplementedError
+        return type(self).from_dict(parameters)
 
     def netlist(self, config):
-        raise NotImplementedError
+        if not self.netlist_module:
+            raise NotImplementedError
+        return importlib.import_module(self.netlist_module).netlist(config)
 
     def section(self, config) -> dict:
         """The manifest's family section (see :func:`twinnet.gen.generate.generate`)."""
         raise NotImplementedError
+
+    def describe(self, config, **keys) -> dict:
+        """A manifest section: the family's ``name`` and the configuration's ``parameters``,
+        then ``keys``."""
+        return {"name": self.name, "parameters": config.to_dict(), **keys}
 
     def terminal_count(self, config) -> int:
         raise NotImplementedError
@@ -83,6 +98,17 @@ def verdict(cycle, *, rule: str, channels: int, dependencies: int, label=str) ->
     return {"deadlock_free": cycle is None, "rule": rule, "channels": channels,
             "dependencies": dependencies,
             "cycle": None if cycle is None else [label(channel) for channel in cycle]}
+
+
+def escape_verdict(graph, escape: str, rings: str) -> dict:
+    """The verdict of a ring family's channel-dependency ``graph`` under ``escape``
+    (``bubble``: of the ``rings`` entered; ``dateline``: two VCs; ``none``: one VC)."""
+    rule = {"bubble": f"the dependencies between the {rings} entered (escape bubble: the "
+                      f"bubble guards each of the {rings})",
+            "dateline": "the channel-dependency graph, two VCs per link (escape dateline)",
+            "none": "the channel-dependency graph, one VC per link"}[escape]
+    return verdict(graph.find_cycle(), rule=rule, channels=graph.channel_count,
+                   dependencies=graph.edge_count, label=str)
 
 
 @functools.lru_cache(maxsize=8)
@@ -257,33 +283,23 @@ class KingFamily(Family):
     :mod:`twinnet.model.king_network`."""
 
     name = "king"
-
-    def network(self, parameters: dict):
-        return king_network.king_network_from_dict(parameters)
-
-    def netlist(self, config):
-        from twinnet.hdl.king import netlist
-
-        return netlist(config)
+    from_dict = staticmethod(king_network.king_network_from_dict)
+    netlist_module = "twinnet.hdl.king"
 
     def section(self, config) -> dict:
         topology = config.topology
-        return {
-            "name": self.name,
-            "parameters": config.to_dict(),
-            "derived": {"node_count": topology.node_count, "buffer_depth": config.depth,
-                        "vc_count": config.vc_count},
-            "terminal_order": "terminal t = pe + pe_ports * (x + side * y) is PE port pe<pe> "
-                              "of router x,y",
-            "route": "route.x and route.y are the destination's coordinates, route.pe (with "
-                     "several PEs per router) its PE",
-            "malformed": "a destination coordinate >= side or PE >= pe_ports (when the field "
-                         "can hold one): the packet is dropped at injection and counted on "
-                         "drop_count",
-            "section": {"kind": topology.kind, "side": topology.side,
-                        "routing": config.routing, "escape": config.escape,
-                        "pe_ports": config.pe_ports},
-        }
+        return self.describe(
+            config,
+            derived={"node_count": topology.node_count, "buffer_depth": config.depth,
+                     "vc_count": config.vc_count},
+            terminal_order="terminal t = pe + pe_ports * (x + side * y) is PE port pe<pe> of "
+                           "router x,y",
+            route="route.x and route.y are the destination's coordinates, route.pe (with "
+                  "several PEs per router) its PE",
+            malformed="a destination coordinate >= side or PE >= pe_ports (when the field can "
+                      "hold one): the packet is dropped at injection and counted on drop_count",
+            section={"kind": topology.kind, "side": topology.side, "routing": config.routing,
+                     "escape": config.escape, "pe_ports": config.pe_ports})
 
     def terminal_count(self, config) -> int:
         return config.terminal_count
@@ -325,18 +341,67 @@ class KingFamily(Family):
         return [*pe, ("route.x", side), ("route.y", side)]
 
     def deadlock(self, config) -> dict:
-        graph = king_network.dependency_graph(config)
-        rule = {"bubble": "the dependencies between the rings entered (escape bubble: the "
-                          "bubble guards each ring)",
-                "dateline": "the channel-dependency graph, two VCs per link (escape dateline)",
-                "none": "the channel-dependency graph, one VC per link"}[config.escape]
-        return verdict(graph.find_cycle(), rule=rule, channels=graph.channel_count,
-                       dependencies=graph.edge_count, label=str)
+        return escape_verdict(king_network.dependency_graph(config), config.escape, "rings")
+
+
+class TwistedFamily(Family):
+    """Twisted tori (004) under dimension-order routing over their minimal record:
+    :mod:`twinnet.model.twisted_network`."""
+
+    name = "twisted"
+    from_dict = staticmethod(twisted_network.twisted_network_from_dict)
+    netlist_module = "twinnet.hdl.twisted"
+
+    def section(self, config) -> dict:
+        topology = config.topology
+        return self.describe(
+            config,
+            derived={"node_count": topology.node_count, "buffer_depth": config.depth,
+                     "vc_count": config.vc_count, "label": topology.label()},
+            terminal_order="terminal t = o0 + d0 * (o1 + d1 * o2) hangs on router o0,o1[,o2] "
+                           "(o0 is X)",
+            route="route.o<i> are the destination's coordinates (o0 is X)",
+            malformed="a destination coordinate >= its radix (when the field can hold one): "
+                      "the packet is dropped at injection and counted on drop_count",
+            section={"radices": list(topology.radices), "twists": config.to_dict()["twists"],
+                     "escape": config.escape})
+
+    def terminal_count(self, config) -> int:
+        return config.topology.node_count
+
+    def header_width(self, config) -> int:
+        return config.header_width
+
+    def terminal_label(self, config, terminal: int) -> str:
+        return twisted_network.node_label(config.node_of(terminal))
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        return {f"route.o{dim}": x for dim, x in enumerate(config.node_of(terminal))}
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        radices, widths = config.topology.radices, config.digit_widths
+        spare = [dim for dim, (d, w) in enumerate(zip(radices, widths)) if (1 << w) > d]
+        if not spare:
+            return None
+        fields = {f"route.o{dim}": rng.randrange(d) for dim, d in enumerate(radices)}
+        dim = rng.choice(spare)
+        fields[f"route.o{dim}"] = rng.randrange(radices[dim], 1 << widths[dim])
+        return fields
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        return twisted_network.router_hops(config, source, destination)
+
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        return [(f"route.o{dim}", d) for dim, d in enumerate(config.topology.radices)]
+
+    def deadlock(self, config) -> dict:
+        return escape_verdict(twisted_network.dependency_graph(config), config.escape,
+                              "cycles")
 
 
 #: The families, by the name the manifest's ``family`` key holds.
 FAMILIES = {family.name: family for family in (TwinTorusFamily(), FatTreeFamily(),
-                                               KingFamily())}
+                                               KingFamily(), TwistedFamily())}
 
 
 def family_of(manifest: dict) -> Family:
@@ -355,4 +420,6 @@ def family_for(config) -> Family:
         return FAMILIES["fat-tree"]
     if isinstance(config, king_network.KingNetworkConfig):
         return FAMILIES["king"]
+    if isinstance(config, twisted_network.TwistedNetworkConfig):
+        return FAMILIES["twisted"]
     return FAMILIES["twin-torus"]

@@ -24,6 +24,7 @@ from twinnet.model.network import (
     TWIN_NETWORK_KEYS,
     twin_network_from_dict,
 )
+from twinnet.model.twisted_network import TWISTED_KEYS, twisted_network_from_dict
 
 from . import args as parse
 from . import output
@@ -63,15 +64,16 @@ FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mod
          "flit_width": "flit_width", "packet_length": "packet_length",
          "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports",
          "kind": "kind", "side": "side", "routing": "routing", "escape": "escape",
-         "pe_ports": "pe_ports"}
+         "pe_ports": "pe_ports", "twist": "twists"}
 #: The family-specific flags each family takes (the others are common to all).
 FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
                 "torus": ("n", "k", "radix", "config", "mode"),
                 "fat-tree": ("n", "k", "split", "internal_ports", "plain"),
-                "king": ("kind", "side", "routing", "escape", "pe_ports")}
+                "king": ("kind", "side", "routing", "escape", "pe_ports"),
+                "twisted": ("radix", "twist", "escape")}
 #: Which family a preset's or a TOML file's ``topology`` describes (tori: either torus family).
 TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
-                   "king": "king"}
+                   "king": "king", "twisted": "twisted"}
 
 LIMITS_HELP = (f"Limits: at most {MAX_ROUTERS} routers (3DT 8x8x8 and the 2D 32x32 torus, the "
                f"papers' largest; generation takes about 25 s and 0.7 GiB), flit width at most "
@@ -103,8 +105,8 @@ def add_network_args(parser) -> None:
     # No argparse choices: a stray value after an unknown flag would land here and hide the
     # flag in argparse's message; the family is checked with the other values instead.
     parser.add_argument("family", nargs="?", metavar="FAMILY",
-                        help="twin-torus (the default), torus, fat-tree or king; a preset or a "
-                             "TOML file's 'topology' key may name it instead")
+                        help="twin-torus (the default), torus, fat-tree, king or twisted; a "
+                             "preset or a TOML file's 'topology' key may name it instead")
     parser.add_argument("--preset", choices=PRESETS, metavar="NAME",
                         help="start from a named instance of the papers: " + ", ".join(PRESETS))
     parser.add_argument("--toml", type=parse.path, help="TOML file with configuration keys")
@@ -114,7 +116,8 @@ def add_network_args(parser) -> None:
                         help="tori: radix of every dimension (default 4); fat-tree: switch "
                              "half-radix, the switches having 2k ports (default 4)")
     parser.add_argument("--radix", type=parse.integer_list,
-                        help="radix per dimension, e.g. 4,4,2 (instead of --n and --k)")
+                        help="radix per dimension, e.g. 4,4,2 (tori: instead of --n and --k; "
+                             "twisted: 2 or 3 radices, default 8,4)")
     parser.add_argument("--config", type=parse.name,
                         help="port configuration: A–J (n = 3), C_Best, torus (the plain torus, "
                              "one router per node) or a card-0 list such as X+,Y+,X- "
@@ -151,6 +154,11 @@ def add_network_args(parser) -> None:
                       help="deadlock avoidance on the tori: bubble (one VC, room for two "
                            "packets to enter a ring; the default), dateline (two VCs) or none "
                            "(one VC: can deadlock); meshes take none")
+    twisted = parser.add_argument_group("twisted")
+    twisted.add_argument("--twist", type=parse.name,
+                         help="twisted tori (with --radix 8,4): the twists t_JK, e.g. YX=4 or "
+                              "YX=2,ZX=1 (the peripheral link of J lands t_JK over in K; "
+                              "node-symmetric sets only, 004's Theorem); default none")
     king.add_argument("--pe-ports", type=parse.integer,
                       help=f"PEs per router, 1 to {MAX_PE_PORTS} (002's parallel injection: "
                            "offer a king torus more than one flit per node and cycle; "
@@ -196,7 +204,8 @@ def _merge_size(values: dict, labels: dict, source: dict, source_labels: dict) -
 def load_toml(path: Path) -> dict:
     """The TOML file's keys; an unknown key is an error naming the file and the key."""
     values = output.read_toml(path, "--toml")
-    allowed = tuple(dict.fromkeys((*TWIN_NETWORK_KEYS, *FAT_TREE_KEYS, *KING_KEYS, "preset")))
+    allowed = tuple(dict.fromkeys((*TWIN_NETWORK_KEYS, *FAT_TREE_KEYS, *KING_KEYS,
+                                   *TWISTED_KEYS, "preset")))
     for key in values:
         if key not in allowed:
             raise UsageError(f"{path}: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
@@ -233,7 +242,7 @@ def network_values(args) -> tuple[dict, dict]:
         flags["split"] = split_value(flags["split"])
     sources.append((flags, flag_labels))
     family = _family(args, sources)
-    if family in ("fat-tree", "king"):
+    if family in ("fat-tree", "king", "twisted"):
         for source, source_labels in sources:
             for key, value in source.items():
                 values[key], labels[key] = value, source_labels[key]
@@ -333,6 +342,8 @@ def network_from_args(args):
     family, values, labels = network_values(args)
     if family == "king":
         return king_network_from_dict(values, labels)
+    if family == "twisted":
+        return twisted_network_from_dict(values, labels)
     if family == "fat-tree":
         if values.get("split") == "plain" and "internal_ports" in values:
             raise UsageError(f"{labels['internal_ports']} {values['internal_ports']}: must be "

@@ -15,8 +15,9 @@ import functools
 from twinnet.model.king_network import KingNetworkConfig, node_label
 
 from .config import PortConfig, RouterConfig
-from .king_route import KingRouteCompute, is_pe, opposite, pe_label
+from .king_route import KingRouteCompute, is_pe, pe_label
 from .network import DROP_COUNT_WIDTH, Channel, Netlist, RouterInstance, Terminal
+from .ring_escape import opposite
 from .router import Router
 
 

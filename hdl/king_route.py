@@ -15,13 +15,10 @@ first port, in vector order ``x y z t``, of the routing's record (002 §3;
 - ``knaive`` (KM, KT): as ``diagonal`` for offsets of one sign (or a zero one); for opposite
   signs x± while ``|dx| > |dy|``, t± when equal, y± while ``|dx| < |dy|``.
 
-The escape scheme sets the VC and the bubble flag (:mod:`twinnet.model.king_network`): with
-``bubble``, every move onto a link that does not go straight on (a turn, or an injection) enters
-a ring and needs room for two packets; with ``dateline`` a packet going straight on keeps VC 1
-once it is on it and takes it after a hop that wrapped its ring's dateline (x for the x, z and t
-rings, y for the y rings), and a turn starts on VC 0. The input port is fixed per instance, so
-"straight on" and "the hop that brought it here wrapped" are a comparison with a constant port
-and one coordinate.
+The escape scheme sets the VC and the bubble flag (:mod:`twinnet.hdl.ring_escape`; the
+dateline of a ring is its wrap in x for the x, z and t rings, in y for the y rings). The input
+port is fixed per instance, so "straight on" and "the hop that brought it here wrapped" are a
+comparison with a constant port and one coordinate.
 
 On arrival the packet leaves through the PE port the header's ``pe`` field names (with
 several PEs per router).
@@ -37,6 +34,7 @@ from twinnet.model.king import PORT_VECTORS, PORTS
 from twinnet.model.king_network import KingNetworkConfig
 
 from .config import RouterConfig
+from .ring_escape import drive_escape, opposite
 from .route_compute import RouteCompute
 
 
@@ -63,12 +61,6 @@ def destination_layout(network: KingNetworkConfig) -> data.StructLayout:
     if network.pe_width:
         fields["pe"] = unsigned(network.pe_width)
     return data.StructLayout(fields)
-
-
-def opposite(port: str) -> str:
-    """The port facing back: ``x+`` ↔ ``x-``. A packet arriving on input ``x-`` travels
-    toward ``x+``."""
-    return port[0] + ("-" if port[1] == "+" else "+")
 
 
 class KingRouteCompute(RouteCompute):
@@ -232,12 +224,6 @@ class KingRouteCompute(RouteCompute):
             step = PORT_VECTORS[travel][axis]
             coordinate = (here.x, here.y)[axis]
             wrapped = coordinate == (0 if step > 0 else side - 1)
-        to_link = ~arrived
-        escape = network.escape if topology.wrap else "none"
-        m.d.comb += [self.vc_mask.eq(1), self.bubble.eq(0)]
-        if escape == "bubble":
-            m.d.comb += self.bubble.eq(to_link & ~straight)
-        elif escape == "dateline":
-            on_one = straight & (self.in_vc[0] | wrapped)
-            m.d.comb += self.vc_mask.eq(Mux(to_link & on_one, 0b10, 0b01))
+        drive_escape(m, self, network.escape if topology.wrap else "none", to_link=~arrived,
+                     straight=straight, wrapped=wrapped)
         return m

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from . import checks
 from .deadlock import ChannelDependencyGraph
+from .sizes import RouterSizes
 from .twin_switch import TwinSwitch
 
 ROUTINGS = ("destro", "random")
@@ -493,7 +494,7 @@ MAX_FAT_TREE_TERMINALS = 256
 
 
 @dataclass(frozen=True)
-class FatTreeNetworkConfig:
+class FatTreeNetworkConfig(RouterSizes):
     """A k-ary n-tree of twin switches (or of plain 2k-port switches) and its router sizes.
 
     Parameters:
@@ -519,10 +520,7 @@ class FatTreeNetworkConfig:
             raise TypeError(f"tree must be a FatTreeConfig, not {self.tree!r}")
         if self.splits is not None:
             TwinFatTree(self.tree, self.splits)  # validates one split per stage, same k
-        checks.check_int("flit_width", self.flit_width, minimum=1)
-        checks.check_int("packet_length", self.packet_length, minimum=1)
-        if self.buffer_depth is not None:
-            checks.check_int("buffer_depth", self.buffer_depth, minimum=self.packet_length)
+        self.check_sizes()
 
     @property
     def is_twin(self) -> bool:
@@ -531,10 +529,6 @@ class FatTreeNetworkConfig:
     @property
     def internal_port_count(self) -> int:
         return self.splits[0].internal_port_count if self.is_twin else 0
-
-    @property
-    def depth(self) -> int:
-        return self.buffer_depth if self.buffer_depth is not None else 2 * self.packet_length
 
     @property
     def header_width(self) -> int:
@@ -556,14 +550,7 @@ class FatTreeNetworkConfig:
         tree = f"fattree_k{self.tree.k}_n{self.tree.n}"
         split = (self.split_name or "custom").replace("-", "_")  # a Verilog identifier
         kind = f"{split}_r{self.internal_port_count}" if self.is_twin else "plain"
-        suffix = ""
-        if self.flit_width != 32:
-            suffix += f"_w{self.flit_width}"
-        if self.packet_length != 4:
-            suffix += f"_l{self.packet_length}"
-        if self.depth != 2 * self.packet_length:
-            suffix += f"_d{self.depth}"
-        return f"{tree}_{kind}{suffix}"
+        return f"{tree}_{kind}{self.size_suffix}"
 
     def to_dict(self) -> dict:
         return {"topology": "fat-tree", "k": self.tree.k, "n": self.tree.n,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from . import checks
 from .deadlock import ChannelDependencyGraph
 from .king import KINDS, KingConfig, routing_path, scheme_channels
+from .sizes import RouterSizes, sizes_from_dict
 
 #: Routing → the kinds it applies to.
 ROUTINGS = {"dor": ("M", "T"), "diagonal": ("DM", "DT"), "knaive": ("KM", "KT")}
@@ -48,7 +49,7 @@ def default_routing(kind: str) -> str:
 
 
 @dataclass(frozen=True)
-class KingNetworkConfig:
+class KingNetworkConfig(RouterSizes):
     """A king-family network: ``topology`` (a :class:`KingConfig`), ``routing`` (a key of
     :data:`ROUTINGS` that applies to the kind), ``escape`` (:data:`ESCAPES`; ``none`` on a
     mesh), ``pe_ports`` (PEs per router) and the router sizes, as for a twin torus:
@@ -75,14 +76,7 @@ class KingNetworkConfig:
             raise ValueError(f"escape {self.escape} applies to tori (T, DT, KT); a mesh "
                              f"({self.topology.kind}) has no ring and takes 'none'")
         checks.check_int("pe_ports", self.pe_ports, minimum=1, maximum=MAX_PE_PORTS)
-        checks.check_int("flit_width", self.flit_width, minimum=1)
-        checks.check_int("packet_length", self.packet_length, minimum=1)
-        if self.buffer_depth is not None:
-            checks.check_int("buffer_depth", self.buffer_depth, minimum=self.packet_length)
-
-    @property
-    def depth(self) -> int:
-        return self.buffer_depth if self.buffer_depth is not None else 2 * self.packet_length
+        self.check_sizes()
 
     @property
     def vc_count(self) -> int:
@@ -116,13 +110,7 @@ class KingNetworkConfig:
     def name(self) -> str:
         """``king_kt8_knaive_bubble``, plus ``_p`` and the PEs per router when more than one
         and ``_w``/``_l``/``_d`` for non-default sizes as for a twin torus."""
-        suffix = f"_p{self.pe_ports}" if self.pe_ports > 1 else ""
-        if self.flit_width != 32:
-            suffix += f"_w{self.flit_width}"
-        if self.packet_length != 4:
-            suffix += f"_l{self.packet_length}"
-        if self.depth != 2 * self.packet_length:
-            suffix += f"_d{self.depth}"
+        suffix = (f"_p{self.pe_ports}" if self.pe_ports > 1 else "") + self.size_suffix
         return f"king_{self.topology.name.lower()}_{self.routing}_{self.escape}{suffix}"
 
     def to_dict(self) -> dict:
@@ -149,8 +137,6 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     none on a mesh, ``pe_ports`` to 1. ``labels`` names each key in messages, as for
     :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
     naming the label, the value and what is allowed, before anything is built."""
-    from .network import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, MAX_PACKET_LENGTH
-
     names = checks.labels_of(values, labels)
     unknown = sorted(set(values) - set(KING_KEYS))
     if unknown:
@@ -178,21 +164,11 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
                          f"KT) only; the mesh {kind} has no ring and must take 'none'")
     pe_ports = checks.check_int(names.get("pe_ports", "pe_ports"), values.get("pe_ports", 1),
                                 minimum=1, maximum=MAX_PE_PORTS)
-    flit_width = checks.check_int(names.get("flit_width", "flit_width"),
-                                  values.get("flit_width", 32), minimum=1,
-                                  maximum=MAX_FLIT_WIDTH)
-    packet_length = checks.check_int(names.get("packet_length", "packet_length"),
-                                     values.get("packet_length", 4), minimum=1,
-                                     maximum=MAX_PACKET_LENGTH)
-    buffer_depth = values.get("buffer_depth")
-    if buffer_depth is not None:
-        buffer_depth = checks.check_int(names.get("buffer_depth", "buffer_depth"), buffer_depth,
-                                        minimum=packet_length, maximum=MAX_BUFFER_DEPTH)
-    network = KingNetworkConfig(topology, routing, escape, pe_ports, flit_width, packet_length,
-                                buffer_depth)
-    if flit_width < network.header_width:
-        raise ValueError(f"{names.get('flit_width', 'flit_width')} {flit_width}: a head flit "
-                         f"of {network.name.split('_')[1].upper()} needs {network.header_width} "
+    sizes = sizes_from_dict(values, names, bubble=topology.wrap and escape == "bubble")
+    network = KingNetworkConfig(topology, routing, escape, pe_ports, **sizes)
+    if network.flit_width < network.header_width:
+        raise ValueError(f"{names.get('flit_width', 'flit_width')} {network.flit_width}: a head "
+                         f"flit of {topology.name} needs {network.header_width} "
                          f"bits (two coordinates, the PE and the source)")
     return network
 

@@ -17,27 +17,28 @@ import math
 from dataclasses import dataclass
 
 from . import checks
+from .sizes import (  # noqa: F401 (the limits are part of this module's interface)
+    DEFAULT_FLIT_WIDTH,
+    DEFAULT_PACKET_LENGTH,
+    MAX_BUFFER_DEPTH,
+    MAX_FLIT_WIDTH,
+    MAX_PACKET_LENGTH,
+    RouterSizes,
+)
 from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusConfig, default_configuration
 
 #: Routers (cards) in one generated network: 3DT 8×8×8 and the 2D 32×32 torus are the largest
 #: instances of the papers (003 §7.4), both 1,024.
 MAX_ROUTERS = 1024
-#: Bits per flit: a head flit needs the route and source fields; 1,024 is a generous bus.
-MAX_FLIT_WIDTH = 1024
 #: Dimensions of a torus given by ``n`` (a 2-ary 10-cube already has 1,024 nodes).
 MAX_DIMENSIONS = 10
-#: Flits per packet (002 Table 2 uses 8-phit packets; 003 §7.1 uses 4 flits).
-MAX_PACKET_LENGTH = 64
-#: Flits per input-VC buffer (every buffer holds at least one packet, two on bubble ports).
-MAX_BUFFER_DEPTH = 256
 
 #: Default sizes (one default everywhere: the demo network is 3DT 4×4×4, D, bubble).
 DEFAULT_N, DEFAULT_K = 3, 4
-DEFAULT_FLIT_WIDTH, DEFAULT_PACKET_LENGTH = 32, 4
 
 
 @dataclass(frozen=True)
-class TwinNetworkConfig:
+class TwinNetworkConfig(RouterSizes):
     """A twin torus and the sizes of its routers.
 
     Parameters:
@@ -70,24 +71,12 @@ class TwinNetworkConfig:
                              f"({self.source_width}) fields, not {self.flit_width}")
 
     @property
-    def depth(self) -> int:
-        """Flits per input VC buffer."""
-        return self.buffer_depth if self.buffer_depth is not None else 2 * self.packet_length
-
-    @property
     def name(self) -> str:
         """The topology's name plus every size that differs from the default, so that two
         networks whose Verilog differs never share a name: ``ndt3_k4_D_bubble``,
         ``ndt3_k4_D_bubble_w64_l8`` (64-bit flits, 8-flit packets), ``..._d24`` (buffers of 24
         flits where 2 × packet length is the default)."""
-        suffix = ""
-        if self.flit_width != DEFAULT_FLIT_WIDTH:
-            suffix += f"_w{self.flit_width}"
-        if self.packet_length != DEFAULT_PACKET_LENGTH:
-            suffix += f"_l{self.packet_length}"
-        if self.depth != 2 * self.packet_length:
-            suffix += f"_d{self.depth}"
-        return self.topology.name + suffix
+        return self.topology.name + self.size_suffix
 
     @property
     def digit_widths(self) -> tuple[int, ...]:

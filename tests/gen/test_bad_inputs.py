@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 966 in ``VALUE_FLAGS``, 121 missing values, 134
+Case count (pytest items, one per case): 1002 in ``VALUE_FLAGS``, 124 missing values, 149
 combinations, 102 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1338 in all (``test_case_count`` keeps this sentence honest).
+this count — 1392 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -388,6 +388,8 @@ VALUE_FLAGS = [
     (NETWORK, "--routing", CHOICE, ("king",)),
     (NETWORK, "--escape", CHOICE, ("king",)),
     (NETWORK, "--pe-ports", INTEGER + [above(MAX_PE_PORTS)], ("king",)),
+    (NETWORK, "--twist", TWIST + [("not-node-symmetric", "XY=-1,YX=1", "Theorem")],
+     ("twisted",)),
     (NETWORK, "--split", SPLIT, ("fat-tree",)),
     (NETWORK, "--internal-ports", INTEGER, ("fat-tree",)),
     (TRAFFIC, "--traffic", CHOICE, ()),
@@ -446,6 +448,13 @@ COMBINATIONS = [
           ("ring", ("FAMILY", "ring", "one of"), "unknown-family"),
           ("fat-tree --k 4 --n 5", (flag("--k"), flag("--n"), "256"), "fat-tree-too-big"),
           ("king --k 4", (flag("--k"), "king"), "king+k"),
+          ("twisted --n 2", (flag("--n"), "twisted"), "twisted+n"),
+          ("twisted --radix 8,4,2,2", (flag("--radix"), "2 or 3"), "twisted-four-dimensions"),
+          ("twisted --radix 33,4", (flag("--radix"), "33", "32"), "twisted-radix-above-32"),
+          ("twisted --radix 32,32,2", (flag("--radix"), "2048", "1024"),
+           "twisted-over-max-routers"),
+          ("twisted --radix 4,4 --twist XY=1,YX=1", (flag("--twist"), "Theorem"),
+           "twisted-not-node-symmetric"),
           ("--pe-ports 2", (flag("--pe-ports"), "twin-torus"), "twin+pe-ports"),
           ("king --mode vc", (flag("--mode"), "king"), "king+mode"),
           ("fat-tree --side 4", (flag("--side"), "fat-tree"), "fat-tree+side"),

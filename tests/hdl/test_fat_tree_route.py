@@ -8,7 +8,7 @@ import itertools
 import random
 
 import pytest
-from amaranth.sim import Simulator
+from route_sim import run_route_compute
 
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.fat_tree_route import (
@@ -34,22 +34,15 @@ def route_compute(tree, external_ports, r, in_port=0):
 def run(dut, cases):
     """Drive ``(switch, digits)`` pairs; return ``(out_port, vc_mask, bubble, malformed)`` of
     each, sampled combinationally."""
-    results = []
+    def drive(ctx, dut, case):
+        switch, digits = case
+        ctx.set(dut.node_static.stage, switch.stage)
+        for i, digit in enumerate(switch.digits):
+            ctx.set(dut.node_static[f"o{i}"], digit)
+        for i, digit in enumerate(digits):
+            ctx.set(dut.header[f"h{i}"], digit)
 
-    async def testbench(ctx):
-        for switch, digits in cases:
-            ctx.set(dut.node_static.stage, switch.stage)
-            for i, digit in enumerate(switch.digits):
-                ctx.set(dut.node_static[f"o{i}"], digit)
-            for i, digit in enumerate(digits):
-                ctx.set(dut.header[f"h{i}"], digit)
-            results.append((ctx.get(dut.out_port), ctx.get(dut.vc_mask), ctx.get(dut.bubble),
-                            ctx.get(dut.malformed)))
-
-    sim = Simulator(dut)
-    sim.add_testbench(testbench)
-    sim.run()
-    return results
+    return run_route_compute(dut, cases, drive)
 
 
 def check_routes(tree, external_ports, r, switches, destinations, split=None):

@@ -7,11 +7,12 @@ out. Every (router, destination) pair of each kind is driven at sides 3 to 6.
 """
 
 import pytest
-from amaranth.sim import Simulator
+from route_sim import run_route_compute
 
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.king import router_ports
-from twinnet.hdl.king_route import KingRouteCompute, is_pe, opposite, pe_label
+from twinnet.hdl.king_route import KingRouteCompute, is_pe, pe_label
+from twinnet.hdl.ring_escape import opposite
 from twinnet.model.king import KINDS, routing_port, scheme_channels
 from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict
 
@@ -26,24 +27,17 @@ def route_compute(network: KingNetworkConfig, ports, in_port: int) -> KingRouteC
 def run(dut, cases):
     """Drive ``(here, destination, in_vc)``; return ``(out_port, vc_mask, bubble,
     malformed)`` of each, sampled combinationally."""
-    results = []
+    def drive(ctx, dut, case):
+        here, there, vc, *pe = case
+        ctx.set(dut.node_static.x, here[0])
+        ctx.set(dut.node_static.y, here[1])
+        ctx.set(dut.header.x, there[0])
+        ctx.set(dut.header.y, there[1])
+        if pe:
+            ctx.set(dut.header.pe, pe[0])
+        ctx.set(dut.in_vc, vc)
 
-    async def testbench(ctx):
-        for here, there, vc, *pe in cases:
-            ctx.set(dut.node_static.x, here[0])
-            ctx.set(dut.node_static.y, here[1])
-            ctx.set(dut.header.x, there[0])
-            ctx.set(dut.header.y, there[1])
-            if pe:
-                ctx.set(dut.header.pe, pe[0])
-            ctx.set(dut.in_vc, vc)
-            results.append((ctx.get(dut.out_port), ctx.get(dut.vc_mask), ctx.get(dut.bubble),
-                            ctx.get(dut.malformed)))
-
-    sim = Simulator(dut)
-    sim.add_testbench(testbench)
-    sim.run()
-    return results
+    return run_route_compute(dut, cases, drive)
 
 
 def expected(network: KingNetworkConfig, ports, in_label: str, here, there, vc: int):

@@ -1,0 +1,53 @@
+"""The twisted-torus family's netlist: one router per node, its links ``X+ X- Y+ Y- …`` and a
+PE port, joined along :meth:`twinnet.model.twist.TwistedTorusConfig.step` (the peripheral
+links of a twisted dimension land ``t_JK`` over in K).
+
+Every router is the same module (a node-symmetric torus: the route compute,
+:class:`twinnet.hdl.twisted_route.TwistedRouteCompute`, reads the router's coordinates on
+``node_static``). Router labels are ``x,y[,z]``; port labels ``X+`` … and ``PE``.
+"""
+
+import functools
+
+from twinnet.model.twisted_network import TwistedNetworkConfig, node_label, port_move
+
+from .config import PortConfig, RouterConfig
+from .network import DROP_COUNT_WIDTH, Channel, Netlist, RouterInstance, Terminal
+from .ring_escape import opposite
+from .router import Router
+from .twisted_route import PE, TwistedRouteCompute
+
+
+def verilog_label(port: str) -> str:
+    return port.replace("+", "p").replace("-", "m")
+
+
+def router(network: TwistedNetworkConfig) -> Router:
+    ports = (*network.ports, PE)
+    bubble = network.escape == "bubble"
+    configs = tuple(PortConfig("pe", 1, network.depth, name=PE) if port == PE else
+                    PortConfig("network", network.vc_count, network.depth, bubble=bubble,
+                               name=verilog_label(port)) for port in ports)
+    config = RouterConfig(network.flit_width, network.packet_length, configs,
+                          source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH)
+    return Router(config, functools.partial(TwistedRouteCompute, network=network, ports=ports))
+
+
+def netlist(network: TwistedNetworkConfig) -> Netlist:
+    topology = network.topology
+    ports = (*network.ports, PE)
+    local = {port: index for index, port in enumerate(ports)}
+    routers = [RouterInstance(node_label(node), "router",
+                              {f"o{dim}": x for dim, x in enumerate(node)})
+               for node in topology.nodes()]
+    channels = []
+    for node in topology.nodes():
+        for port in network.ports:
+            dim, sign = port_move(port)
+            target = topology.step(node, dim, sign)
+            channels.append(Channel(len(channels), node_label(node), local[port],
+                                    node_label(target), local[opposite(port)], port,
+                                    opposite(port), network.vc_count))
+    terminals = [Terminal(node_label(network.node_of(t)), local[PE])
+                 for t in range(topology.node_count)]
+    return Netlist({"router": router(network)}, routers, channels, terminals)

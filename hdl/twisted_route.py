@@ -1,0 +1,169 @@
+"""Route compute of a twisted-torus router (004) as arithmetic hardware.
+
+From the router's coordinates ``a`` (``node_static``) and the destination's ``b`` (the head
+flit) the hardware forms the minimal record of :func:`twinnet.model.twist.routing_record`:
+
+1. ``v = b - a`` per dimension (subtractors); in each twisting dimension J a negative ``v_J``
+   gets ``d_J`` added and every dimension K it twists loses ``t_JK`` (the wrap it stands for);
+2. for every choice of image ``c_J`` in ``0, 1, -1, 2`` per twisting dimension (4 or 16
+   candidates) the record is ``v_J - c_J d_J`` in J and, in every other dimension K, the ring
+   offset of ``v_K + sum_J c_J t_JK`` (reduced mod ``d_K``, less ``d_K`` above ``d_K / 2``);
+3. the shortest candidate wins, the first on a tie (comparators over the summed magnitudes).
+
+The packet takes the first dimension of the record with hops left, in its direction; on
+arrival the PE port. Every router recomputes the record, which reproduces the source's
+dimension-order path (:mod:`twinnet.model.twisted_network`). The escape scheme sets the VC and
+bubble (:mod:`twinnet.hdl.ring_escape`); a dimension's peripheral link is its dateline.
+
+``malformed``: a destination coordinate ``>= d`` (when its field can hold one).
+"""
+
+import itertools
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import data
+
+from twinnet.model.twist import IMAGES
+from twinnet.model.twisted_network import TwistedNetworkConfig, port_label, port_move
+
+from .config import RouterConfig
+from .ring_escape import drive_escape, opposite
+from .route_compute import RouteCompute
+
+#: The local label of the PE port.
+PE = "PE"
+
+
+def coordinate_layout(network: TwistedNetworkConfig) -> data.StructLayout:
+    """A node's coordinates ``o0 … o{n-1}`` (``o0`` is X), each
+    :attr:`TwistedNetworkConfig.digit_widths` bits: the destination in the header, the
+    router's own on ``node_static``."""
+    return data.StructLayout({f"o{dim}": unsigned(width)
+                              for dim, width in enumerate(network.digit_widths)})
+
+
+class TwistedRouteCompute(RouteCompute):
+    """Dimension-order routing over the twisted torus's minimal record (module docstring).
+
+    Parameters:
+        config: the router's configuration; ``config.port_count`` must be ``len(ports)``.
+        in_port: the input port this instance serves.
+        network: the :class:`~twinnet.model.twisted_network.TwistedNetworkConfig`.
+        ports: the router's port labels in local index order: the network's link ports
+            (``X+ X- …``) and ``PE``.
+    """
+
+    def __init__(self, config: RouterConfig, in_port: int, *, network: TwistedNetworkConfig,
+                 ports: tuple[str, ...]):
+        try:
+            if not isinstance(network, TwistedNetworkConfig):
+                raise TypeError(f"network must be a TwistedNetworkConfig, not {network!r}")
+            ports = tuple(ports)
+            if sorted(ports) != sorted((*network.ports, PE)):
+                raise ValueError(f"ports must be {', '.join((*network.ports, PE))} in some "
+                                 f"order, not {ports}")
+            if not isinstance(config, RouterConfig) or config.port_count != len(ports):
+                raise ValueError(f"config must be a RouterConfig of {len(ports)} ports")
+        except (TypeError, ValueError):
+            self._MustUse__silence = True  # a rejected component is not an unused one
+            raise
+        self.network, self.ports = network, ports
+        layout = coordinate_layout(network)
+        super().__init__(config, in_port, header_layout=layout, static_layout=layout)
+
+    def elaborate(self, platform):
+        m = Module()
+        network, topology = self.network, self.network.topology
+        radices, n = topology.radices, topology.n
+        here = [self.node_static[f"o{dim}"] for dim in range(n)]
+        there = [self.header[f"o{dim}"] for dim in range(n)]
+        width = max(radices).bit_length() + 4  # room for every sum below, with a sign
+        twists = [(j, k, t % radices[k]) for j, k, t in topology.twists]
+        twisting = sorted({j for j, _, _ in twists})
+
+        bad = Const(0, 1)
+        for coordinate, d in zip(there, radices):
+            if (1 << len(coordinate)) > d:
+                bad = bad | (coordinate >= d)
+
+        # 1. The difference, twisting dimensions brought into [0, d_J) with their carries.
+        v = []
+        for dim in range(n):
+            value = Signal(signed(width), name=f"v{dim}")
+            m.d.comb += value.eq(there[dim] - here[dim])
+            v.append(value)
+        for j in twisting:
+            negative = v[j] < 0
+            carried = []
+            for dim in range(n):
+                value = Signal(signed(width), name=f"v{dim}_after_{j}")
+                shift = sum((t for jj, k, t in twists if jj == j and k == dim), 0)
+                if dim == j:
+                    m.d.comb += value.eq(Mux(negative, v[dim] + radices[j], v[dim]))
+                elif shift:
+                    m.d.comb += value.eq(Mux(negative, v[dim] - shift, v[dim]))
+                else:
+                    m.d.comb += value.eq(v[dim])
+                carried.append(value)
+            v = carried
+
+        # 2. The candidates and their lengths; 3. the first shortest.
+        best, best_length = None, None
+        for index, choice in enumerate(itertools.product(IMAGES, repeat=len(twisting))):
+            images = dict(zip(twisting, choice))
+            record = []
+            for dim in range(n):
+                entry = Signal(signed(width), name=f"c{index}_r{dim}")
+                if dim in images:
+                    m.d.comb += entry.eq(v[dim] - images[dim] * radices[dim])
+                else:
+                    shift = sum(images[j] * t for j, k, t in twists if k == dim)
+                    d = radices[dim]
+                    # v + shift lies in (-(bound) d, (bound) d): add a multiple of d to make
+                    # it non-negative, then reduce.
+                    lift = d * (2 + 3 * len(twisting))
+                    ring = Signal(unsigned(width), name=f"c{index}_m{dim}")
+                    m.d.comb += ring.eq((v[dim] + shift + lift).as_unsigned() % d)
+                    m.d.comb += entry.eq(Mux(ring > d // 2, ring - d, ring))
+                record.append(entry)
+            length = Signal(unsigned(width), name=f"c{index}_length")
+            m.d.comb += length.eq(sum((abs(entry) for entry in record), Const(0, width)))
+            if best is None:
+                best, best_length = record, length
+                continue
+            shorter = length < best_length
+            chosen = []
+            for dim in range(n):
+                entry = Signal(signed(width), name=f"c{index}_best{dim}")
+                m.d.comb += entry.eq(Mux(shorter, record[dim], best[dim]))
+                chosen.append(entry)
+            merged = Signal(unsigned(width), name=f"c{index}_best_length")
+            m.d.comb += merged.eq(Mux(shorter, length, best_length))
+            best, best_length = chosen, merged
+
+        # The first dimension with hops left.
+        local = {label: index for index, label in enumerate(self.ports)}
+        arrived = Signal()
+        m.d.comb += arrived.eq(~Cat(entry != 0 for entry in best).any())
+        m.d.comb += self.out_port.eq(local[PE])
+        straight = Const(0, 1)
+        in_label = self.ports[self.port_index]
+        for dim in reversed(range(n)):
+            if radices[dim] < 2:
+                continue
+            with m.If(best[dim] != 0):
+                m.d.comb += self.out_port.eq(Mux(best[dim] > 0, local[port_label(dim, 1)],
+                                                 local[port_label(dim, -1)]))
+        # Going straight on: the output facing away from the input.
+        if in_label != PE:
+            straight = self.out_port == local[opposite(in_label)]
+        # The hop that brought the packet here wrapped its dimension: it arrived on the
+        # peripheral link (coordinate 0 travelling +, d - 1 travelling -).
+        wrapped = Const(0, 1)
+        if in_label != PE:
+            dim, sign = port_move(opposite(in_label))
+            wrapped = here[dim] == (0 if sign > 0 else radices[dim] - 1)
+        m.d.comb += self.malformed.eq(bad)
+        drive_escape(m, self, network.escape, to_link=~arrived, straight=straight,
+                     wrapped=wrapped)
+        return m

@@ -1,0 +1,72 @@
+"""What every family's network configuration shares: the routers' sizes.
+
+:class:`RouterSizes` is a mixin for the configuration dataclasses, which hold the fields
+``flit_width``, ``packet_length`` (flits per packet) and ``buffer_depth`` (flits per input VC,
+``None`` for the default of two packets).
+"""
+
+from . import checks
+
+#: The sizes the names leave out.
+DEFAULT_FLIT_WIDTH = 32
+DEFAULT_PACKET_LENGTH = 4
+#: Bits per flit: a head flit needs the route and source fields; 1,024 is a generous bus.
+MAX_FLIT_WIDTH = 1024
+#: Flits per packet (002 Table 2 uses 8-phit packets; 003 §7.1 uses 4 flits).
+MAX_PACKET_LENGTH = 64
+#: Flits per input-VC buffer (every buffer holds at least one packet, two on bubble ports).
+MAX_BUFFER_DEPTH = 256
+
+
+def sizes_from_dict(values: dict, names: dict, *, bubble: bool = False) -> dict:
+    """``flit_width``, ``packet_length`` and ``buffer_depth`` (None: the default) from plain
+    values, each checked against its limit; a buffer must hold a packet, two with the
+    ``bubble``. ``names`` labels each key in messages. Raises ``TypeError``/``ValueError``."""
+    flit_width = checks.check_int(names.get("flit_width", "flit_width"),
+                                  values.get("flit_width", DEFAULT_FLIT_WIDTH), minimum=1,
+                                  maximum=MAX_FLIT_WIDTH)
+    packet_length = checks.check_int(names.get("packet_length", "packet_length"),
+                                     values.get("packet_length", DEFAULT_PACKET_LENGTH),
+                                     minimum=1, maximum=MAX_PACKET_LENGTH)
+    buffer_depth = values.get("buffer_depth")
+    if buffer_depth is not None:
+        need = packet_length * (2 if bubble else 1)
+        buffer_depth = checks.check_int(names.get("buffer_depth", "buffer_depth"), buffer_depth,
+                                        minimum=need, maximum=max(need, MAX_BUFFER_DEPTH))
+    return {"flit_width": flit_width, "packet_length": packet_length,
+            "buffer_depth": buffer_depth}
+
+
+class RouterSizes:
+    """The routers' sizes of a network configuration (see the module docstring)."""
+
+    flit_width: int
+    packet_length: int
+    buffer_depth: int | None
+
+    def check_sizes(self) -> None:
+        """Raise ``TypeError``/``ValueError`` for a size that is not a positive integer, or a
+        buffer that cannot hold a whole packet."""
+        checks.check_int("flit_width", self.flit_width, minimum=1)
+        checks.check_int("packet_length", self.packet_length, minimum=1)
+        if self.buffer_depth is not None:
+            checks.check_int("buffer_depth", self.buffer_depth, minimum=self.packet_length)
+
+    @property
+    def depth(self) -> int:
+        """Flits per input VC buffer."""
+        return self.buffer_depth if self.buffer_depth is not None else 2 * self.packet_length
+
+    @property
+    def size_suffix(self) -> str:
+        """Every size that differs from the default, for a network's name, so that two
+        networks whose Verilog differs never share a name: ``_w64`` (64-bit flits), ``_l8``
+        (8-flit packets), ``_d24`` (buffers of 24 flits where two packets is the default)."""
+        suffix = ""
+        if self.flit_width != DEFAULT_FLIT_WIDTH:
+            suffix += f"_w{self.flit_width}"
+        if self.packet_length != DEFAULT_PACKET_LENGTH:
+            suffix += f"_l{self.packet_length}"
+        if self.depth != 2 * self.packet_length:
+            suffix += f"_d{self.depth}"
+        return suffix

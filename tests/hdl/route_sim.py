@@ -1,0 +1,20 @@
+"""Drive a route compute in the Amaranth simulator (shared by the route-compute tests)."""
+
+from amaranth.sim import Simulator
+
+
+def run_route_compute(dut, cases, drive) -> list[tuple[int, int, int, int]]:
+    """For each case, ``drive(ctx, dut, case)`` sets the inputs; returns ``(out_port,
+    vc_mask, bubble, malformed)`` of each, sampled combinationally."""
+    results = []
+
+    async def testbench(ctx):
+        for case in cases:
+            drive(ctx, dut, case)
+            results.append((ctx.get(dut.out_port), ctx.get(dut.vc_mask), ctx.get(dut.bubble),
+                            ctx.get(dut.malformed)))
+
+    sim = Simulator(dut)
+    sim.add_testbench(testbench)
+    sim.run()
+    return results

@@ -1,0 +1,104 @@
+"""Generated twisted tori (004) on Icarus and Verilator, hop by hop against the model.
+
+Every packet's hops are compared with the model's dimension-order path over the minimal record
+(:func:`twinnet.model.twisted_network.router_hops`, with the dateline's VCs); every packet is
+delivered exactly once, intact, in order per pair. Under the all-pairs pattern the RTL's mean
+hop count must equal the model's average distance over distinct pairs
+(:func:`twinnet.model.twist.metrics`, which counts a node to itself: scaled by N/(N-1)) and its
+largest hop count the model's diameter: minimal routing over the twists, shown in hardware.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from twinnet.gen.families import FAMILIES
+from twinnet.model.traffic import PATTERNS
+from twinnet.model.twist import metrics
+from twinnet.model.twisted_network import twisted_network_from_dict
+from twinnet.sim_tb import network_sim, runner
+
+BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
+FAMILY = FAMILIES["twisted"]
+
+#: The issue's instances: 8x4 with t_YX = 0 and 4, 6x3 with t_YX = 3, 4x4x2 with one twist,
+#: each with the bubble and the dateline.
+INSTANCES = {"8x4-t0": ([8, 4], ""), "8x4-tyx4": ([8, 4], "YX=4"),
+             "6x3-tyx3": ([6, 3], "YX=3"), "4x4x2-tzx2": ([4, 4, 2], "ZX=2")}
+CASES = {f"{name}-{escape}": (radices, twists, escape)
+         for name, (radices, twists) in INSTANCES.items() for escape in ("bubble", "dateline")}
+#: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
+DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("6x3-tyx3-dateline", "icarus"),
+           ("8x4-tyx4-dateline", "verilator"), ("4x4x2-tzx2-bubble", "verilator"),
+           ("8x4-t0-bubble", "verilator")}
+
+
+def network_of(name: str):
+    radices, twists, escape = CASES[name]
+    return twisted_network_from_dict({"radices": radices, "twists": twists, "escape": escape})
+
+
+@pytest.mark.parametrize("simulator", runner.SIMULATORS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_hop_follows_the_model(name, simulator):
+    if (name, simulator) not in DEFAULT and not os.environ.get("TWINNET_SLOW_TESTS"):
+        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
+    reason = runner.missing(simulator)
+    if reason:
+        pytest.skip(reason)
+    network = network_of(name)
+    tests = {"uniform_traffic": {"packets": 2000, "rate": 0.03}, "all_pairs": {}}
+    if any((1 << w) > d for w, d in zip(network.digit_widths, network.topology.radices)):
+        tests["malformed_dropped"] = {"packets": 300, "malformed": 30}
+    results = network_sim.simulate(network, simulator, BUILD / f"twisted-{name}-{simulator}",
+                                   tests, family=FAMILY)
+    uniform = results["uniform_traffic"]
+    assert uniform["packets"] == 2000 and uniform["hops_checked"]
+    nodes = network.topology.node_count
+    pairs = results["all_pairs"]
+    assert pairs["packets"] == nodes * (nodes - 1) and pairs["hops_checked"]
+    expected = metrics(network.topology)
+    assert pairs["mean_hops"] == pytest.approx(
+        float(expected.average_distance) * nodes / (nodes - 1))
+    assert pairs["max_hops"] == expected.diameter
+    if "malformed_dropped" in tests:
+        assert results["malformed_dropped"]["drop_count"] == 30
+
+
+@pytest.mark.parametrize("escape", ["bubble", "dateline"])
+def test_saturating_traffic_drains(escape):
+    """8x4 with t_YX = 4: 20,000 cycles of uniform traffic offered at one flit per PE per
+    cycle never trip the watchdog, every packet arrives once, intact, in order; then every
+    other pattern at a moderate load (32 terminals)."""
+    reason = runner.missing("verilator")
+    if reason:
+        pytest.skip(reason)
+    network = network_of(f"8x4-tyx4-{escape}")
+    saturating = {"pattern": "uniform", "rate": 1 / network.packet_length, "warmup": 0,
+                  "measure": 20_000, "drain_limit": 0}
+    others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
+              for pattern in PATTERNS if pattern not in ("uniform", "all-pairs")]
+    results = network_sim.simulate(network, "verilator", BUILD / f"twisted-traffic-{escape}",
+                                   {network_sim.TRAFFIC_TEST: {"points": [saturating, *others]}},
+                                   family=FAMILY)[network_sim.TRAFFIC_TEST]["points"]
+    assert results[0]["packets"] == results[0]["created"] > 10_000
+    assert [r["pattern"] for r in results[1:]] == [p["pattern"] for p in others]
+
+
+def test_a_twisted_ring_without_escape_deadlocks():
+    """One VC and no bubble: the twisted Y cycles of 8x4 (t_YX = 4) fill under saturating
+    uniform traffic and the watchdog reports it; the model's check finds the cycle too."""
+    reason = runner.missing("verilator")
+    if reason:
+        pytest.skip(reason)
+    network = twisted_network_from_dict({"radices": [8, 4], "twists": "YX=4",
+                                         "escape": "none"})
+    assert not FAMILY.deadlock(network)["deadlock_free"]
+    with pytest.raises(network_sim.SimulationFailed) as failure:
+        network_sim.simulate(network, "verilator", BUILD / "twisted-traffic-none",
+                             {network_sim.TRAFFIC_TEST: {"points": [
+                                 {"pattern": "uniform", "rate": 1 / network.packet_length,
+                                  "warmup": 0, "measure": 20_000, "watchdog": 2000}]}},
+                             family=FAMILY)
+    assert failure.value.kind == "deadlock", failure.value.summary
