@@ -4,7 +4,8 @@ Routing: dimension-order routing over the minimal record of
 :func:`twinnet.model.twist.routing_record`, which needs a node-symmetric torus (004's
 Theorem). Every router recomputes the record from its own coordinates and the destination's
 and takes the first dimension with hops left; the path is the same as the source's record
-would give (checked for every pair of every instance in ``tests/model/test_twisted_network.py``).
+would give (checked for every pair of every instance in
+``tests/model/test_twisted_routing.py``).
 
 Deadlock (the ``escape`` scheme). Following the links of one dimension and direction from a
 node closes a cycle; a twist joins the rings of dimension J into longer cycles (the peripheral

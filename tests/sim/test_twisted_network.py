@@ -29,9 +29,8 @@ INSTANCES = {"8x4-t0": ([8, 4], ""), "8x4-tyx4": ([8, 4], "YX=4"),
 CASES = {f"{name}-{escape}": (radices, twists, escape)
          for name, (radices, twists) in INSTANCES.items() for escape in ("bubble", "dateline")}
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
-DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("6x3-tyx3-dateline", "icarus"),
-           ("8x4-tyx4-dateline", "verilator"), ("4x4x2-tzx2-bubble", "verilator"),
-           ("8x4-t0-bubble", "verilator")}
+DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("8x4-tyx4-dateline", "verilator"),
+           ("4x4x2-tzx2-bubble", "verilator")}
 
 
 def network_of(name: str):
@@ -70,7 +69,10 @@ def test_every_hop_follows_the_model(name, simulator):
 def test_saturating_traffic_drains(escape):
     """8x4 with t_YX = 4: 20,000 cycles of uniform traffic offered at one flit per PE per
     cycle never trip the watchdog, every packet arrives once, intact, in order; then every
-    other pattern at a moderate load (32 terminals)."""
+    other pattern at a moderate load (32 terminals). The dateline runs with
+    TWINNET_SLOW_TESTS=1."""
+    if escape == "dateline" and not os.environ.get("TWINNET_SLOW_TESTS"):
+        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing("verilator")
     if reason:
         pytest.skip(reason)
