@@ -46,7 +46,7 @@ from twinnet.sim_tb import network_sim
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "twisted"
 #: Loads as fractions of the untwisted torus's bound, up to past the twisted one's.
-LOAD_FRACTIONS = (0.05, 0.3, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7)
+LOAD_FRACTIONS = (0.05, 0.3, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0, 2.3)
 #: Cycles per hop at zero load (docs/network.md), to take the fixed part off a latency.
 HOP_LATENCY = 2
 CASES = ("8x4", "16x8", "12x12", "24x12", "36x12", "48x12")

@@ -24,14 +24,15 @@ MANIFEST_VERSION = 2
 
 
 def generate_network(config, outdir, *, family=None, trace: bool = False,
-                     traffic: bool = False, progress=None) -> list[Path]:
+                     traffic: bool = False, progress=None, components=None) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
     netlist, manifest section and deadlock verdict through :func:`generate`. ``family``
     defaults to the family ``config`` belongs to (:func:`twinnet.gen.families.family_for`).
 
     The model's channel-dependency check runs in a second process while this one builds the
     Verilog (on 3DT 8×8×8 each takes tens of seconds). ``traffic`` adds the traffic harness
-    (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits."""
+    (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits.
+    ``components``, a dict, receives the converted components (see :func:`generate`)."""
     from .families import family_for
 
     family = family or family_for(config)
@@ -55,7 +56,8 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
                                  "by route fields (Family.terminal_digits): no traffic in "
                                  "hardware for it")
         return generate(config.name, netlist, outdir, family=section, trace=trace,
-                        progress=progress, deadlock=deadlock, traffic=digits)
+                        progress=progress, deadlock=deadlock, traffic=digits,
+                        components=components)
 
 
 def _timed(function, *args):
@@ -72,7 +74,7 @@ def _verdict_line(verdict: dict | None) -> str:
 
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
-             progress=None, deadlock=None, traffic=None) -> list[Path]:
+             progress=None, deadlock=None, traffic=None, components=None) -> list[Path]:
     """Write network ``name`` into ``outdir``; return the files written (manifest last).
 
     ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
@@ -83,18 +85,21 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     once the Verilog is written (None: the manifest says no check was made). ``traffic``, the
     terminal digits (``[(route field name, radix), …]``, least significant first), adds the
     traffic harness: ``<name>_source.v``, ``<name>_sink.v`` and ``<name>_traffic.v``, whose
-    top ``<name>_traffic`` wraps the network (manifest key ``traffic``).
+    top ``<name>_traffic`` wraps the network (manifest key ``traffic``). ``components``, a
+    dict if given, receives the components converted: ``top`` (the
+    :class:`twinnet.hdl.network.Network`) and, with ``traffic``, ``harness`` (the
+    :class:`twinnet.hdl.traffic.TrafficHarness`), for a wrapper that instantiates them.
     """
     outdir = Path(outdir)
     say = progress or (lambda text: None)
     with output.staged(outdir) as stage:
         written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None),
-                         traffic)
+                         traffic, {} if components is None else components)
     return [outdir / path.name for path in written]
 
 
 def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
-           say, deadlock, traffic) -> list[Path]:
+           say, deadlock, traffic, components: dict) -> list[Path]:
     files, modules = [], modules_of(name, netlist)
     for kind, router in netlist.kinds.items():
         started = time.perf_counter()
@@ -104,13 +109,13 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
         files.append(path)
         say(f"{kind}: {path.name} ({time.perf_counter() - started:.1f} s)")
     started = time.perf_counter()
-    top = Network(netlist, modules, trace=trace)
+    components["top"] = top = Network(netlist, modules, trace=trace)
     path = outdir / f"{name}.v"
     path.write_text(verilog.convert(top, name=name))
     files.append(path)
     say(f"top: {path.name}, {len(netlist.routers)} routers "
         f"({time.perf_counter() - started:.1f} s)")
-    harness = _write_harness(name, netlist, top, outdir, files, family, traffic, say) \
+    harness = _write_harness(name, netlist, top, outdir, files, traffic, say, components) \
         if traffic is not None else None
     manifest = outdir / f"{name}.manifest.json"
     description = describe(name, netlist, top, files, family, deadlock())
@@ -120,12 +125,11 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     return files
 
 
-def _write_harness(name, netlist, top, outdir, files, family, digits, say) -> dict:
-    """The traffic harness's three modules; returns the manifest's ``traffic`` section."""
+def traffic_harness(name: str, netlist: Netlist, top: Network, digits):
+    """The traffic harness of network ``name`` (:class:`twinnet.hdl.traffic.TrafficHarness`)
+    for the family's terminal ``digits``: (harness, its module names, per-terminal constants)."""
     from twinnet.hdl import traffic
-    from twinnet.model.traffic import PATTERNS
 
-    started = time.perf_counter()
     flit_format = next(iter(netlist.kinds.values())).flit_format
     fmt = traffic.TrafficFormat(
         flit_format.head_layout,
@@ -133,7 +137,17 @@ def _write_harness(name, netlist, top, outdir, files, family, digits, say) -> di
         len(netlist.terminals), flit_format.config.packet_length)
     modules = {"network": name, "source": f"{name}_source", "sink": f"{name}_sink"}
     constants = traffic.terminal_constants(fmt)
-    harness = traffic.TrafficHarness(top, fmt, constants, modules)
+    return traffic.TrafficHarness(top, fmt, constants, modules), modules, constants
+
+
+def _write_harness(name, netlist, top, outdir, files, digits, say, components) -> dict:
+    """The traffic harness's three modules; returns the manifest's ``traffic`` section."""
+    from twinnet.hdl import traffic
+    from twinnet.model.traffic import PATTERNS
+
+    started = time.perf_counter()
+    harness, modules, constants = traffic_harness(name, netlist, top, digits)
+    components["harness"], fmt = harness, harness.fmt
     for part, component in (("source", harness.source), ("sink", harness.sink)):
         path = outdir / f"{modules[part]}.v"
         path.write_text(verilog.convert(component, name=modules[part]))

@@ -33,15 +33,15 @@ The cases come from tables:
 - ``COMBINATIONS``: flags that contradict one another, values out of range given the others,
   networks over ``MAX_ROUTERS``, option abbreviations, ``--flag=value`` forms;
 - ``TOML_PATHS`` and ``TOML_FILES``: unusable and bad TOML files, for ``gen`` and ``sim``;
-- ``OUT_PATHS``: unusable ``--out`` folders, for ``gen``, ``sim`` and ``demo`` (the read-only
-  folder is skipped when running as root, who can write anywhere);
+- ``OUT_PATHS``: unusable ``--out`` folders, for ``gen``, ``sim``, ``demo`` and ``board build``
+  (the read-only folder is skipped when running as root, who can write anywhere);
 
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1159 in ``VALUE_FLAGS``, 147 missing values, 188
-combinations, 136 TOML, 12 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1645 in all (``test_case_count`` keeps this sentence honest).
+Case count (pytest items, one per case): 1302 in ``VALUE_FLAGS``, 167 missing values, 227
+combinations, 170 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
+this count — 1885 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -157,6 +157,7 @@ COMMANDS = {
     "sweep": {"--out": OUT},
     "demo": {"--out": OUT},
     "fpga": {},
+    "board build": {"--board": "ulx3s-85f", "--out": OUT},
     "analyze twin-links": {},
     "analyze twin-distance": {},
     "analyze deadlock": {},
@@ -165,7 +166,7 @@ COMMANDS = {
     "analyze king": {},
     "analyze twist": {},
 }
-NETWORK = ("gen", "sim", "sweep", "fpga")
+NETWORK = ("gen", "sim", "sweep", "fpga", "board build")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -342,7 +343,8 @@ VALUE_FLAGS = [
     (NETWORK, "--buffer-depth", INTEGER + [above(MAX_BUFFER_DEPTH)], ()),
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
-    (("gen", "sim", "sweep", "demo"), "--out", EMPTY_PATH, ()),
+    (("gen", "sim", "sweep", "demo", "board build"), "--out", EMPTY_PATH, ()),
+    (("board build",), "--board", CHOICE, ()),
     (("fpga",), "--design", CHOICE, ()),
     (("fpga",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
     (("fpga",), "--device", [("empty", ""), ("unknown", "ecp5-12f", "ecp5-25f"),
@@ -617,6 +619,10 @@ OUT_PATHS = [
 ]
 
 
+#: The commands whose --out folder is checked.
+OUT_COMMANDS = ("gen", "sim", "demo", "board build")
+
+
 # --- running a case ----------------------------------------------------------------------------
 
 class Refused(BaseException):
@@ -650,6 +656,7 @@ def sandbox(monkeypatch, tmp_path):
     _patch(monkeypatch, "twinnet.sim_tb.network_sim", "simulate",
            _refuse("simulating"))
     _patch(monkeypatch, "twinnet.gen.fpga", "measure", _refuse("synthesising"))
+    _patch(monkeypatch, "twinnet.boards.targets", "board_build", _refuse("building a board"))
     # A simulator missing here must not hide an accepted bad value.
     _patch(monkeypatch, "twinnet.sim_tb.runner", "missing", lambda *args, **kwargs: None)
 
@@ -788,7 +795,7 @@ def test_bad_toml_file(assert_usage_error, command, label, contents, expected):
     assert_usage_error(command_line(command, "--toml", TOML), TOML, *expected)
 
 
-@pytest.mark.parametrize("command", ("gen", "sim", "demo"))
+@pytest.mark.parametrize("command", OUT_COMMANDS)
 @pytest.mark.parametrize("label, out", OUT_PATHS, ids=[c[0] for c in OUT_PATHS])
 def test_unusable_output_folder(assert_usage_error, command, label, out):
     Path("afile").write_text("keep me\n")
@@ -849,7 +856,7 @@ def test_case_count():
     counts = {"VALUE_FLAGS": len(VALUE_CASES), "missing values": len(MISSING_VALUE_CASES),
               "combinations": len(COMBINATIONS),
               "TOML": len(NETWORK) * (len(TOML_PATHS) + len(TOML_FILES)),
-              "output paths": 3 * len(OUT_PATHS)}
+              "output paths": len(OUT_COMMANDS) * len(OUT_PATHS)}
     total = sum(counts.values()) + 3  # coverage, broken pipe, this test
     stated = re.search(r"Case count .*?: (\d+) in ``VALUE_FLAGS``, (\d+) missing values, "
                        r"(\d+)\s+combinations, (\d+) TOML, (\d+) output paths, .*? (\d+) in all",

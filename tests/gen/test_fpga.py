@@ -21,15 +21,16 @@ from twinnet.model.network import twin_network_from_dict
 
 SLOW = pytest.mark.skipif(not os.environ.get("TWINNET_SLOW_TESTS"),
                           reason="slow case: set TWINNET_SLOW_TESTS=1 to run it")
-#: A 2×2 torus small enough for the iCE40 HX8K (whose FIFOs are flip-flops): 16-bit flits,
-#: 2-flit packets, one packet per VC.
-SMALL_TORUS = ["torus", "--radix", "2,2", "--mode", "vc", "--flit-width", "16",
-               "--packet-length", "2", "--buffer-depth", "2"]
+#: A 2×2 torus small enough for the iCE40 HX8K (whose FIFOs are flip-flops): the bubble on
+#: one VC, 8-bit flits, 2-flit packets (with 16-bit flits, 2 VCs and one packet per VC it
+#: needs 8,552 of the HX8K's 7,680 logic cells).
+SMALL_TORUS = ["torus", "--radix", "2,2", "--mode", "bubble", "--flit-width", "8",
+               "--packet-length", "2"]
 
 
 def small_torus():
-    return twin_network_from_dict({"configuration": "torus", "radices": [2, 2], "mode": "vc",
-                                   "flit_width": 16, "packet_length": 2, "buffer_depth": 2})
+    return twin_network_from_dict({"configuration": "torus", "radices": [2, 2],
+                                   "mode": "bubble", "flit_width": 8, "packet_length": 2})
 
 
 def test_the_harness_drives_every_input_and_folds_every_output():
