@@ -88,8 +88,6 @@ def run(args) -> Report:
         check_tools(devices)
     except FpgaError as error:
         raise UsageError(str(error)) from None
-    print(f"twinnet fpga: {network.name} ({args.design}) on {', '.join(devices)}",
-          file=sys.stderr, flush=True)
     if args.design == "network":
         routers = len(family.netlist(network).routers)
         if routers > MAX_NETWORK_ROUTERS:
@@ -98,6 +96,8 @@ def run(args) -> Report:
         design = network_design(network, family)
     else:
         design = router_design(network, family, args.router_kind)
+    print(f"twinnet fpga: {network.name} ({args.design}) on {', '.join(devices)}",
+          file=sys.stderr, flush=True)
     say(f"Verilog: {', '.join(design.sources)}")
     try:
         if args.keep:
