@@ -6,6 +6,7 @@ torus (ties at exactly ``k/2`` go ``+``, the *positive tie rule*).
 """
 
 import itertools
+import math
 from dataclasses import dataclass
 
 from . import checks
@@ -38,8 +39,22 @@ def ring_distance(a: int, b: int, k: int) -> int:
     return min(d, k - d)
 
 
+class RadixShape:
+    """What a configuration with per-dimension ``radices`` derives from them."""
+
+    radices: tuple[int, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.radices)
+
+    @property
+    def node_count(self) -> int:
+        return math.prod(self.radices)
+
+
 @dataclass(frozen=True)
-class CubeConfig:
+class CubeConfig(RadixShape):
     """A k-ary n-cube with ``radices[i]`` nodes in dimension ``i``; a torus if ``wrap`` else a mesh.
 
     Raises ``ValueError`` for fewer than one dimension or a radix below 2.
@@ -52,16 +67,6 @@ class CubeConfig:
         object.__setattr__(self, "radices", checks.check_int_tuple("radix", self.radices,
                                                                    minimum=2))
 
-    @property
-    def n(self) -> int:
-        return len(self.radices)
-
-    @property
-    def node_count(self) -> int:
-        count = 1
-        for k in self.radices:
-            count *= k
-        return count
 
     def nodes(self):
         """Every node, in lexicographic order of its digits (X slowest)."""

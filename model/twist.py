@@ -29,7 +29,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from . import checks
-from .torus import dimension_name
+from .torus import RadixShape, dimension_name
 
 Node = tuple[int, ...]
 METRICS = ("diameter", "average_distance", "max_dimension_distance", "imbalance")
@@ -47,7 +47,7 @@ def parse_dimension_pair(text: str, n: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class TwistedTorusConfig:
+class TwistedTorusConfig(RadixShape):
     """A torus with ``radices[i]`` nodes in dimension i and twists ``t_JK``.
 
     ``twists`` may be a mapping ``{(J, K): t}`` or ``{"YX": t}``, or an iterable of
@@ -93,16 +93,6 @@ class TwistedTorusConfig:
                 result.append((j, k, t))
         return tuple(sorted(result))
 
-    @property
-    def n(self) -> int:
-        return len(self.radices)
-
-    @property
-    def node_count(self) -> int:
-        count = 1
-        for d in self.radices:
-            count *= d
-        return count
 
     def skew(self, j: int, k: int) -> int:
         """``t_JK mod d_K`` (0 when untwisted)."""
