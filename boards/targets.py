@@ -1,12 +1,13 @@
 """Board targets: a network's self-test (:class:`twinnet.hdl.selftest.SelfTest`) on an
 amaranth-boards platform, built with the pip-installed YoWASP tools.
 
-Each :class:`Board` names its platform, the clock the self-test runs at (the board's oscillator,
-or an ECP5 PLL below it: the routers close timing at 30 to 45 MHz), which LEDs show pass and
-fail, the UART that carries the report line, and the network it runs by default: the largest
-instance that fits its FPGA (``bench/boards.py`` measures them). :func:`board_build` writes
-the network's Verilog (``twinnet gen`` with traffic) and the platform's build files, and runs
-the build unless ``do_build=False``; :func:`simulate` runs the same self-test in cocotb.
+Each :class:`Board` names its platform, the clock the self-test runs at (the board's
+oscillator, or an ECP5 PLL below it: the routers close timing at 30 to 45 MHz), which LEDs
+show pass and fail, the UART that carries the report line, and the network it runs by
+default: one that builds in minutes (``bench/boards.py`` measures them; ``--network`` tries
+others). :func:`board_build` writes the network's Verilog (``twinnet gen`` with traffic) and
+the platform's build files, and runs the build unless ``do_build=False``; :func:`simulate`
+runs the same self-test in cocotb.
 
 Usage from Python::
 
@@ -72,11 +73,13 @@ class Board:
 
 
 BOARDS = {
-    # ULX3S with the LFE5U-85F: 25 MHz oscillator, eight LEDs, the FTDI UART.
+    # ULX3S with the LFE5U-85F: 25 MHz oscillator, eight LEDs, the FTDI UART. The 3×3 torus
+    # takes 34 % of its LUTs, but nextpnr's router had not converged after 40 minutes
+    # (docs/fpga.md): the default is the 2×2 torus, which builds in minutes.
     "ulx3s-85f": Board("amaranth_boards.ulx3s:ULX3S_85F_Platform", "clk25", 25, 25,
                        ("led", 0, ""), ("led", 7, ""),
                        {"family": "twin-torus", "configuration": "torus",
-                        "radices": [3, 3], "mode": "bubble"}),
+                        "radices": [2, 2], "mode": "bubble"}),
     # ECPIX-5 with the LFE5UM5G-45F: 100 MHz oscillator (a PLL makes 25 MHz), RGB LEDs, the
     # FTDI UART.
     "ecpix5-45f": Board("amaranth_boards.ecpix5:ECPIX545Platform", "clk100", 100, 25,
