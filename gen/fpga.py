@@ -244,21 +244,18 @@ def summarise_cells(cells: dict) -> dict:
 
 
 def critical_path(report: dict) -> dict | None:
-    """The worst path of nextpnr's report: start and end cells, total delay (ns), its logic
-    and routing parts and the number of logic steps."""
-    paths = report.get("critical_paths") or []
+    """The worst path of nextpnr's report: start and end cells, total delay (ns), split into
+    routing and the cells' own delay (clock-to-Q, logic, setup), and the number of logic
+    steps."""
+    paths = [path["path"] for path in report.get("critical_paths") or [] if path["path"]]
     if not paths:
         return None
-    worst = max(paths, key=lambda path: sum(step["delay"] for step in path["path"]))
-    steps = worst["path"]
-    if not steps:
-        return None
-    logic = [step for step in steps if step["type"] != "routing"]
+    steps = max(paths, key=lambda path: sum(step["delay"] for step in path))
+    delay = sum(step["delay"] for step in steps)
+    routing = sum(step["delay"] for step in steps if step["type"] == "routing")
     return {"from": steps[0]["from"]["cell"], "to": steps[-1]["to"]["cell"],
-            "delay_ns": round(sum(step["delay"] for step in steps), 2),
-            "logic_ns": round(sum(step["delay"] for step in logic), 2),
-            "routing_ns": round(sum(step["delay"] for step in steps
-                                    if step["type"] == "routing"), 2),
+            "delay_ns": round(delay, 2), "logic_ns": round(delay - routing, 2),
+            "routing_ns": round(routing, 2),
             "logic_steps": sum(step["type"] == "logic" for step in steps)}
 
 
