@@ -15,10 +15,17 @@ routing actually built: one over the largest channel load of its paths under uni
 (:func:`twinnet.model.traffic.channel_loads`), per node. Deterministic routing loads the
 channels less evenly than adaptive routing, so the bound itself can sit below 002's.
 
-Writes ``bench/results/king.json`` (every point; per network the peak accepted throughput per
-node, the model's bound and 002's figure) and ``king.png``. Usage::
+With ``--routing adaptive`` the networks take 002's adaptive routing instead: 2S hop-by-hop on
+KT, hop-by-hop on T and DT, over the bubble escape, with 002's two VCs per link (VC 0 the
+escape, VC 1 adaptive) sharing the 32 phits of each input port (16 per VC). The model's bound
+is then the topology's (002's: the routes spread over every minimal path), not computed here.
+
+Writes ``bench/results/king.json`` (``king-adaptive.json`` with ``--routing adaptive``; every
+point; per network the peak accepted throughput per node, the model's bound and 002's figure)
+and a plot beside it. Usage::
 
     .venv/bin/python bench/king.py [--kinds T,DT,KT] [--side 16] [--pe-ports 2]
+        [--routing deterministic|adaptive]
 """
 
 import argparse
@@ -47,10 +54,16 @@ LOADS = {"T": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
 PACKET_LENGTH, BUFFER_DEPTH = 8, 32
 
 
-def network_of(kind: str, side: int, pe_ports: int):
-    return king_network_from_dict({"kind": kind, "side": side, "escape": "bubble",
-                                   "pe_ports": pe_ports, "packet_length": PACKET_LENGTH,
-                                   "buffer_depth": BUFFER_DEPTH})
+#: 002's adaptive routing per kind.
+ADAPTIVE = {"T": "hop-by-hop", "DT": "hop-by-hop", "KT": "2s"}
+
+
+def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False):
+    values = {"kind": kind, "side": side, "escape": "bubble", "pe_ports": pe_ports,
+              "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH}
+    if adaptive:  # two VCs share the port's buffer
+        values.update(routing=ADAPTIVE[kind], vcs=2, buffer_depth=BUFFER_DEPTH // 2)
+    return king_network_from_dict(values)
 
 
 def bound_per_node(kind: str, side: int) -> float:
@@ -66,8 +79,9 @@ def bound_per_node(kind: str, side: int) -> float:
     return 1 / max(loads.values())
 
 
-def run(kind: str, side: int, pe_ports: int, loads, warmup: int, measure: int) -> dict:
-    network = network_of(kind, side, pe_ports)
+def run(kind: str, side: int, pe_ports: int, loads, warmup: int, measure: int,
+        adaptive: bool) -> dict:
+    network = network_of(kind, side, pe_ports, adaptive)
     points = [{"pattern": "uniform", "rate": load / pe_ports / PACKET_LENGTH, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 20_000}
               for load in loads]
@@ -88,16 +102,21 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2000)
     parser.add_argument("--measure", type=int, default=5000)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=RESULTS / "king.json")
+    parser.add_argument("--routing", choices=("deterministic", "adaptive"),
+                        default="deterministic")
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    adaptive = args.routing == "adaptive"
+    out = args.out or RESULTS / ("king-adaptive.json" if adaptive else "king.json")
     kinds = args.kinds.split(",")
     runs = {}
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = {kind: pool.submit(run, kind, args.side, args.pe_ports, LOADS[kind],
-                                     args.warmup, args.measure) for kind in kinds}
+                                     args.warmup, args.measure, adaptive) for kind in kinds}
         for kind, future in futures.items():
             runs[kind] = result = future.result()
-            result["model_bound_per_node"] = bound_per_node(kind, args.side)
+            result["model_bound_per_node"] = (PAPER[kind]["bound"] if adaptive
+                                              else bound_per_node(kind, args.side))
             result["paper"] = PAPER[kind]
             result["peak_over_paper_percent"] = 100 * (
                 result["peak_accepted_per_node"] / PAPER[kind]["measured"] - 1)
@@ -105,12 +124,13 @@ def main() -> None:
                   f"flits/node/cycle (model bound for this routing "
                   f"{result['model_bound_per_node']:.3f}; 002 Table 3: "
                   f"{PAPER[kind]['measured']})", file=sys.stderr, flush=True)
-    result = {"simulator": "verilator", "side": args.side, "pe_ports": args.pe_ports,
+    result = {"simulator": "verilator", "routing": args.routing, "side": args.side,
+              "pe_ports": args.pe_ports,
               "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH,
               "warmup": args.warmup, "measure": args.measure, "runs": runs}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
-    plot_rows(args.out.with_suffix(".png"), [(
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    plot_rows(out.with_suffix(".png"), [(
         f"{args.side}x{args.side} tori, uniform, {args.pe_ports} PEs per node",
         [(runs[kind]["network"], runs[kind]["points"], {}) for kind in kinds])],
         unit="flits/node/cycle", scale=args.pe_ports)

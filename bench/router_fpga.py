@@ -3,7 +3,8 @@
 Builds the 5-port, 2-VC, 32-bit-flit router (4 ring links with bubble-sized buffers + 1 PE
 port, 4-flit packets, 8 flits per VC; a variant with 4 flits per VC; and the 9-port king-torus
 router of KT8, 8 links + 1 PE with 2 VCs each, the dateline escape and Knaive routing from
-coordinates), then:
+coordinates, and the same router under 2S hop-by-hop adaptive routing over the bubble escape),
+then:
 
 * times its Verilog generation (``twinnet.hdl.verilog.convert``; first call in the process
   and best of three warm calls);
@@ -13,11 +14,12 @@ coordinates), then:
   has ~450 I/O bits, more than the packages have pins; the harness adds 64 FFs, ~70 LUTs and
   1 FF). Fmax and the critical path come from nextpnr's report.
 
-Writes ``bench/results/router_fpga.json`` (override with ``--out``), keyed by configuration.
+Writes ``bench/results/router_fpga.json`` (override with ``--out``), keyed by configuration;
+configurations not run keep their entries from an existing file.
 A device the design does not fit records nextpnr's utilisation line instead of numbers.
 Usage::
 
-    .venv/bin/python bench/router_fpga.py [--configs default,small-buffers,king-kt8]
+    .venv/bin/python bench/router_fpga.py [--configs default,small-buffers,king-kt8,king-kt8-2s]
         [--devices ecp5-25f,ice40-up5k,ice40-hx8k] [--keep DIR]
 """
 
@@ -54,10 +56,15 @@ CONFIG_SMALL = RouterConfig(
 #: The king torus KT8 with two VCs per link (the dateline escape): 9 ports, 8 flits per VC.
 KING = king_network_from_dict({"kind": "KT", "side": 8, "escape": "dateline"})
 
+#: KT8 under 2S hop-by-hop adaptive routing over the bubble escape (002 Table 2's settings):
+#: two VCs per link, VC 0 the escape, VC 1 adaptive; the route result holds the two grades.
+KING_2S = king_network_from_dict({"kind": "KT", "side": 8, "routing": "2s"})
+
 #: Name → a function building the router to measure.
 CONFIGS = {"default": lambda: Router(CONFIG, HeaderRouteCompute),
            "small-buffers": lambda: Router(CONFIG_SMALL, HeaderRouteCompute),
-           "king-kt8": lambda: king.router(KING, king.router_ports(KING, (0, 0)))}
+           "king-kt8": lambda: king.router(KING, king.router_ports(KING, (0, 0))),
+           "king-kt8-2s": lambda: king.router(KING_2S, king.router_ports(KING_2S, (0, 0)))}
 
 
 def cpu_seconds() -> float:
@@ -135,8 +142,10 @@ def main(argv=None) -> int:
         fpga.check_tools(devices)
     except fpga.FpgaError as error:
         parser.error(str(error))
-    results = {name: measure(name, devices, args.seed, args.keep / name if args.keep else None)
-               for name in configs}
+    # Configurations not run this time keep their earlier entries.
+    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    for name in configs:
+        results[name] = measure(name, devices, args.seed, args.keep / name if args.keep else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))
     print(f"wrote {args.out}")

@@ -10,7 +10,9 @@ generator, the manifest, the cocotb bench and scoreboard, the simulation driver)
 - its destination codec: :meth:`Family.destination` gives the head flit's route fields for a
   terminal, :meth:`Family.malformed` an example of a header the routers must drop;
 - its model relation: :meth:`Family.hops`, the (router, output port, VC) of every link a packet
-  crosses, from the reference model (deterministic routing: one path per pair);
+  crosses, from the reference model (deterministic routing: one path per pair), and
+  :meth:`Family.path_error`, which holds an observed path to it (adaptive routing allows
+  several paths per pair; :meth:`Family.deterministic` says which);
 - its deadlock verdict (:meth:`Family.deadlock`): the model's channel-dependency check of the
   instance, written into the manifest at generation.
 """
@@ -72,6 +74,17 @@ class Family:
 
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         raise NotImplementedError
+
+    def deterministic(self, config) -> bool:
+        """One path per pair: :meth:`hops` is the path and each pair's packets stay in order."""
+        return True
+
+    def path_error(self, config, source: int, destination: int,
+                   hops: list[tuple[str, str, int]]) -> str | None:
+        """Why the observed ``hops`` are not a path the model allows (None when they are):
+        under deterministic routing they must be exactly :meth:`hops`."""
+        expected = self.hops(config, source, destination)
+        return None if hops == expected else f"model says {expected}"
 
     def internal_crossings(self, manifest: dict, link_heads: dict) -> list[dict] | None:
         """Packets that crossed each router pair's internal link, from the head flits seen on
@@ -279,8 +292,8 @@ class FatTreeFamily(Family):
 
 
 class KingFamily(Family):
-    """The square networks of 002 (M, DM, KM, T, DT, KT) under deterministic routing:
-    :mod:`twinnet.model.king_network`."""
+    """The square networks of 002 (M, DM, KM, T, DT, KT) under deterministic or adaptive
+    routing: :mod:`twinnet.model.king_network`."""
 
     name = "king"
     from_dict = staticmethod(king_network.king_network_from_dict)
@@ -291,7 +304,8 @@ class KingFamily(Family):
         return self.describe(
             config,
             derived={"node_count": topology.node_count, "buffer_depth": config.depth,
-                     "vc_count": config.vc_count},
+                     "vc_count": config.vc_count, "escape_vcs": config.escape_vc_count,
+                     "escape_routing": config.escape_routing},
             terminal_order="terminal t = pe + pe_ports * (x + side * y) is PE port pe<pe> of "
                            "router x,y",
             route="route.x and route.y are the destination's coordinates, route.pe (with "
@@ -334,6 +348,13 @@ class KingFamily(Family):
 
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         return king_network.router_hops(config, source, destination)
+
+    def deterministic(self, config) -> bool:
+        return not config.adaptive
+
+    def path_error(self, config, source: int, destination: int,
+                   hops: list[tuple[str, str, int]]) -> str | None:
+        return king_network.path_error(config, source, destination, hops)
 
     def terminal_digits(self, config) -> list[tuple[str, int]]:
         side = config.topology.side

@@ -13,6 +13,7 @@ from twinnet.model.king_network import (
     KING_KEYS,
     MAX_PE_PORTS,
     MAX_SIDE,
+    MAX_VCS,
     ROUTINGS,
     king_network_from_dict,
 )
@@ -64,12 +65,12 @@ FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mod
          "flit_width": "flit_width", "packet_length": "packet_length",
          "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports",
          "kind": "kind", "side": "side", "routing": "routing", "escape": "escape",
-         "pe_ports": "pe_ports", "twist": "twists"}
+         "pe_ports": "pe_ports", "vcs": "vcs", "twist": "twists"}
 #: The family-specific flags each family takes (the others are common to all).
 FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
                 "torus": ("n", "k", "radix", "config", "mode"),
                 "fat-tree": ("n", "k", "split", "internal_ports", "plain"),
-                "king": ("kind", "side", "routing", "escape", "pe_ports"),
+                "king": ("kind", "side", "routing", "escape", "pe_ports", "vcs"),
                 "twisted": ("radix", "twist", "escape")}
 #: Which family a preset's or a TOML file's ``topology`` describes (tori: either torus family).
 TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
@@ -148,8 +149,11 @@ def add_network_args(parser) -> None:
     king.add_argument("--side", type=parse.integer,
                       help=f"nodes per side, 3 to {MAX_SIDE} (default 8)")
     king.add_argument("--routing", choices=tuple(ROUTINGS),
-                      help="dor (M, T), diagonal (DM, DT: 002 Alg. 1 on DT) or knaive (KM, KT); "
-                           "default: the kind's")
+                      help="deterministic: dor (M, T), diagonal (DM, DT: 002 Alg. 1 on DT) or "
+                           "knaive (KM, KT), the default for the kind; adaptive over an escape "
+                           "network that takes the kind's deterministic routing: hop-by-hop "
+                           "(any kind: every profitable port) or 2s (KM, KT: profitable Knaive "
+                           "ports first, then the other profitable ports)")
     king.add_argument("--escape", choices=ESCAPES,
                       help="deadlock avoidance on the tori: bubble (one VC, room for two "
                            "packets to enter a ring; the default), dateline (two VCs) or none "
@@ -163,6 +167,10 @@ def add_network_args(parser) -> None:
                       help=f"PEs per router, 1 to {MAX_PE_PORTS} (002's parallel injection: "
                            "offer a king torus more than one flit per node and cycle; "
                            "default 1)")
+    king.add_argument("--vcs", type=parse.integer,
+                      help=f"VCs per link: the escape's (1, or 2 with the dateline), plus at "
+                           f"least one adaptive VC under adaptive routing (default: one), at "
+                           f"most {MAX_VCS}")
 
 
 def _flag(dest: str) -> str:

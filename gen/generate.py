@@ -31,7 +31,9 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
 
     The model's channel-dependency check runs in a second process while this one builds the
     Verilog (on 3DT 8×8×8 each takes tens of seconds). ``traffic`` adds the traffic harness
-    (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits.
+    (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits (its
+    sinks let a pair's packets overtake each other under adaptive routing and sum packet
+    hashes instead).
     ``components``, a dict, receives the converted components (see :func:`generate`)."""
     from .families import family_for
 
@@ -48,16 +50,17 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
             say(f"deadlock check: {_verdict_line(result)} ({seconds:.1f} s)")
             return result
 
-        digits = None
+        digits, ordered = None, True
         if traffic:
             digits = family.terminal_digits(config)
             if digits is None:
                 raise ValueError(f"the {family.name} family does not number its terminals "
                                  "by route fields (Family.terminal_digits): no traffic in "
                                  "hardware for it")
+            ordered = family.deterministic(config)
         return generate(config.name, netlist, outdir, family=section, trace=trace,
                         progress=progress, deadlock=deadlock, traffic=digits,
-                        components=components)
+                        ordered=ordered, components=components)
 
 
 def _timed(function, *args):
@@ -74,7 +77,8 @@ def _verdict_line(verdict: dict | None) -> str:
 
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
-             progress=None, deadlock=None, traffic=None, components=None) -> list[Path]:
+             progress=None, deadlock=None, traffic=None, ordered: bool = True,
+             components=None) -> list[Path]:
     """Write network ``name`` into ``outdir``; return the files written (manifest last).
 
     ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
@@ -85,7 +89,9 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     once the Verilog is written (None: the manifest says no check was made). ``traffic``, the
     terminal digits (``[(route field name, radix), …]``, least significant first), adds the
     traffic harness: ``<name>_source.v``, ``<name>_sink.v`` and ``<name>_traffic.v``, whose
-    top ``<name>_traffic`` wraps the network (manifest key ``traffic``). ``components``, a
+    top ``<name>_traffic`` wraps the network (manifest key ``traffic``); ``ordered`` says
+    whether its sinks expect each pair's packets in order
+    (:class:`twinnet.hdl.traffic.TrafficFormat`). ``components``, a
     dict if given, receives the components converted: ``top`` (the
     :class:`twinnet.hdl.network.Network`) and, with ``traffic``, ``harness`` (the
     :class:`twinnet.hdl.traffic.TrafficHarness`), for a wrapper that instantiates them.
@@ -94,12 +100,12 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     say = progress or (lambda text: None)
     with output.staged(outdir) as stage:
         written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None),
-                         traffic, {} if components is None else components)
+                         traffic, ordered, {} if components is None else components)
     return [outdir / path.name for path in written]
 
 
 def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
-           say, deadlock, traffic, components: dict) -> list[Path]:
+           say, deadlock, traffic, ordered: bool, components: dict) -> list[Path]:
     files, modules = [], modules_of(name, netlist)
     for kind, router in netlist.kinds.items():
         started = time.perf_counter()
@@ -115,7 +121,8 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     files.append(path)
     say(f"top: {path.name}, {len(netlist.routers)} routers "
         f"({time.perf_counter() - started:.1f} s)")
-    harness = _write_harness(name, netlist, top, outdir, files, traffic, say, components) \
+    harness = _write_harness(name, netlist, top, outdir, files, traffic, ordered, say,
+                             components) \
         if traffic is not None else None
     manifest = outdir / f"{name}.manifest.json"
     description = describe(name, netlist, top, files, family, deadlock())
@@ -125,28 +132,30 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     return files
 
 
-def traffic_harness(name: str, netlist: Netlist, top: Network, digits):
+def traffic_harness(name: str, netlist: Netlist, top: Network, digits, ordered: bool = True):
     """The traffic harness of network ``name`` (:class:`twinnet.hdl.traffic.TrafficHarness`)
-    for the family's terminal ``digits``: (harness, its module names, per-terminal constants)."""
+    for the family's terminal ``digits``, ``ordered`` or not: (harness, its module names,
+    per-terminal constants)."""
     from twinnet.hdl import traffic
 
     flit_format = next(iter(netlist.kinds.values())).flit_format
     fmt = traffic.TrafficFormat(
         flit_format.head_layout,
         [(tuple(field.split(".")[1:]), radix) for field, radix in digits],
-        len(netlist.terminals), flit_format.config.packet_length)
+        len(netlist.terminals), flit_format.config.packet_length, ordered)
     modules = {"network": name, "source": f"{name}_source", "sink": f"{name}_sink"}
     constants = traffic.terminal_constants(fmt)
     return traffic.TrafficHarness(top, fmt, constants, modules), modules, constants
 
 
-def _write_harness(name, netlist, top, outdir, files, digits, say, components) -> dict:
+def _write_harness(name, netlist, top, outdir, files, digits, ordered, say,
+                   components) -> dict:
     """The traffic harness's three modules; returns the manifest's ``traffic`` section."""
     from twinnet.hdl import traffic
     from twinnet.model.traffic import PATTERNS
 
     started = time.perf_counter()
-    harness, modules, constants = traffic_harness(name, netlist, top, digits)
+    harness, modules, constants = traffic_harness(name, netlist, top, digits, ordered)
     components["harness"], fmt = harness, harness.fmt
     for part, component in (("source", harness.source), ("sink", harness.sink)):
         path = outdir / f"{modules[part]}.v"
@@ -171,6 +180,7 @@ def _write_harness(name, netlist, top, outdir, files, digits, say, components) -
             "rate_bits": traffic.RATE_BITS,
             "digits": [[field, radix] for field, radix in digits],
             "time_bits": fmt.time_bits, "histogram_bins": traffic.HISTOGRAM_BINS,
+            "ordered": fmt.ordered,
             "ports": [{"name": port, "direction": "input" if d == "i" else "output",
                        "width": size} for port, d, size in module_ports(harness)]}
 

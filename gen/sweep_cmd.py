@@ -203,9 +203,10 @@ def _map(calls, jobs: int, client, say, total: int) -> list[dict]:
 
 
 def _bound(network, family, pattern: str, hotspot_fraction: float) -> float | None:
-    """The model's throughput bound (flits per PE per cycle) under ``pattern``."""
+    """The model's throughput bound (flits per PE per cycle) under ``pattern`` for
+    deterministic routing (None under adaptive routing, whose paths depend on the load)."""
     terminals = family.terminal_count(network)
-    if terminals > MAX_BOUND_TERMINALS:
+    if terminals > MAX_BOUND_TERMINALS or not family.deterministic(network):
         return None
 
     def paths(source, destination):

@@ -23,6 +23,19 @@ comparison with a constant port and one coordinate.
 On arrival the packet leaves through the PE port the header's ``pe`` field names (with
 several PEs per router).
 
+Adaptive routing (``hop-by-hop``, ``2s``; :mod:`twinnet.model.king_network`) adds the grades
+of :class:`twinnet.hdl.route_compute.RouteCompute`, and the deterministic routing above becomes
+the escape move. A port is *profitable* when the neighbour through it is one hop closer: the
+hardware forms the offset from each neighbour (on a torus the ring value ``(b - a - v) mod s``
+of each axis for a step ``v`` of -1, 0, 1), its length by the kind's distance formula (M/T
+``|dx| + |dy|``, KM/KT ``max(|dx|, |dy|)``, DM the diagonal-mesh length, DT the shortest of
+the four images' diagonal-mesh lengths; ring magnitudes ``min(r, s - r)`` on a torus) and
+compares it with the router's own length less one. ``hop-by-hop``: every profitable port is
+grade 1. ``2s``: grade 1 if the Knaive record uses it (``x`` while ``|dx| > |dy|``, ``y``
+while ``|dy| > |dx|``, the diagonal of the offset's quadrant while both are non-zero), grade 2
+otherwise. An escape move enters the escape ring (bubble, and the dateline's VC 0) unless the
+packet arrived on an escape VC going the same way.
+
 ``malformed``: a destination coordinate ``>= side`` or PE ``>= pe_ports`` (when its field can
 hold one), or a port this router lacks (on a mesh border; minimal routing never asks for one).
 """
@@ -63,8 +76,16 @@ def destination_layout(network: KingNetworkConfig) -> data.StructLayout:
     return data.StructLayout(fields)
 
 
+def _diagonal_length(cx, cy):
+    """Hops of the diagonal-mesh route for the signed offset ``(cx, cy)``: the larger magnitude
+    in the diagonal's quadrant (same signs), else their sum."""
+    same = ((cx > 0) & (cy > 0)) | ((cx < 0) & (cy < 0))
+    ax, ay = abs(cx), abs(cy)
+    return Mux(same, Mux(ax > ay, ax, ay), ax + ay)
+
+
 class KingRouteCompute(RouteCompute):
-    """Deterministic king-family routing for one input port (see the module docstring).
+    """King-family routing for one input port (see the module docstring).
 
     Implements :class:`twinnet.hdl.route_compute.RouteCompute` with ``header`` a
     :func:`destination_layout` and ``node_static`` a :func:`coordinate_layout`.
@@ -91,7 +112,8 @@ class KingRouteCompute(RouteCompute):
             raise
         self.network, self.ports = network, tuple(ports)
         super().__init__(config, in_port, header_layout=destination_layout(network),
-                         static_layout=coordinate_layout(network))
+                         static_layout=coordinate_layout(network),
+                         adaptive_vcs=network.adaptive_vc_mask)
 
     @staticmethod
     def _check(config, in_port, network, ports) -> None:
@@ -158,9 +180,7 @@ class KingRouteCompute(RouteCompute):
                     Signal(signed(width + 2), name=f"image{i}_y")
                 m.d.comb += [cx.eq(ix), cy.eq(iy)]
                 length = Signal(unsigned(width + 2), name=f"image{i}_length")
-                ax, ay = abs(cx), abs(cy)
-                same = ((cx > 0) & (cy > 0)) | ((cx < 0) & (cy < 0))
-                m.d.comb += length.eq(Mux(same, Mux(ax > ay, ax, ay), ax + ay))
+                m.d.comb += length.eq(_diagonal_length(cx, cy))
                 candidates.append((cx, cy, length))
             best_x, best_y, best_length = candidates[0]
             for cx, cy, length in candidates[1:]:
@@ -183,7 +203,7 @@ class KingRouteCompute(RouteCompute):
         wanted = Signal(range(len(PORTS) + 1))  # a PORTS index, len(PORTS) for a PE
         arrived = (dx == 0) & (dy == 0)
         dor = Mux(dx != 0, x_port, y_port)
-        routing = network.routing
+        routing = network.escape_routing
         if routing == "dor":
             move = dor
         else:
@@ -212,12 +232,17 @@ class KingRouteCompute(RouteCompute):
                 m.d.comb += [self.out_port.eq(pe_port), present.eq(1)]
         m.d.comb += self.malformed.eq(bad | ~present)
 
+        if network.adaptive:
+            self._grades(m, here, there, dx, dy, local, bad)
+
         # Escape scheme: VC and bubble.
         in_label = self.ports[self.port_index]
         straight = Const(0, 1)
         wrapped = Const(0, 1)
         if not is_pe(in_label) and opposite(in_label) in local:
             straight = wanted == PORTS.index(opposite(in_label))
+            if network.adaptive:  # from an adaptive VC, any escape move enters the ring
+                straight = straight & (self.in_vc < network.escape_vc_count)
         if not is_pe(in_label):
             travel = opposite(in_label)
             axis = 1 if travel[0] == "y" else 0
@@ -227,3 +252,84 @@ class KingRouteCompute(RouteCompute):
         drive_escape(m, self, network.escape if topology.wrap else "none", to_link=~arrived,
                      straight=straight, wrapped=wrapped)
         return m
+
+    def _axis_offsets(self, m: Module, a, b, name: str) -> dict:
+        """``{v: offset}`` for a step ``v`` in -1, 0, 1 along one axis: from the neighbour at
+        ``a + v`` to ``b``, signed on a mesh, the ring value in ``[0, side)`` on a torus."""
+        side, width = self.network.topology.side, self.network.coordinate_width
+        if not self.network.topology.wrap:
+            base = Signal(signed(width + 2), name=f"o{name}")
+            m.d.comb += base.eq(b - a)
+            return {v: base - v for v in (-1, 0, 1)}
+        ring = Signal(unsigned(width), name=f"r{name}")
+        m.d.comb += ring.eq(Mux(b >= a, b - a, b + side - a))
+        return {0: ring, 1: Mux(ring == 0, side - 1, ring - 1),
+                -1: Mux(ring == side - 1, 0, ring + 1)}
+
+    def _length(self, m: Module, ox, oy, name: str):
+        """A signal of the hops to the destination from the offsets ``ox``, ``oy`` of
+        :meth:`_axis_offsets`, by the kind's distance formula
+        (:func:`twinnet.model.king.distance`). Every intermediate value is a signal of its
+        own: an expression used twice would be written out twice."""
+        topology = self.network.topology
+        side, kind = topology.side, topology.kind
+        width = self.network.coordinate_width + 3
+
+        def signal(value, label, shape=None):
+            wire = Signal(shape or unsigned(width), name=f"{name}_{label}")
+            m.d.comb += wire.eq(value)
+            return wire
+
+        def larger(a, b, label):
+            return signal(Mux(a > b, a, b), label)
+
+        def diagonal(cx, cy, label):
+            cx, cy = signal(cx, f"{label}x", signed(width)), signal(cy, f"{label}y", signed(width))
+            same = ((cx > 0) & (cy > 0)) | ((cx < 0) & (cy < 0))
+            ax, ay = signal(abs(cx), f"{label}ax"), signal(abs(cy), f"{label}ay")
+            return signal(Mux(same, Mux(ax > ay, ax, ay), ax + ay), label)
+
+        if kind == "DT":
+            images = [(ox, oy), (ox - side, oy - side), (ox - side, oy), (ox, oy - side)]
+            best = diagonal(*images[0], "i0")
+            for index, image in enumerate(images[1:], 1):
+                length = diagonal(*image, f"i{index}")
+                best = signal(Mux(length < best, length, best), f"best{index}")
+            return best
+        if topology.wrap:
+            ax, ay = (signal(Mux(r > side // 2, side - r, r), label)
+                      for r, label in ((ox, "ax"), (oy, "ay")))
+        else:
+            ax, ay = signal(abs(ox), "ax"), signal(abs(oy), "ay")
+        if kind in ("M", "T"):
+            return signal(ax + ay, "sum")
+        if kind == "DM":
+            return diagonal(ox, oy, "d")
+        return larger(ax, ay, "max")
+
+    def _grades(self, m: Module, here, there, dx, dy, local: dict, bad) -> None:
+        """Drive ``grade_1`` and ``grade_2`` (see the module docstring)."""
+        network = self.network
+        xs = self._axis_offsets(m, here.x, there.x, "x")
+        ys = self._axis_offsets(m, here.y, there.y, "y")
+        length = self._length(m, xs[0], ys[0], "here")
+        knaive = {"x+": (abs(dx) > abs(dy)) & (dx > 0), "x-": (abs(dx) > abs(dy)) & (dx < 0),
+                  "y+": (abs(dy) > abs(dx)) & (dy > 0), "y-": (abs(dy) > abs(dx)) & (dy < 0),
+                  "z+": (dx > 0) & (dy > 0), "z-": (dx < 0) & (dy < 0),
+                  "t+": (dx < 0) & (dy > 0), "t-": (dx > 0) & (dy < 0)}
+        one, two = [], []
+        for label, index in local.items():
+            if is_pe(label):
+                continue
+            vx, vy = PORT_VECTORS[label]
+            after = self._length(m, xs[vx], ys[vy], f"via_{label[0]}{'pm'[label[1] == '-']}")
+            profitable = (after + 1 == length) & ~bad
+            if network.routing == "2s":
+                one.append((index, profitable & knaive[label]))
+                two.append((index, profitable & ~knaive[label]))
+            else:
+                one.append((index, profitable))
+        for grade, bits in ((self.grade_1, one), (self.grade_2, two)):
+            m.d.comb += grade.eq(0)
+            for index, bit in bits:
+                m.d.comb += grade[index].eq(bit)

@@ -32,6 +32,17 @@ Outputs (combinational):
 The router also drops (and counts) packets whose result it cannot honour: ``out_port`` out of
 range, no ``vc_mask`` bit below the output's VC count, or ``bubble`` toward a port without
 ``bubble=True``.
+
+Adaptive routing (a route compute built with ``adaptive_vcs`` non-zero) adds two outputs:
+
+    grade_1, grade_2: Out(port_count) — bit o set: output o is a candidate of that grade; the
+        packet may take any VC of ``adaptive_vcs`` there with room for a whole packet.
+
+Then ``out_port``, ``vc_mask`` and ``bubble`` describe the *escape* move. Each cycle a waiting
+head flit asks for a free adaptive VC of a grade-1 output if there is one, else of a grade-2
+output, else for its escape move; ``vc_mask`` should name escape VCs only, outside
+``adaptive_vcs``. A deterministic route compute (``adaptive_vcs`` 0) has neither output and
+its router no logic for them.
 """
 
 from amaranth.lib import data, wiring
@@ -48,12 +59,14 @@ class RouteCompute(wiring.Component):
         in_port: the input port this instance serves.
         header_layout: the routing function's head-flit fields (``data.StructLayout``).
         static_layout: the per-node static inputs (``data.StructLayout``, default empty).
+        adaptive_vcs: bit mask of the VCs adaptive moves may take (0, the default: a
+            deterministic route compute without the ``grade_1``/``grade_2`` outputs).
 
     Subclasses implement ``elaborate``.
     """
 
     def __init__(self, config: RouterConfig, in_port: int, *, header_layout: data.StructLayout,
-                 static_layout: data.StructLayout | None = None):
+                 static_layout: data.StructLayout | None = None, adaptive_vcs: int = 0):
         if not isinstance(config, RouterConfig):
             raise TypeError(f"config must be a RouterConfig, not {config!r}")
         if static_layout is None:
@@ -61,8 +74,14 @@ class RouteCompute(wiring.Component):
         for name, layout in (("header_layout", header_layout), ("static_layout", static_layout)):
             if not isinstance(layout, data.StructLayout):
                 raise TypeError(f"{name} must be an amaranth data.StructLayout, not {layout!r}")
+        if not isinstance(adaptive_vcs, int) or not 0 <= adaptive_vcs < 1 << config.max_vc_count:
+            raise ValueError(f"adaptive_vcs must be a mask of the router's "
+                             f"{config.max_vc_count} VCs, not {adaptive_vcs!r}")
         self.config, self.port_index = config, in_port
         self.header_layout, self.static_layout = header_layout, static_layout
+        self.adaptive_vcs = adaptive_vcs
+        grades = ({"grade_1": Out(config.port_count), "grade_2": Out(config.port_count)}
+                  if adaptive_vcs else {})
         super().__init__({
             "valid": In(1),
             "header": In(header_layout),
@@ -73,4 +92,5 @@ class RouteCompute(wiring.Component):
             "vc_mask": Out(config.max_vc_count),
             "bubble": Out(1),
             "malformed": Out(1),
+            **grades,
         })

@@ -84,9 +84,12 @@ class Router(wiring.Component):
         for port, rc in enumerate(self.route_computes):
             if not isinstance(rc, RouteCompute):
                 raise TypeError(f"route_compute({port}) must return a RouteCompute, not {rc!r}")
-            if rc.header_layout != first.header_layout or rc.static_layout != first.static_layout:
+            if (rc.header_layout != first.header_layout or rc.static_layout != first.static_layout
+                    or rc.adaptive_vcs != first.adaptive_vcs):
                 raise ValueError(f"route_compute({port}) has a different header or static "
-                                 f"layout than route_compute(0); all ports must agree")
+                                 f"layout or adaptive VCs than route_compute(0); all ports "
+                                 f"must agree")
+        self.adaptive_vcs = first.adaptive_vcs
         self.flit_format = flit.FlitFormat(config, first.header_layout)
 
         members = {}
@@ -115,8 +118,10 @@ class Router(wiring.Component):
         config = self.config
         port_count, length = config.port_count, config.packet_length
         vmax = config.max_vc_count
+        adaptive = self.adaptive_vcs
+        grades = {"grade_1": port_count, "grade_2": port_count} if adaptive else {}
         route_layout = data.StructLayout({"port": range(port_count), "mask": vmax,
-                                          "bubble": 1, "drop": 1})
+                                          "bubble": 1, "drop": 1, **grades})
         flit_layout = data.StructLayout({"data": config.flit_width, "first": 1, "last": 1})
         entry_layout = data.StructLayout({"data": config.flit_width, "first": 1, "last": 1,
                                           "route": route_layout})
@@ -142,6 +147,10 @@ class Router(wiring.Component):
             for w in range(port.output_vc_count):
                 m.d.comb += [free_one[o][w].eq(one[w]), free_two[o][w].eq(two[w])]
         free_one_of, free_two_of = Array(free_one), Array(free_two)
+        if adaptive:
+            # Bit o: output o has an adaptive VC with room for a whole packet.
+            adaptive_free = Signal(port_count, name="adaptive_free")
+            m.d.comb += adaptive_free.eq(Cat((f & adaptive).any() for f in free_one))
 
         # ---- Input side: route compute, per-VC FIFOs, per-VC packet state. ----
         vcs = []  # vcs[p][v]: dict of the input VC's signals
@@ -200,6 +209,8 @@ class Router(wiring.Component):
                 drop = drop | (rc.out_port >= port_count)
             m.d.comb += [w_route.port.eq(rc.out_port), w_route.mask.eq(mask),
                          w_route.bubble.eq(rc.bubble), w_route.drop.eq(drop)]
+            if adaptive:
+                m.d.comb += [w_route.grade_1.eq(rc.grade_1), w_route.grade_2.eq(rc.grade_2)]
             for v, fifo in enumerate(fifos):
                 m.d.comb += [fifo.w_en.eq(w_valid & (w_vc == v)),
                              fifo.w_data.eq(Cat(w_flit.as_value(), w_route.as_value()))]
@@ -225,12 +236,38 @@ class Router(wiring.Component):
                 s["eligible"] = Signal(vmax, name=f"eligible_{p}_{v}")
                 m.d.comb += s["eligible"].eq(entry.route.mask & free)
                 s["va_req"] = Signal(name=f"va_req_{p}_{v}")
-                m.d.comb += s["va_req"].eq(idle_head & ~entry.route.drop & s["eligible"].any())
                 # One-hot over outputs: the output this VC asks to be allocated on.
                 s["va_to"] = Signal(port_count, name=f"va_to_{p}_{v}")
-                m.d.comb += s["va_to"].eq(Mux(s["va_req"], 1 << entry.route.port, 0))
                 s["w_sel"] = Signal(vmax, name=f"w_sel_{p}_{v}")
-                m.d.comb += s["w_sel"].eq(_lowest(s["eligible"], vmax))
+                s["move_port"] = Signal(range(port_count), name=f"move_port_{p}_{v}")
+                if adaptive:
+                    # Grade 1 if one of its outputs has a free adaptive VC, else grade 2, else
+                    # the escape move (its lowest eligible VC).
+                    one = entry.route.grade_1 & adaptive_free
+                    two = entry.route.grade_2 & adaptive_free
+                    pick = Signal(port_count, name=f"pick_{p}_{v}")
+                    m.d.comb += pick.eq(_lowest(Mux(one.any(), one, two), port_count))
+                    moves = pick.any()
+                    pick_vcs = Const(0, vmax)
+                    for o in range(port_count):
+                        pick_vcs = pick_vcs | Mux(pick[o], free_one[o] & adaptive, 0)
+                    m.d.comb += [
+                        s["va_req"].eq(idle_head & ~entry.route.drop
+                                       & (moves | s["eligible"].any())),
+                        s["va_to"].eq(Mux(s["va_req"], Mux(moves, pick, 1 << entry.route.port),
+                                          0)),
+                        s["move_port"].eq(Mux(moves, _encode(pick, port_count),
+                                              entry.route.port)),
+                        s["w_sel"].eq(Mux(moves, _lowest(pick_vcs, vmax),
+                                          _lowest(s["eligible"], vmax))),
+                    ]
+                else:
+                    m.d.comb += [
+                        s["va_req"].eq(idle_head & ~entry.route.drop & s["eligible"].any()),
+                        s["va_to"].eq(Mux(s["va_req"], 1 << entry.route.port, 0)),
+                        s["move_port"].eq(entry.route.port),
+                        s["w_sel"].eq(_lowest(s["eligible"], vmax)),
+                    ]
                 port_vcs.append(s)
             vcs.append(port_vcs)
 
@@ -283,8 +320,7 @@ class Router(wiring.Component):
                 s["sa_req"] = Signal(name=f"sa_req_{p}_{v}")
                 m.d.comb += s["sa_req"].eq(s["ready"] & (s["active"] | s["va_grant"]))
                 s["cur_port"] = Signal(range(port_count), name=f"cur_port_{p}_{v}")
-                m.d.comb += s["cur_port"].eq(Mux(s["active"], s["out_port"],
-                                                 s["entry"].route.port))
+                m.d.comb += s["cur_port"].eq(Mux(s["active"], s["out_port"], s["move_port"]))
                 s["cur_vc"] = Signal(range(vmax), name=f"cur_vc_{p}_{v}")
                 m.d.comb += s["cur_vc"].eq(Mux(s["active"], s["out_vc"],
                                                _encode(s["w_sel"], vmax)))
@@ -358,7 +394,7 @@ class Router(wiring.Component):
             for v, s in enumerate(vcs[p]):
                 m.d.comb += s["fifo"].r_en.eq(read[v])
                 with m.If(s["va_grant"]):
-                    m.d.sync += [s["active"].eq(1), s["out_port"].eq(s["entry"].route.port),
+                    m.d.sync += [s["active"].eq(1), s["out_port"].eq(s["move_port"]),
                                  s["out_vc"].eq(s["cur_vc"])]
                 with m.If(read_sw[v] & s["entry"].last):
                     m.d.sync += s["active"].eq(0)

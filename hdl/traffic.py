@@ -24,12 +24,21 @@ A **sink** checks every packet it receives: its route fields are the sink's term
 (``wrong_destination``), its sequence number is the next one from that source
 (``out_of_order``: a lost, duplicated or overtaken packet; one memory entry per terminal at
 each source and sink, kept across resets so that runs can follow each other once the network
-has drained), flits 2… are intact (``corrupt``), first/last marks are where the packet
-length puts them (``framing``). For measured packets it sums the network latency (head accepted
-→ head ejected) and the total latency (created → head ejected), keeps the largest and a
-histogram of the network latency by powers of two (bin i counts latencies of i significant
-bits). Exactly once, in order per pair: every packet's sequence number is the next of its
-pair, and ``received == injected``.
+has drained; under adaptive routing, where a pair's packets may overtake each other, see
+below), flits 2… are intact (``corrupt``),
+first/last marks are where the packet length puts them (``framing``). For measured packets
+it sums the network latency (head accepted → head ejected) and the total latency (created →
+head ejected), keeps the largest and a histogram of the network latency by powers of two (bin
+i counts latencies of i significant bits). Exactly once, in order per pair: every packet's
+sequence number is the next of its pair, and ``received == injected``.
+
+Under adaptive routing (``ordered=False``) the sinks do not expect an order. Instead every
+source adds a 32-bit hash of (source, destination, sequence number) of each packet it
+creates to ``sent_hash``, and every sink adds the hash of (source, its own terminal,
+sequence number) of each packet it receives to ``received_hash``: once the network has
+drained, the two sums (mod 2³²) are equal when every packet arrived once at its destination.
+A lost, duplicated or misdelivered packet changes one sum (several errors could cancel only
+if their hashes summed alike: about one chance in 2³²).
 
 The harness sums every terminal's counters (balanced adder trees) onto its outputs.
 """
@@ -65,6 +74,13 @@ def body_word(source, seq, index, width: int):
     return ((source * _HASH[0]) ^ (seq * _HASH[1]) ^ (index * _HASH[2])) & ((1 << width) - 1)
 
 
+def packet_hash(source, destination, seq):
+    """The 32-bit hash of a packet that the unordered checks sum (the same expression in Python
+    and in hardware)."""
+    mixed = ((source * _HASH[0]) ^ (destination * _HASH[1]) ^ (seq * _HASH[2])) & 0xFFFFFFFF
+    return (mixed ^ (mixed >> 15)) * 0x2C1B3C6D & 0xFFFFFFFF
+
+
 def _xorshift(state):
     """One step of Marsaglia's xorshift32 (an expression of a 32-bit value)."""
     state = state ^ (state << 13)[:32]
@@ -97,10 +113,12 @@ class TrafficFormat:
             ``t = d0 + r0 * (d1 + r1 * (d2 + …))``.
         terminals: P.
         packet_length: flits per packet (at least 2: flit 1 carries the time stamps).
+        ordered: each pair's packets arrive in order (deterministic routing); False: they
+            may overtake each other and the sums of packet hashes are kept instead.
     """
 
     def __init__(self, head_layout: data.StructLayout, digits, terminals: int,
-                 packet_length: int):
+                 packet_length: int, ordered: bool = True):
         if packet_length < 2:
             raise ValueError(f"packet_length must be >= 2 for traffic in hardware (flit 1 "
                              f"carries the time stamps), not {packet_length}")
@@ -115,6 +133,7 @@ class TrafficFormat:
             raise ValueError(f"the head flit leaves {payload} payload bits; traffic in "
                              "hardware needs at least 5 (a 4-bit sequence number and the "
                              "measured bit)")
+        self.ordered = ordered
         self.time_bits = min(16, self.flit_width // 2)
         self.index_bits = max(1, (packet_length - 1).bit_length())
 
@@ -163,7 +182,7 @@ class TrafficSource(wiring.Component):
             "data": Out(fmt.flit_width),
             "created": Out(COUNT_WIDTH), "created_measured": Out(COUNT_WIDTH),
             "overflowed": Out(COUNT_WIDTH), "injected": Out(COUNT_WIDTH),
-            "replayed": Out(1),
+            "sent_hash": Out(32), "replayed": Out(1),
         })
 
     def elaborate(self, platform):
@@ -251,6 +270,9 @@ class TrafficSource(wiring.Component):
                      write.data.eq(read.data + 1)]
         with m.If(~busy & queue.r_rdy & usable):
             m.d.comb += [queue.r_en.eq(1), write.en.eq(1)]
+            if not fmt.ordered:
+                m.d.sync += self.sent_hash.eq(self.sent_hash + packet_hash(
+                    constants.source, read.addr, read.data)[:32])
             m.d.sync += [busy.eq(1), index.eq(0), destination.eq(chosen), seq.eq(read.data),
                          birth.eq(queue.r_data[:16]), measured.eq(queue.r_data[16]),
                          replaying.eq(self.replay & ~self.replayed)]
@@ -320,6 +342,7 @@ class TrafficSink(wiring.Component):
             "histogram": Out(data.ArrayLayout(unsigned(COUNT_WIDTH), HISTOGRAM_BINS)),
             "wrong_destination": Out(COUNT_WIDTH), "out_of_order": Out(COUNT_WIDTH),
             "corrupt": Out(COUNT_WIDTH), "framing": Out(COUNT_WIDTH),
+            "received_hash": Out(32),
         })
 
     def elaborate(self, platform):
@@ -341,12 +364,12 @@ class TrafficSink(wiring.Component):
         head_time = Signal(time_bits)
         m.d.comb += [read.addr.eq(head.source), write.addr.eq(head.source),
                      write.data.eq(seq + 1)]
+        in_order = seq == read.data if fmt.ordered else Const(1, 1)
 
         with m.If(self.valid & self.measure):
             m.d.sync += self.flits_measured.eq(self.flits_measured + 1)
         with m.If(self.valid & self.first):
             m.d.comb += write.en.eq(1)
-            in_order = seq == read.data
             m.d.sync += [
                 open_.eq(1), index.eq(1), source.eq(head.source), packet_seq.eq(seq),
                 measured.eq(head.payload[fmt.seq_bits]), head_time.eq(self.now[:time_bits]),
@@ -355,6 +378,10 @@ class TrafficSink(wiring.Component):
                                           + ~fmt.same_terminal(head.route, self.constants.own)),
                 self.out_of_order.eq(self.out_of_order + ~in_order),
             ]
+            if not fmt.ordered:
+                own = fmt.terminal_of(self.constants.own)
+                m.d.sync += self.received_hash.eq(self.received_hash
+                                                  + packet_hash(head.source, own, seq)[:32])
         with m.Elif(self.valid):
             with m.If(~open_):
                 m.d.sync += self.framing.eq(self.framing + 1)
@@ -412,7 +439,8 @@ class TrafficHarness(wiring.Component):
 
     SUMS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
-            "wrong_destination", "out_of_order", "corrupt", "framing")
+            "wrong_destination", "out_of_order", "corrupt", "framing", "sent_hash",
+            "received_hash")
 
     def __init__(self, network: Network, fmt: TrafficFormat, statics, modules: dict):
         self.network, self.fmt, self.statics, self.modules = network, fmt, statics, modules

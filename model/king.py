@@ -357,7 +357,7 @@ def escape_path(config: KingConfig, source: Node, destination: Node) -> list[tup
 
 # --- escape-network deadlock -------------------------------------------------------------------
 
-def _wraps(config: KingConfig, node: Node, port: str) -> bool:
+def wraps(config: KingConfig, node: Node, port: str) -> bool:
     """True if the hop from ``node`` through ``port`` crosses its ring's dateline: the wrap
     in x for the x, z and t rings, the wrap in y for the y rings."""
     axis = 1 if port[0] == "y" else 0
@@ -396,7 +396,7 @@ def scheme_channels(config: KingConfig, hops: list[tuple[Node, str]], scheme: st
         if port != previous:
             crossed = False
         channels.append((node, port, int(crossed)))
-        crossed = crossed or _wraps(config, node, port)
+        crossed = crossed or wraps(config, node, port)
         previous = port
     return channels
 

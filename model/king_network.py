@@ -1,11 +1,22 @@
 """A king-family network as built in RTL: one of the six square networks of 002 (M, DM, KM,
-T, DT, KT), its deterministic routing, its escape scheme and its router sizes.
+T, DT, KT), its routing, its escape scheme, its VCs and its router sizes.
 
-Routing (002 §3): ``dor`` on M and T (x, then y), ``diagonal`` on DM and DT (the diagonal-mesh
-record; on DT 002 Alg. 1's shortest wrap-around image, ties to the first image), ``knaive`` on
-KM and KT (002 §3.3.1). Every router recomputes the record from its own coordinates and takes
-its first port in vector order (:func:`twinnet.model.king.routing_port`): the path is minimal
-and its ports never go back in vector order, so it enters each ring at most once.
+Deterministic routing (002 §3): ``dor`` on M and T (x, then y), ``diagonal`` on DM and DT (the
+diagonal-mesh record; on DT 002 Alg. 1's shortest wrap-around image, ties to the first
+image), ``knaive`` on KM and KT (002 §3.3.1). Every router recomputes the record from its own
+coordinates and takes its first port in vector order (:func:`twinnet.model.king.routing_port`):
+the path is minimal and its ports never go back in vector order, so it enters each ring at
+most once.
+
+Adaptive routing (002 §3.2–3.3.2) runs over an escape network: the escape VCs (the lowest one,
+or two with the dateline) take the kind's deterministic routing above under the escape scheme;
+the other VCs of each link are adaptive. ``hop-by-hop`` (any kind) offers every profitable
+port (one hop closer to the destination) on an adaptive VC; ``2s`` (KM, KT) grades them: a
+profitable port the Knaive record uses is grade 1, any other profitable port grade 2. A packet
+takes a free adaptive VC of a grade-1 port, else of a grade-2 port, else waits for its escape
+move (Duato's condition: the escape network alone is deadlock-free and always on offer).
+:func:`path_error` is the relation the checks hold a packet's path to: every adaptive hop
+profitable, every escape hop the escape routing's.
 
 Deadlock (the ``escape`` scheme, tori only; a mesh's paths are acyclic on one VC):
 
@@ -26,11 +37,25 @@ from dataclasses import dataclass
 
 from . import checks
 from .deadlock import ChannelDependencyGraph
-from .king import KINDS, KingConfig, routing_path, scheme_channels
+from .king import (
+    KINDS,
+    PORTS,
+    KingConfig,
+    profitable_vector,
+    routing_path,
+    routing_port,
+    scheme_channels,
+    wraps,
+)
 from .sizes import RouterSizes, sizes_from_dict
 
 #: Routing → the kinds it applies to.
-ROUTINGS = {"dor": ("M", "T"), "diagonal": ("DM", "DT"), "knaive": ("KM", "KT")}
+ROUTINGS = {"dor": ("M", "T"), "diagonal": ("DM", "DT"), "knaive": ("KM", "KT"),
+            "hop-by-hop": KINDS, "2s": ("KM", "KT")}
+#: The adaptive routings (over an escape network); the others are deterministic.
+ADAPTIVE_ROUTINGS = ("hop-by-hop", "2s")
+#: Most VCs per link.
+MAX_VCS = 8
 #: Escape schemes of the RTL (tori; a mesh takes ``none``).
 ESCAPES = ("bubble", "dateline", "none")
 #: Largest side: 32 × 32 = 1,024 routers, the largest network of the papers.
@@ -38,27 +63,43 @@ MAX_SIDE = 32
 #: Most PEs per router (a king router then has 16 ports).
 MAX_PE_PORTS = 8
 #: Keys a king description may hold.
-KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "flit_width",
+KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "vcs", "flit_width",
              "packet_length", "buffer_depth")
 #: The scheme of :func:`twinnet.model.king.scheme_channels` each escape checks with.
 _SCHEMES = {"bubble": "bubble", "dateline": "dateline", "none": "plain"}
 
 
 def default_routing(kind: str) -> str:
-    return next(routing for routing, kinds in ROUTINGS.items() if kind in kinds)
+    """The kind's deterministic routing (also the escape routing of its adaptive ones)."""
+    return next(routing for routing, kinds in ROUTINGS.items()
+                if kind in kinds and routing not in ADAPTIVE_ROUTINGS)
+
+
+def escape_vc_count(escape: str) -> int:
+    """VCs of the escape network per link: two with the dateline, else one."""
+    return 2 if escape == "dateline" else 1
+
+
+def vc_count_allowed(routing: str, escape: str) -> tuple[int, int]:
+    """The least and most VCs per link: exactly the escape's under deterministic routing, at
+    least one adaptive VC more under adaptive routing."""
+    escape_vcs = escape_vc_count(escape)
+    return (escape_vcs + 1, MAX_VCS) if routing in ADAPTIVE_ROUTINGS else (escape_vcs, escape_vcs)
 
 
 @dataclass(frozen=True)
 class KingNetworkConfig(RouterSizes):
     """A king-family network: ``topology`` (a :class:`KingConfig`), ``routing`` (a key of
     :data:`ROUTINGS` that applies to the kind), ``escape`` (:data:`ESCAPES`; ``none`` on a
-    mesh), ``pe_ports`` (PEs per router) and the router sizes, as for a twin torus:
-    ``buffer_depth`` ``None`` is two packets."""
+    mesh), ``pe_ports`` (PEs per router), ``vcs`` (VCs per link, ``None`` for the least
+    :func:`vc_count_allowed` allows: the escape's, plus one adaptive VC under adaptive routing)
+    and the router sizes, as for a twin torus: ``buffer_depth`` ``None`` is two packets."""
 
     topology: KingConfig
     routing: str
     escape: str
     pe_ports: int = 1
+    vcs: int | None = None
     flit_width: int = 32
     packet_length: int = 4
     buffer_depth: int | None = None
@@ -76,12 +117,35 @@ class KingNetworkConfig(RouterSizes):
             raise ValueError(f"escape {self.escape} applies to tori (T, DT, KT); a mesh "
                              f"({self.topology.kind}) has no ring and takes 'none'")
         checks.check_int("pe_ports", self.pe_ports, minimum=1, maximum=MAX_PE_PORTS)
+        if self.vcs is not None:
+            least, most = vc_count_allowed(self.routing, self.escape)
+            checks.check_int("vcs", self.vcs, minimum=least, maximum=most)
         self.check_sizes()
 
     @property
+    def adaptive(self) -> bool:
+        return self.routing in ADAPTIVE_ROUTINGS
+
+    @property
+    def escape_routing(self) -> str:
+        """The deterministic routing of the escape VCs (the routing itself when deterministic)."""
+        return default_routing(self.topology.kind) if self.adaptive else self.routing
+
+    @property
+    def escape_vc_count(self) -> int:
+        """The escape VCs of each link, the lowest ones: two with the dateline, else one."""
+        return escape_vc_count(self.escape)
+
+    @property
     def vc_count(self) -> int:
-        """VCs per link: two with the dateline, else one."""
-        return 2 if self.escape == "dateline" else 1
+        """VCs per link: the escape VCs, then the adaptive ones."""
+        return self.vcs if self.vcs is not None else vc_count_allowed(self.routing,
+                                                                      self.escape)[0]
+
+    @property
+    def adaptive_vc_mask(self) -> int:
+        """Bit v set: VC v of a link is adaptive (none under deterministic routing)."""
+        return ((1 << self.vc_count) - 1) & ~((1 << self.escape_vc_count) - 1)
 
     @property
     def coordinate_width(self) -> int:
@@ -108,15 +172,20 @@ class KingNetworkConfig(RouterSizes):
 
     @property
     def name(self) -> str:
-        """``king_kt8_knaive_bubble``, plus ``_p`` and the PEs per router when more than one
-        and ``_w``/``_l``/``_d`` for non-default sizes as for a twin torus."""
-        suffix = (f"_p{self.pe_ports}" if self.pe_ports > 1 else "") + self.size_suffix
-        return f"king_{self.topology.name.lower()}_{self.routing}_{self.escape}{suffix}"
+        """``king_kt8_knaive_bubble``, plus ``_p`` and the PEs per router when more than one,
+        ``_v`` and the VCs per link when not the least allowed, and ``_w``/``_l``/``_d`` for
+        non-default sizes as for a twin torus."""
+        suffix = (f"_p{self.pe_ports}" if self.pe_ports > 1 else "")
+        if self.vc_count != vc_count_allowed(self.routing, self.escape)[0]:
+            suffix += f"_v{self.vc_count}"
+        suffix += self.size_suffix
+        routing = self.routing.replace("-", "_")  # a Verilog identifier
+        return f"king_{self.topology.name.lower()}_{routing}_{self.escape}{suffix}"
 
     def to_dict(self) -> dict:
         return {"topology": "king", "kind": self.topology.kind, "side": self.topology.side,
                 "routing": self.routing, "escape": self.escape, "pe_ports": self.pe_ports,
-                "flit_width": self.flit_width, "packet_length": self.packet_length,
+                "vcs": self.vcs, "flit_width": self.flit_width, "packet_length": self.packet_length,
                 "buffer_depth": self.buffer_depth}
 
     def node_of(self, terminal: int) -> tuple[int, int]:
@@ -134,9 +203,10 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     """Build a :class:`KingNetworkConfig` from plain values (the keys of :data:`KING_KEYS`;
     :meth:`KingNetworkConfig.to_dict` writes them). ``kind`` defaults to KT, ``side`` to 8,
     ``routing`` to the kind's (dor, diagonal or knaive), ``escape`` to bubble on a torus and
-    none on a mesh, ``pe_ports`` to 1. ``labels`` names each key in messages, as for
-    :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
-    naming the label, the value and what is allowed, before anything is built."""
+    none on a mesh, ``pe_ports`` to 1, ``vcs`` to the least allowed. ``labels`` names each key
+    in messages, as for :func:`twinnet.model.network.twin_network_from_dict`. Raises
+    ``TypeError``/``ValueError`` naming the label, the value and what is allowed, before
+    anything is built."""
     names = checks.labels_of(values, labels)
     unknown = sorted(set(values) - set(KING_KEYS))
     if unknown:
@@ -154,9 +224,10 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     routing = values.get("routing", default_routing(kind))
     checks.check_choice(names.get("routing", "routing"), routing, tuple(ROUTINGS))
     if kind not in ROUTINGS[routing]:
+        allowed = [name for name, kinds in ROUTINGS.items() if kind in kinds]
         raise ValueError(f"{names.get('routing', 'routing')} {routing}: applies to "
-                         f"{' and '.join(ROUTINGS[routing])} only, not {kind}; {kind} must "
-                         f"take {default_routing(kind)}")
+                         f"{' and '.join(ROUTINGS[routing])} only, not {kind}; {kind} takes "
+                         f"{' or '.join(allowed)}")
     escape = values.get("escape", "bubble" if topology.wrap else "none")
     checks.check_choice(names.get("escape", "escape"), escape, ESCAPES)
     if not topology.wrap and escape != "none":
@@ -164,8 +235,16 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
                          f"KT) only; the mesh {kind} has no ring and must take 'none'")
     pe_ports = checks.check_int(names.get("pe_ports", "pe_ports"), values.get("pe_ports", 1),
                                 minimum=1, maximum=MAX_PE_PORTS)
+    vcs = values.get("vcs")
+    if vcs is not None:
+        least, most = vc_count_allowed(routing, escape)
+        if least == most and vcs != least:
+            raise ValueError(f"{names.get('vcs', 'vcs')} {vcs}: {routing} routing with escape "
+                             f"{escape} uses exactly {least} VC(s) per link; adaptive routing "
+                             f"(hop-by-hop, 2s) takes more")
+        vcs = checks.check_int(names.get("vcs", "vcs"), vcs, minimum=least, maximum=most)
     sizes = sizes_from_dict(values, names, bubble=topology.wrap and escape == "bubble")
-    network = KingNetworkConfig(topology, routing, escape, pe_ports, **sizes)
+    network = KingNetworkConfig(topology, routing, escape, pe_ports, vcs, **sizes)
     if network.flit_width < network.header_width:
         raise ValueError(f"{names.get('flit_width', 'flit_width')} {network.flit_width}: a head "
                          f"flit of {topology.name} needs {network.header_width} "
@@ -181,7 +260,8 @@ def node_label(node: tuple[int, int]) -> str:
 def router_hops(network: KingNetworkConfig, source: int,
                 destination: int) -> list[tuple[str, str, int]]:
     """The links a packet from terminal ``source`` to ``destination`` crosses, as ``(router
-    label, output port, VC)``: the routing's path, with the dateline's VCs."""
+    label, output port, VC)``: the deterministic routing's path, with the dateline's VCs
+    (under adaptive routing: the escape path, one of the paths :func:`path_error` allows)."""
     topology = network.topology
     hops = routing_path(topology, network.node_of(source), network.node_of(destination))
     if network.escape != "dateline":
@@ -190,9 +270,56 @@ def router_hops(network: KingNetworkConfig, source: int,
             for node, port, vc in scheme_channels(topology, hops, "dateline")]
 
 
+def path_error(network: KingNetworkConfig, source: int, destination: int,
+               hops: list[tuple[str, str, int]]) -> str | None:
+    """Why ``hops`` (``(router label, output port, VC)`` per link crossed) is not a path the
+    routing allows from terminal ``source`` to ``destination``, or None when it is.
+
+    Deterministic routing allows exactly :func:`router_hops`. Adaptive routing allows, from
+    each router, a hop on an adaptive VC through any profitable port
+    (:func:`twinnet.model.king.profitable_vector`; 2S's grades only order the choice), or a
+    hop on an escape VC through the escape routing's port, on the escape scheme's VC (with the
+    dateline: VC 1 when going straight on along the escape VCs after VC 1 or a hop that
+    wrapped, else VC 0); every path allowed is minimal.
+    """
+    if not network.adaptive:
+        expected = router_hops(network, source, destination)
+        return None if hops == expected else f"model says {expected}"
+    topology = network.topology
+    node, target = network.node_of(source), network.node_of(destination)
+    previous = None  # (port, vc, wrapped) of the hop that brought the packet here
+    for index, (router, port, vc) in enumerate(hops):
+        where = f"hop {index + 1} ({router} {port} VC {vc})"
+        if router != node_label(node):
+            return f"{where} leaves a router the packet is not at ({node_label(node)})"
+        if vc < network.escape_vc_count:
+            escape = routing_port(topology, node, target)
+            if port != escape:
+                return f"{where} is on an escape VC; the escape port there is {escape}"
+            on_one = (network.escape == "dateline" and previous is not None
+                      and previous[0] == port and previous[1] < network.escape_vc_count
+                      and (previous[1] == 1 or previous[2]))
+            if vc != int(on_one):
+                return f"{where}: the escape scheme {network.escape} puts it on VC {int(on_one)}"
+        elif vc >= network.vc_count:
+            return f"{where}: the links have {network.vc_count} VCs"
+        else:
+            profitable = [p for p, good in zip(PORTS, profitable_vector(topology, node, target))
+                          if good]
+            if port not in profitable:
+                return (f"{where} is not profitable; profitable ports there: "
+                        f"{', '.join(profitable) or 'none'}")
+        previous = (port, vc, wraps(topology, node, port))
+        node = topology.neighbor(node, port)
+    if node != target:
+        return f"the path ends at {node_label(node)}, not at {node_label(target)}"
+    return None
+
+
 def dependency_graph(network: KingNetworkConfig) -> ChannelDependencyGraph:
     """The channel-dependency graph of every pair's path under the escape scheme (with the
-    bubble, of the rings entered: a ring with a free bubble cannot fill)."""
+    bubble, of the rings entered: a ring with a free bubble cannot fill); under adaptive
+    routing, of the escape network, which must be deadlock-free on its own."""
     topology, scheme = network.topology, _SCHEMES[network.escape]
     return ChannelDependencyGraph.from_paths(
         scheme_channels(topology, routing_path(topology, a, b), scheme)

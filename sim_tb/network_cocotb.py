@@ -10,6 +10,7 @@ the pytest side).
 import json
 import random
 import time
+from collections import Counter
 from pathlib import Path
 
 import cocotb
@@ -68,11 +69,15 @@ def _checked(test: str):
 
 def _hop_counts(bench, packets) -> dict:
     """``mean_hops`` and ``max_hops`` (router-to-router links per packet, from the link
-    trace; None without it) and ``link_heads`` (head flits seen per link index)."""
+    trace; None without it), ``hops_by_vc`` (links crossed on each VC: under adaptive
+    routing, which hops took the escape VCs) and ``link_heads`` (head flits seen per link
+    index)."""
     if not bench.scoreboard.check_hops:
-        return dict(mean_hops=None, max_hops=None, link_heads={})
+        return dict(mean_hops=None, max_hops=None, hops_by_vc={}, link_heads={})
     hops = [len(packet.hops) for packet in packets]
+    by_vc = Counter(vc for packet in packets for _, _, vc in packet.hops)
     return dict(mean_hops=sum(hops) / len(hops), max_hops=max(hops),
+                hops_by_vc={str(vc): count for vc, count in sorted(by_vc.items())},
                 link_heads={str(link): heads for link, heads in sorted(bench.link_heads.items())})
 
 

@@ -10,9 +10,10 @@ cost independent of how many signals a PE has.
   packets at every ejection port, with optional random back-pressure), the link monitor
   (records each packet's hops from the trace) and the deadlock watchdog;
 - :class:`Scoreboard` checks each delivered packet against the reference model: delivered
-  exactly once, intact, at the right PE, in order per source–destination pair, and, when
-  traced, every hop's (router, output port, VC) equal to the family's model relation
-  (:meth:`twinnet.gen.families.Family.hops`).
+  exactly once, intact, at the right PE, in order per source–destination pair under
+  deterministic routing, and, when traced, every hop's (router, output port, VC) allowed by
+  the family's model relation (:meth:`twinnet.gen.families.Family.path_error`: the model's
+  path under deterministic routing).
 
 Terminals (PEs) are numbers ``0 … P-1``, in the order of the top's PE buses.
 """
@@ -94,12 +95,10 @@ class Scoreboard:
 
     def __init__(self, family: Family, network, *, check_hops: bool):
         self.family, self.network, self.check_hops = family, network, check_hops
+        self.ordered = family.deterministic(network)
         self.errors: list[str] = []
         self.delivered: dict[tuple[int, int], Packet] = {}
         self.order: dict[tuple, int] = {}
-
-    def expected_hops(self, packet: Packet) -> list[tuple[str, str, int]]:
-        return self.family.hops(self.network, packet.source, packet.destination)
 
     def label(self, terminal: int) -> str:
         return self.family.terminal_label(self.network, terminal)
@@ -119,15 +118,16 @@ class Scoreboard:
             self.errors.append(f"packet {key} corrupted: sent {packet.flits}, "
                                f"got {packet.received}")
         pair = (key[0], packet.destination)
-        if self.order.get(pair, -1) > packet.seq:
+        if self.ordered and self.order.get(pair, -1) > packet.seq:
             self.errors.append(f"packet {key} overtook a later packet of the pair {pair}")
         self.order[pair] = max(self.order.get(pair, -1), packet.seq)
         if self.check_hops:
-            expected = self.expected_hops(packet)
-            if packet.hops != expected:
+            error = self.family.path_error(self.network, packet.source, packet.destination,
+                                           packet.hops)
+            if error is not None:
                 self.errors.append(f"packet {key} {self.label(packet.source)}->"
-                                   f"{self.label(packet.destination)} took {packet.hops}, "
-                                   f"model says {expected}")
+                                   f"{self.label(packet.destination)} took {packet.hops}: "
+                                   f"{error}")
 
 
 class NetworkBench:

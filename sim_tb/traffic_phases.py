@@ -15,7 +15,9 @@ dict of
   below one packet per ``packet_length`` cycles);
 - ``fault``: ``none``, or a fault the harness injects once (``misroute``, ``duplicate``,
   ``corrupt``; see :data:`twinnet.hdl.traffic.FAULTS`): the point then reports the sinks'
-  error counts under ``errors`` instead of failing on them;
+  error counts under ``errors`` instead of failing on them (``checksum``: under adaptive
+  routing, the sums of packet hashes sent and received differ; see
+  :mod:`twinnet.hdl.traffic`);
 - ``warmup``, ``measure`` (cycles): packets created during the ``measure`` cycles are the
   measured ones (BookSim's measurement phase); under all-pairs, creation goes on until every
   source has created its P - 1 packets;
@@ -34,7 +36,7 @@ from twinnet.model.traffic import PATTERNS
 COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
             "wrong_destination", "out_of_order", "corrupt", "framing", "latency_max",
-            "drop_count", "faults", "now")
+            "drop_count", "faults", "now", "sent_hash", "received_hash")
 ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "drop_count")
 DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
             "injection": "bernoulli", "burst": 8, "fault": "none",
@@ -141,6 +143,9 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
         await harness.cycles(chunk)
     seconds = time.perf_counter() - started
     errors = {name: values[name] for name in ERRORS if values[name]}
+    # Adaptive routing: the sums of packet hashes sent and received (both 0 otherwise).
+    if (values["sent_hash"] - values["received_hash"]) % (1 << 32):
+        errors["checksum"] = 1
     if errors and point["fault"] == "none":
         raise TrafficError(f"the sinks counted errors: {errors}")
     measured = window["created_measured"]

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1302 in ``VALUE_FLAGS``, 167 missing values, 227
+Case count (pytest items, one per case): 1352 in ``VALUE_FLAGS``, 172 missing values, 242
 combinations, 170 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1885 in all (``test_case_count`` keeps this sentence honest).
+this count — 1955 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -87,6 +87,7 @@ MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.gen.sim_cmd")
 MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.gen.sim_cmd")
 MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
 MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
+MAX_VCS = _constant("MAX_VCS", 8, "twinnet.model.king_network")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -399,6 +400,7 @@ VALUE_FLAGS = [
     (NETWORK, "--routing", CHOICE, ("king",)),
     (NETWORK, "--escape", CHOICE, ("king",)),
     (NETWORK, "--pe-ports", INTEGER + [above(MAX_PE_PORTS)], ("king",)),
+    (NETWORK, "--vcs", INTEGER + [above(MAX_VCS)], ("king", "--routing", "2s")),
     (NETWORK, "--twist", TWIST + [("not-node-symmetric", "XY=-1,YX=1", "Theorem")],
      ("twisted",)),
     (NETWORK, "--split", SPLIT, ("fat-tree",)),
@@ -477,6 +479,11 @@ COMBINATIONS = [
            "escape-on-a-mesh"),
           ("king --flit-width 8", (flag("--flit-width"), "8", "12"),
            "king-flit-narrower-than-head"),
+          ("king --kind T --routing 2s", (flag("--routing"), "2s", "KM and KT"),
+           "2s-not-on-a-torus-without-diagonals"),
+          ("king --vcs 2", (flag("--vcs"), "2", "exactly 1"), "vcs-with-deterministic-routing"),
+          ("king --routing 2s --escape dateline --vcs 2", (flag("--vcs"), "2", "3"),
+           "vcs-below-escape-plus-adaptive"),
       ]],
     # --radix gives the size; --n/--k give it too.
     *[_combination(c, "--radix 4,4,4 --n 3", flag("--radix"), flag("--n"), label="radix+n")

@@ -3,7 +3,10 @@
 Expected ports come from :func:`twinnet.model.king.routing_port` (the routing record of 002
 §3 from the router's coordinates); expected bubble flags and dateline VCs from
 :func:`twinnet.model.king.scheme_channels` on the two hops that bring a packet in and take it
-out. Every (router, destination) pair of each kind is driven at sides 3 to 6.
+out. Every (router, destination) pair of each kind is driven at sides 3 to 6. Under adaptive
+routing the grades come from :func:`twinnet.model.king.profitable_vector` (hop-by-hop) and
+:func:`twinnet.model.king.graded_vector` (2S), and the escape move from the same model
+functions, with a packet on an adaptive VC entering its escape ring afresh.
 """
 
 import pytest
@@ -13,7 +16,14 @@ from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.king import router_ports
 from twinnet.hdl.king_route import KingRouteCompute, is_pe, pe_label
 from twinnet.hdl.ring_escape import opposite
-from twinnet.model.king import KINDS, routing_port, scheme_channels
+from twinnet.model.king import (
+    KINDS,
+    PORTS,
+    graded_vector,
+    profitable_vector,
+    routing_port,
+    scheme_channels,
+)
 from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict
 
 
@@ -24,9 +34,9 @@ def route_compute(network: KingNetworkConfig, ports, in_port: int) -> KingRouteC
     return KingRouteCompute(config, in_port, network=network, ports=ports)
 
 
-def run(dut, cases):
+def run(dut, cases, extra=()):
     """Drive ``(here, destination, in_vc)``; return ``(out_port, vc_mask, bubble,
-    malformed)`` of each, sampled combinationally."""
+    malformed)`` of each, then the outputs named in ``extra``, sampled combinationally."""
     def drive(ctx, dut, case):
         here, there, vc, *pe = case
         ctx.set(dut.node_static.x, here[0])
@@ -37,7 +47,7 @@ def run(dut, cases):
             ctx.set(dut.header.pe, pe[0])
         ctx.set(dut.in_vc, vc)
 
-    return run_route_compute(dut, cases, drive)
+    return run_route_compute(dut, cases, drive, extra)
 
 
 def expected(network: KingNetworkConfig, ports, in_label: str, here, there, vc: int):
@@ -136,3 +146,45 @@ def test_several_pe_ports(pes):
             port = routing_port(network.topology, here, there)
             want = ports.index(f"pe{pe}") if port is None else ports.index(port)
             assert (got[0], got[3]) == (want, 0), (in_label, there, pe)
+
+
+ADAPTIVE = [(kind, "hop-by-hop", side, escape) for kind in KINDS for side in (4, 5)
+            for escape in (("bubble", "dateline") if kind in ("T", "DT", "KT") else ("none",))]
+ADAPTIVE += [(kind, "2s", side, escape) for kind in ("KM", "KT") for side in (4, 5, 6)
+             for escape in (("bubble", "dateline") if kind == "KT" else ("none",))]
+
+
+@pytest.mark.parametrize("kind, routing, side, escape", ADAPTIVE,
+                         ids=[f"{k}{s}-{r}-{e}" for k, r, s, e in ADAPTIVE])
+def test_adaptive_grades_and_escape_move(kind, routing, side, escape):
+    """The grades of every local port against the model's profitable ports (hop-by-hop) or
+    2S grades, and the escape move: the kind's deterministic port, its VC and bubble as in
+    :func:`expected` from an escape VC, as an injection from an adaptive VC (the packet enters
+    its escape ring afresh)."""
+    network = king_network_from_dict({"kind": kind, "side": side, "routing": routing,
+                                      "escape": escape})
+    topology = network.topology
+    shapes = {}
+    for node in topology.nodes():
+        shapes.setdefault(router_ports(network, node), []).append(node)
+    escape_vcs = network.escape_vc_count
+    for ports, nodes in shapes.items():
+        for in_port, in_label in enumerate(ports):
+            dut = route_compute(network, ports, in_port)
+            vcs = range(network.vc_count) if not is_pe(in_label) else (0,)
+            cases = [(here, there, vc) for here in nodes for there in topology.nodes()
+                     for vc in vcs]
+            got = run(dut, cases, ("grade_1", "grade_2"))
+            mismatches = []
+            for (here, there, vc), result in zip(cases, got):
+                if routing == "2s":
+                    grades = graded_vector(topology, here, there)
+                else:
+                    grades = profitable_vector(topology, here, there)
+                want_grades = [sum(1 << ports.index(p) for p, g in zip(PORTS, grades)
+                                   if g == grade) for grade in (1, 2)]
+                entering = in_label if vc < escape_vcs else ports[-1]  # as if injected
+                want = (*expected(network, ports, entering, here, there, vc), *want_grades)
+                if result != want:
+                    mismatches.append((in_label, (here, there, vc), result, want))
+            assert mismatches == [], mismatches[:5]

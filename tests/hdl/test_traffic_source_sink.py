@@ -14,6 +14,7 @@ from twinnet.hdl.traffic import (
     TrafficSink,
     TrafficSource,
     body_word,
+    packet_hash,
     terminal_constants,
 )
 from twinnet.model.traffic import PATTERNS, fixed_destination
@@ -51,11 +52,11 @@ def simulate(component, bench, constants) -> None:
     sim.run()
 
 
-def run_sink(flit_lists, own=5, headless=()):
+def run_sink(flit_lists, own=5, headless=(), fmt=FORMAT):
     """Feed the sink these flit lists one after the other, an idle cycle between them, first
     and last marked on each list's ends (no first mark on the lists whose index is in
     ``headless``); return its counters."""
-    sink = TrafficSink(FORMAT)
+    sink = TrafficSink(fmt)
     counters = {}
 
     async def bench(ctx):
@@ -74,7 +75,8 @@ def run_sink(flit_lists, own=5, headless=()):
             await ctx.tick()
             now += 1
         for name in ("received", "received_measured", "wrong_destination", "out_of_order",
-                     "corrupt", "framing", "latency_sum", "total_latency_sum", "latency_max"):
+                     "corrupt", "framing", "latency_sum", "total_latency_sum", "latency_max",
+                     "received_hash"):
             counters[name] = ctx.get(getattr(sink, name))
         counters["histogram"] = [ctx.get(sink.histogram[i]) for i in range(16)]
 
@@ -114,11 +116,39 @@ def test_sink_counts_every_kind_of_error():
     assert counters["received"] == 5
 
 
-def run_source(pattern, cycles=600, rate=0.25, source=5):
-    """Run one source with an always-ready port; return its packets as (dest, seq) pairs,
-    checking each packet's framing and body flits on the way."""
-    component = TrafficSource(FORMAT)
-    constants, _ = terminal_constants(FORMAT)[source]
+def test_unordered_sink_sums_packet_hashes_instead_of_checking_order():
+    """Without order (adaptive routing) packets may arrive in any order: the sink counts no
+    error and sums the hash of (source, itself, sequence) of every packet, which equals the
+    sum over the packets sent exactly when each arrived once (hashes computed here)."""
+    fmt = TrafficFormat(HEAD, [(("dest",), TERMINALS)], TERMINALS, LENGTH, ordered=False)
+    order = [2, 0, 1, 4, 3, 5, 9, 6, 8, 7]
+    counters = run_sink([packet(3, 5, seq) for seq in order], fmt=fmt)
+    sent = sum(packet_hash(3, 5, seq) for seq in range(10)) % (1 << 32)
+    assert counters["out_of_order"] == 0 and counters["received"] == 10
+    assert counters["received_hash"] == sent
+    # One lost (7) and one duplicated (2): the sums differ.
+    counters = run_sink([packet(3, 5, seq) for seq in [2, 0, 1, 4, 3, 5, 9, 6, 8, 2]], fmt=fmt)
+    assert counters["received"] == 10 and counters["received_hash"] != sent
+    # The ordered sink counts the same order as 9 errors (0 → 1 is the only step in order).
+    assert run_sink([packet(3, 5, seq) for seq in order])["out_of_order"] == 9
+
+
+def test_unordered_source_sums_the_hashes_of_what_it_creates():
+    fmt = TrafficFormat(HEAD, [(("dest",), TERMINALS)], TERMINALS, LENGTH, ordered=False)
+    counters = {}
+    packets = run_source("uniform", fmt=fmt, drain=100, counters=counters)
+    assert len(packets) > 20
+    assert counters["sent_hash"] == sum(packet_hash(5, dest, seq)
+                                        for dest, seq in packets) % (1 << 32)
+
+
+def run_source(pattern, cycles=600, rate=0.25, source=5, fmt=FORMAT, drain=0, counters=None):
+    """Run one source with an always-ready port (creating packets for ``cycles`` cycles, then
+    sending what it queued for ``drain`` more); return its packets as (dest, seq) pairs,
+    checking each packet's framing and body flits on the way. ``counters``, a dict if given,
+    receives its ``sent_hash``."""
+    component = TrafficSource(fmt)
+    constants, _ = terminal_constants(fmt)[source]
     packets = []
 
     async def bench(ctx):
@@ -128,7 +158,8 @@ def run_source(pattern, cycles=600, rate=0.25, source=5):
         ctx.set(component.ready, 1)
         ctx.set(component.enable, 1)
         flits = []
-        for now in range(cycles):
+        for now in range(cycles + drain):
+            ctx.set(component.enable, now < cycles)
             ctx.set(component.now, now)
             valid, word = ctx.get(component.valid), ctx.get(component.data)
             first, last = ctx.get(component.first), ctx.get(component.last)
@@ -144,6 +175,8 @@ def run_source(pattern, cycles=600, rate=0.25, source=5):
                 assert flits[2:] == [body_word(source, seq, i, 32) for i in range(2, LENGTH)]
                 packets.append((flits[0] & 15, seq))
                 flits = []
+        if counters is not None:
+            counters["sent_hash"] = ctx.get(component.sent_hash)
 
     simulate(component, bench, constants)
     return packets

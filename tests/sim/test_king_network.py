@@ -3,7 +3,11 @@
 Every packet's hops are compared with the reference model's path
 (:func:`twinnet.model.king_network.router_hops`: the routing record recomputed at each router,
 its first port in vector order, with the dateline's VCs); every packet is delivered exactly
-once, intact, in order per pair. Under the all-pairs pattern the RTL's mean hop count must be
+once, intact, in order per pair. Under adaptive routing (hop-by-hop, 2S) every hop must be
+one the model allows (:func:`twinnet.model.king_network.path_error`: a profitable port on an
+adaptive VC, the escape routing's port and VC on an escape VC), every packet is delivered
+exactly once and intact, and the uniform traffic is offered hard enough that both kinds of VC
+carry hops. Under the all-pairs pattern the RTL's mean hop count must be
 the topology's average distance over distinct pairs, from the model's breadth-first search
 (:func:`twinnet.model.king.distance_summary`, which counts a node to itself: scaled by
 N/(N-1), and with several PEs per router weighted by the PE pairs): minimal routing shown
@@ -36,10 +40,21 @@ CASES = {
     "T4-dateline": {"kind": "T", "side": 4, "escape": "dateline"},
     "KT6": {"kind": "KT", "side": 6},
     "KT4-p3": {"kind": "KT", "side": 4, "pe_ports": 3},
+    "KT5-2s": {"kind": "KT", "side": 5, "routing": "2s"},
+    "KM5-2s": {"kind": "KM", "side": 5, "routing": "2s"},
+    "KT6-2s": {"kind": "KT", "side": 6, "routing": "2s"},
+    "KT4-2s-dateline": {"kind": "KT", "side": 4, "routing": "2s", "escape": "dateline"},
+    "KT5-2s-v3": {"kind": "KT", "side": 5, "routing": "2s", "vcs": 3},
+    "DT5-hop-by-hop": {"kind": "DT", "side": 5, "routing": "hop-by-hop"},
+    "T5-hop-by-hop": {"kind": "T", "side": 5, "routing": "hop-by-hop"},
+    "M5-hop-by-hop": {"kind": "M", "side": 5, "routing": "hop-by-hop"},
+    "DM5-hop-by-hop": {"kind": "DM", "side": 5, "routing": "hop-by-hop"},
+    "KT5-hop-by-hop": {"kind": "KT", "side": 5, "routing": "hop-by-hop"},
 }
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
 DEFAULT = {("KT5", "icarus"), ("DT5", "icarus"), ("KM5", "verilator"),
-           ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator")}
+           ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
+           ("KT5-2s", "icarus"), ("DT5-hop-by-hop", "verilator")}
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:
@@ -57,12 +72,20 @@ def test_every_hop_follows_the_model(name, simulator):
     if (name, simulator) not in DEFAULT and not os.environ.get("TWINNET_SLOW_TESTS"):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     network = king_network_from_dict(CASES[name])
-    tests = {"uniform_traffic": {"packets": 2000, "rate": 0.02}, "all_pairs": {}}
+    # Adaptive routing: uniform traffic near saturation, so that packets also wait for and
+    # take their escape moves.
+    rate = 0.3 if network.adaptive else 0.02
+    tests = {"uniform_traffic": {"packets": 2000, "rate": rate}, "all_pairs": {}}
     if FAMILY.malformed(network, random.Random(1)) is not None:
         tests["malformed_dropped"] = {"packets": 300, "malformed": 30}
     results = simulate(name, simulator, tests)
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == 2000 and uniform["hops_checked"]
+    if network.adaptive:
+        by_vc = uniform["hops_by_vc"]
+        escape = sum(by_vc.get(str(vc), 0) for vc in range(network.escape_vc_count))
+        adaptive = sum(by_vc.values()) - escape
+        assert escape > 0 and adaptive > 0, by_vc
     terminals, pes = network.terminal_count, network.pe_ports
     pairs = results["all_pairs"]
     assert pairs["packets"] == terminals * (terminals - 1) and pairs["hops_checked"]
@@ -106,6 +129,33 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     assert [r["pattern"] for r in results[2:-1]] == [p["pattern"] for p in others]
     assert all(r["packets"] == r["created"] > 0 for r in results[2:-1])
     assert results[-1]["packets"] == 64 * 63
+
+
+def test_2s_on_kt8_drains_beyond_saturation():
+    """2S hop-by-hop over the bubble escape on KT8, traffic made and checked in hardware: 20,000
+    cycles of uniform and of tornado traffic offered at one flit per PE per cycle never trip
+    the watchdog, and every packet is delivered once, intact, at its destination (a pair's
+    packets may overtake each other: the sums of packet hashes sent and received must agree);
+    then all-pairs delivers exactly 64 x 63 packets, and an injected duplicate and a rewritten
+    header are caught."""
+    network = king_network_from_dict({"kind": "KT", "side": 8, "routing": "2s"})
+    rate = 1 / network.packet_length
+    points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 20_000,
+               "drain_limit": 0} for pattern in ("uniform", "tornado")]
+    pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 63 * 16}
+    # The checks can fail: a packet sent twice changes the sums of packet hashes.
+    faults = [{"pattern": "uniform", "rate": 0.05, "warmup": 0, "measure": 500, "fault": fault}
+              for fault in ("duplicate", "misroute")]
+    results = traffic("KT8-2s", network, points + [pairs] + faults)
+    for point in results[:2]:
+        assert point["packets"] == point["created"] > 0 and not point["errors"]
+        assert point["accepted_flits_per_pe_cycle"] < 0.9
+    assert results[2]["packets"] == 64 * 63 and not results[2]["errors"]
+    duplicate, misroute = results[3:]
+    assert duplicate["faults_applied"] == 1 and duplicate["errors"] == {"checksum": 1}
+    # The misroute fault rewrites the header of a packet that did reach its terminal: the
+    # header check catches it, the hash (of the terminal it reached) rightly does not.
+    assert misroute["faults_applied"] == 1 and misroute["errors"] == {"wrong_destination": 1}
 
 
 def test_dor_on_t8_without_escape_deadlocks():

@@ -1,0 +1,137 @@
+"""King networks as built in RTL: VCs per routing and escape, and the relation the checks hold
+a packet's path to (:func:`twinnet.model.king_network.path_error`).
+
+Expected paths are built by hand or from the model's own definitions (profitable ports, the
+escape routing's port, the dateline's VC rule of 002 §3.3.3), never from the RTL.
+"""
+
+import random
+
+import pytest
+
+from twinnet.model.king import PORTS, profitable_vector, routing_port, wraps
+from twinnet.model.king_network import (
+    KingNetworkConfig,
+    king_network_from_dict,
+    node_label,
+    path_error,
+    router_hops,
+)
+
+
+def terminal(network: KingNetworkConfig, node) -> int:
+    return network.pe_ports * (node[0] + network.topology.side * node[1])
+
+
+@pytest.mark.parametrize("values, vcs, mask, name", [
+    ({"kind": "KT", "side": 8}, 1, 0, "king_kt8_knaive_bubble"),
+    ({"kind": "KT", "side": 8, "escape": "dateline"}, 2, 0, "king_kt8_knaive_dateline"),
+    ({"kind": "KT", "side": 8, "routing": "2s"}, 2, 0b10, "king_kt8_2s_bubble"),
+    ({"kind": "KT", "side": 8, "routing": "2s", "vcs": 4}, 4, 0b1110, "king_kt8_2s_bubble_v4"),
+    ({"kind": "KM", "side": 5, "routing": "hop-by-hop"}, 2, 0b10, "king_km5_hop_by_hop_none"),
+    ({"kind": "T", "side": 4, "routing": "hop-by-hop", "escape": "dateline"}, 3, 0b100,
+     "king_t4_hop_by_hop_dateline"),
+])
+def test_vcs_per_routing_and_escape(values, vcs, mask, name):
+    network = king_network_from_dict(values)
+    assert (network.vc_count, network.adaptive_vc_mask, network.name) == (vcs, mask, name)
+    assert network.escape_routing == {"K": "knaive", "T": "dor"}[values["kind"][0]]
+    assert king_network_from_dict(network.to_dict()) == network
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"kind": "T", "routing": "2s"}, "routing 2s: applies to KM and KT only, not T; T takes "
+                                     "dor or hop-by-hop"),
+    ({"kind": "KT", "routing": "knaive", "vcs": 2}, "vcs 2: knaive routing with escape bubble "
+                                                    "uses exactly 1 VC"),
+    ({"kind": "KT", "routing": "2s", "vcs": 1}, "vcs must be an integer from 2 to 8, not 1"),
+    ({"kind": "KT", "routing": "2s", "escape": "dateline", "vcs": 2},
+     "vcs must be an integer from 3 to 8, not 2"),
+    ({"kind": "KT", "routing": "2s", "vcs": 9}, "vcs must be an integer from 2 to 8, not 9"),
+])
+def test_bad_vcs_and_routings(values, message):
+    with pytest.raises(ValueError) as error:
+        king_network_from_dict(values)
+    assert message in str(error.value)
+
+
+def test_deterministic_paths_must_be_the_models():
+    network = king_network_from_dict({"kind": "KT", "side": 5})
+    source, destination = terminal(network, (0, 0)), terminal(network, (2, 1))
+    path = router_hops(network, source, destination)
+    assert path == [("0,0", "x+", 0), ("1,0", "z+", 0)]  # Knaive (1, 0, 1, 0) by hand
+    assert path_error(network, source, destination, path) is None
+    # z+ then x+ is as short, but not the deterministic path.
+    assert "model says" in path_error(network, source, destination,
+                                      [("0,0", "z+", 0), ("1,1", "x+", 0)])
+
+
+def test_adaptive_hops_may_take_any_profitable_port():
+    network = king_network_from_dict({"kind": "KT", "side": 5, "routing": "2s"})
+    source, destination = terminal(network, (0, 0)), terminal(network, (2, 1))
+    # By hand: from 0,0 to 2,1 (offset (2, 1), two hops) x+ and z+ are profitable.
+    for path in ([("0,0", "z+", 1), ("1,1", "x+", 1)], [("0,0", "x+", 1), ("1,0", "z+", 0)],
+                 [("0,0", "x+", 0), ("1,0", "z+", 1)]):
+        assert path_error(network, source, destination, path) is None, path
+    # y+ is not profitable: (0, 1) is still two hops from (2, 1).
+    error = path_error(network, source, destination, [("0,0", "y+", 1), ("0,1", "x+", 1),
+                                                      ("1,1", "x+", 1)])
+    assert error == "hop 1 (0,0 y+ VC 1) is not profitable; profitable ports there: x+, z+"
+    # On the escape VC only the escape routing's port (Knaive: x+ first) is allowed.
+    error = path_error(network, source, destination, [("0,0", "z+", 0), ("1,1", "x+", 1)])
+    assert error == "hop 1 (0,0 z+ VC 0) is on an escape VC; the escape port there is x+"
+    assert "leaves a router the packet is not at (1,0)" in path_error(
+        network, source, destination, [("0,0", "x+", 1), ("1,1", "x+", 1)])
+    assert "ends at 1,0, not at 2,1" in path_error(network, source, destination,
+                                                   [("0,0", "x+", 1)])
+    assert "the links have 2 VCs" in path_error(network, source, destination,
+                                                [("0,0", "x+", 2), ("1,0", "z+", 1)])
+
+
+def test_the_dateline_vc_follows_the_escape_ring():
+    """T7 with the dateline: from 5,0 to 1,0 DOR goes x+ three times, wrapping on the second
+    hop (6 → 0); the dateline moves a packet to VC 1 after the wrap only while it stays on the
+    escape VCs of the ring."""
+    network = king_network_from_dict({"kind": "T", "side": 7, "routing": "hop-by-hop",
+                                      "escape": "dateline"})
+    source, destination = terminal(network, (5, 0)), terminal(network, (1, 0))
+    assert wraps(network.topology, (6, 0), "x+")
+    good = [("5,0", "x+", 0), ("6,0", "x+", 0), ("0,0", "x+", 1)]
+    assert path_error(network, source, destination, good) is None
+    assert "puts it on VC 0" in path_error(network, source, destination,
+                                           [("5,0", "x+", 0), ("6,0", "x+", 1),
+                                            ("0,0", "x+", 1)])
+    assert "puts it on VC 1" in path_error(network, source, destination,
+                                           [("5,0", "x+", 0), ("6,0", "x+", 0),
+                                            ("0,0", "x+", 0)])
+    # After an adaptive hop that wrapped, the escape ring is entered afresh on VC 0.
+    assert path_error(network, source, destination,
+                      [("5,0", "x+", 0), ("6,0", "x+", 2), ("0,0", "x+", 0)]) is None
+    assert "puts it on VC 0" in path_error(network, source, destination,
+                                           [("5,0", "x+", 0), ("6,0", "x+", 2),
+                                            ("0,0", "x+", 1)])
+
+
+@pytest.mark.parametrize("kind, routing", [("KT", "2s"), ("KM", "2s"), ("DT", "hop-by-hop"),
+                                           ("T", "hop-by-hop"), ("M", "hop-by-hop")])
+def test_random_profitable_walks_and_escape_paths_are_allowed(kind, routing):
+    """Walks built from the model's own definitions (a random profitable port on an adaptive
+    VC, or the escape port on VC 0) are allowed and minimal; the escape path is one of them."""
+    network = king_network_from_dict({"kind": kind, "side": 6, "routing": routing})
+    topology, rng = network.topology, random.Random(5)
+    for a in topology.nodes():
+        for b in topology.nodes():
+            source, destination = terminal(network, a), terminal(network, b)
+            assert path_error(network, source, destination,
+                              router_hops(network, source, destination)) is None
+            node, path = a, []
+            while node != b:
+                if rng.random() < 0.3:
+                    port, vc = routing_port(topology, node, b), 0
+                else:
+                    port = rng.choice([p for p, good in zip(PORTS, profitable_vector(
+                        topology, node, b)) if good])
+                    vc = 1
+                path.append((node_label(node), port, vc))
+                node = topology.neighbor(node, port)
+            assert path_error(network, source, destination, path) is None, path
