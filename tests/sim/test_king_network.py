@@ -131,16 +131,16 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     assert results[-1]["packets"] == 64 * 63
 
 
-@pytest.mark.parametrize("side, cycles", [(6, 10_000), (8, 20_000)])
+@pytest.mark.parametrize("side, cycles", [(4, 10_000), (8, 20_000)])
 def test_2s_drains_beyond_saturation(side, cycles):
-    """2S hop-by-hop over the bubble escape on KT6 (and KT8, slow), traffic made and checked in
+    """2S hop-by-hop over the bubble escape on KT4 and KT8 (slow), traffic made and checked in
     hardware: 10,000 (20,000) cycles of uniform and of tornado traffic offered at one flit per
     PE per cycle never trip
     the watchdog, and every packet is delivered once, intact, at its destination (a pair's
     packets may overtake each other: the sums of packet hashes sent and received must agree);
     then all-pairs delivers exactly N x (N - 1) packets, and an injected duplicate and a
     rewritten header are caught."""
-    if side == 8 and not os.environ.get("TWINNET_SLOW_TESTS"):
+    if not os.environ.get("TWINNET_SLOW_TESTS"):  # a Verilator build of the harness
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     network = king_network_from_dict({"kind": "KT", "side": side, "routing": "2s"})
     nodes = side * side
