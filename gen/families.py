@@ -14,7 +14,10 @@ generator, the manifest, the cocotb bench and scoreboard, the simulation driver)
   :meth:`Family.path_error`, which holds an observed path to it (adaptive routing allows
   several paths per pair; :meth:`Family.deterministic` says which);
 - its deadlock verdict (:meth:`Family.deadlock`): the model's channel-dependency check of the
-  instance, written into the manifest at generation.
+  instance, written into the manifest at generation;
+- broadcast, for a family whose routers replicate packets: :meth:`Family.broadcast_route`
+  gives a broadcast's route fields and :meth:`Family.broadcast_error` holds its copies (the
+  links they crossed and the terminals that received one) to the model.
 """
 
 import functools
@@ -85,6 +88,17 @@ class Family:
         under deterministic routing they must be exactly :meth:`hops`."""
         expected = self.hops(config, source, destination)
         return None if hops == expected else f"model says {expected}"
+
+    def broadcast_route(self, config, pe: int) -> dict[str, int] | None:
+        """Route fields of a broadcast whose copies leave at PE ``pe`` of each router, or None
+        when ``config``'s routers do not replicate broadcasts."""
+        return None
+
+    def broadcast_error(self, config, source: int, pe: int, hops: list[tuple[str, str, int]],
+                        receivers: list[int]) -> str | None:
+        """Why a broadcast's copies (every link crossing as ``(router, output port, VC)`` and
+        the terminal of every copy delivered) are not what the model says, or None."""
+        raise NotImplementedError
 
     def internal_crossings(self, manifest: dict, link_heads: dict) -> list[dict] | None:
         """Packets that crossed each router pair's internal link, from the head flits seen on
@@ -305,15 +319,19 @@ class KingFamily(Family):
             config,
             derived={"node_count": topology.node_count, "buffer_depth": config.depth,
                      "vc_count": config.vc_count, "escape_vcs": config.escape_vc_count,
-                     "escape_routing": config.escape_routing},
+                     "escape_routing": config.escape_routing,
+                     "broadcast_vc": config.broadcast_vc},
             terminal_order="terminal t = pe + pe_ports * (x + side * y) is PE port pe<pe> of "
                            "router x,y",
             route="route.x and route.y are the destination's coordinates, route.pe (with "
-                  "several PEs per router) its PE",
+                  "several PEs per router) its PE; with broadcast, route.broadcast = 1 marks a "
+                  "broadcast (x and y ignored, a copy at PE route.pe of every other router) "
+                  "and route.ttl is its TTL (a PE leaves it 0)",
             malformed="a destination coordinate >= side or PE >= pe_ports (when the field can "
                       "hold one): the packet is dropped at injection and counted on drop_count",
             section={"kind": topology.kind, "side": topology.side, "routing": config.routing,
-                     "escape": config.escape, "pe_ports": config.pe_ports})
+                     "escape": config.escape, "pe_ports": config.pe_ports,
+                     "broadcast": config.broadcast})
 
     def terminal_count(self, config) -> int:
         return config.terminal_count
@@ -355,6 +373,15 @@ class KingFamily(Family):
     def path_error(self, config, source: int, destination: int,
                    hops: list[tuple[str, str, int]]) -> str | None:
         return king_network.path_error(config, source, destination, hops)
+
+    def broadcast_route(self, config, pe: int) -> dict[str, int] | None:
+        if not config.broadcast:
+            return None
+        return {"route.broadcast": 1, **({"route.pe": pe} if config.pe_width else {})}
+
+    def broadcast_error(self, config, source: int, pe: int, hops: list[tuple[str, str, int]],
+                        receivers: list[int]) -> str | None:
+        return king_network.broadcast_error(config, source, pe, hops, receivers)
 
     def terminal_digits(self, config) -> list[tuple[str, int]]:
         side = config.topology.side

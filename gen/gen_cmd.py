@@ -65,12 +65,12 @@ FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mod
          "flit_width": "flit_width", "packet_length": "packet_length",
          "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports",
          "kind": "kind", "side": "side", "routing": "routing", "escape": "escape",
-         "pe_ports": "pe_ports", "vcs": "vcs", "twist": "twists"}
+         "pe_ports": "pe_ports", "vcs": "vcs", "broadcast": "broadcast", "twist": "twists"}
 #: The family-specific flags each family takes (the others are common to all).
 FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
                 "torus": ("n", "k", "radix", "config", "mode"),
                 "fat-tree": ("n", "k", "split", "internal_ports", "plain"),
-                "king": ("kind", "side", "routing", "escape", "pe_ports", "vcs"),
+                "king": ("kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast"),
                 "twisted": ("radix", "twist", "escape")}
 #: Which family a preset's or a TOML file's ``topology`` describes (tori: either torus family).
 TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
@@ -171,6 +171,9 @@ def add_network_args(parser) -> None:
                       help=f"VCs per link: the escape's (1, or 2 with the dateline), plus at "
                            f"least one adaptive VC under adaptive routing (default: one), at "
                            f"most {MAX_VCS}")
+    king.add_argument("--broadcast", action="store_true", default=None,
+                      help="KM, KT: routers that replicate broadcasts (002 §3.3.4: a copy to "
+                           "every other router, on a VC of their own, one more per link)")
 
 
 def _flag(dest: str) -> str:

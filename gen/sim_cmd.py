@@ -63,6 +63,10 @@ def register(commands) -> None:
                + ", ".join(gen_cmd.PRESETS))
     gen_cmd.add_network_args(parser)
     add_traffic_args(parser)
+    parser.add_argument("--broadcast-fraction", type=parse.number, default=0.0,
+                        help="--check hops, uniform traffic, a network built with --broadcast: "
+                             "share of the offered packets that are broadcasts, 0 to 1 "
+                             "(default 0)")
     parser.set_defaults(func=run)
 
 
@@ -181,6 +185,19 @@ def traffic_settings(network, args) -> dict:
     seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
     settings = {"packets": packets, "rate": float(rate), "eject_ready": float(args.eject_ready),
                 "seed": seed}
+    fraction = getattr(args, "broadcast_fraction", 0.0)
+    if fraction:
+        if not 0 <= fraction <= 1:
+            raise UsageError(f"--broadcast-fraction {fraction}: must be from 0 to 1")
+        if family.broadcast_route(network, 0) is None:
+            raise UsageError(f"--broadcast-fraction {fraction}: needs routers that replicate "
+                             f"broadcasts, which {network.name} lacks; build them with "
+                             "--broadcast (king family, KM and KT)")
+        if check != "hops" or traffic != "uniform":
+            raise UsageError(f"--broadcast-fraction {fraction}: applies to --check hops with "
+                             "--traffic uniform (the per-hop scoreboard checks every copy; "
+                             "the hardware harness sends unicast packets only)")
+        settings["broadcast_fraction"] = float(fraction)
     if check == "hops" and args.injection != "bernoulli":
         raise UsageError(f"--injection {args.injection}: applies only to --check end-to-end "
                          "(the per-hop scoreboard injects by Bernoulli trials)")
@@ -347,6 +364,10 @@ def _uniform_lines(network, settings: dict, uniform: dict) -> list[str]:
         f"{uniform['mean_total_latency']:.2f} with source queueing (max "
         f"{uniform['max_latency']})",
         *_hops_line(uniform),
+        *([f"  broadcasts              {uniform['broadcasts_sent']} sent, "
+           f"{uniform['broadcast_copies_delivered']} copies delivered: one at every other "
+           "router, intact, along the forwarding rule"]
+          if uniform.get("broadcasts_sent") else []),
         f"  simulated               {uniform['cycles']} cycles in {uniform['wall_seconds']:.1f} s "
         f"({uniform['cycles_per_second']:.0f} cycles/s)",
     ]

@@ -36,7 +36,7 @@ def router_ports(network: KingNetworkConfig, node: tuple[int, int]) -> tuple[str
 def router(network: KingNetworkConfig, ports: tuple[str, ...]) -> Router:
     """A router with ``ports`` (labels in local order); links are bubble ports under the
     bubble escape on a torus and carry :attr:`KingNetworkConfig.vc_count` VCs."""
-    bubble = network.topology.wrap and network.escape == "bubble"
+    bubble = network.bubble_ports
     configs = tuple(PortConfig("pe", 1, network.depth, name=port) if is_pe(port) else
                     PortConfig("network", network.vc_count, network.depth, bubble=bubble,
                                name=verilog_label(port)) for port in ports)

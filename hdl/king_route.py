@@ -43,7 +43,7 @@ hold one), or a port this router lacks (on a mesh border; minimal routing never 
 from amaranth.hdl import Array, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 
-from twinnet.model.king import PORT_VECTORS, PORTS
+from twinnet.model.king import PORT_VECTORS, PORTS, SIDE_DIAGONALS
 from twinnet.model.king_network import KingNetworkConfig
 
 from .config import RouterConfig
@@ -68,11 +68,17 @@ def coordinate_layout(network: KingNetworkConfig) -> data.StructLayout:
 
 
 def destination_layout(network: KingNetworkConfig) -> data.StructLayout:
-    """The head flit's route fields: the destination's coordinates ``x``, ``y`` and, with
-    several PEs per router, its ``pe`` (:attr:`KingNetworkConfig.pe_width` bits)."""
+    """The head flit's route fields: the destination's coordinates ``x``, ``y``, with several
+    PEs per router its ``pe`` (:attr:`KingNetworkConfig.pe_width` bits), and with broadcast
+    the ``broadcast`` flag and the copy's ``ttl`` (:attr:`KingNetworkConfig.ttl_width` bits;
+    a PE leaves it 0, the source's router fills it in). A broadcast ignores ``x`` and ``y``;
+    its copies leave at PE ``pe`` of every router."""
     fields = dict(coordinate_layout(network).members)
     if network.pe_width:
         fields["pe"] = unsigned(network.pe_width)
+    if network.broadcast:
+        fields["broadcast"] = unsigned(1)
+        fields["ttl"] = unsigned(network.ttl_width)
     return data.StructLayout(fields)
 
 
@@ -113,7 +119,8 @@ class KingRouteCompute(RouteCompute):
         self.network, self.ports = network, tuple(ports)
         super().__init__(config, in_port, header_layout=destination_layout(network),
                          static_layout=coordinate_layout(network),
-                         adaptive_vcs=network.adaptive_vc_mask)
+                         adaptive_vcs=network.adaptive_vc_mask,
+                         broadcast_vc=network.broadcast_vc)
 
     @staticmethod
     def _check(config, in_port, network, ports) -> None:
@@ -155,13 +162,13 @@ class KingRouteCompute(RouteCompute):
         side, width = topology.side, network.coordinate_width
         here, there = self.node_static, self.header
 
-        bad = Const(0, 1)
+        bad = bad_pe = Const(0, 1)
+        pes = network.pe_ports
+        if network.pe_width and (1 << network.pe_width) > pes:
+            bad = bad_pe = there.pe >= pes
         for coordinate in (there.x, there.y):
             if (1 << width) > side:
                 bad = bad | (coordinate >= side)
-        pes = network.pe_ports
-        if network.pe_width and (1 << network.pe_width) > pes:
-            bad = bad | (there.pe >= pes)
 
         dx = Signal(signed(width + 2))
         dy = Signal(signed(width + 2))
@@ -251,7 +258,65 @@ class KingRouteCompute(RouteCompute):
             wrapped = coordinate == (0 if step > 0 else side - 1)
         drive_escape(m, self, network.escape if topology.wrap else "none", to_link=~arrived,
                      straight=straight, wrapped=wrapped)
+        if network.broadcast:
+            self._broadcast(m, here, there, local, pe_port, bad_pe)
         return m
+
+    def _broadcast(self, m: Module, here, there, local: dict, pe_port, bad_pe) -> None:
+        """Drive the broadcast outputs (002 §3.3.4; :func:`twinnet.model.king.broadcast_sends`).
+
+        At a PE port (the source): a copy through every link, TTL the source's reach
+        (``max(x, s-1-x, y, s-1-y)`` on a mesh, ``⌊s/2⌋`` on a torus), each entering a ring.
+        At a link port the copy travels toward ``opposite(in port)``: it is consumed at PE
+        ``pe``, its TTL drops by one (on an even-sided torus by two on its first hop, still
+        holding ``s/2``, when it heads in a negative x or y direction: the source's lower TTL of
+        the even-side rule) and, while positive, it goes on straight and, after an orthogonal
+        hop, onto the two diagonals beside it, which enter their rings.
+        """
+        network, topology = self.network, self.network.topology
+        side = topology.side
+        in_label = self.ports[self.port_index]
+        links = [label for label in local if not is_pe(label)]
+        targets, enter = Const(0, len(self.ports)), Const(0, len(self.ports))
+        ttl = there.ttl
+        ttl_out = Signal(network.ttl_width, name="ttl_out")
+        malformed = bad_pe
+        if is_pe(in_label):
+            for label in links:
+                targets = targets | (1 << local[label])
+                if topology.wrap:
+                    enter = enter | (1 << local[label])
+            if topology.wrap:
+                m.d.comb += ttl_out.eq(side // 2)
+            else:
+                reach = [here.x, side - 1 - here.x, here.y, side - 1 - here.y]
+                best = reach[0]
+                for value in reach[1:]:
+                    best = Mux(value > best, value, best)
+                m.d.comb += ttl_out.eq(best)
+        else:
+            travel = opposite(in_label)
+            negative = min(PORT_VECTORS[travel]) < 0
+            spend = Signal(range(3), name="ttl_spend")
+            if topology.wrap and side % 2 == 0 and negative:
+                m.d.comb += spend.eq(Mux(ttl == side // 2, 2, 1))
+            else:
+                m.d.comb += spend.eq(1)
+            onward = Signal(name="onward")
+            m.d.comb += [onward.eq(ttl > spend), ttl_out.eq(Mux(onward, ttl - spend, 0))]
+            malformed = malformed | (ttl < spend)
+            targets = Mux(bad_pe, 0, 1 << pe_port)
+            sides = SIDE_DIAGONALS.get(travel, ())
+            for label in (travel, *sides):
+                if label in local:
+                    targets = targets | Mux(onward, 1 << local[label], 0)
+                    if topology.wrap and label != travel:
+                        enter = enter | Mux(onward, 1 << local[label], 0)
+        m.d.comb += [self.broadcast.eq(there.broadcast), self.targets.eq(targets),
+                     self.enter.eq(enter), self.header_out.eq(there),
+                     self.header_out.ttl.eq(ttl_out)]
+        with m.If(there.broadcast):
+            m.d.comb += self.malformed.eq(malformed)
 
     def _axis_offsets(self, m: Module, a, b, name: str) -> dict:
         """``{v: offset}`` for a step ``v`` in -1, 0, 1 along one axis: from the neighbour at

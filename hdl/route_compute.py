@@ -43,6 +43,24 @@ head flit asks for a free adaptive VC of a grade-1 output if there is one, else 
 output, else for its escape move; ``vc_mask`` should name escape VCs only, outside
 ``adaptive_vcs``. A deterministic route compute (``adaptive_vcs`` 0) has neither output and
 its router no logic for them.
+
+Broadcast (a route compute built with ``broadcast_vc``, a VC index) adds four outputs:
+
+    broadcast: Out(1) — the head flit is a broadcast copy: the router forwards it through every
+        output of ``targets`` at once, on VC ``broadcast_vc`` of each link output (VC 0 of a
+        PE port), and ``out_port``, ``vc_mask``, ``bubble``, ``grade_1``, ``grade_2`` do not
+        apply.
+    targets: Out(port_count) — bit o set: a copy leaves through output o (a PE port for the
+        copy the node consumes).
+    enter: Out(port_count) — bit o set: the copy through output o enters a ring, so its
+        admission needs room for two whole packets (``bubble=True`` ports only).
+    header_out: Out(header_layout) — the route fields the copies carry on (e.g. the TTL less
+        one); the router stores them in place of ``header`` for a broadcast.
+
+The router allocates all of a broadcast's outputs in one cycle (one broadcast per router and
+cycle) and sends each of its flits through all of them in one cycle, before unicast requests
+(see :class:`twinnet.hdl.router.Router`). A route compute without ``broadcast_vc`` has none of
+these outputs and its router no logic for them.
 """
 
 from amaranth.lib import data, wiring
@@ -61,12 +79,15 @@ class RouteCompute(wiring.Component):
         static_layout: the per-node static inputs (``data.StructLayout``, default empty).
         adaptive_vcs: bit mask of the VCs adaptive moves may take (0, the default: a
             deterministic route compute without the ``grade_1``/``grade_2`` outputs).
+        broadcast_vc: the link VC of broadcast copies (None, the default: no broadcast and no
+            ``broadcast``/``targets``/``enter``/``header_out`` outputs).
 
     Subclasses implement ``elaborate``.
     """
 
     def __init__(self, config: RouterConfig, in_port: int, *, header_layout: data.StructLayout,
-                 static_layout: data.StructLayout | None = None, adaptive_vcs: int = 0):
+                 static_layout: data.StructLayout | None = None, adaptive_vcs: int = 0,
+                 broadcast_vc: int | None = None):
         if not isinstance(config, RouterConfig):
             raise TypeError(f"config must be a RouterConfig, not {config!r}")
         if static_layout is None:
@@ -77,11 +98,18 @@ class RouteCompute(wiring.Component):
         if not isinstance(adaptive_vcs, int) or not 0 <= adaptive_vcs < 1 << config.max_vc_count:
             raise ValueError(f"adaptive_vcs must be a mask of the router's "
                              f"{config.max_vc_count} VCs, not {adaptive_vcs!r}")
+        if broadcast_vc is not None and (not isinstance(broadcast_vc, int)
+                                         or not 0 <= broadcast_vc < config.max_vc_count):
+            raise ValueError(f"broadcast_vc must be one of the router's {config.max_vc_count} "
+                             f"VCs, not {broadcast_vc!r}")
         self.config, self.port_index = config, in_port
         self.header_layout, self.static_layout = header_layout, static_layout
-        self.adaptive_vcs = adaptive_vcs
-        grades = ({"grade_1": Out(config.port_count), "grade_2": Out(config.port_count)}
-                  if adaptive_vcs else {})
+        self.adaptive_vcs, self.broadcast_vc = adaptive_vcs, broadcast_vc
+        extra = ({"grade_1": Out(config.port_count), "grade_2": Out(config.port_count)}
+                 if adaptive_vcs else {})
+        if broadcast_vc is not None:
+            extra.update(broadcast=Out(1), targets=Out(config.port_count),
+                          enter=Out(config.port_count), header_out=Out(header_layout))
         super().__init__({
             "valid": In(1),
             "header": In(header_layout),
@@ -92,5 +120,5 @@ class RouteCompute(wiring.Component):
             "vc_mask": Out(config.max_vc_count),
             "bubble": Out(1),
             "malformed": Out(1),
-            **grades,
+            **extra,
         })

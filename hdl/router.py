@@ -85,11 +85,17 @@ class Router(wiring.Component):
             if not isinstance(rc, RouteCompute):
                 raise TypeError(f"route_compute({port}) must return a RouteCompute, not {rc!r}")
             if (rc.header_layout != first.header_layout or rc.static_layout != first.static_layout
-                    or rc.adaptive_vcs != first.adaptive_vcs):
+                    or rc.adaptive_vcs != first.adaptive_vcs
+                    or rc.broadcast_vc != first.broadcast_vc):
                 raise ValueError(f"route_compute({port}) has a different header or static "
-                                 f"layout or adaptive VCs than route_compute(0); all ports "
-                                 f"must agree")
-        self.adaptive_vcs = first.adaptive_vcs
+                                 f"layout, adaptive VCs or broadcast VC than route_compute(0); "
+                                 f"all ports must agree")
+        self.adaptive_vcs, self.broadcast_vc = first.adaptive_vcs, first.broadcast_vc
+        if self.broadcast_vc is not None:
+            for port in config.ports:
+                if not port.is_pe and port.output_vc_count <= self.broadcast_vc:
+                    raise ValueError(f"broadcast VC {self.broadcast_vc} is not a VC of port "
+                                     f"{port.name} ({port.output_vc_count} VCs)")
         self.flit_format = flit.FlitFormat(config, first.header_layout)
 
         members = {}
@@ -119,9 +125,12 @@ class Router(wiring.Component):
         port_count, length = config.port_count, config.packet_length
         vmax = config.max_vc_count
         adaptive = self.adaptive_vcs
-        grades = {"grade_1": port_count, "grade_2": port_count} if adaptive else {}
+        fanout = self.broadcast_vc is not None
+        extra = {"grade_1": port_count, "grade_2": port_count} if adaptive else {}
+        if fanout:
+            extra.update(multi=1, targets=port_count, enter=port_count)
         route_layout = data.StructLayout({"port": range(port_count), "mask": vmax,
-                                          "bubble": 1, "drop": 1, **grades})
+                                          "bubble": 1, "drop": 1, **extra})
         flit_layout = data.StructLayout({"data": config.flit_width, "first": 1, "last": 1})
         entry_layout = data.StructLayout({"data": config.flit_width, "first": 1, "last": 1,
                                           "route": route_layout})
@@ -151,6 +160,14 @@ class Router(wiring.Component):
             # Bit o: output o has an adaptive VC with room for a whole packet.
             adaptive_free = Signal(port_count, name="adaptive_free")
             m.d.comb += adaptive_free.eq(Cat((f & adaptive).any() for f in free_one))
+        if fanout:
+            # The VC a broadcast copy takes at each output (VC 0 of a single-VC port, e.g. a
+            # PE's), and bit o: that VC is free with room for one / two whole packets.
+            copy_vc = [min(self.broadcast_vc, port.output_vc_count - 1) for port in config.ports]
+            copy_one = Signal(port_count, name="copy_free_one")
+            copy_two = Signal(port_count, name="copy_free_two")
+            m.d.comb += [copy_one.eq(Cat(free_one[o][w] for o, w in enumerate(copy_vc))),
+                         copy_two.eq(Cat(free_two[o][w] for o, w in enumerate(copy_vc)))]
 
         # ---- Input side: route compute, per-VC FIFOs, per-VC packet state. ----
         vcs = []  # vcs[p][v]: dict of the input VC's signals
@@ -204,16 +221,29 @@ class Router(wiring.Component):
             if "node_static" in self.signature.members:
                 m.d.comb += rc.node_static.eq(self.node_static)
             mask = rc.vc_mask & valid_vcs[rc.out_port]
-            drop = rc.malformed | bad_vc | (mask == 0) | (rc.bubble & ~bubble_ok[rc.out_port])
+            unicast_drop = (mask == 0) | (rc.bubble & ~bubble_ok[rc.out_port])
             if port_count & (port_count - 1):
-                drop = drop | (rc.out_port >= port_count)
+                unicast_drop = unicast_drop | (rc.out_port >= port_count)
+            if fanout:
+                bubbles = Const(sum(1 << o for o, port in enumerate(config.ports)
+                                    if port.bubble), port_count)
+                copy_drop = (rc.targets == 0) | (rc.enter & ~bubbles).any()
+                unicast_drop = Mux(rc.broadcast, copy_drop, unicast_drop)
+            drop = rc.malformed | bad_vc | unicast_drop
             m.d.comb += [w_route.port.eq(rc.out_port), w_route.mask.eq(mask),
                          w_route.bubble.eq(rc.bubble), w_route.drop.eq(drop)]
             if adaptive:
                 m.d.comb += [w_route.grade_1.eq(rc.grade_1), w_route.grade_2.eq(rc.grade_2)]
+            stored = w_flit.as_value()
+            if fanout:
+                m.d.comb += [w_route.multi.eq(rc.broadcast), w_route.targets.eq(rc.targets),
+                             w_route.enter.eq(rc.enter)]
+                # A broadcast's head carries the route compute's rewritten fields on.
+                stored = Cat(Mux(w_flit.first & rc.broadcast, rc.header_out.as_value(),
+                                 w_flit.data[:header_width]), w_flit.as_value()[header_width:])
             for v, fifo in enumerate(fifos):
                 m.d.comb += [fifo.w_en.eq(w_valid & (w_vc == v)),
-                             fifo.w_data.eq(Cat(w_flit.as_value(), w_route.as_value()))]
+                             fifo.w_data.eq(Cat(stored, w_route.as_value()))]
 
             port_vcs = []
             for v, fifo in enumerate(fifos):
@@ -240,6 +270,17 @@ class Router(wiring.Component):
                 s["va_to"] = Signal(port_count, name=f"va_to_{p}_{v}")
                 s["w_sel"] = Signal(vmax, name=f"w_sel_{p}_{v}")
                 s["move_port"] = Signal(range(port_count), name=f"move_port_{p}_{v}")
+                unicast_head, s["unicast"] = idle_head, s["active"]
+                if fanout:
+                    # The outputs of the broadcast this VC is sending (zero for a unicast).
+                    s["fan"] = Signal(port_count, name=f"fan_{p}_{v}")
+                    s["unicast"] = s["active"] & ~s["fan"].any()
+                    unicast_head = idle_head & ~entry.route.multi
+                    needs = (entry.route.enter & copy_two) | (~entry.route.enter & copy_one)
+                    s["copy_req"] = Signal(name=f"copy_req_{p}_{v}")
+                    m.d.comb += s["copy_req"].eq(idle_head & entry.route.multi
+                                                 & ~entry.route.drop
+                                                 & ~(entry.route.targets & ~needs).any())
                 if adaptive:
                     # Grade 1 if one of its outputs has a free adaptive VC, else grade 2, else
                     # the escape move (its lowest eligible VC).
@@ -252,7 +293,7 @@ class Router(wiring.Component):
                     for o in range(port_count):
                         pick_vcs = pick_vcs | Mux(pick[o], free_one[o] & adaptive, 0)
                     m.d.comb += [
-                        s["va_req"].eq(idle_head & ~entry.route.drop
+                        s["va_req"].eq(unicast_head & ~entry.route.drop
                                        & (moves | s["eligible"].any())),
                         s["va_to"].eq(Mux(s["va_req"], Mux(moves, pick, 1 << entry.route.port),
                                           0)),
@@ -263,7 +304,7 @@ class Router(wiring.Component):
                     ]
                 else:
                     m.d.comb += [
-                        s["va_req"].eq(idle_head & ~entry.route.drop & s["eligible"].any()),
+                        s["va_req"].eq(unicast_head & ~entry.route.drop & s["eligible"].any()),
                         s["va_to"].eq(Mux(s["va_req"], 1 << entry.route.port, 0)),
                         s["move_port"].eq(entry.route.port),
                         s["w_sel"].eq(_lowest(s["eligible"], vmax)),
@@ -293,16 +334,35 @@ class Router(wiring.Component):
             asks.append(ask)
             offers.append(offer)
 
+        # ---- Broadcast allocation, before unicast: one broadcast per cycle (round-robin over
+        # every input VC) whose outputs all have their copy VC free takes them all; unicast
+        # allocation skips those outputs this cycle. ----
+        flat = [s for port_vcs in vcs for s in port_vcs]
+        copy_take = Const(0, port_count)
+        if fanout:
+            copy_arb = m.submodules["va_copy"] = RoundRobinArbiter(len(flat))
+            m.d.comb += [copy_arb.requests.eq(Cat(s["copy_req"] for s in flat)),
+                         copy_arb.advance.eq(1)]
+            take_bits = Const(0, port_count)
+            for i, s in enumerate(flat):
+                s["copy_grant"] = copy_arb.grant[i]
+                take_bits = take_bits | Mux(copy_arb.grant[i], s["entry"].route.targets, 0)
+            copy_take = Signal(port_count, name="copy_take")
+            m.d.comb += copy_take.eq(take_bits)
+
         alloc = []  # alloc[o]: one-hot of the output VC allocated this cycle
         won_bits = Const(0, port_count)
         for o in range(port_count):
             port_arb = m.submodules[f"va_port_{o}"] = RoundRobinArbiter(port_count)
-            m.d.comb += [port_arb.requests.eq(Cat(asks[p][o] for p in range(port_count))),
+            m.d.comb += [port_arb.requests.eq(Mux(copy_take[o], 0, Cat(
+                             asks[p][o] for p in range(port_count)))),
                          port_arb.advance.eq(1)]
             alloc_bits = Const(0, vmax)
             for p in range(port_count):
                 alloc_bits = alloc_bits | Mux(port_arb.grant[p], offers[p], 0)
             won_bits = won_bits | port_arb.grant
+            if fanout:
+                alloc_bits = alloc_bits | Mux(copy_take[o], 1 << copy_vc[o], 0)
             alloc.append(Signal(vmax, name=f"alloc_{o}"))
             m.d.comb += alloc[o].eq(alloc_bits)
 
@@ -318,7 +378,7 @@ class Router(wiring.Component):
             for v, s in enumerate(vcs[p]):
                 # A packet may cross the switch in the cycle its VC is allocated.
                 s["sa_req"] = Signal(name=f"sa_req_{p}_{v}")
-                m.d.comb += s["sa_req"].eq(s["ready"] & (s["active"] | s["va_grant"]))
+                m.d.comb += s["sa_req"].eq(s["ready"] & (s["unicast"] | s["va_grant"]))
                 s["cur_port"] = Signal(range(port_count), name=f"cur_port_{p}_{v}")
                 m.d.comb += s["cur_port"].eq(Mux(s["active"], s["out_port"], s["move_port"]))
                 s["cur_vc"] = Signal(range(vmax), name=f"cur_vc_{p}_{v}")
@@ -337,6 +397,27 @@ class Router(wiring.Component):
             drain_sel.append(sel)
             draining.append(bits.any())
 
+        # ---- Broadcast switching, before unicast: one broadcast flit per cycle (round-robin
+        # over the input VCs sending one) crosses to all its outputs at once; unicast switch
+        # allocation skips those outputs and that input port this cycle. ----
+        copy_out, copy_port = Const(0, port_count), [Const(0, 1)] * port_count
+        if fanout:
+            copy_sw = m.submodules["sa_copy"] = RoundRobinArbiter(len(flat))
+            index = 0
+            for p in range(port_count):
+                for s in vcs[p]:
+                    m.d.comb += copy_sw.requests[index].eq(s["ready"] & s["active"]
+                                                           & s["fan"].any() & ~draining[p])
+                    s["copy_go"] = copy_sw.grant[index]
+                    index += 1
+            m.d.comb += copy_sw.advance.eq(1)
+            copy_out = Signal(port_count, name="copy_out")
+            out_bits = Const(0, port_count)
+            for s in flat:
+                out_bits = out_bits | Mux(s["copy_go"], s["fan"], 0)
+            m.d.comb += copy_out.eq(out_bits)
+            copy_port = [Cat(s["copy_go"] for s in vcs[p]).any() for p in range(port_count)]
+
         # ---- Switch allocation (separable, output first): per output a round-robin over
         # input ports with a flit for it, then over that port's VCs; then per input port a
         # round-robin accept over the outputs that chose it (one crossbar input per port).
@@ -344,7 +425,8 @@ class Router(wiring.Component):
         for p in range(port_count):
             for v, s in enumerate(vcs[p]):
                 s["sa_to"] = Signal(port_count, name=f"sa_to_{p}_{v}")
-                m.d.comb += s["sa_to"].eq(Mux(s["sa_req"] & ~draining[p], 1 << s["cur_port"], 0))
+                m.d.comb += s["sa_to"].eq(Mux(s["sa_req"] & ~draining[p] & ~copy_port[p],
+                                              1 << s["cur_port"], 0) & ~copy_out)
         sa_port, sa_vc = [], []
         for o in range(port_count):
             port_arb = m.submodules[f"sa_port_{o}"] = RoundRobinArbiter(port_count)
@@ -378,9 +460,12 @@ class Router(wiring.Component):
             vc_count = port.vc_count
             read_sw = Signal(vc_count, name=f"read_sw_{p}")  # one-hot: VC sent this cycle
             accepted_by = Cat(accepted[o][p] for o in range(port_count))
-            m.d.comb += read_sw.eq(Mux(accepted_by.any(), Array(
+            unicast_read = Mux(accepted_by.any(), Array(
                 sa_vc[o][p].grant for o in range(port_count))[_encode(accepted_by, port_count)],
-                0))
+                0)
+            if fanout:
+                unicast_read = unicast_read | Cat(s["copy_go"] for s in vcs[p])
+            m.d.comb += read_sw.eq(unicast_read)
             # The crossbar carries data, first, last and the output VC tag.
             read_index = _encode(read_sw, vc_count)
             xbar_in = Signal(xbar_layout, name=f"xbar_in_{p}")
@@ -396,8 +481,14 @@ class Router(wiring.Component):
                 with m.If(s["va_grant"]):
                     m.d.sync += [s["active"].eq(1), s["out_port"].eq(s["move_port"]),
                                  s["out_vc"].eq(s["cur_vc"])]
+                if fanout:
+                    with m.If(s["copy_grant"]):
+                        m.d.sync += [s["active"].eq(1), s["fan"].eq(s["entry"].route.targets),
+                                     s["out_vc"].eq(self.broadcast_vc)]
                 with m.If(read_sw[v] & s["entry"].last):
                     m.d.sync += s["active"].eq(0)
+                    if fanout:
+                        m.d.sync += s["fan"].eq(0)
                 with m.If(drain_sel[p][v]):
                     m.d.sync += s["dropping"].eq(~s["entry"].last)
             # A drained flit is a head when its VC was not already dropping a packet.
@@ -413,7 +504,8 @@ class Router(wiring.Component):
         # ---- Crossbar, output registers / ejection FIFOs, output VC state. ----
         for o, port in enumerate(config.ports):
             select = Signal(port_count, name=f"xbar_select_{o}")
-            m.d.comb += select.eq(Cat(accepted[o][p] for p in range(port_count)))
+            m.d.comb += select.eq(Cat(accepted[o][p] | (copy_out[o] & copy_port[p])
+                                      for p in range(port_count)))
             out_entry = Signal(xbar_layout, name=f"xbar_out_{o}")
             m.d.comb += out_entry.eq(Array(xbar_inputs)[_encode(select, port_count)])
             out_valid, out_vc = select.any(), out_entry.vc
@@ -446,7 +538,10 @@ class Router(wiring.Component):
                 m.d.sync += count.eq(count + returned[w] - Mux(take, length, 0))
                 with m.If(take):
                     m.d.sync += busy[o][w].eq(1)
-                with m.If(out_valid & out_entry.last & (out_vc == w)):
+                # (A single-VC output, e.g. a PE's, carries broadcast copies tagged with the
+                # broadcast VC on VC 0.)
+                this_vc = (out_vc == w) if port.output_vc_count > 1 else 1
+                with m.If(out_valid & out_entry.last & this_vc):
                     m.d.sync += busy[o][w].eq(0)
 
         # ---- Status: malformed packets dropped (counted at their head flit), saturating. ----

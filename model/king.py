@@ -431,28 +431,33 @@ def broadcast_ttl(config: KingConfig, source: Node, port: str,
     return s // 2 - (1 if even_side_rule and s % 2 == 0 and negative else 0)
 
 
-def broadcast_deliveries(config: KingConfig, source: Node,
-                         even_side_rule: bool = True) -> Counter:
-    """Copies of one broadcast from ``source`` received by each node (the source excluded).
+def broadcast_sends(config: KingConfig, source: Node,
+                    even_side_rule: bool = True) -> list[tuple[Node, str]]:
+    """Every link crossing of one broadcast from ``source``, as ``(sending node, port)``.
 
-    A receiver consumes the copy and decrements its TTL; while the TTL is positive it forwards
-    it: straight on after an orthogonal port plus the two diagonals beside it, straight on
-    only after a diagonal port. Copies that would leave a mesh are not sent.
+    The source sends a copy through each of its ports (:func:`broadcast_ttl`). A receiver
+    consumes the copy and decrements its TTL; while the TTL is positive it forwards it:
+    straight on after an orthogonal port plus the two diagonals beside it, straight on only
+    after a diagonal port. Copies that would leave a mesh are not sent.
     """
     source = config.check_node(source, "source")
-    received = Counter()
-    pending = deque((port, nb, broadcast_ttl(config, source, port, even_side_rule))
-                    for port, nb in config.neighbors(source))
+    sends = []
+    pending = deque((source, port, broadcast_ttl(config, source, port, even_side_rule))
+                    for port, _ in config.neighbors(source))
     while pending:
-        port, node, ttl = pending.popleft()
-        received[node] += 1
-        ttl -= 1
+        node, port, ttl = pending.popleft()
+        sends.append((node, port))
+        nb, ttl = config.neighbor(node, port), ttl - 1
         if ttl <= 0:
             continue
         onward = (port, *SIDE_DIAGONALS[port]) if port in ORTHOGONAL_PORTS else (port,)
-        for out in onward:
-            nb = config.neighbor(node, out)
-            if nb is not None:
-                pending.append((out, nb, ttl))
-    return received
+        pending.extend((nb, out, ttl) for out in onward if config.neighbor(nb, out) is not None)
+    return sends
 
+
+def broadcast_deliveries(config: KingConfig, source: Node,
+                         even_side_rule: bool = True) -> Counter:
+    """Copies of one broadcast from ``source`` received by each node (the source excluded):
+    one per link crossing of :func:`broadcast_sends`."""
+    return Counter(config.neighbor(node, port)
+                   for node, port in broadcast_sends(config, source, even_side_rule))

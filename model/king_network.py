@@ -28,11 +28,23 @@ Deadlock (the ``escape`` scheme, tori only; a mesh's paths are acyclic on one VC
 - ``none``: one VC, no bubble: the rings close cycles and the network can deadlock (kept to
   show it).
 
+Broadcast (``broadcast``, KM and KT; 002 §3.3.4): the source sends a copy through each of its
+ports with a TTL, and each receiver consumes it and forwards it by the rule of
+:func:`twinnet.model.king.broadcast_sends` (one copy per node, the even-side rule included).
+Broadcast copies travel on a VC of their own, the highest, under the bubble on a torus:
+entering a ring (leaving the source, or turning from an orthogonal ray onto a diagonal) needs
+room for two packets downstream, going straight on room for one. Copies only ever turn from
+orthogonal rings onto diagonal ones, so their rings are entered in an acyclic order, and the
+unicast VCs never wait for the broadcast VC (nor the other way round): deadlock-free, as
+``docs/king.md`` argues in full. :func:`broadcast_error` is the relation the checks hold a
+broadcast's copies to.
+
 ``pe_ports`` PEs per router (002 Table 2's parallel injection, so that a king torus can be
 offered more than one flit per node and cycle): terminal ``t = p + pe_ports * (x + side * y)``
 is PE ``p`` of router ``(x, y)``.
 """
 
+from collections import Counter
 from dataclasses import dataclass
 
 from . import checks
@@ -41,6 +53,7 @@ from .king import (
     KINDS,
     PORTS,
     KingConfig,
+    broadcast_sends,
     profitable_vector,
     routing_path,
     routing_port,
@@ -63,8 +76,10 @@ MAX_SIDE = 32
 #: Most PEs per router (a king router then has 16 ports).
 MAX_PE_PORTS = 8
 #: Keys a king description may hold.
-KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "vcs", "flit_width",
-             "packet_length", "buffer_depth")
+KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast",
+             "flit_width", "packet_length", "buffer_depth")
+#: The kinds broadcast applies to (002 §3.3.4).
+BROADCAST_KINDS = ("KM", "KT")
 #: The scheme of :func:`twinnet.model.king.scheme_channels` each escape checks with.
 _SCHEMES = {"bubble": "bubble", "dateline": "dateline", "none": "plain"}
 
@@ -80,11 +95,12 @@ def escape_vc_count(escape: str) -> int:
     return 2 if escape == "dateline" else 1
 
 
-def vc_count_allowed(routing: str, escape: str) -> tuple[int, int]:
+def vc_count_allowed(routing: str, escape: str, broadcast: bool = False) -> tuple[int, int]:
     """The least and most VCs per link: exactly the escape's under deterministic routing, at
-    least one adaptive VC more under adaptive routing."""
-    escape_vcs = escape_vc_count(escape)
-    return (escape_vcs + 1, MAX_VCS) if routing in ADAPTIVE_ROUTINGS else (escape_vcs, escape_vcs)
+    least one adaptive VC more under adaptive routing; one more for broadcast, whose copies
+    have a VC of their own."""
+    least = escape_vc_count(escape) + int(broadcast)
+    return (least + 1, MAX_VCS) if routing in ADAPTIVE_ROUTINGS else (least, least)
 
 
 @dataclass(frozen=True)
@@ -92,14 +108,16 @@ class KingNetworkConfig(RouterSizes):
     """A king-family network: ``topology`` (a :class:`KingConfig`), ``routing`` (a key of
     :data:`ROUTINGS` that applies to the kind), ``escape`` (:data:`ESCAPES`; ``none`` on a
     mesh), ``pe_ports`` (PEs per router), ``vcs`` (VCs per link, ``None`` for the least
-    :func:`vc_count_allowed` allows: the escape's, plus one adaptive VC under adaptive routing)
-    and the router sizes, as for a twin torus: ``buffer_depth`` ``None`` is two packets."""
+    :func:`vc_count_allowed` allows: the escape's, plus one adaptive VC under adaptive routing,
+    plus the broadcast VC), ``broadcast`` (routers that replicate broadcasts; KM and KT) and
+    the router sizes, as for a twin torus: ``buffer_depth`` ``None`` is two packets."""
 
     topology: KingConfig
     routing: str
     escape: str
     pe_ports: int = 1
     vcs: int | None = None
+    broadcast: bool = False
     flit_width: int = 32
     packet_length: int = 4
     buffer_depth: int | None = None
@@ -117,14 +135,27 @@ class KingNetworkConfig(RouterSizes):
             raise ValueError(f"escape {self.escape} applies to tori (T, DT, KT); a mesh "
                              f"({self.topology.kind}) has no ring and takes 'none'")
         checks.check_int("pe_ports", self.pe_ports, minimum=1, maximum=MAX_PE_PORTS)
+        if not isinstance(self.broadcast, bool):
+            raise TypeError(f"broadcast must be True or False, not {self.broadcast!r}")
+        if self.broadcast and self.topology.kind not in BROADCAST_KINDS:
+            raise ValueError(f"broadcast applies to {' and '.join(BROADCAST_KINDS)} only, not "
+                             f"{self.topology.kind}")
         if self.vcs is not None:
-            least, most = vc_count_allowed(self.routing, self.escape)
+            least, most = vc_count_allowed(self.routing, self.escape, self.broadcast)
             checks.check_int("vcs", self.vcs, minimum=least, maximum=most)
         self.check_sizes()
+        if self.bubble_ports and self.buffer_depth is not None:
+            checks.check_int("buffer_depth", self.buffer_depth, minimum=2 * self.packet_length)
 
     @property
     def adaptive(self) -> bool:
         return self.routing in ADAPTIVE_ROUTINGS
+
+    @property
+    def bubble_ports(self) -> bool:
+        """Link buffers take the bubble (room for two packets): on a torus under the bubble
+        escape or with broadcast."""
+        return self.topology.wrap and (self.escape == "bubble" or self.broadcast)
 
     @property
     def escape_routing(self) -> str:
@@ -139,13 +170,30 @@ class KingNetworkConfig(RouterSizes):
     @property
     def vc_count(self) -> int:
         """VCs per link: the escape VCs, then the adaptive ones."""
-        return self.vcs if self.vcs is not None else vc_count_allowed(self.routing,
-                                                                      self.escape)[0]
+        return self.vcs if self.vcs is not None else self.least_vcs
+
+    @property
+    def least_vcs(self) -> int:
+        return vc_count_allowed(self.routing, self.escape, self.broadcast)[0]
+
+    @property
+    def broadcast_vc(self) -> int | None:
+        """The VC of broadcast copies on every link, the highest (None without broadcast)."""
+        return self.vc_count - 1 if self.broadcast else None
 
     @property
     def adaptive_vc_mask(self) -> int:
-        """Bit v set: VC v of a link is adaptive (none under deterministic routing)."""
-        return ((1 << self.vc_count) - 1) & ~((1 << self.escape_vc_count) - 1)
+        """Bit v set: VC v of a link is adaptive (none under deterministic routing): the VCs
+        above the escape's, less the broadcast VC."""
+        if not self.adaptive:
+            return 0
+        unicast = self.vc_count - int(self.broadcast)
+        return ((1 << unicast) - 1) & ~((1 << self.escape_vc_count) - 1)
+
+    @property
+    def ttl_width(self) -> int:
+        """Bits of a broadcast's TTL: up to ``side - 1`` on a king mesh."""
+        return max(1, (self.topology.side - 1).bit_length())
 
     @property
     def coordinate_width(self) -> int:
@@ -168,15 +216,17 @@ class KingNetworkConfig(RouterSizes):
 
     @property
     def header_width(self) -> int:
-        return 2 * self.coordinate_width + self.pe_width + self.source_width
+        broadcast = 1 + self.ttl_width if self.broadcast else 0
+        return 2 * self.coordinate_width + self.pe_width + broadcast + self.source_width
 
     @property
     def name(self) -> str:
         """``king_kt8_knaive_bubble``, plus ``_p`` and the PEs per router when more than one,
-        ``_v`` and the VCs per link when not the least allowed, and ``_w``/``_l``/``_d`` for
-        non-default sizes as for a twin torus."""
+        ``_b`` with broadcast, ``_v`` and the VCs per link when not the least allowed, and
+        ``_w``/``_l``/``_d`` for non-default sizes as for a twin torus."""
         suffix = (f"_p{self.pe_ports}" if self.pe_ports > 1 else "")
-        if self.vc_count != vc_count_allowed(self.routing, self.escape)[0]:
+        suffix += "_b" if self.broadcast else ""
+        if self.vc_count != self.least_vcs:
             suffix += f"_v{self.vc_count}"
         suffix += self.size_suffix
         routing = self.routing.replace("-", "_")  # a Verilog identifier
@@ -185,8 +235,8 @@ class KingNetworkConfig(RouterSizes):
     def to_dict(self) -> dict:
         return {"topology": "king", "kind": self.topology.kind, "side": self.topology.side,
                 "routing": self.routing, "escape": self.escape, "pe_ports": self.pe_ports,
-                "vcs": self.vcs, "flit_width": self.flit_width, "packet_length": self.packet_length,
-                "buffer_depth": self.buffer_depth}
+                "vcs": self.vcs, "broadcast": self.broadcast, "flit_width": self.flit_width,
+                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
 
     def node_of(self, terminal: int) -> tuple[int, int]:
         """The router of terminal ``terminal``."""
@@ -203,10 +253,10 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     """Build a :class:`KingNetworkConfig` from plain values (the keys of :data:`KING_KEYS`;
     :meth:`KingNetworkConfig.to_dict` writes them). ``kind`` defaults to KT, ``side`` to 8,
     ``routing`` to the kind's (dor, diagonal or knaive), ``escape`` to bubble on a torus and
-    none on a mesh, ``pe_ports`` to 1, ``vcs`` to the least allowed. ``labels`` names each key
-    in messages, as for :func:`twinnet.model.network.twin_network_from_dict`. Raises
-    ``TypeError``/``ValueError`` naming the label, the value and what is allowed, before
-    anything is built."""
+    none on a mesh, ``pe_ports`` to 1, ``vcs`` to the least allowed, ``broadcast`` to False.
+    ``labels`` names each key in messages, as for
+    :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
+    naming the label, the value and what is allowed, before anything is built."""
     names = checks.labels_of(values, labels)
     unknown = sorted(set(values) - set(KING_KEYS))
     if unknown:
@@ -235,20 +285,30 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
                          f"KT) only; the mesh {kind} has no ring and must take 'none'")
     pe_ports = checks.check_int(names.get("pe_ports", "pe_ports"), values.get("pe_ports", 1),
                                 minimum=1, maximum=MAX_PE_PORTS)
+    broadcast = values.get("broadcast", False)
+    if not isinstance(broadcast, bool):
+        raise ValueError(f"{names.get('broadcast', 'broadcast')} must be true or false, not "
+                         f"{broadcast!r}")
+    if broadcast and kind not in BROADCAST_KINDS:
+        raise ValueError(f"{names.get('broadcast', 'broadcast')}: applies to "
+                         f"{' and '.join(BROADCAST_KINDS)} only, not {kind}")
     vcs = values.get("vcs")
     if vcs is not None:
-        least, most = vc_count_allowed(routing, escape)
+        least, most = vc_count_allowed(routing, escape, broadcast)
+        with_broadcast = " and broadcast" if broadcast else ""
         if least == most and vcs != least:
             raise ValueError(f"{names.get('vcs', 'vcs')} {vcs}: {routing} routing with escape "
-                             f"{escape} uses exactly {least} VC(s) per link; adaptive routing "
-                             f"(hop-by-hop, 2s) takes more")
+                             f"{escape}{with_broadcast} uses exactly {least} VC(s) per link; "
+                             f"adaptive routing (hop-by-hop, 2s) takes more")
         vcs = checks.check_int(names.get("vcs", "vcs"), vcs, minimum=least, maximum=most)
-    sizes = sizes_from_dict(values, names, bubble=topology.wrap and escape == "bubble")
-    network = KingNetworkConfig(topology, routing, escape, pe_ports, vcs, **sizes)
+    sizes = sizes_from_dict(values, names,
+                            bubble=topology.wrap and (escape == "bubble" or broadcast))
+    network = KingNetworkConfig(topology, routing, escape, pe_ports, vcs, broadcast, **sizes)
     if network.flit_width < network.header_width:
         raise ValueError(f"{names.get('flit_width', 'flit_width')} {network.flit_width}: a head "
                          f"flit of {topology.name} needs {network.header_width} "
-                         f"bits (two coordinates, the PE and the source)")
+                         f"bits (two coordinates, the PE, the broadcast flag and TTL if any, "
+                         f"and the source)")
     return network
 
 
@@ -303,6 +363,8 @@ def path_error(network: KingNetworkConfig, source: int, destination: int,
                 return f"{where}: the escape scheme {network.escape} puts it on VC {int(on_one)}"
         elif vc >= network.vc_count:
             return f"{where}: the links have {network.vc_count} VCs"
+        elif vc == network.broadcast_vc:
+            return f"{where}: VC {vc} carries broadcast copies only"
         else:
             profitable = [p for p, good in zip(PORTS, profitable_vector(topology, node, target))
                           if good]
@@ -324,3 +386,31 @@ def dependency_graph(network: KingNetworkConfig) -> ChannelDependencyGraph:
     return ChannelDependencyGraph.from_paths(
         scheme_channels(topology, routing_path(topology, a, b), scheme)
         for a in topology.nodes() for b in topology.nodes() if a != b)
+
+
+def broadcast_error(network: KingNetworkConfig, source: int, pe: int,
+                    hops: list[tuple[str, str, int]], receivers: list[int]) -> str | None:
+    """Why the copies of a broadcast from terminal ``source`` went wrong, or None: ``hops``
+    holds every link crossing of its copies as ``(router label, output port, VC)`` (None: not
+    observed, not checked), ``receivers`` the terminal of every copy delivered. The model
+    (:func:`twinnet.model.king.broadcast_sends`) expects each of its crossings once, on the
+    broadcast VC, and one copy at PE ``pe`` of every router but the source's."""
+    topology = network.topology
+    origin = network.node_of(source)
+    expected = Counter((node_label(node), port, network.broadcast_vc)
+                       for node, port in broadcast_sends(topology, origin))
+    got = expected if hops is None else Counter(hops)
+    if got != expected:
+        extra, missing = sorted(got - expected), sorted(expected - got)
+        return (f"copies crossed links the forwarding rule does not: {extra[:4]}; "
+                f"missed: {missing[:4]}")
+    wanted = Counter(pe + network.pe_ports * (x + topology.side * y)
+                     for x, y in topology.nodes() if (x, y) != origin)
+    received = Counter(receivers)
+    if received != wanted:
+        twice = sorted(t for t, n in received.items() if n > 1)
+        wrong = sorted(set(received) - set(wanted))
+        never = sorted(set(wanted) - set(received))
+        return (f"copies delivered twice to terminals {twice[:4]}, to terminals not "
+                f"expecting one {wrong[:4]}, never to {never[:4]}")
+    return None

@@ -17,6 +17,7 @@ import cocotb
 from cocotb.clock import Clock
 
 from twinnet.gen.families import family_of
+from twinnet.model.traffic import fixed_destination
 
 from .network_tb import CheckError, Deadlock, NetworkBench
 from .runner import load_config
@@ -88,21 +89,35 @@ def _uniform_destination(bench, rng, source: int) -> int:
             return destination
 
 
-async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
-    """Offer ``packets`` packets between uniformly random PE pairs at ``rate`` packets per PE
-    per cycle, drain, check every packet, and return what the run measured: latencies
+async def _uniform_run(bench, rng, packets: int, rate: float,
+                       broadcast_fraction: float = 0.0, pattern: str = "uniform") -> dict:
+    """Offer ``packets`` packets between uniformly random PE pairs (or to each source's
+    destination under a fixed ``pattern`` of :mod:`twinnet.model.traffic`, e.g. tornado; a
+    source without one sends nothing) at ``rate`` packets per PE
+    per cycle (a share ``broadcast_fraction`` of them broadcasts instead, copies at PE 0),
+    drain, check every packet and copy, and return what the run measured: latencies
     (network: head accepted → head ejected; total: offered → head ejected, so source queueing
     included), the offered load, the accepted throughput in flits per PE per cycle over the
     injection window (``None`` when the window is shorter than ten mean latencies: packets
     still in flight at its end would dominate), the delivered flits per PE per cycle over the
-    whole run, and the simulation speed."""
-    first_packet, start = len(bench.sent), bench.cycle
+    whole run, and the simulation speed (the latencies and hops are the unicast packets'),
+    the broadcasts sent and their copies delivered."""
+    first_packet, first_broadcast, start = len(bench.sent), len(bench.broadcasts), bench.cycle
     started = time.perf_counter()
+    fixed = None
+    if pattern != "uniform":
+        fixed = [fixed_destination(pattern, len(bench.pes), source) for source in bench.pes]
+    senders = [s for s in bench.pes if fixed is None or fixed[s] is not None]
     offered = 0
     while offered < packets:
-        for source in range(len(bench.pes)):
+        for source in senders:
             if offered < packets and rng.random() < rate:
-                bench.offer(source, _uniform_destination(bench, rng, source))
+                if broadcast_fraction and rng.random() < broadcast_fraction:
+                    bench.offer_broadcast(source)
+                elif fixed is not None:
+                    bench.offer(source, fixed[source])
+                else:
+                    bench.offer(source, _uniform_destination(bench, rng, source))
                 offered += 1
         await bench.step()
     window_end = bench.cycle
@@ -110,6 +125,7 @@ async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
     seconds = time.perf_counter() - started
     bench.check_all_delivered()
     sent = bench.sent[first_packet:]
+    broadcasts = bench.broadcasts[first_broadcast:]
     length, pes, window = bench.network.packet_length, len(bench.pes), window_end - start
     latencies = [p.delivered - p.injected for p in sent]
     totals = [p.delivered - p.offered for p in sent]
@@ -125,6 +141,8 @@ async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
                 delivered_flits_per_pe_cycle=len(sent) * length / pes / cycles,
                 **_hop_counts(bench, sent),
                 flits=len(sent) * length, hops_checked=bench.scoreboard.check_hops,
+                broadcasts_sent=len(broadcasts),
+                broadcast_copies_delivered=sum(len(p.receivers) for p in broadcasts),
                 wall_seconds=seconds, cycles_per_second=(bench.cycle - start) / seconds)
 
 
@@ -132,11 +150,13 @@ async def _uniform_run(bench, rng, packets: int, rate: float) -> dict:
 @_checked("uniform_traffic")
 async def uniform_traffic(dut):
     """``packets`` packets between uniformly random PE pairs, offered at ``rate`` packets per
-    PE per cycle; every packet delivered once, intact, in order, along the model's hops."""
-    bench, args = _setup(dut, "uniform_traffic", packets=2000, rate=0.02)
+    PE per cycle; every packet delivered once, intact, in order, along the model's hops (a
+    share ``broadcast_fraction`` broadcasts instead, checked as in :func:`broadcast_traffic`)."""
+    bench, args = _setup(dut, "uniform_traffic", packets=2000, rate=0.02,
+                         broadcast_fraction=0.0, pattern="uniform")
     await bench.reset()
     stats = await _uniform_run(bench, random.Random(args["seed"]), args["packets"],
-                               args["rate"])
+                               args["rate"], args["broadcast_fraction"], args["pattern"])
     _report(dut, "uniform_traffic", **stats, drop_count=bench.drop_count())
 
 
@@ -144,13 +164,16 @@ async def uniform_traffic(dut):
 @_checked("load_sweep")
 async def load_sweep(dut):
     """One :func:`_uniform_run` of ``packets`` packets per offered ``rate`` (packets per PE
-    per cycle), one after the other in one simulation: the latency/throughput curve."""
-    bench, args = _setup(dut, "load_sweep", packets=2000, rates=[0.01, 0.02])
+    per cycle) under ``pattern``, one after the other in one simulation: the
+    latency/throughput curve."""
+    bench, args = _setup(dut, "load_sweep", packets=2000, rates=[0.01, 0.02],
+                         pattern="uniform")
     rng = random.Random(args["seed"])
     await bench.reset()
     points = []
     for rate in args["rates"]:
-        points.append(await _uniform_run(bench, rng, args["packets"], rate))
+        points.append(await _uniform_run(bench, rng, args["packets"], rate,
+                                         pattern=args["pattern"]))
         dut._log.info("rate %.3f: %s", rate, json.dumps(points[-1]))
     _report(dut, "load_sweep", points=points)
 
@@ -178,24 +201,56 @@ async def all_pairs(dut):
 
 
 @cocotb.test()
+@_checked("broadcast_traffic")
+async def broadcast_traffic(dut):
+    """A broadcast from each PE of ``sources`` (default every PE) in turn, one every ``gap``
+    cycles, its copies at PE ``pe`` of every other router, mixed with uniform unicast packets
+    at ``rate`` per PE per cycle: every copy intact, one per router, along the forwarding
+    rule's links; every unicast packet as in :func:`uniform_traffic`."""
+    bench, args = _setup(dut, "broadcast_traffic", seed=6, sources=None, gap=16, rate=0.0,
+                         pe=0)
+    rng = random.Random(args["seed"])
+    sources = args["sources"] if args["sources"] is not None else list(bench.pes)
+    await bench.reset()
+    for source in sources:
+        bench.offer_broadcast(source, args["pe"])
+        for _ in range(args["gap"]):
+            for other in bench.pes:
+                if rng.random() < args["rate"]:
+                    bench.offer(other, _uniform_destination(bench, rng, other))
+            await bench.step()
+    await bench.run(200_000, until_drained=True)
+    bench.check_all_delivered()
+    _report(dut, "broadcast_traffic", broadcasts_sent=len(bench.broadcasts),
+            broadcast_copies_delivered=bench.copies_delivered(), packets=len(bench.sent),
+            hops_checked=bench.scoreboard.check_hops, cycles=bench.cycle)
+
+
+@cocotb.test()
 @_checked("saturation_drains")
 async def saturation_drains(dut):
-    """Every PE keeps a packet waiting for ``cycles`` cycles (saturating uniform load), then
-    traffic stops; the watchdog must never fire and everything must drain."""
-    bench, args = _setup(dut, "saturation_drains", seed=2, cycles=20_000)
+    """Every PE keeps a packet waiting for ``cycles`` cycles (saturating uniform load; a share
+    ``broadcast_fraction`` of them broadcasts, copies at PE 0), then traffic stops; the
+    watchdog must never fire and everything must drain."""
+    bench, args = _setup(dut, "saturation_drains", seed=2, cycles=20_000,
+                         broadcast_fraction=0.0)
     rng = random.Random(args["seed"])
     await bench.reset()
     for _ in range(args["cycles"]):
         for source, queue in enumerate(bench.queues):
             if not queue:
-                bench.offer(source, _uniform_destination(bench, rng, source))
+                if args["broadcast_fraction"] and rng.random() < args["broadcast_fraction"]:
+                    bench.offer_broadcast(source)
+                else:
+                    bench.offer(source, _uniform_destination(bench, rng, source))
         await bench.step()
     loaded = bench.cycle
     await bench.run(200_000, until_drained=True)
     bench.check_all_delivered()
     delivered_flits = len(bench.sent) * bench.network.packet_length
     _report(dut, "saturation_drains", packets=len(bench.sent), load_cycles=loaded,
-            drain_cycles=bench.cycle - loaded,
+            drain_cycles=bench.cycle - loaded, broadcasts_sent=len(bench.broadcasts),
+            broadcast_copies_delivered=bench.copies_delivered(),
             accepted_flits_per_pe_cycle=delivered_flits / len(bench.pes) / bench.cycle)
 
 

@@ -13,7 +13,9 @@ cost independent of how many signals a PE has.
   exactly once, intact, at the right PE, in order per source–destination pair under
   deterministic routing, and, when traced, every hop's (router, output port, VC) allowed by
   the family's model relation (:meth:`twinnet.gen.families.Family.path_error`: the model's
-  path under deterministic routing).
+  path under deterministic routing); a broadcast's copies each intact, and all of them, once
+  complete, against :meth:`twinnet.gen.families.Family.broadcast_error` (one copy per router,
+  every link crossing the forwarding rule's).
 
 Terminals (PEs) are numbers ``0 … P-1``, in the order of the top's PE buses.
 """
@@ -51,6 +53,9 @@ class PacketFormat:
                        for f in manifest["head_flit"]["fields"]}
         self.packet_length = packet_length
         self.seq_offset, self.seq_bits = self.fields["payload"]
+        # Head bits a router may rewrite on the way (a broadcast's TTL).
+        offset, width = self.fields.get("route.ttl", (0, 0))
+        self.kept = ~(((1 << width) - 1) << offset)
         if self.seq_bits < 4:
             raise ValueError(f"flit_width {self.width} leaves {self.seq_bits} bits for the "
                              "sequence number; the testbench needs at least 4")
@@ -71,6 +76,11 @@ class PacketFormat:
                 for i in range(1, self.packet_length)]
         return [head, *body]
 
+    def intact(self, sent: list[int], received: list[int]) -> bool:
+        """``received`` is ``sent`` but for the head bits routers rewrite."""
+        return (len(sent) == len(received) and sent[1:] == received[1:]
+                and (sent[0] ^ received[0]) & self.kept == 0)
+
     def identity(self, head: int) -> tuple[int, int]:
         """``(source, sequence mod 2**seq_bits)`` of a head flit."""
         offset, width = self.fields["source"]
@@ -88,6 +98,8 @@ class Packet:
     delivered: int | None = None  # cycle its head flit was ejected
     hops: list = field(default_factory=list)  # (router, port, vc) seen on links
     received: list = field(default_factory=list)
+    broadcast_pe: int | None = None  # a broadcast: the PE its copies leave at
+    receivers: list = field(default_factory=list)  # a broadcast: terminals that got a copy
 
 
 class Scoreboard:
@@ -129,6 +141,21 @@ class Scoreboard:
                                    f"{self.label(packet.destination)} took {packet.hops}: "
                                    f"{error}")
 
+    def copy(self, packet: Packet, at_pe: int, words: list[int], fmt: PacketFormat) -> None:
+        """One copy of a broadcast arrived at ``at_pe``: it must be intact."""
+        if not fmt.intact(packet.flits, words):
+            self.errors.append(f"broadcast {(packet.source, packet.seq)} corrupted at PE "
+                               f"{at_pe}: sent {packet.flits}, got {words}")
+
+    def broadcast_done(self, packet: Packet) -> None:
+        """Every copy of a broadcast has arrived: hold them all to the model."""
+        hops = packet.hops if self.check_hops else None
+        error = self.family.broadcast_error(self.network, packet.source, packet.broadcast_pe,
+                                            hops, packet.receivers)
+        if error is not None:
+            self.errors.append(f"broadcast {(packet.source, packet.seq)} from "
+                               f"{self.label(packet.source)}: {error}")
+
 
 class NetworkBench:
     """Drives and watches a generated network; see the module docstring.
@@ -162,6 +189,9 @@ class NetworkBench:
         self.links = manifest["links"]
         self.scoreboard = Scoreboard(family, network, check_hops=self.trace is not None)
         self.sent: list[Packet] = []
+        self.broadcasts: list[Packet] = []
+        # Copies of a broadcast: one per router with PEs, the source's excepted.
+        self.copies_expected = len(set(self.terminal_routers)) - 1
         self.malformed_sent = 0
         self.link_heads = Counter()  # link index -> head flits seen on it (with the trace)
 
@@ -176,6 +206,20 @@ class NetworkBench:
         packet = Packet(source, destination, seq, flits, offered=self.cycle)
         self.queues[source].append(packet)
         self.sent.append(packet)
+        return packet
+
+    def offer_broadcast(self, source: int, pe: int = 0) -> Packet:
+        """Queue a broadcast from PE ``source`` whose copies leave at PE ``pe`` of every
+        other router."""
+        route = self.family.broadcast_route(self.network, pe)
+        if route is None:
+            raise ValueError("this network's routers do not replicate broadcasts")
+        seq = self.seq[source]
+        self.seq[source] += 1
+        packet = Packet(source, None, seq, self.format.flits(route, source, seq),
+                        offered=self.cycle, broadcast_pe=pe)
+        self.queues[source].append(packet)
+        self.broadcasts.append(packet)
         return packet
 
     def offer_malformed(self, source: int, route: dict[str, int]) -> Packet:
@@ -249,7 +293,7 @@ class NetworkBench:
             packet = queue[0]
             if self.next_flit[index] == 0:
                 packet.injected = self.cycle
-                if packet.destination is not None:
+                if packet.destination is not None or packet.broadcast_pe is not None:
                     self.in_flight[index, packet.seq % (1 << self.format.seq_bits)] = packet
             self.next_flit[index] += 1
             if self.next_flit[index] == len(packet.flits):
@@ -271,24 +315,33 @@ class NetworkBench:
                 if packet is None:
                     self.scoreboard.errors.append(f"PE {index} received an unknown packet "
                                                   f"{key} (head {word:#x})")
-                    packet = Packet(index, None, -1, [], received=[])
-                packet.received = [word]
+                    packet = Packet(index, None, -1, [])
                 packet.delivered = self.cycle
-                self.assembling[index] = packet
+                self.assembling[index] = (packet, [word])
+            elif self.assembling[index] is None:
+                self.scoreboard.errors.append(f"PE {index} received a body flit first")
+                continue
             else:
-                packet = self.assembling[index]
-                if packet is None:
-                    self.scoreboard.errors.append(f"PE {index} received a body flit first")
-                    continue
-                packet.received.append(word)
+                self.assembling[index][1].append(word)
             if last >> index & 1:
-                packet = self.assembling[index]
+                packet, words = self.assembling[index]
                 self.assembling[index] = None
                 if packet.seq >= 0:
-                    self.in_flight.pop((packet.source,
-                                        packet.seq % (1 << self.format.seq_bits)), None)
-                    self.scoreboard.deliver(packet, index)
+                    self._arrived(packet, index, words)
         return True
+
+    def _arrived(self, packet: Packet, at_pe: int, words: list[int]) -> None:
+        key = (packet.source, packet.seq % (1 << self.format.seq_bits))
+        if packet.broadcast_pe is None:
+            packet.received = words
+            self.in_flight.pop(key, None)
+            self.scoreboard.deliver(packet, at_pe)
+            return
+        packet.receivers.append(at_pe)
+        self.scoreboard.copy(packet, at_pe, words, self.format)
+        if len(packet.receivers) == self.copies_expected:
+            self.in_flight.pop(key, None)
+            self.scoreboard.broadcast_done(packet)
 
     def _follow_links(self) -> bool:
         valid = int(self.dut.trace_valid.value)
@@ -323,7 +376,8 @@ class NetworkBench:
             channel = (packet.hops[-1] if packet.hops
                        else (self.terminal_routers[packet.source], "PE", 0))
             label = self.scoreboard.label
-            stuck[channel].append(f"{label(packet.source)}->{label(packet.destination)}#{seq}")
+            to = "all" if packet.destination is None else label(packet.destination)
+            stuck[channel].append(f"{label(packet.source)}->{to}#{seq}")
         for (router, port, vc), packets in sorted(stuck.items()):
             lines.append(f"  {router} {port} vc{vc}: {len(packets)} packets, e.g. {packets[0]}")
         return "\n".join(lines)
@@ -332,6 +386,9 @@ class NetworkBench:
 
     def drop_count(self) -> int:
         return int(self.dut.drop_count.value)
+
+    def copies_delivered(self) -> int:
+        return sum(len(p.receivers) for p in self.broadcasts)
 
     def latencies(self) -> list[int]:
         return [p.delivered - p.injected for p in self.sent if p.delivered is not None]
@@ -347,6 +404,11 @@ class NetworkBench:
                           f"seq {missing[0].seq}")
         if len(self.scoreboard.delivered) != len(self.sent) and not missing:
             errors.append(f"{len(self.scoreboard.delivered)} delivered, {len(self.sent)} sent")
+        short = [p for p in self.broadcasts if len(p.receivers) != self.copies_expected]
+        if short:
+            errors.append(f"{len(short)} broadcasts did not reach every router, e.g. from "
+                          f"{self.scoreboard.label(short[0].source)} seq {short[0].seq}: "
+                          f"{len(short[0].receivers)} of {self.copies_expected} copies")
         if errors:
             raise CheckError(errors)
 

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1352 in ``VALUE_FLAGS``, 172 missing values, 242
+Case count (pytest items, one per case): 1367 in ``VALUE_FLAGS``, 173 missing values, 254
 combinations, 170 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1955 in all (``test_case_count`` keeps this sentence honest).
+this count — 1983 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -380,6 +380,9 @@ VALUE_FLAGS = [
         "zero", "tiny-never-finishes", "denormal", "underflows-to-zero")],
      ("--traffic", "hotspot")),
     (TRAFFIC, "--seed", SEED, ()),
+    (("sim",), "--broadcast-fraction", [c for c in FRACTION if c[0] not in (
+        "zero", "tiny-never-finishes", "denormal", "underflows-to-zero")],
+     ("king", "--kind", "KM", "--side", "3", "--broadcast", "--check", "hops")),
     (("analyze twin-path",), "--src", PE, ()),
     (("analyze twin-path",), "--dst", PE, ()),
     (("analyze fat-tree",), "--k", INTEGER, ()),
@@ -484,6 +487,10 @@ COMBINATIONS = [
           ("king --vcs 2", (flag("--vcs"), "2", "exactly 1"), "vcs-with-deterministic-routing"),
           ("king --routing 2s --escape dateline --vcs 2", (flag("--vcs"), "2", "3"),
            "vcs-below-escape-plus-adaptive"),
+          ("king --kind T --broadcast", (flag("--broadcast"), "KM and KT"),
+           "broadcast-not-on-a-torus"),
+          ("king --broadcast --vcs 1", (flag("--vcs"), "1", "exactly 2"),
+           "vcs-without-the-broadcast-vc"),
       ]],
     # --radix gives the size; --n/--k give it too.
     *[_combination(c, "--radix 4,4,4 --n 3", flag("--radix"), flag("--n"), label="radix+n")
@@ -519,6 +526,12 @@ COMBINATIONS = [
     _combination("sim", "--packet-length 64 --rate 0.05", flag("--rate"), "0.05",
                  re.compile(r"0\.015625|1/64"), label="rate-above-port-for-64-flit-packets"),
     # On/off bursts go at the port's full rate: the average must stay below it.
+    _combination("sim", "king --kind KM --broadcast-fraction 0.1 --check hops",
+                 flag("--broadcast-fraction"), "--broadcast", label="broadcast-fraction-without"
+                 "-broadcast-routers"),
+    _combination("sim", "king --kind KM --broadcast --broadcast-fraction 0.1",
+                 flag("--broadcast-fraction"), "--check hops", label="broadcast-fraction-end-to"
+                 "-end"),
     _combination("sim", "--injection onoff --rate 0.25", flag("--injection"), "onoff",
                  re.compile(r"below 1"), label="onoff-at-full-rate"),
     _combination("sweep", "--injection onoff --loads 0.5,1", flag("--injection"), "onoff",

@@ -6,10 +6,13 @@ Expected ports come from :func:`twinnet.model.king.routing_port` (the routing re
 out. Every (router, destination) pair of each kind is driven at sides 3 to 6. Under adaptive
 routing the grades come from :func:`twinnet.model.king.profitable_vector` (hop-by-hop) and
 :func:`twinnet.model.king.graded_vector` (2S), and the escape move from the same model
-functions, with a packet on an adaptive VC entering its escape ring afresh.
+functions, with a packet on an adaptive VC entering its escape ring afresh. Broadcast copies
+are propagated through the route computes' own results and compared with the model's
+forwarding rule (:func:`twinnet.model.king.broadcast_sends`).
 """
 
 import os
+from collections import Counter
 
 import pytest
 from route_sim import run_route_compute
@@ -21,6 +24,7 @@ from twinnet.hdl.ring_escape import opposite
 from twinnet.model.king import (
     KINDS,
     PORTS,
+    broadcast_sends,
     graded_vector,
     profitable_vector,
     routing_port,
@@ -200,3 +204,72 @@ def test_adaptive_grades_and_escape_move(kind, routing, side, escape):
                 if result != want:
                     mismatches.append((in_label, (here, there, vc), result, want))
             assert mismatches == [], mismatches[:5]
+
+
+# --- broadcast -----------------------------------------------------------------------------------
+
+def broadcast_tables(network: KingNetworkConfig) -> dict:
+    """``{(node, in label, ttl): (targets as labels, enter as labels, ttl out, malformed)}``
+    of the route computes of every router for broadcast heads with every TTL."""
+    topology = network.topology
+    shapes = {}
+    for node in topology.nodes():
+        shapes.setdefault(router_ports(network, node), []).append(node)
+    table = {}
+
+    def drive(ctx, dut, case):
+        here, ttl = case
+        ctx.set(dut.node_static.x, here[0])
+        ctx.set(dut.node_static.y, here[1])
+        ctx.set(dut.header.broadcast, 1)
+        ctx.set(dut.header.ttl, ttl)
+        ctx.set(dut.in_vc, network.broadcast_vc)
+
+    for ports, nodes in shapes.items():
+        for in_port, in_label in enumerate(ports):
+            dut = route_compute(network, ports, in_port)
+            cases = [(here, ttl) for here in nodes for ttl in range(1 << network.ttl_width)]
+            got = run_route_compute(dut, cases, drive,
+                                    ("broadcast", "targets", "enter", "header_out"))
+            for (here, ttl), (*_, malformed, broadcast, targets, enter, header) in zip(cases,
+                                                                                     got):
+                assert broadcast == 1
+                labels = [p for i, p in enumerate(ports) if targets >> i & 1]
+                entering = [p for i, p in enumerate(ports) if enter >> i & 1]
+                ttl_out = dut.header_out.shape().const(header).ttl
+                table[here, in_label, ttl] = (labels, entering, ttl_out, malformed)
+    return table
+
+
+@pytest.mark.parametrize("kind, side", [("KM", 5), ("KT", 5), ("KT", 6), ("KM", 4)])
+def test_broadcast_copies_follow_the_model(kind, side):
+    """Propagate a broadcast from every node through the route computes' own results (TTL in
+    the header included): the links crossed are exactly the model's
+    (:func:`twinnet.model.king.broadcast_sends`), each once, and every other router consumes
+    one copy; copies entering a ring (all at the source, the side diagonals after an
+    orthogonal hop) ask for the bubble on a torus; a copy arriving with TTL 0 is malformed."""
+    network = king_network_from_dict({"kind": kind, "side": side, "broadcast": True})
+    topology = network.topology
+    table = broadcast_tables(network)
+    for source in topology.nodes():
+        sends, consumed = Counter(), Counter()
+        labels, entering, ttl, malformed = table[source, "pe0", 0]
+        assert not malformed and "pe0" not in labels
+        assert entering == (labels if topology.wrap else [])
+        pending = [(source, port, ttl) for port in labels]
+        while pending:
+            node, port, ttl = pending.pop()
+            sends[node, port] += 1
+            assert len(sends) < 10 * topology.node_count, "copies never stop"
+            node = topology.neighbor(node, port)
+            labels, entering, ttl, malformed = table[node, opposite(port), ttl]
+            assert not malformed
+            consumed[node] += labels.count("pe0")
+            onward = [p for p in labels if not is_pe(p)]
+            assert entering == ([p for p in onward if p != port] if topology.wrap else [])
+            pending += [(node, p, ttl) for p in onward]
+        assert sends == Counter(broadcast_sends(topology, source)), source
+        assert consumed == Counter({n: 1 for n in topology.nodes() if n != source}), source
+    for (node, in_label, ttl), (*_, malformed) in table.items():
+        if not is_pe(in_label):
+            assert malformed == (ttl == 0), (node, in_label, ttl)

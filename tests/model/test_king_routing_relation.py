@@ -1,5 +1,6 @@
-"""King networks as built in RTL: VCs per routing and escape, and the relation the checks hold
-a packet's path to (:func:`twinnet.model.king_network.path_error`).
+"""King networks as built in RTL: VCs per routing and escape, and the relations the checks hold
+a packet's path to (:func:`twinnet.model.king_network.path_error`) and a broadcast's copies to
+(:func:`twinnet.model.king_network.broadcast_error`).
 
 Expected paths are built by hand or from the model's own definitions (profitable ports, the
 escape routing's port, the dateline's VC rule of 002 §3.3.3), never from the RTL.
@@ -9,9 +10,10 @@ import random
 
 import pytest
 
-from twinnet.model.king import PORTS, profitable_vector, routing_port, wraps
+from twinnet.model.king import PORTS, broadcast_sends, profitable_vector, routing_port, wraps
 from twinnet.model.king_network import (
     KingNetworkConfig,
+    broadcast_error,
     king_network_from_dict,
     node_label,
     path_error,
@@ -135,3 +137,54 @@ def test_random_profitable_walks_and_escape_paths_are_allowed(kind, routing):
                 path.append((node_label(node), port, vc))
                 node = topology.neighbor(node, port)
             assert path_error(network, source, destination, path) is None, path
+
+
+# --- broadcast -----------------------------------------------------------------------------------
+
+def test_broadcast_takes_a_vc_of_its_own():
+    """The broadcast VC is one more than the routing needs, the highest, and never adaptive."""
+    knaive = king_network_from_dict({"kind": "KT", "side": 5, "broadcast": True})
+    assert (knaive.vc_count, knaive.broadcast_vc, knaive.adaptive_vc_mask) == (2, 1, 0)
+    two_s = king_network_from_dict({"kind": "KT", "side": 5, "routing": "2s", "vcs": 4,
+                                    "broadcast": True})
+    assert (two_s.broadcast_vc, two_s.adaptive_vc_mask) == (3, 0b0110)
+    dateline = king_network_from_dict({"kind": "KT", "side": 5, "escape": "dateline",
+                                       "broadcast": True})
+    assert (dateline.vc_count, dateline.broadcast_vc) == (3, 2)
+    assert dateline.bubble_ports  # broadcast copies take the bubble on a torus
+    # Header: x, y (3 bits each), broadcast flag, TTL (3 bits: up to 4), source (5 bits).
+    assert knaive.header_width == 3 + 3 + 1 + 3 + 5
+    assert knaive.name == "king_kt5_knaive_bubble_b"
+    # A unicast hop on the broadcast VC is not allowed.
+    assert "VC 3 carries broadcast copies only" in path_error(two_s, 0, 1, [("0,0", "x+", 3)])
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"kind": "T", "broadcast": True}, "broadcast: applies to KM and KT only, not T"),
+    ({"kind": "KT", "broadcast": 1}, "broadcast must be true or false, not 1"),
+    ({"kind": "KT", "broadcast": True, "vcs": 1}, r"uses exactly 2 VC\(s\)"),
+    ({"kind": "KT", "broadcast": True, "routing": "2s", "vcs": 2}, "vcs must be"),
+    ({"kind": "KT", "broadcast": True, "escape": "dateline", "buffer_depth": 6},
+     "buffer_depth must be"),
+])
+def test_broadcast_configuration_errors(values, message):
+    with pytest.raises(ValueError, match=message):
+        king_network_from_dict(values)
+
+
+def test_broadcast_relation_is_the_forwarding_rule():
+    """The copies of a broadcast from 2,2 of KM5: every link crossing of the model's rule once,
+    on the broadcast VC, and one copy at every other router; any change is reported."""
+    network = king_network_from_dict({"kind": "KM", "side": 5, "broadcast": True})
+    source = 2 + 5 * 2
+    hops = [(f"{x},{y}", port, 1) for (x, y), port in broadcast_sends(network.topology, (2, 2))]
+    receivers = [t for t in range(25) if t != source]
+    assert broadcast_error(network, source, 0, hops, receivers) is None
+    # 8 sends at the source, then each orthogonal ray goes on once and branches twice.
+    assert len(hops) == 24 == len(receivers)
+    assert "missed" in broadcast_error(network, source, 0, hops[:-1], receivers)
+    assert "('2,2', 'x+', 0)" in broadcast_error(
+        network, source, 0, [("2,2", "x+", 0), *hops[1:]], receivers)
+    assert "twice to terminals [0]" in broadcast_error(network, source, 0, hops,
+                                                       [*receivers, 0])
+    assert "never to [24]" in broadcast_error(network, source, 0, hops, receivers[:-1])

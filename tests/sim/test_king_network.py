@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from twinnet.gen.families import FAMILIES
-from twinnet.model.king import distance_summary
-from twinnet.model.king_network import king_network_from_dict
+from twinnet.model.king import KINDS, distance_summary
+from twinnet.model.king_network import ROUTINGS, king_network_from_dict
 from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import network_sim, runner
 
@@ -174,3 +174,73 @@ def test_dor_on_t8_without_escape_deadlocks():
         traffic("T8-none", network, [{"pattern": "tornado", "rate": 1 / network.packet_length,
                                       "warmup": 0, "measure": 5000, "watchdog": 2000}])
     assert failure.value.kind == "deadlock", failure.value.summary
+
+
+#: Broadcast cases: (configuration, simulator); KM5 and KT5 on both simulators, KT6 (even
+#: side: the even-side rule) and 2S with broadcast on Verilator. KT6 runs in the default
+#: suite, the others with TWINNET_SLOW_TESTS=1.
+BROADCAST = {
+    "KM5-b": ({"kind": "KM", "side": 5, "broadcast": True}, ("icarus", "verilator")),
+    "KT5-b": ({"kind": "KT", "side": 5, "broadcast": True}, ("icarus", "verilator")),
+    "KT6-b": ({"kind": "KT", "side": 6, "broadcast": True}, ("verilator",)),
+    "KT5-2s-b": ({"kind": "KT", "side": 5, "routing": "2s", "broadcast": True},
+                 ("verilator",)),
+}
+
+
+@pytest.mark.parametrize("name, simulator", [(name, simulator)
+                                             for name, (_, sims) in BROADCAST.items()
+                                             for simulator in sims])
+def test_broadcast_reaches_every_router_once(name, simulator):
+    """A broadcast from every node, one every 16 cycles, mixed with uniform unicast traffic:
+    each copy arrives intact, exactly one at every other router, every link it crossed is
+    one the model's forwarding rule crosses (:func:`twinnet.model.king.broadcast_sends`), on
+    the broadcast VC; every unicast packet as ever. Then 2,000 cycles of saturating uniform
+    traffic of which a tenth are broadcasts drain without tripping the watchdog."""
+    if name != "KT6-b" and not os.environ.get("TWINNET_SLOW_TESTS"):
+        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
+    reason = runner.missing(simulator)
+    if reason:
+        pytest.skip(reason)
+    network = king_network_from_dict(BROADCAST[name][0])
+    nodes = network.topology.node_count
+    tests = {"broadcast_traffic": {"rate": 0.01},
+             "saturation_drains": {"cycles": 2000, "broadcast_fraction": 0.1}}
+    results = network_sim.simulate(network, simulator, BUILD / f"king-{name}-{simulator}",
+                                   tests, family=FAMILY)
+    sent = results["broadcast_traffic"]
+    assert sent["hops_checked"] and sent["broadcasts_sent"] == nodes
+    assert sent["broadcast_copies_delivered"] == nodes * (nodes - 1)
+    assert sent["packets"] > 0  # unicast packets alongside
+    saturated = results["saturation_drains"]
+    assert saturated["broadcasts_sent"] > 0
+    assert saturated["broadcast_copies_delivered"] == saturated["broadcasts_sent"] * (nodes - 1)
+
+
+#: Every kind at side 8 (and 5, odd) with every routing that applies to it.
+MATRIX = [(kind, side, routing) for side in (8, 5) for kind in KINDS
+          for routing, kinds in ROUTINGS.items() if kind in kinds]
+
+
+@pytest.mark.parametrize("kind, side, routing", MATRIX,
+                         ids=[f"{k}{s}-{r}" for k, s, r in MATRIX])
+def test_every_kind_and_routing_on_verilator(kind, side, routing):
+    """The acceptance matrix (slow: ``TWINNET_SLOW_TESTS=1``): 2,000 uniform packets and
+    2,000 tornado packets, every hop held to the model's relation, every packet delivered once
+    and intact (in order per pair under deterministic routing)."""
+    if not os.environ.get("TWINNET_SLOW_TESTS"):
+        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
+    reason = runner.missing("verilator")
+    if reason:
+        pytest.skip(reason)
+    network = king_network_from_dict({"kind": kind, "side": side, "routing": routing})
+    rate = 0.1 if network.adaptive else 0.02
+    results = network_sim.simulate(
+        network, "verilator", BUILD / f"king-matrix-{kind}{side}-{routing}",
+        {"uniform_traffic": {"packets": 2000, "rate": rate},
+         "load_sweep": {"packets": 2000, "rates": [rate], "pattern": "tornado"}},
+        family=FAMILY)
+    assert results["uniform_traffic"]["packets"] == 2000
+    assert results["uniform_traffic"]["hops_checked"]
+    tornado = results["load_sweep"]["points"][0]
+    assert tornado["packets"] == 2000 and tornado["hops_checked"]
