@@ -244,3 +244,21 @@ def test_every_kind_and_routing_on_verilator(kind, side, routing):
     assert results["uniform_traffic"]["hops_checked"]
     tornado = results["load_sweep"]["points"][0]
     assert tornado["packets"] == 2000 and tornado["hops_checked"]
+
+
+def test_broadcasts_in_saturating_traffic_drain_on_kt8():
+    """KT8 with the bubble (slow): 5,000 cycles in which every PE keeps a packet waiting, a
+    tenth of them broadcasts, every copy and packet checked by the scoreboard; the watchdog
+    never fires and everything drains."""
+    if not os.environ.get("TWINNET_SLOW_TESTS"):
+        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
+    reason = runner.missing("verilator")
+    if reason:
+        pytest.skip(reason)
+    network = king_network_from_dict({"kind": "KT", "side": 8, "broadcast": True})
+    results = network_sim.simulate(
+        network, "verilator", BUILD / "king-KT8-b-saturation",
+        {"saturation_drains": {"cycles": 5000, "broadcast_fraction": 0.1}}, family=FAMILY)
+    saturated = results["saturation_drains"]
+    assert saturated["broadcasts_sent"] > 0 and saturated["packets"] > 0
+    assert saturated["broadcast_copies_delivered"] == saturated["broadcasts_sent"] * 63
