@@ -20,12 +20,17 @@ KT, hop-by-hop on T and DT, over the bubble escape, with 002's two VCs per link 
 escape, VC 1 adaptive) sharing the 32 phits of each input port (16 per VC). The model's bound
 is then the topology's (002's: the routes spread over every minimal path), not computed here.
 
-Writes ``bench/results/king.json`` (``king-adaptive.json`` with ``--routing adaptive``; every
-point; per network the peak accepted throughput per node, the model's bound and 002's figure)
-and a plot beside it. Usage::
+``--pattern tornado`` offers the terminal-ring tornado of :mod:`twinnet.model.traffic` instead
+(terminal t sends to t + 127 on 256 terminals: router (x, y) to (x - 1, y + 8), or (15, y + 7)
+from x = 0, half way round in y): the adverse pattern under which 002 §4.2 finds 2S hop-by-hop
+ahead of Knaive, which cannot spread over the diagonals. Compare the KT runs of both routings.
+
+Writes ``bench/results/king.json`` (``king-adaptive.json`` with ``--routing adaptive``, and
+``-tornado`` before ``.json`` under tornado; every point; per network the peak accepted
+throughput per node, the model's bound and 002's figure) and a plot beside it. Usage::
 
     .venv/bin/python bench/king.py [--kinds T,DT,KT] [--side 16] [--pe-ports 2]
-        [--routing deterministic|adaptive]
+        [--routing deterministic|adaptive] [--pattern uniform|tornado]
 """
 
 import argparse
@@ -50,6 +55,8 @@ PAPER = {"T": {"measured": 0.45, "bound": 0.5}, "DT": {"measured": 0.96, "bound"
 LOADS = {"T": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
          "DT": (0.2, 0.4, 0.6, 0.8, 0.9, 1.0, 1.2),
          "KT": (0.3, 0.6, 0.9, 1.1, 1.3, 1.5, 1.8)}
+#: Offered loads under tornado, flits per node per cycle.
+TORNADO_LOADS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
 #: 002 Table 2: 8-phit packets, 32 phits of buffer per port.
 PACKET_LENGTH, BUFFER_DEPTH = 8, 32
 
@@ -66,23 +73,23 @@ def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False):
     return king_network_from_dict(values)
 
 
-def bound_per_node(kind: str, side: int) -> float:
-    """One over the largest channel load of the built routing's paths under uniform traffic
-    (one PE per node offering one flit per cycle): the saturation bound per node."""
+def bound_per_node(kind: str, side: int, pattern: str = "uniform") -> float:
+    """One over the largest channel load of the built routing's paths under ``pattern`` (one
+    PE per node offering one flit per cycle): the saturation bound per node."""
     network, family = network_of(kind, side, 1), FAMILIES["king"]
 
     def paths(source, destination):
         return [(router, port) for router, port, _ in family.hops(network, source,
                                                                    destination)]
 
-    loads = channel_loads(paths, network.terminal_count, "uniform")
+    loads = channel_loads(paths, network.terminal_count, pattern)
     return 1 / max(loads.values())
 
 
 def run(kind: str, side: int, pe_ports: int, loads, warmup: int, measure: int,
-        adaptive: bool) -> dict:
+        adaptive: bool, pattern: str = "uniform") -> dict:
     network = network_of(kind, side, pe_ports, adaptive)
-    points = [{"pattern": "uniform", "rate": load / pe_ports / PACKET_LENGTH, "seed": 1,
+    points = [{"pattern": pattern, "rate": load / pe_ports / PACKET_LENGTH, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 20_000}
               for load in loads]
     results = network_sim.simulate(network, "verilator", BUILD / network.name,
@@ -104,34 +111,43 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--routing", choices=("deterministic", "adaptive"),
                         default="deterministic")
+    parser.add_argument("--pattern", choices=("uniform", "tornado"), default="uniform")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     adaptive = args.routing == "adaptive"
-    out = args.out or RESULTS / ("king-adaptive.json" if adaptive else "king.json")
+    name = "king-adaptive" if adaptive else "king"
+    suffix = "" if args.pattern == "uniform" else f"-{args.pattern}"
+    out = args.out or RESULTS / f"{name}{suffix}.json"
     kinds = args.kinds.split(",")
     runs = {}
     with ProcessPoolExecutor(args.jobs) as pool:
-        futures = {kind: pool.submit(run, kind, args.side, args.pe_ports, LOADS[kind],
-                                     args.warmup, args.measure, adaptive) for kind in kinds}
+        loads = {kind: LOADS[kind] if args.pattern == "uniform" else TORNADO_LOADS
+                 for kind in kinds}
+        futures = {kind: pool.submit(run, kind, args.side, args.pe_ports, loads[kind],
+                                     args.warmup, args.measure, adaptive, args.pattern)
+                   for kind in kinds}
         for kind, future in futures.items():
             runs[kind] = result = future.result()
-            result["model_bound_per_node"] = (PAPER[kind]["bound"] if adaptive
-                                              else bound_per_node(kind, args.side))
+            if adaptive:  # the topology's bound (002's), uniform traffic only
+                bound = PAPER[kind]["bound"] if args.pattern == "uniform" else None
+            else:
+                bound = bound_per_node(kind, args.side, args.pattern)
+            result["model_bound_per_node"] = bound
             result["paper"] = PAPER[kind]
             result["peak_over_paper_percent"] = 100 * (
                 result["peak_accepted_per_node"] / PAPER[kind]["measured"] - 1)
             print(f"{kind}{args.side}: peak accepted {result['peak_accepted_per_node']:.3f} "
-                  f"flits/node/cycle (model bound for this routing "
-                  f"{result['model_bound_per_node']:.3f}; 002 Table 3: "
+                  f"flits/node/cycle (model bound {bound}; 002 Table 3, uniform: "
                   f"{PAPER[kind]['measured']})", file=sys.stderr, flush=True)
-    result = {"simulator": "verilator", "routing": args.routing, "side": args.side,
+    result = {"simulator": "verilator", "routing": args.routing, "pattern": args.pattern,
+              "side": args.side,
               "pe_ports": args.pe_ports,
               "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH,
               "warmup": args.warmup, "measure": args.measure, "runs": runs}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     plot_rows(out.with_suffix(".png"), [(
-        f"{args.side}x{args.side} tori, uniform, {args.pe_ports} PEs per node",
+        f"{args.side}x{args.side} tori, {args.pattern}, {args.pe_ports} PEs per node",
         [(runs[kind]["network"], runs[kind]["points"], {}) for kind in kinds])],
         unit="flits/node/cycle", scale=args.pe_ports)
     print(json.dumps({kind: {key: runs[kind][key] for key in

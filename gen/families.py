@@ -331,7 +331,7 @@ class KingFamily(Family):
                       "hold one): the packet is dropped at injection and counted on drop_count",
             section={"kind": topology.kind, "side": topology.side, "routing": config.routing,
                      "escape": config.escape, "pe_ports": config.pe_ports,
-                     "broadcast": config.broadcast})
+                     "broadcast": config.broadcast, "ties": config.ties})
 
     def terminal_count(self, config) -> int:
         return config.terminal_count
@@ -368,7 +368,7 @@ class KingFamily(Family):
         return king_network.router_hops(config, source, destination)
 
     def deterministic(self, config) -> bool:
-        return not config.adaptive
+        return config.deterministic
 
     def path_error(self, config, source: int, destination: int,
                    hops: list[tuple[str, str, int]]) -> str | None:

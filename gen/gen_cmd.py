@@ -15,6 +15,7 @@ from twinnet.model.king_network import (
     MAX_SIDE,
     MAX_VCS,
     ROUTINGS,
+    TIES,
     king_network_from_dict,
 )
 from twinnet.model.network import (
@@ -65,12 +66,14 @@ FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mod
          "flit_width": "flit_width", "packet_length": "packet_length",
          "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports",
          "kind": "kind", "side": "side", "routing": "routing", "escape": "escape",
-         "pe_ports": "pe_ports", "vcs": "vcs", "broadcast": "broadcast", "twist": "twists"}
+         "pe_ports": "pe_ports", "vcs": "vcs", "broadcast": "broadcast", "ties": "ties",
+         "twist": "twists"}
 #: The family-specific flags each family takes (the others are common to all).
 FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
                 "torus": ("n", "k", "radix", "config", "mode"),
                 "fat-tree": ("n", "k", "split", "internal_ports", "plain"),
-                "king": ("kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast"),
+                "king": ("kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast",
+                         "ties"),
                 "twisted": ("radix", "twist", "escape")}
 #: Which family a preset's or a TOML file's ``topology`` describes (tori: either torus family).
 TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
@@ -171,6 +174,11 @@ def add_network_args(parser) -> None:
                       help=f"VCs per link: the escape's (1, or 2 with the dateline), plus at "
                            f"least one adaptive VC under adaptive routing (default: one), at "
                            f"most {MAX_VCS}")
+    king.add_argument("--ties", choices=TIES,
+                      help="DT: which of equally short wrap-around images 002 Alg. 1 takes: "
+                           "first (one path per pair, packets in order; the default) or lfsr "
+                           "(pseudo-random, as in 002's hardware: paths vary, order per pair "
+                           "is not kept)")
     king.add_argument("--broadcast", action="store_true", default=None,
                       help="KM, KT: routers that replicate broadcasts (002 §3.3.4: a copy to "
                            "every other router, on a VC of their own, one more per link)")

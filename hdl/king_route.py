@@ -11,7 +11,9 @@ first port, in vector order ``x y z t``, of the routing's record (002 §3;
   they are equal, y± while ``|dx| < |dy|``; otherwise as DOR. On DT the offset is that of 002
   Alg. 1's shortest wrap-around image of the destination, ``(x, y)``, ``(x-s, y-s)``,
   ``(x-s, y)``, ``(x, y-s)`` with ``x, y`` in ``[0, s)``, the first one on a tie (four length
-  comparators);
+  comparators), or with ``ties`` ``lfsr`` the first tied image from a pseudo-random start: a
+  16-bit LFSR (x¹⁶ + x¹⁴ + x¹³ + x¹¹ + 1) per input port steps on every head flit and its
+  two low bits pick the image to start from;
 - ``knaive`` (KM, KT): as ``diagonal`` for offsets of one sign (or a zero one); for opposite
   signs x± while ``|dx| > |dy|``, t± when equal, y± while ``|dx| < |dy|``.
 
@@ -40,7 +42,7 @@ packet arrived on an escape VC going the same way.
 hold one), or a port this router lacks (on a mesh border; minimal routing never asks for one).
 """
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 
 from twinnet.model.king import PORT_VECTORS, PORTS, SIDE_DIAGONALS
@@ -194,7 +196,10 @@ class KingRouteCompute(RouteCompute):
                 shorter = length < best_length
                 best_x, best_y = Mux(shorter, cx, best_x), Mux(shorter, cy, best_y)
                 best_length = Mux(shorter, length, best_length)
-            m.d.comb += [dx.eq(best_x), dy.eq(best_y)]
+            if network.ties == "lfsr":
+                self._tie_break(m, candidates, best_length, dx, dy)
+            else:
+                m.d.comb += [dx.eq(best_x), dy.eq(best_y)]
         else:
             m.d.comb += [dx.eq(self._offset(m, here.x, there.x, "x")),
                          dy.eq(self._offset(m, here.y, there.y, "y"))]
@@ -317,6 +322,27 @@ class KingRouteCompute(RouteCompute):
                      self.header_out.ttl.eq(ttl_out)]
         with m.If(there.broadcast):
             m.d.comb += self.malformed.eq(malformed)
+
+    def _tie_break(self, m: Module, candidates, shortest, dx, dy) -> None:
+        """Drive ``dx``, ``dy`` with the first of the shortest images ``candidates`` (``(x, y,
+        length)`` each) at or after the image the LFSR's two low bits name, cyclically."""
+        lfsr = Signal(16, init=0xACE1, name="tie_lfsr")
+        with m.If(self.valid):
+            m.d.sync += lfsr.eq(Cat(lfsr[1:], lfsr[0] ^ lfsr[2] ^ lfsr[3] ^ lfsr[5]))
+        shortest_now = Signal.like(candidates[0][2], name="shortest")
+        m.d.comb += shortest_now.eq(shortest)
+        tied = [Signal(name=f"tied{i}") for i in range(len(candidates))]
+        m.d.comb += [t.eq(length == shortest_now) for t, (_, _, length) in zip(tied, candidates)]
+        with m.Switch(lfsr[:2]):
+            for start in range(4):
+                with m.Case(start):
+                    order = [(start + i) % 4 for i in range(4)]
+                    # The last of the order needs no test: some image is the shortest.
+                    chosen_x, chosen_y = candidates[order[-1]][:2]
+                    for index in reversed(order[:-1]):
+                        chosen_x = Mux(tied[index], candidates[index][0], chosen_x)
+                        chosen_y = Mux(tied[index], candidates[index][1], chosen_y)
+                    m.d.comb += [dx.eq(chosen_x), dy.eq(chosen_y)]
 
     def _axis_offsets(self, m: Module, a, b, name: str) -> dict:
         """``{v: offset}`` for a step ``v`` in -1, 0, 1 along one axis: from the neighbour at

@@ -2,11 +2,13 @@
 T, DT, KT), its routing, its escape scheme, its VCs and its router sizes.
 
 Deterministic routing (002 §3): ``dor`` on M and T (x, then y), ``diagonal`` on DM and DT (the
-diagonal-mesh record; on DT 002 Alg. 1's shortest wrap-around image, ties to the first
-image), ``knaive`` on KM and KT (002 §3.3.1). Every router recomputes the record from its own
-coordinates and takes its first port in vector order (:func:`twinnet.model.king.routing_port`):
-the path is minimal and its ports never go back in vector order, so it enters each ring at
-most once.
+diagonal-mesh record; on DT 002 Alg. 1's shortest wrap-around image, ties to the first image,
+or with ``ties`` ``lfsr`` to a pseudo-random one, as 002's hardware does: every router then
+takes the first port of any tied image's record, so a pair's packets may take different
+minimal paths, each still in vector order; :func:`tied_ports`), ``knaive`` on KM and KT (002
+§3.3.1). Every router recomputes the record from its own coordinates and takes its first port
+in vector order (:func:`twinnet.model.king.routing_port`): the path is minimal and its ports
+never go back in vector order, so it enters each ring at most once.
 
 Adaptive routing (002 §3.2–3.3.2) runs over an escape network: the escape VCs (the lowest one,
 or two with the dateline) take the kind's deterministic routing above under the escape scheme;
@@ -54,7 +56,9 @@ from .king import (
     PORTS,
     KingConfig,
     broadcast_sends,
+    diagonal_torus_candidates,
     profitable_vector,
+    record_ports,
     routing_path,
     routing_port,
     scheme_channels,
@@ -77,7 +81,9 @@ MAX_SIDE = 32
 MAX_PE_PORTS = 8
 #: Keys a king description may hold.
 KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast",
-             "flit_width", "packet_length", "buffer_depth")
+             "ties", "flit_width", "packet_length", "buffer_depth")
+#: How DT breaks ties between equally short wrap-around images (002 Alg. 1).
+TIES = ("first", "lfsr")
 #: The kinds broadcast applies to (002 §3.3.4).
 BROADCAST_KINDS = ("KM", "KT")
 #: The scheme of :func:`twinnet.model.king.scheme_channels` each escape checks with.
@@ -118,6 +124,7 @@ class KingNetworkConfig(RouterSizes):
     pe_ports: int = 1
     vcs: int | None = None
     broadcast: bool = False
+    ties: str = "first"
     flit_width: int = 32
     packet_length: int = 4
     buffer_depth: int | None = None
@@ -140,6 +147,9 @@ class KingNetworkConfig(RouterSizes):
         if self.broadcast and self.topology.kind not in BROADCAST_KINDS:
             raise ValueError(f"broadcast applies to {' and '.join(BROADCAST_KINDS)} only, not "
                              f"{self.topology.kind}")
+        checks.check_choice("ties", self.ties, TIES)
+        if self.ties != "first" and self.topology.kind != "DT":
+            raise ValueError(f"ties {self.ties} applies to DT only, not {self.topology.kind}")
         if self.vcs is not None:
             least, most = vc_count_allowed(self.routing, self.escape, self.broadcast)
             checks.check_int("vcs", self.vcs, minimum=least, maximum=most)
@@ -150,6 +160,12 @@ class KingNetworkConfig(RouterSizes):
     @property
     def adaptive(self) -> bool:
         return self.routing in ADAPTIVE_ROUTINGS
+
+    @property
+    def deterministic(self) -> bool:
+        """One path per pair (so each pair's packets stay in order): neither adaptive routing
+        nor DT's pseudo-random ties."""
+        return not self.adaptive and self.ties == "first"
 
     @property
     def bubble_ports(self) -> bool:
@@ -226,6 +242,7 @@ class KingNetworkConfig(RouterSizes):
         ``_w``/``_l``/``_d`` for non-default sizes as for a twin torus."""
         suffix = (f"_p{self.pe_ports}" if self.pe_ports > 1 else "")
         suffix += "_b" if self.broadcast else ""
+        suffix += "_lfsr" if self.ties == "lfsr" else ""
         if self.vc_count != self.least_vcs:
             suffix += f"_v{self.vc_count}"
         suffix += self.size_suffix
@@ -235,7 +252,8 @@ class KingNetworkConfig(RouterSizes):
     def to_dict(self) -> dict:
         return {"topology": "king", "kind": self.topology.kind, "side": self.topology.side,
                 "routing": self.routing, "escape": self.escape, "pe_ports": self.pe_ports,
-                "vcs": self.vcs, "broadcast": self.broadcast, "flit_width": self.flit_width,
+                "vcs": self.vcs, "broadcast": self.broadcast, "ties": self.ties,
+                "flit_width": self.flit_width,
                 "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
 
     def node_of(self, terminal: int) -> tuple[int, int]:
@@ -253,7 +271,8 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     """Build a :class:`KingNetworkConfig` from plain values (the keys of :data:`KING_KEYS`;
     :meth:`KingNetworkConfig.to_dict` writes them). ``kind`` defaults to KT, ``side`` to 8,
     ``routing`` to the kind's (dor, diagonal or knaive), ``escape`` to bubble on a torus and
-    none on a mesh, ``pe_ports`` to 1, ``vcs`` to the least allowed, ``broadcast`` to False.
+    none on a mesh, ``pe_ports`` to 1, ``vcs`` to the least allowed, ``broadcast`` to False,
+    ``ties`` to first.
     ``labels`` names each key in messages, as for
     :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
     naming the label, the value and what is allowed, before anything is built."""
@@ -292,6 +311,11 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
     if broadcast and kind not in BROADCAST_KINDS:
         raise ValueError(f"{names.get('broadcast', 'broadcast')}: applies to "
                          f"{' and '.join(BROADCAST_KINDS)} only, not {kind}")
+    ties = values.get("ties", "first")
+    checks.check_choice(names.get("ties", "ties"), ties, TIES)
+    if ties != "first" and kind != "DT":
+        raise ValueError(f"{names.get('ties', 'ties')} {ties}: applies to DT only (002 Alg. 1's "
+                         f"wrap-around images), not {kind}")
     vcs = values.get("vcs")
     if vcs is not None:
         least, most = vc_count_allowed(routing, escape, broadcast)
@@ -303,7 +327,8 @@ def king_network_from_dict(values: dict, labels: dict | str = "configuration"
         vcs = checks.check_int(names.get("vcs", "vcs"), vcs, minimum=least, maximum=most)
     sizes = sizes_from_dict(values, names,
                             bubble=topology.wrap and (escape == "bubble" or broadcast))
-    network = KingNetworkConfig(topology, routing, escape, pe_ports, vcs, broadcast, **sizes)
+    network = KingNetworkConfig(topology, routing, escape, pe_ports, vcs, broadcast, ties,
+                                **sizes)
     if network.flit_width < network.header_width:
         raise ValueError(f"{names.get('flit_width', 'flit_width')} {network.flit_width}: a head "
                          f"flit of {topology.name} needs {network.header_width} "
@@ -330,19 +355,33 @@ def router_hops(network: KingNetworkConfig, source: int,
             for node, port, vc in scheme_channels(topology, hops, "dateline")]
 
 
+def tied_ports(network: KingNetworkConfig, node, target) -> tuple[str, ...]:
+    """The ports the (escape) routing may take at ``node`` toward ``target``: the first port of
+    the deterministic record, or under DT's ``lfsr`` ties the first port of any shortest
+    image's record (002 Alg. 1)."""
+    topology = network.topology
+    if network.ties == "first" or node == target:
+        port = routing_port(topology, node, target)
+        return (port,) if port else ()
+    records = diagonal_torus_candidates(topology.side, node, target)
+    return tuple(dict.fromkeys(record_ports(record)[0] for record in records))
+
+
 def path_error(network: KingNetworkConfig, source: int, destination: int,
                hops: list[tuple[str, str, int]]) -> str | None:
     """Why ``hops`` (``(router label, output port, VC)`` per link crossed) is not a path the
     routing allows from terminal ``source`` to ``destination``, or None when it is.
 
-    Deterministic routing allows exactly :func:`router_hops`. Adaptive routing allows, from
+    Deterministic routing allows exactly :func:`router_hops`; with DT's ``lfsr`` ties, from
+    each router any port of :func:`tied_ports`, on the escape scheme's VC. Adaptive routing
+    allows, from
     each router, a hop on an adaptive VC through any profitable port
     (:func:`twinnet.model.king.profitable_vector`; 2S's grades only order the choice), or a
     hop on an escape VC through the escape routing's port, on the escape scheme's VC (with the
     dateline: VC 1 when going straight on along the escape VCs after VC 1 or a hop that
     wrapped, else VC 0); every path allowed is minimal.
     """
-    if not network.adaptive:
+    if network.deterministic:
         expected = router_hops(network, source, destination)
         return None if hops == expected else f"model says {expected}"
     topology = network.topology
@@ -353,9 +392,10 @@ def path_error(network: KingNetworkConfig, source: int, destination: int,
         if router != node_label(node):
             return f"{where} leaves a router the packet is not at ({node_label(node)})"
         if vc < network.escape_vc_count:
-            escape = routing_port(topology, node, target)
-            if port != escape:
-                return f"{where} is on an escape VC; the escape port there is {escape}"
+            allowed = tied_ports(network, node, target)
+            if port not in allowed:
+                return (f"{where} is on an escape VC; the escape port there is "
+                        f"{' or '.join(allowed) or 'none (arrived)'}")
             on_one = (network.escape == "dateline" and previous is not None
                       and previous[0] == port and previous[1] < network.escape_vc_count
                       and (previous[1] == 1 or previous[2]))
@@ -365,6 +405,8 @@ def path_error(network: KingNetworkConfig, source: int, destination: int,
             return f"{where}: the links have {network.vc_count} VCs"
         elif vc == network.broadcast_vc:
             return f"{where}: VC {vc} carries broadcast copies only"
+        elif not network.adaptive:
+            return f"{where}: deterministic routing takes VCs below {network.escape_vc_count}"
         else:
             profitable = [p for p, good in zip(PORTS, profitable_vector(topology, node, target))
                           if good]
@@ -378,14 +420,35 @@ def path_error(network: KingNetworkConfig, source: int, destination: int,
     return None
 
 
+def escape_paths(network: KingNetworkConfig, a, b) -> list[list[tuple]]:
+    """Every path ``[(node, port), …]`` the (escape) routing may take from node ``a`` to node
+    ``b``: the one of :func:`twinnet.model.king.routing_path`, or under DT's ``lfsr`` ties
+    every sequence of :func:`tied_ports`."""
+    if network.ties == "first":
+        return [routing_path(network.topology, a, b)]
+    paths = []
+
+    def walk(node, hops):
+        ports = tied_ports(network, node, b)
+        if not ports:
+            paths.append(hops)
+        for port in ports:
+            walk(network.topology.neighbor(node, port), [*hops, (node, port)])
+
+    walk(a, [])
+    return paths
+
+
 def dependency_graph(network: KingNetworkConfig) -> ChannelDependencyGraph:
-    """The channel-dependency graph of every pair's path under the escape scheme (with the
-    bubble, of the rings entered: a ring with a free bubble cannot fill); under adaptive
-    routing, of the escape network, which must be deadlock-free on its own."""
+    """The channel-dependency graph of every pair's paths (:func:`escape_paths`) under the
+    escape scheme (with the bubble, of the rings entered: a ring with a free bubble cannot
+    fill); under adaptive routing, of the escape network, which must be deadlock-free on its
+    own."""
     topology, scheme = network.topology, _SCHEMES[network.escape]
     return ChannelDependencyGraph.from_paths(
-        scheme_channels(topology, routing_path(topology, a, b), scheme)
-        for a in topology.nodes() for b in topology.nodes() if a != b)
+        scheme_channels(topology, path, scheme)
+        for a in topology.nodes() for b in topology.nodes() if a != b
+        for path in escape_paths(network, a, b))
 
 
 def broadcast_error(network: KingNetworkConfig, source: int, pe: int,

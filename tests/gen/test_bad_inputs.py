@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1367 in ``VALUE_FLAGS``, 173 missing values, 254
+Case count (pytest items, one per case): 1377 in ``VALUE_FLAGS``, 178 missing values, 259
 combinations, 170 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 1983 in all (``test_case_count`` keeps this sentence honest).
+this count — 2003 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -404,6 +404,7 @@ VALUE_FLAGS = [
     (NETWORK, "--escape", CHOICE, ("king",)),
     (NETWORK, "--pe-ports", INTEGER + [above(MAX_PE_PORTS)], ("king",)),
     (NETWORK, "--vcs", INTEGER + [above(MAX_VCS)], ("king", "--routing", "2s")),
+    (NETWORK, "--ties", CHOICE, ("king", "--kind", "DT")),
     (NETWORK, "--twist", TWIST + [("not-node-symmetric", "XY=-1,YX=1", "Theorem")],
      ("twisted",)),
     (NETWORK, "--split", SPLIT, ("fat-tree",)),
@@ -489,6 +490,8 @@ COMBINATIONS = [
            "vcs-below-escape-plus-adaptive"),
           ("king --kind T --broadcast", (flag("--broadcast"), "KM and KT"),
            "broadcast-not-on-a-torus"),
+          ("king --kind KT --ties lfsr", (flag("--ties"), "lfsr", "DT only"),
+           "ties-not-on-dt"),
           ("king --broadcast --vcs 1", (flag("--vcs"), "1", "exactly 2"),
            "vcs-without-the-broadcast-vc"),
       ]],

@@ -30,7 +30,7 @@ from twinnet.model.king import (
     routing_port,
     scheme_channels,
 )
-from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict
+from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict, tied_ports
 
 
 def route_compute(network: KingNetworkConfig, ports, in_port: int) -> KingRouteCompute:
@@ -273,3 +273,43 @@ def test_broadcast_copies_follow_the_model(kind, side):
     for (node, in_label, ttl), (*_, malformed) in table.items():
         if not is_pe(in_label):
             assert malformed == (ttl == 0), (node, in_label, ttl)
+
+
+# --- DT ties by LFSR -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("side", [3, 4, 5, 6])
+def test_dt_lfsr_ties_take_every_shortest_image(side):
+    """DT with ``ties`` lfsr: over 64 head flits (the LFSR steps on each) the port toward every
+    destination is always the first port of one of the model's shortest-image records
+    (:func:`twinnet.model.king_network.tied_ports`), and where several images tie, each of
+    their ports is taken at least once."""
+    from amaranth.sim import Simulator
+
+    network = king_network_from_dict({"kind": "DT", "side": side, "ties": "lfsr"})
+    topology = network.topology
+    ports = router_ports(network, (0, 0))
+    dut = route_compute(network, ports, ports.index("pe0"))
+    cases = [(here, there) for here in topology.nodes() for there in topology.nodes()]
+    seen = {case: set() for case in cases}
+
+    async def testbench(ctx):
+        for here, there in cases:
+            ctx.set(dut.node_static.x, here[0])
+            ctx.set(dut.node_static.y, here[1])
+            ctx.set(dut.header.x, there[0])
+            ctx.set(dut.header.y, there[1])
+            ctx.set(dut.valid, 1)
+            for _ in range(64):
+                seen[here, there].add(ports[ctx.get(dut.out_port)])
+                await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    several = 0
+    for (here, there), got in seen.items():
+        allowed = set(tied_ports(network, here, there)) or {"pe0"}
+        assert got == allowed, (here, there, got, allowed)
+        several += len(allowed) > 1
+    assert several > 0  # the sizes have ties to break

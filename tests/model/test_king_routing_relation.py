@@ -10,14 +10,24 @@ import random
 
 import pytest
 
-from twinnet.model.king import PORTS, broadcast_sends, profitable_vector, routing_port, wraps
+from twinnet.model.king import (
+    PORTS,
+    bfs_distances,
+    broadcast_sends,
+    profitable_vector,
+    routing_port,
+    wraps,
+)
 from twinnet.model.king_network import (
     KingNetworkConfig,
     broadcast_error,
+    dependency_graph,
+    escape_paths,
     king_network_from_dict,
     node_label,
     path_error,
     router_hops,
+    tied_ports,
 )
 
 
@@ -188,3 +198,59 @@ def test_broadcast_relation_is_the_forwarding_rule():
     assert "twice to terminals [0]" in broadcast_error(network, source, 0, hops,
                                                        [*receivers, 0])
     assert "never to [24]" in broadcast_error(network, source, 0, hops, receivers[:-1])
+
+
+# --- DT ties by LFSR -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("side", range(3, 10))
+def test_every_tie_path_is_minimal_and_in_vector_order(side):
+    """Under DT's lfsr ties a packet may take, at every router, the first port of any shortest
+    image's record: every such path is minimal (the BFS distance) and never goes back in
+    vector order, so it enters each ring at most once and the escape schemes' arguments hold;
+    the model's dependency check agrees."""
+    network = king_network_from_dict({"kind": "DT", "side": side, "ties": "lfsr"})
+    topology = network.topology
+    source = (0, 0)  # a torus looks the same from every node
+    distances = bfs_distances(topology, source)
+    several = 0
+    for target in topology.nodes():
+        if target == source:
+            continue
+        paths = escape_paths(network, source, target)
+        several += len(paths) > 1
+        for path in paths:
+            assert len(path) == distances[target]
+            order = [PORTS.index(port) for _, port in path]
+            assert order == sorted(order), path
+            assert len({port[0] for _, port in path}) == len({port for _, port in path})
+    assert several > 0
+    for escape in ("bubble", "dateline"):
+        graph = dependency_graph(king_network_from_dict({"kind": "DT", "side": side,
+                                                         "ties": "lfsr", "escape": escape}))
+        assert graph.find_cycle() is None
+
+
+def test_path_error_accepts_any_tied_image():
+    """DT5 from 0,1 to 1,4: the images (1, 3) (y+ then z+) and (1, -2) (x+ then y-) are both
+    three hops; with lfsr ties either first hop is allowed, with first ties only y+."""
+    lfsr = king_network_from_dict({"kind": "DT", "side": 5, "ties": "lfsr"})
+    first = king_network_from_dict({"kind": "DT", "side": 5})
+    source, destination = 0 + 5 * 1, 1 + 5 * 4
+    assert set(tied_ports(lfsr, (0, 1), (1, 4))) == {"x+", "y+"}
+    via_x = [("0,1", "x+", 0), ("1,1", "y-", 0), ("1,0", "y-", 0)]
+    assert path_error(lfsr, source, destination, via_x) is None
+    assert path_error(first, source, destination, via_x) is not None
+    assert not lfsr.deterministic and first.deterministic
+    assert lfsr.name == "king_dt5_diagonal_bubble_lfsr"
+    error = path_error(lfsr, source, destination, [("0,1", "z+", 0), ("1,2", "y+", 0),
+                                                   ("1,3", "y+", 0)])
+    assert error == "hop 1 (0,1 z+ VC 0) is on an escape VC; the escape port there is y+ or x+"
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"kind": "KT", "ties": "lfsr"}, "ties lfsr: applies to DT only"),
+    ({"kind": "DT", "ties": "random"}, "ties must be one of"),
+])
+def test_ties_errors(values, message):
+    with pytest.raises(ValueError, match=message):
+        king_network_from_dict(values)

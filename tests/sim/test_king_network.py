@@ -50,9 +50,11 @@ CASES = {
     "M5-hop-by-hop": {"kind": "M", "side": 5, "routing": "hop-by-hop"},
     "DM5-hop-by-hop": {"kind": "DM", "side": 5, "routing": "hop-by-hop"},
     "KT5-hop-by-hop": {"kind": "KT", "side": 5, "routing": "hop-by-hop"},
+    "DT5-lfsr": {"kind": "DT", "side": 5, "ties": "lfsr"},
+    "DT4-lfsr-dateline": {"kind": "DT", "side": 4, "ties": "lfsr", "escape": "dateline"},
 }
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
-DEFAULT = {("KT5", "icarus"), ("DT5", "icarus"), ("KM5", "verilator"),
+DEFAULT = {("KT5", "icarus"), ("DT5-lfsr", "icarus"), ("KM5", "verilator"),
            ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
            ("KT5-2s", "verilator"), ("DT5-hop-by-hop", "verilator")}
 
@@ -73,7 +75,7 @@ def test_every_hop_follows_the_model(name, simulator):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     network = king_network_from_dict(CASES[name])
     # Adaptive routing: uniform traffic near saturation, so that packets also wait for and
-    # take their escape moves.
+    # take their escape moves (and, with DT's LFSR ties, the ties vary a pair's paths).
     rate = 0.3 if network.adaptive else 0.02
     tests = {"uniform_traffic": {"packets": 2000, "rate": rate}, "all_pairs": {}}
     if FAMILY.malformed(network, random.Random(1)) is not None:
