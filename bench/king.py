@@ -65,11 +65,14 @@ PACKET_LENGTH, BUFFER_DEPTH = 8, 32
 ADAPTIVE = {"T": "hop-by-hop", "DT": "hop-by-hop", "KT": "2s"}
 
 
-def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False):
+def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False, vcs: int = 2,
+               depth: int | None = None):
+    """The bench's network; under adaptive routing ``vcs`` VCs of ``depth`` flits each
+    (default: 002's two VCs sharing the port's 32 flits)."""
     values = {"kind": kind, "side": side, "escape": "bubble", "pe_ports": pe_ports,
               "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH}
-    if adaptive:  # two VCs share the port's buffer
-        values.update(routing=ADAPTIVE[kind], vcs=2, buffer_depth=BUFFER_DEPTH // 2)
+    if adaptive:
+        values.update(routing=ADAPTIVE[kind], vcs=vcs, buffer_depth=depth or BUFFER_DEPTH // 2)
     return king_network_from_dict(values)
 
 
@@ -87,8 +90,9 @@ def bound_per_node(kind: str, side: int, pattern: str = "uniform") -> float:
 
 
 def run(kind: str, side: int, pe_ports: int, loads, warmup: int, measure: int,
-        adaptive: bool, pattern: str = "uniform") -> dict:
-    network = network_of(kind, side, pe_ports, adaptive)
+        adaptive: bool, pattern: str = "uniform", vcs: int = 2, depth: int | None = None
+        ) -> dict:
+    network = network_of(kind, side, pe_ports, adaptive, vcs, depth)
     points = [{"pattern": pattern, "rate": load / pe_ports / PACKET_LENGTH, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 20_000}
               for load in loads]
@@ -112,11 +116,17 @@ def main() -> None:
     parser.add_argument("--routing", choices=("deterministic", "adaptive"),
                         default="deterministic")
     parser.add_argument("--pattern", choices=("uniform", "tornado"), default="uniform")
+    parser.add_argument("--vcs", type=int, default=2,
+                        help="adaptive: VCs per link (002: 2), for diagnosis")
+    parser.add_argument("--buffer-depth", type=int,
+                        help="adaptive: flits per VC (002: 16, the port's 32 shared)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     adaptive = args.routing == "adaptive"
     name = "king-adaptive" if adaptive else "king"
     suffix = "" if args.pattern == "uniform" else f"-{args.pattern}"
+    if adaptive and (args.vcs != 2 or args.buffer_depth):
+        suffix += f"-v{args.vcs}-d{args.buffer_depth or BUFFER_DEPTH // 2}"
     out = args.out or RESULTS / f"{name}{suffix}.json"
     kinds = args.kinds.split(",")
     runs = {}
@@ -124,7 +134,8 @@ def main() -> None:
         loads = {kind: LOADS[kind] if args.pattern == "uniform" else TORNADO_LOADS
                  for kind in kinds}
         futures = {kind: pool.submit(run, kind, args.side, args.pe_ports, loads[kind],
-                                     args.warmup, args.measure, adaptive, args.pattern)
+                                     args.warmup, args.measure, adaptive, args.pattern,
+                                     args.vcs, args.buffer_depth)
                    for kind in kinds}
         for kind, future in futures.items():
             runs[kind] = result = future.result()
@@ -140,9 +151,11 @@ def main() -> None:
                   f"flits/node/cycle (model bound {bound}; 002 Table 3, uniform: "
                   f"{PAPER[kind]['measured']})", file=sys.stderr, flush=True)
     result = {"simulator": "verilator", "routing": args.routing, "pattern": args.pattern,
-              "side": args.side,
+              "side": args.side, "vcs": args.vcs if adaptive else 1,
               "pe_ports": args.pe_ports,
-              "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH,
+              "packet_length": PACKET_LENGTH,
+              "flits_per_vc": (args.buffer_depth or BUFFER_DEPTH // 2) if adaptive
+              else BUFFER_DEPTH,
               "warmup": args.warmup, "measure": args.measure, "runs": runs}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
