@@ -338,7 +338,6 @@ class Router(wiring.Component):
         # every input VC) whose outputs all have their copy VC free takes them all; unicast
         # allocation skips those outputs this cycle. ----
         flat = [s for port_vcs in vcs for s in port_vcs]
-        copy_take = Const(0, port_count)
         if fanout:
             copy_arb = m.submodules["va_copy"] = RoundRobinArbiter(len(flat))
             m.d.comb += [copy_arb.requests.eq(Cat(s["copy_req"] for s in flat)),
@@ -354,9 +353,10 @@ class Router(wiring.Component):
         won_bits = Const(0, port_count)
         for o in range(port_count):
             port_arb = m.submodules[f"va_port_{o}"] = RoundRobinArbiter(port_count)
-            m.d.comb += [port_arb.requests.eq(Mux(copy_take[o], 0, Cat(
-                             asks[p][o] for p in range(port_count)))),
-                         port_arb.advance.eq(1)]
+            requests = Cat(asks[p][o] for p in range(port_count))
+            if fanout:
+                requests = Mux(copy_take[o], 0, requests)
+            m.d.comb += [port_arb.requests.eq(requests), port_arb.advance.eq(1)]
             alloc_bits = Const(0, vmax)
             for p in range(port_count):
                 alloc_bits = alloc_bits | Mux(port_arb.grant[p], offers[p], 0)
@@ -400,7 +400,6 @@ class Router(wiring.Component):
         # ---- Broadcast switching, before unicast: one broadcast flit per cycle (round-robin
         # over the input VCs sending one) crosses to all its outputs at once; unicast switch
         # allocation skips those outputs and that input port this cycle. ----
-        copy_out, copy_port = Const(0, port_count), [Const(0, 1)] * port_count
         if fanout:
             copy_sw = m.submodules["sa_copy"] = RoundRobinArbiter(len(flat))
             index = 0
@@ -425,8 +424,11 @@ class Router(wiring.Component):
         for p in range(port_count):
             for v, s in enumerate(vcs[p]):
                 s["sa_to"] = Signal(port_count, name=f"sa_to_{p}_{v}")
-                m.d.comb += s["sa_to"].eq(Mux(s["sa_req"] & ~draining[p] & ~copy_port[p],
-                                              1 << s["cur_port"], 0) & ~copy_out)
+                wants = s["sa_req"] & ~draining[p]
+                to = Mux(wants, 1 << s["cur_port"], 0)
+                if fanout:
+                    to = Mux(wants & ~copy_port[p], 1 << s["cur_port"], 0) & ~copy_out
+                m.d.comb += s["sa_to"].eq(to)
         sa_port, sa_vc = [], []
         for o in range(port_count):
             port_arb = m.submodules[f"sa_port_{o}"] = RoundRobinArbiter(port_count)
@@ -504,8 +506,11 @@ class Router(wiring.Component):
         # ---- Crossbar, output registers / ejection FIFOs, output VC state. ----
         for o, port in enumerate(config.ports):
             select = Signal(port_count, name=f"xbar_select_{o}")
-            m.d.comb += select.eq(Cat(accepted[o][p] | (copy_out[o] & copy_port[p])
-                                      for p in range(port_count)))
+            if fanout:
+                m.d.comb += select.eq(Cat(accepted[o][p] | (copy_out[o] & copy_port[p])
+                                          for p in range(port_count)))
+            else:
+                m.d.comb += select.eq(Cat(accepted[o][p] for p in range(port_count)))
             out_entry = Signal(xbar_layout, name=f"xbar_out_{o}")
             m.d.comb += out_entry.eq(Array(xbar_inputs)[_encode(select, port_count)])
             out_valid, out_vc = select.any(), out_entry.vc
