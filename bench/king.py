@@ -30,7 +30,7 @@ Writes ``bench/results/king.json`` (``king-adaptive.json`` with ``--routing adap
 throughput per node, the model's bound and 002's figure) and a plot beside it. Usage::
 
     .venv/bin/python bench/king.py [--kinds T,DT,KT] [--side 16] [--pe-ports 2]
-        [--routing deterministic|adaptive] [--pattern uniform|tornado]
+        [--routing deterministic|adaptive] [--pattern uniform|tornado] [--loads 0.3,0.4]
 """
 
 import argparse
@@ -120,6 +120,9 @@ def main() -> None:
                         help="adaptive: VCs per link (002: 2), for diagnosis")
     parser.add_argument("--buffer-depth", type=int,
                         help="adaptive: flits per VC (002: 16, the port's 32 shared)")
+    parser.add_argument("--loads", type=lambda text: tuple(float(v) for v in text.split(",")),
+                        help="offered loads, flits/node/cycle, comma-separated (default: a "
+                        "grid per kind up to past 002's bound)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     adaptive = args.routing == "adaptive"
@@ -131,8 +134,8 @@ def main() -> None:
     kinds = args.kinds.split(",")
     runs = {}
     with ProcessPoolExecutor(args.jobs) as pool:
-        loads = {kind: LOADS[kind] if args.pattern == "uniform" else TORNADO_LOADS
-                 for kind in kinds}
+        loads = {kind: args.loads or (LOADS[kind] if args.pattern == "uniform"
+                                      else TORNADO_LOADS) for kind in kinds}
         futures = {kind: pool.submit(run, kind, args.side, args.pe_ports, loads[kind],
                                      args.warmup, args.measure, adaptive, args.pattern,
                                      args.vcs, args.buffer_depth)
