@@ -61,8 +61,9 @@ TORNADO_LOADS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
 PACKET_LENGTH, BUFFER_DEPTH = 8, 32
 
 
-#: 002's adaptive routing per kind.
+#: 002's adaptive routing per kind, and the king family's deterministic one.
 ADAPTIVE = {"T": "hop-by-hop", "DT": "hop-by-hop", "KT": "2s"}
+DETERMINISTIC = {"T": "dor", "DT": "diagonal", "KT": "knaive"}
 
 
 def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False, vcs: int = 2,
@@ -103,6 +104,27 @@ def run(kind: str, side: int, pe_ports: int, loads, warmup: int, measure: int,
     return {"kind": kind, "network": network.name, "pe_ports": pe_ports, "points": points,
             "peak_accepted_per_node": peak,
             "cycles_per_second": [p["cycles_per_second"] for p in points]}
+
+
+def plot_routings(pattern: str) -> Path | None:
+    """When both routings' results under ``pattern`` are in ``bench/results`` (with the same
+    PEs per router), plot them together into ``king[-<pattern>]-routings.png``: under
+    tornado, 002 §4.2's comparison of 2S hop-by-hop with Knaive."""
+    suffix = "" if pattern == "uniform" else f"-{pattern}"
+    paths = [RESULTS / f"{name}{suffix}.json" for name in ("king", "king-adaptive")]
+    if not all(path.exists() for path in paths):
+        return None
+    results = [json.loads(path.read_text()) for path in paths]
+    if len({result["pe_ports"] for result in results}) > 1:
+        return None
+    curves = [(f"{kind}{result['side']} "
+               f"{(ADAPTIVE if result['routing'] == 'adaptive' else DETERMINISTIC)[kind]}",
+               run["points"], {"linestyle": "-" if result["routing"] == "adaptive" else "--"})
+              for result in results for kind, run in result["runs"].items()]
+    out = RESULTS / f"king{suffix}-routings.png"
+    plot_rows(out, [(f"{pattern}, {results[0]['pe_ports']} PEs per node", curves)],
+              unit="flits/node/cycle", scale=results[0]["pe_ports"])
+    return out
 
 
 def main() -> None:
@@ -166,6 +188,9 @@ def main() -> None:
         f"{args.side}x{args.side} tori, {args.pattern}, {args.pe_ports} PEs per node",
         [(runs[kind]["network"], runs[kind]["points"], {}) for kind in kinds])],
         unit="flits/node/cycle", scale=args.pe_ports)
+    both = plot_routings(args.pattern)
+    if both:
+        print(f"both routings plotted in {both}", file=sys.stderr)
     print(json.dumps({kind: {key: runs[kind][key] for key in
                              ("peak_accepted_per_node", "model_bound_per_node",
                               "peak_over_paper_percent")} for kind in kinds}, indent=1))
