@@ -49,6 +49,8 @@ def main() -> None:
             built = {"board": board, "error": str(error)}
         built["build_s"] = round(time.perf_counter() - started, 1)
         built.pop("files", None)
+        if "folder" in built:  # relative to the repository: no machine's path in the results
+            built["folder"] = str(Path(built["folder"]).relative_to(BUILD.parents[2]))
         results[board] = built
         print(json.dumps(built), file=sys.stderr, flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
