@@ -118,9 +118,10 @@ def plot_routings(pattern: str) -> Path | None:
     if len({result["pe_ports"] for result in results}) > 1:
         return None
     curves = [(f"{kind}{result['side']} "
-               f"{(ADAPTIVE if result['routing'] == 'adaptive' else DETERMINISTIC)[kind]}",
-               run["points"], {"linestyle": "-" if result["routing"] == "adaptive" else "--"})
-              for result in results for kind, run in result["runs"].items()]
+               f"{(ADAPTIVE if adaptive else DETERMINISTIC)[kind]}",
+               run["points"], {"linestyle": "-" if adaptive else "--"})
+              for result, adaptive in zip(results, (False, True))
+              for kind, run in result["runs"].items()]
     out = RESULTS / f"king{suffix}-routings.png"
     plot_rows(out, [(f"{pattern}, {results[0]['pe_ports']} PEs per node", curves)],
               unit="flits/node/cycle", scale=results[0]["pe_ports"])
@@ -188,7 +189,7 @@ def main() -> None:
         f"{args.side}x{args.side} tori, {args.pattern}, {args.pe_ports} PEs per node",
         [(runs[kind]["network"], runs[kind]["points"], {}) for kind in kinds])],
         unit="flits/node/cycle", scale=args.pe_ports)
-    both = plot_routings(args.pattern)
+    both = plot_routings(args.pattern) if not args.out else None
     if both:
         print(f"both routings plotted in {both}", file=sys.stderr)
     print(json.dumps({kind: {key: runs[kind][key] for key in
