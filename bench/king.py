@@ -128,6 +128,20 @@ def plot_routings(pattern: str) -> Path | None:
     return out
 
 
+def offered_loads(text: str) -> tuple[float, ...]:
+    """``--loads``: comma-separated offered loads, each a positive number."""
+    loads = []
+    for item in text.split(","):
+        try:
+            load = float(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{item!r} is not a number") from None
+        if not 0 < load < float("inf"):
+            raise argparse.ArgumentTypeError(f"{item!r}: each load must be a finite number above 0")
+        loads.append(load)
+    return tuple(loads)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", default="T,DT,KT")
@@ -143,11 +157,15 @@ def main() -> None:
                         help="adaptive: VCs per link (002: 2), for diagnosis")
     parser.add_argument("--buffer-depth", type=int,
                         help="adaptive: flits per VC (002: 16, the port's 32 shared)")
-    parser.add_argument("--loads", type=lambda text: tuple(float(v) for v in text.split(",")),
-                        help="offered loads, flits/node/cycle, comma-separated (default: a "
-                        "grid per kind up to past 002's bound)")
+    parser.add_argument("--loads", type=offered_loads,
+                        help="offered loads, flits/node/cycle, comma-separated, each above 0 "
+                        "and at most --pe-ports (default: a grid per kind up to past 002's "
+                        "bound)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.loads and max(args.loads) > args.pe_ports:
+        parser.error(f"--loads {max(args.loads)}: a node injects at most --pe-ports "
+                     f"({args.pe_ports}) flits per cycle")
     adaptive = args.routing == "adaptive"
     name = "king-adaptive" if adaptive else "king"
     suffix = "" if args.pattern == "uniform" else f"-{args.pattern}"
