@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from twinnet.gen import fpga
@@ -60,11 +61,19 @@ KING = king_network_from_dict({"kind": "KT", "side": 8, "escape": "dateline"})
 #: two VCs per link, VC 0 the escape, VC 1 adaptive; the route result holds the two grades.
 KING_2S = king_network_from_dict({"kind": "KT", "side": 8, "routing": "2s"})
 
-#: Name → a function building the router to measure.
+#: Name → a function building the router to measure; ``-p3`` names the same router with
+#: ``pipeline=3`` (the split router, 3 cycles per hop).
 CONFIGS = {"default": lambda: Router(CONFIG, HeaderRouteCompute),
            "small-buffers": lambda: Router(CONFIG_SMALL, HeaderRouteCompute),
            "king-kt8": lambda: king.router(KING, king.router_ports(KING, (0, 0))),
-           "king-kt8-2s": lambda: king.router(KING_2S, king.router_ports(KING_2S, (0, 0)))}
+           "king-kt8-2s": lambda: king.router(KING_2S, king.router_ports(KING_2S, (0, 0))),
+           "default-p3": lambda: Router(replace(CONFIG, pipeline=3), HeaderRouteCompute),
+           "small-buffers-p3": lambda: Router(replace(CONFIG_SMALL, pipeline=3),
+                                              HeaderRouteCompute),
+           "king-kt8-p3": lambda: king.router(replace(KING, pipeline=3),
+                                              king.router_ports(KING, (0, 0))),
+           "king-kt8-2s-p3": lambda: king.router(replace(KING_2S, pipeline=3),
+                                                 king.router_ports(KING_2S, (0, 0)))}
 
 
 def cpu_seconds() -> float:

@@ -64,7 +64,8 @@ PRESETS.update({
 #: Command-line flags (argparse destinations) and the configuration keys they set.
 FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mode": "mode",
          "flit_width": "flit_width", "packet_length": "packet_length",
-         "buffer_depth": "buffer_depth", "split": "split", "internal_ports": "internal_ports",
+         "buffer_depth": "buffer_depth", "pipeline": "pipeline", "split": "split",
+         "internal_ports": "internal_ports",
          "kind": "kind", "side": "side", "routing": "routing", "escape": "escape",
          "pe_ports": "pe_ports", "vcs": "vcs", "broadcast": "broadcast", "ties": "ties",
          "twist": "twists"}
@@ -133,6 +134,10 @@ def add_network_args(parser) -> None:
                         help="flits per packet (default 4)")
     parser.add_argument("--buffer-depth", type=parse.integer,
                         help="flits per input VC (default 2 x packet length)")
+    parser.add_argument("--pipeline", type=parse.integer,
+                        help="router microarchitecture, by its cycles per hop: 2 (compact, "
+                             "the default) or 3 (split: allocation and crossbar in separate "
+                             "cycles, for a higher Fmax)")
     fat = parser.add_argument_group("fat-tree")
     fat.add_argument("--split", type=parse.name,
                      help="how each twin switch's 2k ports are split between its halves α and "

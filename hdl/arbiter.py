@@ -45,11 +45,15 @@ class RoundRobinArbiter(wiring.Component):
             return m
 
         # `above` marks the requesters strictly after the last advancing grant; they come first.
-        # Lowest set bit via x & (~x + 1): a carry chain instead of an n-way priority encoder.
+        # Lowest set bit by a prefix OR in LUTs: a carry chain (x & -x) would stop the
+        # synthesiser from merging the priority logic with the requests in front of it.
         above = Signal(n)
         masked = self.requests & above
-        first_masked = (masked & (~masked + 1))[:n]
-        first_any = (self.requests & (~self.requests + 1))[:n]
+
+        def lowest(value):
+            return Cat(value[i] & ~value[:i].any() if i else value[0] for i in range(n))
+
+        first_masked, first_any = lowest(masked), lowest(self.requests)
         m.d.comb += self.grant.eq(Mux(masked.any(), first_masked, first_any))
         with m.If(self.advance & self.requests.any()):
             # Bit i is above the new grant when the grant is at some j < i.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from twinnet.model import checks
+from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINES, check_pipeline  # noqa: F401
 
 #: Port roles: a link to another router, the link between the two halves of a twin router (a
 #: card pair or a twin switch), and a processing element.
@@ -87,6 +88,8 @@ class RouterConfig:
             counter saturates at its largest value.
         source_width, kind_width: bits of the head flit's source and packet-kind fields,
             carried for the PEs (the router does not read them; >= 0).
+        pipeline: the microarchitecture, by its zero-load cycles per hop (one of
+            :data:`PIPELINES`): 2 (default) or 3 (see ``docs/router.md``).
     """
 
     flit_width: int
@@ -95,6 +98,7 @@ class RouterConfig:
     source_width: int = 0
     kind_width: int = 0
     drop_count_width: int = DROP_COUNT_WIDTH
+    pipeline: int = DEFAULT_PIPELINE
 
     def __post_init__(self):
         checks.check_int("flit_width", self.flit_width, minimum=1)
@@ -102,6 +106,7 @@ class RouterConfig:
         checks.check_int("source_width", self.source_width, minimum=0)
         checks.check_int("kind_width", self.kind_width, minimum=0)
         checks.check_int("drop_count_width", self.drop_count_width, minimum=1, maximum=64)
+        check_pipeline("pipeline", self.pipeline)
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
             raise TypeError(f"ports must be a sequence of PortConfig, not {self.ports!r}")
         ports = tuple(self.ports)
@@ -153,13 +158,13 @@ class RouterConfig:
         return {"flit_width": self.flit_width, "packet_length": self.packet_length,
                 "ports": [port.to_dict() for port in self.ports],
                 "source_width": self.source_width, "kind_width": self.kind_width,
-                "drop_count_width": self.drop_count_width}
+                "drop_count_width": self.drop_count_width, "pipeline": self.pipeline}
 
     @classmethod
     def from_dict(cls, values: dict) -> "RouterConfig":
         """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
         allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width",
-                   "drop_count_width"}
+                   "drop_count_width", "pipeline"}
         unknown = set(values) - allowed
         if unknown:
             raise ValueError(f"unknown router configuration keys {sorted(unknown)}; "

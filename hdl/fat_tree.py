@@ -63,7 +63,7 @@ def router(network: FatTreeNetworkConfig, stage: int, half: str | None) -> Route
     ports += [PortConfig("internal", 1, network.depth, name=internal_label(j)) for j in range(r)]
     config = RouterConfig(network.flit_width, network.packet_length, tuple(ports),
                           source_width=max(1, (tree.terminal_count - 1).bit_length()),
-                          drop_count_width=DROP_COUNT_WIDTH)
+                          drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline)
     route = functools.partial(FatTreeRouteCompute, tree=tree, external_ports=external,
                               internal_port_count=r)
     return Router(config, route)

@@ -41,7 +41,8 @@ def router(network: KingNetworkConfig, ports: tuple[str, ...]) -> Router:
                     PortConfig("network", network.vc_count, network.depth, bubble=bubble,
                                name=verilog_label(port)) for port in ports)
     config = RouterConfig(network.flit_width, network.packet_length, configs,
-                          source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH)
+                          source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH,
+                          pipeline=network.pipeline)
     return Router(config, functools.partial(KingRouteCompute, network=network, ports=ports))
 
 

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from . import checks
 from .deadlock import ChannelDependencyGraph
-from .sizes import RouterSizes
+from .sizes import DEFAULT_PIPELINE, RouterSizes, check_pipeline
 from .twin_switch import TwinSwitch
 
 ROUTINGS = ("destro", "random")
@@ -513,6 +513,7 @@ class FatTreeNetworkConfig(RouterSizes):
     flit_width: int = 32
     packet_length: int = 4
     buffer_depth: int | None = None
+    pipeline: int = DEFAULT_PIPELINE
     split_name: str | None = "optimal"
 
     def __post_init__(self):
@@ -558,12 +559,13 @@ class FatTreeNetworkConfig(RouterSizes):
                           or [sorted(split.alpha) for split in self.splits]),
                 "internal_ports": self.internal_port_count if self.is_twin else None,
                 "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
+                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
+                "pipeline": self.pipeline}
 
 
 #: Keys a fat-tree description may hold.
 FAT_TREE_KEYS = ("topology", "k", "n", "split", "internal_ports", "flit_width", "packet_length",
-                 "buffer_depth")
+                 "buffer_depth", "pipeline")
 
 
 def fat_tree_network_from_dict(values: dict, labels: dict | str = "configuration"
@@ -630,6 +632,8 @@ def fat_tree_network_from_dict(values: dict, labels: dict | str = "configuration
                          ("buffer_depth", MAX_BUFFER_DEPTH)):
         if values.get(key) is not None:
             sizes[key] = checks.check_int(names[key], values[key], minimum=1, maximum=maximum)
+    sizes["pipeline"] = check_pipeline(names.get("pipeline", "pipeline"),
+                                       values.get("pipeline", DEFAULT_PIPELINE))
     length = sizes.get("packet_length", 4)
     if sizes.get("buffer_depth", 2 * length) < length:
         raise ValueError(f"{names['buffer_depth']} must be >= {length} flits to hold one "

@@ -64,7 +64,7 @@ from .king import (
     scheme_channels,
     wraps,
 )
-from .sizes import RouterSizes, sizes_from_dict
+from .sizes import DEFAULT_PIPELINE, RouterSizes, sizes_from_dict
 
 #: Routing → the kinds it applies to.
 ROUTINGS = {"dor": ("M", "T"), "diagonal": ("DM", "DT"), "knaive": ("KM", "KT"),
@@ -81,7 +81,7 @@ MAX_SIDE = 32
 MAX_PE_PORTS = 8
 #: Keys a king description may hold.
 KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast",
-             "ties", "flit_width", "packet_length", "buffer_depth")
+             "ties", "flit_width", "packet_length", "buffer_depth", "pipeline")
 #: How DT breaks ties between equally short wrap-around images (002 Alg. 1).
 TIES = ("first", "lfsr")
 #: The kinds broadcast applies to (002 §3.3.4).
@@ -128,6 +128,7 @@ class KingNetworkConfig(RouterSizes):
     flit_width: int = 32
     packet_length: int = 4
     buffer_depth: int | None = None
+    pipeline: int = DEFAULT_PIPELINE
 
     def __post_init__(self):
         if not isinstance(self.topology, KingConfig):
@@ -254,7 +255,8 @@ class KingNetworkConfig(RouterSizes):
                 "routing": self.routing, "escape": self.escape, "pe_ports": self.pe_ports,
                 "vcs": self.vcs, "broadcast": self.broadcast, "ties": self.ties,
                 "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
+                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
+                "pipeline": self.pipeline}
 
     def node_of(self, terminal: int) -> tuple[int, int]:
         """The router of terminal ``terminal``."""

@@ -20,10 +20,12 @@ from . import checks
 from .sizes import (  # noqa: F401 (the limits are part of this module's interface)
     DEFAULT_FLIT_WIDTH,
     DEFAULT_PACKET_LENGTH,
+    DEFAULT_PIPELINE,
     MAX_BUFFER_DEPTH,
     MAX_FLIT_WIDTH,
     MAX_PACKET_LENGTH,
     RouterSizes,
+    check_pipeline,
 )
 from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusConfig, default_configuration
 
@@ -47,12 +49,15 @@ class TwinNetworkConfig(RouterSizes):
         packet_length: flits per packet, L (virtual cut-through, fixed length).
         buffer_depth: flits per input VC; ``None`` picks ``2 * packet_length`` (bubble mode
             needs two packets on ring links; elsewhere it lets a link stream back to back).
+        pipeline: the routers' zero-load cycles per hop, 2 (the compact router, default) or 3
+            (the split router, built for Fmax).
     """
 
     topology: TwinTorusConfig
     flit_width: int = DEFAULT_FLIT_WIDTH
     packet_length: int = DEFAULT_PACKET_LENGTH
     buffer_depth: int | None = None
+    pipeline: int = DEFAULT_PIPELINE
 
     def __post_init__(self):
         if not isinstance(self.topology, TwinTorusConfig):
@@ -64,6 +69,7 @@ class TwinNetworkConfig(RouterSizes):
             need = self.packet_length * (2 if self.topology.mode == "bubble" else 1)
             checks.check_int("buffer_depth", self.buffer_depth, minimum=need,
                              maximum=max(need, MAX_BUFFER_DEPTH))
+        check_pipeline("pipeline", self.pipeline)
         header = self.destination_width + self.source_width
         if header > self.flit_width:
             raise ValueError(f"flit_width must be >= {header} bits to hold the head flit's "
@@ -99,12 +105,13 @@ class TwinNetworkConfig(RouterSizes):
                 if self.topology.configuration.name else
                 ",".join(str(p) for p in self.topology.configuration.ports_of(0)),
                 "mode": self.topology.mode, "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
+                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
+                "pipeline": self.pipeline}
 
 
 #: Keys a twin-network description may hold (``n``/``k`` or ``radices``).
 TWIN_NETWORK_KEYS = ("topology", "n", "k", "radices", "configuration", "mode", "flit_width",
-                     "packet_length", "buffer_depth")
+                     "packet_length", "buffer_depth", "pipeline")
 
 
 def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
@@ -188,6 +195,8 @@ def twin_network_from_dict(values: dict, labels: dict | str = "configuration"
                          ("buffer_depth", MAX_BUFFER_DEPTH)):
         if values.get(key) is not None:  # None: the default (to_dict writes it so)
             sizes[key] = checks.check_int(names[key], values[key], minimum=1, maximum=maximum)
+    sizes["pipeline"] = check_pipeline(names.get("pipeline", "pipeline"),
+                                       values.get("pipeline", DEFAULT_PIPELINE))
     length = sizes.get("packet_length", DEFAULT_PACKET_LENGTH)
     if "buffer_depth" in sizes:
         need = length * (2 if twin.mode == "bubble" else 1)

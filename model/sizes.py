@@ -1,8 +1,9 @@
-"""What every family's network configuration shares: the routers' sizes.
+"""What every family's network configuration shares: the routers' sizes and microarchitecture.
 
 :class:`RouterSizes` is a mixin for the configuration dataclasses, which hold the fields
-``flit_width``, ``packet_length`` (flits per packet) and ``buffer_depth`` (flits per input VC,
-``None`` for the default of two packets).
+``flit_width``, ``packet_length`` (flits per packet), ``buffer_depth`` (flits per input VC,
+``None`` for the default of two packets) and ``pipeline`` (the router's zero-load cycles per
+hop, one of :data:`PIPELINES`).
 """
 
 from . import checks
@@ -16,12 +17,22 @@ MAX_FLIT_WIDTH = 1024
 MAX_PACKET_LENGTH = 64
 #: Flits per input-VC buffer (every buffer holds at least one packet, two on bubble ports).
 MAX_BUFFER_DEPTH = 256
+#: Router microarchitectures, named by their zero-load latency in cycles per hop: 2, the
+#: compact router (allocation, switch allocation and crossbar in one cycle); 3, the split
+#: router (allocation in one cycle, crossbar traversal in the next), built for Fmax.
+PIPELINES = (2, 3)
+DEFAULT_PIPELINE = 2
+
+
+def check_pipeline(name: str, value) -> int:
+    """Return ``value`` if it is one of :data:`PIPELINES`, else raise naming ``name``."""
+    return checks.check_int(name, value, minimum=min(PIPELINES), maximum=max(PIPELINES))
 
 
 def sizes_from_dict(values: dict, names: dict, *, bubble: bool = False) -> dict:
-    """``flit_width``, ``packet_length`` and ``buffer_depth`` (None: the default) from plain
-    values, each checked against its limit; a buffer must hold a packet, two with the
-    ``bubble``. ``names`` labels each key in messages. Raises ``TypeError``/``ValueError``."""
+    """``flit_width``, ``packet_length``, ``buffer_depth`` (None: the default) and ``pipeline``
+    from plain values, each checked against its limit; a buffer must hold a packet, two with
+    the ``bubble``. ``names`` labels each key in messages. Raises ``TypeError``/``ValueError``."""
     flit_width = checks.check_int(names.get("flit_width", "flit_width"),
                                   values.get("flit_width", DEFAULT_FLIT_WIDTH), minimum=1,
                                   maximum=MAX_FLIT_WIDTH)
@@ -34,7 +45,8 @@ def sizes_from_dict(values: dict, names: dict, *, bubble: bool = False) -> dict:
         buffer_depth = checks.check_int(names.get("buffer_depth", "buffer_depth"), buffer_depth,
                                         minimum=need, maximum=max(need, MAX_BUFFER_DEPTH))
     return {"flit_width": flit_width, "packet_length": packet_length,
-            "buffer_depth": buffer_depth}
+            "buffer_depth": buffer_depth, "pipeline": check_pipeline(
+                names.get("pipeline", "pipeline"), values.get("pipeline", DEFAULT_PIPELINE))}
 
 
 class RouterSizes:
@@ -43,6 +55,7 @@ class RouterSizes:
     flit_width: int
     packet_length: int
     buffer_depth: int | None
+    pipeline: int
 
     def check_sizes(self) -> None:
         """Raise ``TypeError``/``ValueError`` for a size that is not a positive integer, or a
@@ -51,6 +64,7 @@ class RouterSizes:
         checks.check_int("packet_length", self.packet_length, minimum=1)
         if self.buffer_depth is not None:
             checks.check_int("buffer_depth", self.buffer_depth, minimum=self.packet_length)
+        check_pipeline("pipeline", self.pipeline)
 
     @property
     def depth(self) -> int:
@@ -61,7 +75,8 @@ class RouterSizes:
     def size_suffix(self) -> str:
         """Every size that differs from the default, for a network's name, so that two
         networks whose Verilog differs never share a name: ``_w64`` (64-bit flits), ``_l8``
-        (8-flit packets), ``_d24`` (buffers of 24 flits where two packets is the default)."""
+        (8-flit packets), ``_d24`` (buffers of 24 flits where two packets is the default),
+        ``_p3`` (the split router)."""
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
@@ -69,4 +84,11 @@ class RouterSizes:
             suffix += f"_l{self.packet_length}"
         if self.depth != 2 * self.packet_length:
             suffix += f"_d{self.depth}"
+        if self.pipeline != DEFAULT_PIPELINE:
+            suffix += f"_p{self.pipeline}"
         return suffix
+
+    def sizes_dict(self) -> dict:
+        """The sizes as written, for a configuration's ``to_dict``."""
+        return {"flit_width": self.flit_width, "packet_length": self.packet_length,
+                "buffer_depth": self.buffer_depth, "pipeline": self.pipeline}

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from . import checks
 from .deadlock import ChannelDependencyGraph
-from .sizes import RouterSizes, sizes_from_dict
+from .sizes import DEFAULT_PIPELINE, RouterSizes, sizes_from_dict
 from .torus import dimension_name
 from .twist import TwistedTorusConfig, parse_dimension_pair, routing_path, theorem_violations
 
@@ -41,7 +41,7 @@ MAX_NODES = 1024
 MAX_RADIX = 64
 #: Keys a twisted-torus description may hold.
 TWISTED_KEYS = ("topology", "radices", "twists", "escape", "flit_width", "packet_length",
-                "buffer_depth")
+                "buffer_depth", "pipeline")
 Hop = tuple[tuple[int, ...], int, int]  # (node, dimension, sign)
 
 
@@ -67,6 +67,7 @@ class TwistedNetworkConfig(RouterSizes):
     flit_width: int = 32
     packet_length: int = 4
     buffer_depth: int | None = None
+    pipeline: int = DEFAULT_PIPELINE
 
     def __post_init__(self):
         if not isinstance(self.topology, TwistedTorusConfig):
@@ -113,7 +114,8 @@ class TwistedNetworkConfig(RouterSizes):
                 "twists": {dimension_name(j) + dimension_name(k): t
                            for j, k, t in self.topology.twists},
                 "escape": self.escape, "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth}
+                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
+                "pipeline": self.pipeline}
 
     def node_of(self, terminal: int) -> tuple[int, ...]:
         node, result = terminal, []

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1377 in ``VALUE_FLAGS``, 178 missing values, 259
+Case count (pytest items, one per case): 1427 in ``VALUE_FLAGS``, 183 missing values, 259
 combinations, 170 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2003 in all (``test_case_count`` keeps this sentence honest).
+this count — 2058 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -342,6 +342,7 @@ VALUE_FLAGS = [
     (NETWORK, "--flit-width", INTEGER + [above(MAX_FLIT_WIDTH)], ()),
     (NETWORK, "--packet-length", INTEGER + [above(MAX_PACKET_LENGTH)], ()),
     (NETWORK, "--buffer-depth", INTEGER + [above(MAX_BUFFER_DEPTH)], ()),
+    (NETWORK, "--pipeline", INTEGER + [above(3)], ()),  # 2 or 3 cycles per hop
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
     (("gen", "sim", "sweep", "demo", "board build"), "--out", EMPTY_PATH, ()),

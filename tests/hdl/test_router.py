@@ -7,7 +7,7 @@ from amaranth.hdl import Fragment, Module
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from twinnet.hdl.config import PortConfig, RouterConfig
+from twinnet.hdl.config import PIPELINES, PortConfig, RouterConfig
 from twinnet.hdl.header_route import HeaderRouteCompute
 from twinnet.hdl.route_compute import RouteCompute
 from twinnet.hdl.router import Router
@@ -54,11 +54,13 @@ def out_valid(ctx, dut, port):
     return ctx.get(stream.valid if CONFIG.ports[port].is_pe else stream.flit.valid)
 
 
+@pytest.mark.parametrize("pipeline", PIPELINES)
 @pytest.mark.parametrize("src, dst", [(0, 1), (2, 0), (1, 2), (0, 0)])
-def test_zero_load_latency_is_two_cycles(src, dst):
-    """A head flit driven in cycle 0 is on the output in cycle 2 (003 §7.1 router; see
-    docs/router.md)."""
-    dut = Router(CONFIG, HeaderRouteCompute)
+def test_zero_load_latency_is_the_pipeline_depth(src, dst, pipeline):
+    """A head flit driven in cycle 0 is on the output in cycle ``pipeline``: 2 for the compact
+    router (003 §7.1 router), 3 for the split one (see docs/router.md); the body follows one
+    flit per cycle."""
+    dut = Router(dataclasses.replace(CONFIG, pipeline=pipeline), HeaderRouteCompute)
 
     async def bench(ctx):
         if CONFIG.ports[dst].is_pe:
@@ -75,16 +77,17 @@ def test_zero_load_latency_is_two_cycles(src, dst):
                 flit = stream.payload if CONFIG.ports[dst].is_pe else stream.flit.payload
                 seen.append((cycle, ctx.get(flit.data)))
             await ctx.tick()
-        assert seen == [(2, words[0]), (3, words[1]), (4, words[2])]
+        assert seen == [(pipeline + i, word) for i, word in enumerate(words)]
 
     simulate(dut, bench)
 
 
-def test_malformed_packets_are_dropped_counted_and_credited():
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_malformed_packets_are_dropped_counted_and_credited(pipeline):
     """Port 3 does not exist on a 3-port router; VC 1 does not exist on port 1; a bubble move
     toward a port without bubble buffers is refused. All three are drained (link credits
     come back for every flit), counted, and a good packet behind them still goes through."""
-    dut = Router(CONFIG, HeaderRouteCompute)
+    dut = Router(dataclasses.replace(CONFIG, pipeline=pipeline), HeaderRouteCompute)
 
     async def bench(ctx):
         packets = [head(dut, port=3), head(dut, port=1, vc=1), head(dut, port=1, bubble=1),
@@ -109,10 +112,11 @@ def test_malformed_packets_are_dropped_counted_and_credited():
     simulate(dut, bench)
 
 
-def test_drop_counter_saturates_at_its_width():
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_drop_counter_saturates_at_its_width(pipeline):
     """A 2-bit ``drop_count`` counts 0, 1, 2, 3 and then stays at 3 (hand count: five
     malformed packets); a network's routers use 32 bits so that the network's total is exact."""
-    config = dataclasses.replace(CONFIG, drop_count_width=2)
+    config = dataclasses.replace(CONFIG, drop_count_width=2, pipeline=pipeline)
     dut = Router(config, HeaderRouteCompute)
     assert len(dut.drop_count) == 2
 
@@ -155,10 +159,11 @@ class OffsetRouteCompute(RouteCompute):
         return m
 
 
-def test_static_inputs_reach_every_route_compute():
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_static_inputs_reach_every_route_compute(pipeline):
     """The router exposes the routing function's static layout as its `node_static` input and
     wires it to the route compute of every input port."""
-    dut = Router(CONFIG, OffsetRouteCompute)
+    dut = Router(dataclasses.replace(CONFIG, pipeline=pipeline), OffsetRouteCompute)
     assert dut.signature.members["node_static"].shape == data.StructLayout({"here": 2})
     plain = Router(CONFIG, HeaderRouteCompute)
     assert "node_static" not in plain.signature.members
@@ -185,10 +190,12 @@ def test_static_inputs_reach_every_route_compute():
     simulate(dut, bench)
 
 
-def test_pe_injection_vc_out_of_range_is_dropped():
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_pe_injection_vc_out_of_range_is_dropped(pipeline):
     """A PE port with 3 VCs has a 2-bit VC field; VC 3 does not exist: drop and count."""
     config = RouterConfig(16, 2, (PortConfig("network", vc_count=1, buffer_depth=2),
-                                  PortConfig("pe", vc_count=3, buffer_depth=2)))
+                                  PortConfig("pe", vc_count=3, buffer_depth=2)),
+                          pipeline=pipeline)
     dut = Router(config, HeaderRouteCompute)
     fields = Fields(dut.flit_format.describe()["head"])
 

@@ -9,15 +9,14 @@ formulas (not read from the model).
 """
 
 import os
-from pathlib import Path
 
 import pytest
+from variants import BUILD, pipeline_of
 
 from twinnet.gen.families import FAMILIES
 from twinnet.model.fat_tree import fat_tree_network_from_dict
 from twinnet.sim_tb import network_sim, runner
 
-BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 FAMILY = FAMILIES["fat-tree"]
 
 #: (k, n, split, r) per case: the acceptance matrix of (k, n) = (2, 3), (4, 2), (4, 3) with
@@ -27,6 +26,9 @@ CASES = {f"ft-{k}x{n}-{split}-r{r}": (k, n, split, r)
          for k, n in ((2, 3), (4, 2), (4, 3)) for split in ("optimal", "down-alpha")
          for r in (1, 2)}
 CASES["ft-4x2-plain"] = (4, 2, "plain", 1)
+# The split router (3 cycles per hop).
+CASES["ft-4x2-optimal-r1-split"] = (4, 2, "optimal", 1)
+CASES["ft-2x3-down-alpha-r2-split"] = (2, 3, "down-alpha", 2)
 
 #: The (case, simulator) runs of the default suite: every split, r and plain on each
 #: simulator, on the 8- and 16-terminal trees. The rest of the matrix (the 64-terminal trees
@@ -34,12 +36,14 @@ CASES["ft-4x2-plain"] = (4, 2, "plain", 1)
 DEFAULT = {("ft-2x3-optimal-r1", "icarus"), ("ft-2x3-down-alpha-r2", "icarus"),
            ("ft-4x2-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
            ("ft-4x2-optimal-r1", "verilator"), ("ft-4x2-down-alpha-r1", "verilator"),
-           ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator")}
+           ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator"),
+           ("ft-4x2-optimal-r1-split", "verilator"), ("ft-2x3-down-alpha-r2-split", "verilator")}
 
 
 def config(name: str):
     k, n, split, r = CASES[name]
-    return fat_tree_network_from_dict({"k": k, "n": n, "split": split, "internal_ports": r})
+    return fat_tree_network_from_dict({"k": k, "n": n, "split": split, "internal_ports": r,
+                                       "pipeline": pipeline_of(name)})
 
 
 def simulate(name: str, simulator: str, tests: dict) -> tuple[dict, dict]:

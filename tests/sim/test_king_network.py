@@ -16,9 +16,9 @@ in hardware.
 
 import os
 import random
-from pathlib import Path
 
 import pytest
+from variants import BUILD, PIPELINE, pipeline_of
 
 from twinnet.gen.families import FAMILIES
 from twinnet.model.king import KINDS, distance_summary
@@ -26,7 +26,6 @@ from twinnet.model.king_network import ROUTINGS, king_network_from_dict
 from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import network_sim, runner
 
-BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 FAMILY = FAMILIES["king"]
 
 #: name → configuration: every kind with its routing, bubble and dateline on the tori, at
@@ -52,18 +51,22 @@ CASES = {
     "KT5-hop-by-hop": {"kind": "KT", "side": 5, "routing": "hop-by-hop"},
     "DT5-lfsr": {"kind": "DT", "side": 5, "ties": "lfsr"},
     "DT4-lfsr-dateline": {"kind": "DT", "side": 4, "ties": "lfsr", "escape": "dateline"},
+    # The split router (3 cycles per hop): adaptive (2S) and deterministic (Knaive).
+    "KT5-2s-split": {"kind": "KT", "side": 5, "routing": "2s"},
+    "KM5-split": {"kind": "KM", "side": 5},
 }
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
 DEFAULT = {("KT5", "icarus"), ("DT5-lfsr", "icarus"), ("KM5", "verilator"),
            ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
-           ("KT5-2s", "verilator"), ("DT5-hop-by-hop", "verilator")}
+           ("KT5-2s", "verilator"), ("DT5-hop-by-hop", "verilator"),
+           ("KT5-2s-split", "verilator"), ("KM5-split", "verilator")}
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:
     reason = runner.missing(simulator)
     if reason:
         pytest.skip(reason)
-    network = king_network_from_dict(CASES[name])
+    network = king_network_from_dict({**CASES[name], "pipeline": pipeline_of(name)})
     return network_sim.simulate(network, simulator, BUILD / f"king-{name}-{simulator}", tests,
                                 family=FAMILY)
 
@@ -73,7 +76,7 @@ def simulate(name: str, simulator: str, tests: dict) -> dict:
 def test_every_hop_follows_the_model(name, simulator):
     if (name, simulator) not in DEFAULT and not os.environ.get("TWINNET_SLOW_TESTS"):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
-    network = king_network_from_dict(CASES[name])
+    network = king_network_from_dict({**CASES[name], "pipeline": pipeline_of(name)})
     # Adaptive routing: uniform traffic near saturation, so that packets also wait for and
     # take their escape moves (and, with DT's LFSR ties, the ties vary a pair's paths).
     rate = 0.3 if network.adaptive else 0.02
@@ -116,7 +119,8 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     (beyond saturation) on the 8x8 torus and king torus with the bubble: the watchdog never
     fires, every packet is delivered once, intact, in order, and the network drains. Then
     every other pattern at a moderate load, and all-pairs (exactly 64 x 63 packets)."""
-    network = king_network_from_dict({"kind": kind, "side": 8, "escape": "bubble"})
+    network = king_network_from_dict({"kind": kind, "side": 8, "escape": "bubble",
+                                      "pipeline": PIPELINE})
     rate = 1 / network.packet_length
     points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 20_000,
                "drain_limit": 0} for pattern in ("uniform", "tornado")]
@@ -144,7 +148,8 @@ def test_2s_drains_beyond_saturation(side, cycles):
     rewritten header are caught."""
     if not os.environ.get("TWINNET_SLOW_TESTS"):  # a Verilator build of the harness
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
-    network = king_network_from_dict({"kind": "KT", "side": side, "routing": "2s"})
+    network = king_network_from_dict({"kind": "KT", "side": side, "routing": "2s",
+                                      "pipeline": PIPELINE})
     nodes = side * side
     rate = 1 / network.packet_length
     points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": cycles,
@@ -170,7 +175,8 @@ def test_dor_on_t8_without_escape_deadlocks():
     """Plain DOR on the 8x8 torus with one VC and no bubble: tornado traffic at saturation
     fills an x ring whose packets all wait for the next buffer of the same ring, and the
     watchdog reports the deadlock (the model's check finds the cycle too)."""
-    network = king_network_from_dict({"kind": "T", "side": 8, "escape": "none"})
+    network = king_network_from_dict({"kind": "T", "side": 8, "escape": "none",
+                                      "pipeline": PIPELINE})
     assert not FAMILY.deadlock(network)["deadlock_free"]
     with pytest.raises(network_sim.SimulationFailed) as failure:
         traffic("T8-none", network, [{"pattern": "tornado", "rate": 1 / network.packet_length,
@@ -187,6 +193,7 @@ BROADCAST = {
     "KT6-b": ({"kind": "KT", "side": 6, "broadcast": True}, ("verilator",)),
     "KT5-2s-b": ({"kind": "KT", "side": 5, "routing": "2s", "broadcast": True},
                  ("verilator",)),
+    "KT6-b-split": ({"kind": "KT", "side": 6, "broadcast": True}, ("verilator",)),
 }
 
 
@@ -199,12 +206,12 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     one the model's forwarding rule crosses (:func:`twinnet.model.king.broadcast_sends`), on
     the broadcast VC; every unicast packet as ever. Then 2,000 cycles of saturating uniform
     traffic of which a tenth are broadcasts drain without tripping the watchdog."""
-    if name != "KT6-b" and not os.environ.get("TWINNET_SLOW_TESTS"):
+    if name not in ("KT6-b", "KT6-b-split") and not os.environ.get("TWINNET_SLOW_TESTS"):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing(simulator)
     if reason:
         pytest.skip(reason)
-    network = king_network_from_dict(BROADCAST[name][0])
+    network = king_network_from_dict({**BROADCAST[name][0], "pipeline": pipeline_of(name)})
     nodes = network.topology.node_count
     tests = {"broadcast_traffic": {"rate": 0.01},
              "saturation_drains": {"cycles": 2000, "broadcast_fraction": 0.1}}
@@ -235,7 +242,8 @@ def test_every_kind_and_routing_on_verilator(kind, side, routing):
     reason = runner.missing("verilator")
     if reason:
         pytest.skip(reason)
-    network = king_network_from_dict({"kind": kind, "side": side, "routing": routing})
+    network = king_network_from_dict({"kind": kind, "side": side, "routing": routing,
+                                      "pipeline": PIPELINE})
     rate = 0.1 if network.adaptive else 0.02
     results = network_sim.simulate(
         network, "verilator", BUILD / f"king-matrix-{kind}{side}-{routing}",
@@ -257,7 +265,8 @@ def test_broadcasts_in_saturating_traffic_drain_on_kt8():
     reason = runner.missing("verilator")
     if reason:
         pytest.skip(reason)
-    network = king_network_from_dict({"kind": "KT", "side": 8, "broadcast": True})
+    network = king_network_from_dict({"kind": "KT", "side": 8, "broadcast": True,
+                                      "pipeline": PIPELINE})
     results = network_sim.simulate(
         network, "verilator", BUILD / "king-KT8-b-saturation",
         {"saturation_drains": {"cycles": 5000, "broadcast_fraction": 0.1}}, family=FAMILY)

@@ -5,6 +5,7 @@ runs the cocotb tests of :mod:`twinnet.sim_tb.router_cocotb`; the configuration 
 cocotb module as JSON, so the scoreboard uses the same parameters as the hardware.
 """
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -37,11 +38,16 @@ CONFIGS = {
                PortConfig("pe", vc_count=2, buffer_depth=5))),
 }
 
+# The same designs as split routers (pipeline 3).
+CONFIGS.update({f"{name}-p3": dataclasses.replace(config, pipeline=3)
+                for name, config in list(CONFIGS.items())})
+
 # The admission, fairness and throughput tests need one design; random traffic runs on both.
 TESTS = {
     "r5-vc2": ["random_traffic", "bubble_admission", "fairness", "throughput"],
     "r7-mixed": ["random_traffic"],
 }
+TESTS.update({f"{name}-p3": tests for name, tests in list(TESTS.items())})
 
 
 @pytest.mark.parametrize("simulator", runner.SIMULATORS)

@@ -5,17 +5,14 @@ the right terminal (the sinks' error counters are zero and received == injected,
 fails). The expected figures are hand calculations.
 """
 
-from pathlib import Path
 
 import pytest
+from variants import BUILD, PIPELINE
 
 from twinnet.model.fat_tree import fat_tree_network_from_dict
 from twinnet.model.network import twin_network_from_dict
 from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import network_sim, runner
-
-BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
-HOP_LATENCY = 2  # cycles per router at zero load (docs/network.md)
 
 
 def every_pattern(rate: float, measure: int) -> list[dict]:
@@ -44,7 +41,7 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     each completing with nothing lost; all-pairs sends exactly 16 x 15. Then the harness's
     three faults, each counted exactly once, and on/off against Bernoulli injection."""
     network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
-                                      "mode": "vc"})
+                                      "mode": "vc", "pipeline": PIPELINE})
     points = [{"pattern": "uniform", "rate": 0.003, "warmup": 200, "measure": 3000}]
     points += every_pattern(0.03, 400 if simulator == "verilator" else 200)
     points.append({"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": 15 * 32})
@@ -59,7 +56,9 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     misroute, duplicate, corrupt = results[len(points):len(points) + 3]
     zero_load = results[0]
     assert zero_load["measured_packets"] > 100
-    assert zero_load["mean_latency"] == pytest.approx(HOP_LATENCY * (32 / 15 + 1), abs=0.15)
+    # (Each router adds its pipeline's cycles: 2, or 3 with TWINNET_PIPELINE=3.)
+    assert zero_load["mean_latency"] == pytest.approx(network.pipeline * (32 / 15 + 1),
+                                                      abs=0.15)
     assert results[len(points) - 1]["packets"] == 16 * 15
     # Transpose: the 4 terminals on the diagonal send nothing, the other 12 send at 0.03.
     transpose = results[PATTERNS.index("transpose") + 1]
@@ -91,9 +90,9 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     cycle: the same points give the same counts, latencies and histograms on both engines
     (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
     a duplicated packet."""
-    network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
-                                      "mode": "vc"}) if family == "torus" else \
-        fat_tree_network_from_dict({"k": 2, "n": 3})
+    network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus", "mode": "vc",
+                                      "pipeline": PIPELINE}) if family == "torus" else \
+        fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
     points = [{"pattern": "uniform", "rate": 0.05, "warmup": 200, "measure": 1000},
               {"pattern": "uniform", "rate": 0.25, "warmup": 200, "measure": 1000},
               {"pattern": "tornado", "rate": 0.1, "warmup": 100, "measure": 500},
@@ -116,7 +115,7 @@ def test_fat_tree_all_pairs_and_saturation_on_icarus():
     """The 2-ary 3-tree of twin switches: all pairs (8 x 7 packets), then a saturating uniform
     load (every source queue fills up, packets are refused at the source, none is lost in the
     network) that drains, then every other pattern."""
-    network = fat_tree_network_from_dict({"k": 2, "n": 3})
+    network = fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
     results = run(network, "icarus", "ft-2x3", [
         {"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": 7 * 32},
         {"pattern": "uniform", "rate": 0.25, "warmup": 300, "measure": 1000},
@@ -134,7 +133,7 @@ def test_3dt_under_saturation_on_verilator():
     every pattern at a moderate load (54 terminals: the fixed patterns' non-power-of-two
     mappings of docs/traffic.md)."""
     network = twin_network_from_dict({"radices": [3, 3, 3], "configuration": "D",
-                                      "mode": "bubble"})
+                                      "mode": "bubble", "pipeline": PIPELINE})
     results = run(network, "verilator", "3dt-3x3x3", [
         {"pattern": "uniform", "rate": 0.25, "warmup": 1000, "measure": 5000},
         {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000},

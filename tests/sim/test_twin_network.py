@@ -13,22 +13,22 @@ import re
 from pathlib import Path
 
 import pytest
+from variants import BUILD, PIPELINE
 
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
 from twinnet.model.twin_routing import path
 from twinnet.sim_tb import network_sim, runner
 
-BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
-
-#: Router latency per hop at zero load and the fixed part of a PE-to-PE latency, as documented
-#: in docs/network.md (head accepted at the source PE port → head ejected at the destination).
-HOP_LATENCY = 2
+#: The fixed part of a PE-to-PE latency at zero load, as documented in docs/network.md (head
+#: accepted at the source PE port → head ejected at the destination); each router adds its
+#: pipeline's cycles per hop.
 LATENCY_CONSTANT = 0
 
 
 def network(radices, configuration, mode, **sizes) -> TwinNetworkConfig:
-    return TwinNetworkConfig(TwinTorusConfig(radices, configuration, mode), **sizes)
+    return TwinNetworkConfig(TwinTorusConfig(radices, configuration, mode),
+                             **{"pipeline": PIPELINE, **sizes})
 
 
 NETWORKS = {
@@ -45,7 +45,12 @@ NETWORKS["torus2-5x3-bubble"] = network((5, 3), "torus", "bubble")
 for _mode in ("vc", "bubble"):
     NETWORKS[f"ndt2-4x4-CBest-{_mode}"] = network((4, 4), "C_Best", _mode)
     NETWORKS[f"ndt4-3x3x2x2-CBest-{_mode}"] = network((3, 3, 2, 2), "C_Best", _mode)
-VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"))}
+# The split router (3 cycles per hop) in the default suite, zero-load latency included.
+NETWORKS["ndt3-k3-D-bubble-split"] = network((3, 3, 3), "D", "bubble", pipeline=3)
+NETWORKS["torus2-5x3-bubble-split"] = network((5, 3), "torus", "bubble", pipeline=3)
+NETWORKS["ndt3-k3-A-vc-split"] = network((3, 3, 3), "A", "vc", pipeline=3)
+VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"))
+                  or name.endswith("-split")}
 #: 3DT 4x4x4 on Icarus takes 1 to 2.5 minutes a case: the default suite runs it there once
 #: (D with the bubble) and all four on Verilator; the other three run on Icarus with
 #: TWINNET_SLOW_TESTS=1.
@@ -62,12 +67,13 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
         # A digit can be out of range, or (plain torus) the PE bit.
         tests["malformed_dropped"] = {"packets": 400, "malformed": 40}
     if simulator == "verilator" and name in ("ndt3-k4-D-vc", "ndt3-k4-D-bubble",
-                                             "ndt3-k3-A-vc", "ndt3-k3-A-bubble"):
+                                             "ndt3-k3-A-vc", "ndt3-k3-A-bubble",
+                                             "ndt3-k3-A-vc-split"):
         # 5,000 saturating cycles in the default suite (the scoreboard's Python is most of
         # the case's time), 20,000 with TWINNET_SLOW_TESTS=1.
         cycles = 20_000 if os.environ.get("TWINNET_SLOW_TESTS") else 5000
         tests["saturation_drains"] = {"cycles": cycles}
-    if simulator == "verilator" and name == "ndt3-k3-D-bubble":
+    if simulator == "verilator" and name in ("ndt3-k3-D-bubble", "ndt3-k3-D-bubble-split"):
         tests["zero_load_latency"] = {}
     return tests
 
@@ -105,7 +111,8 @@ def test_every_hop_matches_the_model(name, simulator):
         latencies = results["zero_load_latency"]["latencies"]
         assert len(latencies) == len(pes) * (len(pes) - 1)
         wrong = [(s, d, got) for s, d, got in latencies
-                 if got != len(path(twin, pes[s], pes[d])) * HOP_LATENCY + LATENCY_CONSTANT]
+                 if got != len(path(twin, pes[s], pes[d])) * config.pipeline
+                 + LATENCY_CONSTANT]
         assert wrong == []
 
 

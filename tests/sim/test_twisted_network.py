@@ -9,9 +9,9 @@ largest hop count the model's diameter: minimal routing over the twists, shown i
 """
 
 import os
-from pathlib import Path
 
 import pytest
+from variants import BUILD, PIPELINE, pipeline_of
 
 from twinnet.gen.families import FAMILIES
 from twinnet.model.traffic import PATTERNS
@@ -19,7 +19,6 @@ from twinnet.model.twist import metrics
 from twinnet.model.twisted_network import twisted_network_from_dict
 from twinnet.sim_tb import network_sim, runner
 
-BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 FAMILY = FAMILIES["twisted"]
 
 #: The issue's instances: 8x4 with t_YX = 0 and 4, 6x3 with t_YX = 3, 4x4x2 with one twist,
@@ -28,14 +27,17 @@ INSTANCES = {"8x4-t0": ([8, 4], ""), "8x4-tyx4": ([8, 4], "YX=4"),
              "6x3-tyx3": ([6, 3], "YX=3"), "4x4x2-tzx2": ([4, 4, 2], "ZX=2")}
 CASES = {f"{name}-{escape}": (radices, twists, escape)
          for name, (radices, twists) in INSTANCES.items() for escape in ("bubble", "dateline")}
+# The split router (3 cycles per hop).
+CASES["8x4-tyx4-bubble-split"] = CASES["8x4-tyx4-bubble"]
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
 DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("8x4-tyx4-dateline", "verilator"),
-           ("4x4x2-tzx2-bubble", "verilator")}
+           ("4x4x2-tzx2-bubble", "verilator"), ("8x4-tyx4-bubble-split", "verilator")}
 
 
 def network_of(name: str):
     radices, twists, escape = CASES[name]
-    return twisted_network_from_dict({"radices": radices, "twists": twists, "escape": escape})
+    return twisted_network_from_dict({"radices": radices, "twists": twists, "escape": escape,
+                                      "pipeline": pipeline_of(name)})
 
 
 @pytest.mark.parametrize("simulator", runner.SIMULATORS)
@@ -95,7 +97,7 @@ def test_a_twisted_ring_without_escape_deadlocks():
     if reason:
         pytest.skip(reason)
     network = twisted_network_from_dict({"radices": [8, 4], "twists": "YX=4",
-                                         "escape": "none"})
+                                         "escape": "none", "pipeline": PIPELINE})
     assert not FAMILY.deadlock(network)["deadlock_free"]
     with pytest.raises(network_sim.SimulationFailed) as failure:
         network_sim.simulate(network, "verilator", BUILD / "twisted-traffic-none",
