@@ -802,7 +802,8 @@ class Router(wiring.Component):
             if fanout:
                 # A broadcast copy takes the copy VC of each output.
                 copying = Signal(name=f"copying_{o}")
-                m.d.sync += copying.eq(copy_take[o])
+                with m.If(new_owner.any()):
+                    m.d.sync += copying.eq(copy_take[o])
                 vc_bits = Mux(copying, 1 << copy_vc[o], vc_bits)
             out_vc.append(Signal(vmax, name=f"out_vc_{o}"))
             m.d.comb += [out_vc[o].eq(vc_bits),
