@@ -51,15 +51,14 @@ CASES = {
     "KT5-hop-by-hop": {"kind": "KT", "side": 5, "routing": "hop-by-hop"},
     "DT5-lfsr": {"kind": "DT", "side": 5, "ties": "lfsr"},
     "DT4-lfsr-dateline": {"kind": "DT", "side": 4, "ties": "lfsr", "escape": "dateline"},
-    # The split router (3 cycles per hop): adaptive (2S) and deterministic (Knaive).
+    # The split router (3 cycles per hop), under adaptive routing (2S).
     "KT5-2s-split": {"kind": "KT", "side": 5, "routing": "2s"},
-    "KM5-split": {"kind": "KM", "side": 5},
 }
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
 DEFAULT = {("KT5", "icarus"), ("DT5-lfsr", "icarus"), ("KM5", "verilator"),
            ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
            ("KT5-2s", "verilator"), ("DT5-hop-by-hop", "verilator"),
-           ("KT5-2s-split", "verilator"), ("KM5-split", "verilator")}
+           ("KT5-2s-split", "verilator")}
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:

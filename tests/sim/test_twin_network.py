@@ -48,7 +48,6 @@ for _mode in ("vc", "bubble"):
 # The split router (3 cycles per hop) in the default suite, zero-load latency included.
 NETWORKS["ndt3-k3-D-bubble-split"] = network((3, 3, 3), "D", "bubble", pipeline=3)
 NETWORKS["torus2-5x3-bubble-split"] = network((5, 3), "torus", "bubble", pipeline=3)
-NETWORKS["ndt3-k3-A-vc-split"] = network((3, 3, 3), "A", "vc", pipeline=3)
 VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"))
                   or name.endswith("-split")}
 #: 3DT 4x4x4 on Icarus takes 1 to 2.5 minutes a case: the default suite runs it there once
@@ -67,8 +66,7 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
         # A digit can be out of range, or (plain torus) the PE bit.
         tests["malformed_dropped"] = {"packets": 400, "malformed": 40}
     if simulator == "verilator" and name in ("ndt3-k4-D-vc", "ndt3-k4-D-bubble",
-                                             "ndt3-k3-A-vc", "ndt3-k3-A-bubble",
-                                             "ndt3-k3-A-vc-split"):
+                                             "ndt3-k3-A-vc", "ndt3-k3-A-bubble"):
         # 5,000 saturating cycles in the default suite (the scoreboard's Python is most of
         # the case's time), 20,000 with TWINNET_SLOW_TESTS=1.
         cycles = 20_000 if os.environ.get("TWINNET_SLOW_TESTS") else 5000
