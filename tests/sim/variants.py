@@ -12,7 +12,8 @@ from pathlib import Path
 
 from twinnet.model.sizes import check_pipeline
 
-PIPELINE = check_pipeline("TWINNET_PIPELINE", int(os.environ.get("TWINNET_PIPELINE", "2")))
+_GIVEN = os.environ.get("TWINNET_PIPELINE", "2").strip()
+PIPELINE = check_pipeline("TWINNET_PIPELINE", int(_GIVEN) if _GIVEN.isdigit() else _GIVEN)
 
 #: Where the cases build: one folder per pipeline, so that a build never serves the other.
 BUILD = Path(__file__).resolve().parents[2] / "build" / (
