@@ -1,13 +1,14 @@
 """Round-robin arbiter."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model import checks
 
+from .checked import CheckedComponent
 
-class RoundRobinArbiter(wiring.Component):
+
+class RoundRobinArbiter(CheckedComponent):
     """Grant one of ``count`` requesters, rotating priority after each accepted grant.
 
     Ports:
@@ -21,12 +22,12 @@ class RoundRobinArbiter(wiring.Component):
     Fairness: a requester that keeps requesting is granted within ``count`` advancing grants.
     """
 
+    @classmethod
+    def check(cls, count: int) -> int:
+        return checks.check_int("count", count, minimum=1)
+
     def __init__(self, count: int):
-        try:
-            self.count = checks.check_int("count", count, minimum=1)
-        except (TypeError, ValueError):
-            self._MustUse__silence = True  # a rejected component is not an unused one
-            raise
+        self.count = count
         super().__init__({"requests": In(count), "grant": Out(count), "advance": In(1)})
 
     def elaborate(self, platform):

@@ -85,20 +85,15 @@ class FatTreeRouteCompute(RouteCompute):
 
     def __init__(self, config: RouterConfig, in_port: int, *, tree: FatTreeConfig,
                  external_ports: tuple[int, ...], internal_port_count: int):
-        try:
-            external_ports = self._check(config, in_port, tree, external_ports,
-                                         internal_port_count)
-        except (TypeError, ValueError):
-            self._MustUse__silence = True  # a rejected component is not an unused one
-            raise
+        external_ports = self.checked
         self.tree, self.external_ports = tree, external_ports
         self.internal_port_count = internal_port_count
         super().__init__(config, in_port, header_layout=destination_layout(tree),
                          static_layout=static_layout(tree))
 
-    @staticmethod
-    def _check(config: RouterConfig, in_port: int, tree: FatTreeConfig, external_ports,
-               internal_port_count: int) -> tuple[int, ...]:
+    @classmethod
+    def check(cls, config: RouterConfig, in_port: int, *, tree: FatTreeConfig, external_ports,
+              internal_port_count: int) -> tuple[int, ...]:
         """The external ports as a tuple, once the parameters are known to fit together."""
         if not isinstance(config, RouterConfig):
             raise TypeError(f"config must be a RouterConfig, not {config!r}")

@@ -113,19 +113,14 @@ class KingRouteCompute(RouteCompute):
 
     def __init__(self, config: RouterConfig, in_port: int, *, network: KingNetworkConfig,
                  ports: tuple[str, ...]):
-        try:
-            self._check(config, in_port, network, ports)
-        except (TypeError, ValueError):
-            self._MustUse__silence = True  # a rejected component is not an unused one
-            raise
         self.network, self.ports = network, tuple(ports)
         super().__init__(config, in_port, header_layout=destination_layout(network),
                          static_layout=coordinate_layout(network),
                          adaptive_vcs=network.adaptive_vc_mask,
                          broadcast_vc=network.broadcast_vc)
 
-    @staticmethod
-    def _check(config, in_port, network, ports) -> None:
+    @classmethod
+    def check(cls, config, in_port, *, network, ports) -> None:
         if not isinstance(config, RouterConfig):
             raise TypeError(f"config must be a RouterConfig, not {config!r}")
         if not isinstance(network, KingNetworkConfig):

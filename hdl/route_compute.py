@@ -63,13 +63,14 @@ cycle) and sends each of its flits through all of them in one cycle, before unic
 these outputs and its router no logic for them.
 """
 
-from amaranth.lib import data, wiring
+from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
+from .checked import CheckedComponent
 from .config import RouterConfig
 
 
-class RouteCompute(wiring.Component):
+class RouteCompute(CheckedComponent):
     """Base class of route computes (see the module docstring for the contract).
 
     Parameters:

@@ -1,13 +1,14 @@
 """A small FIFO of registers whose front entry is a register: reading it costs no logic."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model import checks
 
+from .checked import CheckedComponent
 
-class ShiftFIFO(wiring.Component):
+
+class ShiftFIFO(CheckedComponent):
     """A first-in first-out queue of ``depth`` entries of ``width`` bits, kept in registers
     that shift toward the front on every read, so that ``r_data`` and ``r_rdy`` come straight
     from flip-flops. Meant for a few entries (the split router keeps one route result per
@@ -22,13 +23,13 @@ class ShiftFIFO(wiring.Component):
 
     """
 
+    @classmethod
+    def check(cls, width: int, depth: int) -> None:
+        checks.check_int("width", width, minimum=1)
+        checks.check_int("depth", depth, minimum=1)
+
     def __init__(self, width: int, depth: int):
-        try:
-            self.width = checks.check_int("width", width, minimum=1)
-            self.depth = checks.check_int("depth", depth, minimum=1)
-        except (TypeError, ValueError):
-            self._MustUse__silence = True  # a rejected component is not an unused one
-            raise
+        self.width, self.depth = width, depth
         super().__init__({"w_en": In(1), "w_data": In(width), "w_rdy": Out(1),
                           "r_en": In(1), "r_data": Out(width), "r_rdy": Out(1)})
 

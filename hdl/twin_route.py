@@ -68,19 +68,15 @@ class TwinRouteCompute(RouteCompute):
 
     def __init__(self, config: RouterConfig, in_port: int, *, twin: TwinTorusConfig,
                  card: int):
-        try:
-            ports = self._check(config, in_port, twin, card)
-        except (TypeError, ValueError):
-            self._MustUse__silence = True  # a rejected component is not an unused one
-            raise
+        ports = self.checked
         self.twin, self.card, self.ports = twin, card, ports
         self.in_port_name = ports[in_port]
         self._vc = Signal(range(max(2, max_vc_count(twin, card))))
         super().__init__(config, in_port, header_layout=destination_layout(twin),
                          static_layout=coordinate_layout(twin))
 
-    @staticmethod
-    def _check(config: RouterConfig, in_port: int, twin: TwinTorusConfig, card: int):
+    @classmethod
+    def check(cls, config: RouterConfig, in_port: int, *, twin: TwinTorusConfig, card: int):
         """The card's ports, once the parameters are known to fit together."""
         if card not in range(twin.card_count):
             allowed = "0 or 1" if twin.card_count == 2 else "0 (the plain torus has one card)"

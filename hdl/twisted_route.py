@@ -53,21 +53,23 @@ class TwistedRouteCompute(RouteCompute):
             (``X+ X- …``) and ``PE``.
     """
 
+    @classmethod
+    def check(cls, config: RouterConfig, in_port: int, *, network: TwistedNetworkConfig,
+              ports: tuple[str, ...]) -> tuple[str, ...]:
+        """The port labels as a tuple, once they fit the network and the configuration."""
+        if not isinstance(network, TwistedNetworkConfig):
+            raise TypeError(f"network must be a TwistedNetworkConfig, not {network!r}")
+        ports = tuple(ports)
+        if sorted(ports) != sorted((*network.ports, PE)):
+            raise ValueError(f"ports must be {', '.join((*network.ports, PE))} in some "
+                             f"order, not {ports}")
+        if not isinstance(config, RouterConfig) or config.port_count != len(ports):
+            raise ValueError(f"config must be a RouterConfig of {len(ports)} ports")
+        return ports
+
     def __init__(self, config: RouterConfig, in_port: int, *, network: TwistedNetworkConfig,
                  ports: tuple[str, ...]):
-        try:
-            if not isinstance(network, TwistedNetworkConfig):
-                raise TypeError(f"network must be a TwistedNetworkConfig, not {network!r}")
-            ports = tuple(ports)
-            if sorted(ports) != sorted((*network.ports, PE)):
-                raise ValueError(f"ports must be {', '.join((*network.ports, PE))} in some "
-                                 f"order, not {ports}")
-            if not isinstance(config, RouterConfig) or config.port_count != len(ports):
-                raise ValueError(f"config must be a RouterConfig of {len(ports)} ports")
-        except (TypeError, ValueError):
-            self._MustUse__silence = True  # a rejected component is not an unused one
-            raise
-        self.network, self.ports = network, ports
+        self.network, self.ports = network, self.checked
         layout = coordinate_layout(network)
         super().__init__(config, in_port, header_layout=layout, static_layout=layout)
 

@@ -1,0 +1,243 @@
+"""The input unit: one input port's framing, route compute, VC buffers and credits."""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from .. import flit
+from ..shift_fifo import ShiftFIFO
+from . import onehot
+from .stage_config import StageConfig
+
+
+class InputVCSignature(wiring.Signature):
+    """One input VC as its input unit offers it to the allocators (seen from the unit).
+
+    Members:
+        flit: Out(flit layout) — the front flit of the VC's buffer.
+        valid: Out(1) — there is a front flit (a register).
+        valid_next: Out(1) — there will be one in the next cycle.
+        route: Out(route layout) — the route of the VC's next packet to allocate.
+        head: Out(1) — ``route`` is there (the compact router: the front flit is that
+            packet's head whenever its VC is idle).
+        read: In(1) — the front flit leaves this cycle (only when ``valid``).
+        pop: In(1) — the split router only: ``route`` is used up (only when ``head``).
+    """
+
+    def __init__(self, stage: StageConfig):
+        members = {"flit": Out(stage.flit_layout), "valid": Out(1), "valid_next": Out(1),
+                   "route": Out(stage.route_layout), "head": Out(1), "read": In(1)}
+        if stage.holds_outputs:
+            members["pop"] = In(1)
+        super().__init__(members)
+
+
+class InputUnit(wiring.Component):
+    """Input port ``port_index`` of a router: the link or PE stream in, the route compute on
+    every head flit, one buffer per VC, and credits back upstream.
+
+    A PE port frames packets by a flit counter, not by the PE's marks: a packet is exactly L
+    flits whatever the PE marks, so that credit reservations of L flits downstream hold. A
+    head flit's route is computed as it enters its buffer. The compact router stores the
+    route beside every flit; the split router once per packet, in a register queue per VC
+    whose front is a flip-flop, so that allocation starts from registers.
+
+    Parameters:
+        stage: the router's :class:`StageConfig`.
+        port_index: the port.
+        route_compute: this port's :class:`twinnet.hdl.route_compute.RouteCompute`.
+
+    Ports:
+        port: In(LinkSignature) on a link port (flits in, credits out), In(pe_in_signature)
+            on a PE port (the injection stream).
+        node_static: In(route compute's static layout) — absent when the layout is empty.
+        vcs: Out(:class:`InputVCSignature`).array(VC count).
+
+    Credits: one per flit read. When one VC of the port is read per cycle (the compact
+    router) the credit leaves in the next cycle; when several are (the split router: a
+    crossbar input per VC), credits wait in a counter per VC and the lowest VC with one goes
+    first, since a link returns one credit per cycle.
+    """
+
+    def __init__(self, stage: StageConfig, port_index: int, route_compute):
+        self.stage, self.port_index, self.route_compute = stage, port_index, route_compute
+        config = stage.config
+        port = config.ports[port_index]
+        if port.is_pe:
+            members = {"port": In(flit.pe_in_signature(config.flit_width, port.vc_count))}
+        else:
+            members = {"port": In(flit.LinkSignature(config.flit_width, port.vc_count))}
+        if route_compute.static_layout.size:
+            members["node_static"] = In(route_compute.static_layout)
+        members["vcs"] = Out(InputVCSignature(stage)).array(port.vc_count)
+        super().__init__(members)
+
+    @property
+    def _port(self):
+        return self.stage.config.ports[self.port_index]
+
+    def elaborate(self, platform):
+        m = Module()
+        stage = self.stage
+        m.submodules.route = rc = self.route_compute
+        fifos, route_queues = self._make_buffers(m)
+        written = Signal(stage.flit_layout)
+        valid, vc = Signal(), Signal(range(self._port.vc_count))
+        if route_queues:
+            rooms = [fifo.w_rdy & (~written.first | queue.w_rdy)
+                     for fifo, queue in zip(fifos, route_queues)]
+        else:
+            rooms = [fifo.w_rdy for fifo in fifos]
+        bad_vc = self._receive(m, written, valid, vc, rooms)
+        route = self._route(m, written, valid, vc, bad_vc)
+        stored = Signal(stage.flit_layout)
+        m.d.comb += stored.eq(written)
+        if stage.broadcast_vc is not None:
+            # A broadcast's head carries the route compute's rewritten fields on.
+            head = data.View(stage.head_layout, stored.data)
+            with m.If(written.first & rc.broadcast):
+                m.d.comb += head.route.eq(rc.header_out)
+        for v, vc_port in enumerate(self.vcs):
+            write = valid & (vc == v)
+            if route_queues:
+                self._per_packet_route(m, vc_port, fifos[v], route_queues[v], write, stored,
+                                       route)
+            else:
+                self._per_flit_route(m, vc_port, fifos[v], write, stored, route)
+            self._front(m, vc_port, fifos[v])
+        if not self._port.is_pe:
+            self._return_credits(m)
+        return m
+
+    def _make_buffers(self, m):
+        """One flit buffer per VC and, in the split router, one route queue per VC (a VC holds
+        at most ceil(depth / L) packets whose allocation is still to come)."""
+        stage, port = self.stage, self._port
+        per_packet = stage.holds_outputs
+        width = (stage.flit_layout if per_packet else stage.entry_layout).size
+        fifos = [SyncFIFO(width=width, depth=port.buffer_depth) for _ in self.vcs]
+        queue_depth = -(-port.buffer_depth // stage.config.packet_length)
+        route_queues = ([ShiftFIFO(stage.route_layout.size, queue_depth) for _ in self.vcs]
+                        if per_packet else [])
+        for v, fifo in enumerate(fifos):
+            m.submodules[f"fifo_{v}"] = fifo
+        for v, queue in enumerate(route_queues):
+            m.submodules[f"routes_{v}"] = queue
+        return fifos, route_queues
+
+    def _receive(self, m, written, valid, vc, rooms):
+        """The flit written this cycle (``written``, ``valid``, on VC ``vc``), with ``rooms``
+        (per VC: a flit can be written). Returns "a PE's head flit asks for a VC the port does
+        not have"."""
+        port, length = self._port, self.stage.config.packet_length
+        vc_count = port.vc_count
+        if not port.is_pe:
+            link = self.port.flit
+            m.d.comb += [valid.eq(link.valid), vc.eq(link.payload.vc),
+                         written.data.eq(link.payload.data), written.first.eq(link.payload.first),
+                         written.last.eq(link.payload.last)]
+            return Const(0, 1)
+        stream_in = self.port
+        count = Signal(range(length))
+        packet_vc = Signal(range(vc_count))
+        head = count == 0
+        asked, bad_vc = stream_in.payload.vc, Const(0, 1)
+        if vc_count & (vc_count - 1):
+            bad_vc = head & (asked >= vc_count)
+            asked = Mux(bad_vc, vc_count - 1, asked)
+        m.d.comb += vc.eq(Mux(head, asked, packet_vc))
+        room = Array(rooms)[vc]
+        m.d.comb += [stream_in.ready.eq(room), valid.eq(stream_in.valid & room),
+                     written.data.eq(stream_in.payload.data), written.first.eq(head),
+                     written.last.eq(count == length - 1)]
+        with m.If(valid):
+            m.d.sync += count.eq(Mux(count == length - 1, 0, count + 1))
+            with m.If(head):
+                m.d.sync += packet_vc.eq(vc)
+        return bad_vc
+
+    def _route(self, m, written, valid, vc, bad_vc):
+        """The route compute on the written head flit, and its result as the router stores
+        it: a result the router cannot honour (no VC of the output, a bubble toward a port
+        without one, an output out of range) marks the packet for dropping."""
+        stage, config = self.stage, self.stage.config
+        port_count, vmax = config.port_count, config.max_vc_count
+        rc = self.route_compute
+        header = data.View(stage.head_layout, written.data)
+        m.d.comb += [rc.valid.eq(valid & written.first), rc.header.eq(header.route),
+                     rc.in_port.eq(self.port_index), rc.in_vc.eq(vc)]
+        if "node_static" in self.signature.members:
+            m.d.comb += rc.node_static.eq(self.node_static)
+        valid_vcs = Array(Const((1 << count) - 1, vmax) for count in config.output_vc_counts)
+        bubble_ok = Array(Const(int(port.bubble), 1) for port in config.ports)
+        mask = rc.vc_mask & valid_vcs[rc.out_port]
+        unicast_drop = (mask == 0) | (rc.bubble & ~bubble_ok[rc.out_port])
+        if port_count & (port_count - 1):
+            unicast_drop = unicast_drop | (rc.out_port >= port_count)
+        if stage.broadcast_vc is not None:
+            bubbles = Const(sum(1 << o for o, port in enumerate(config.ports) if port.bubble),
+                            port_count)
+            copy_drop = (rc.targets == 0) | (rc.enter & ~bubbles).any()
+            unicast_drop = Mux(rc.broadcast, copy_drop, unicast_drop)
+        route = Signal(stage.route_layout)
+        m.d.comb += [route.port.eq(rc.out_port), route.mask.eq(mask), route.bubble.eq(rc.bubble),
+                     route.drop.eq(rc.malformed | bad_vc | unicast_drop)]
+        if stage.adaptive_vcs:
+            m.d.comb += [route.grade_1.eq(rc.grade_1), route.grade_2.eq(rc.grade_2)]
+        if stage.broadcast_vc is not None:
+            m.d.comb += [route.multi.eq(rc.broadcast), route.targets.eq(rc.targets),
+                         route.enter.eq(rc.enter)]
+        if stage.per_output_route:
+            for o in range(port_count):
+                here = (rc.out_port == o) & ~route.drop
+                m.d.comb += [route.need_one[o].eq(Mux(here & ~rc.bubble, mask, 0)),
+                             route.need_two[o].eq(Mux(here & rc.bubble, mask, 0))]
+        return route
+
+    def _per_flit_route(self, m, vc_port, fifo, write, stored, route):
+        """The compact router: the route rides beside every flit of its packet."""
+        entry_in, entry_out = Signal(self.stage.entry_layout), Signal(self.stage.entry_layout)
+        m.d.comb += [entry_in.data.eq(stored.data), entry_in.first.eq(stored.first),
+                     entry_in.last.eq(stored.last), entry_in.route.eq(route),
+                     fifo.w_en.eq(write), fifo.w_data.eq(entry_in), entry_out.eq(fifo.r_data),
+                     vc_port.flit.data.eq(entry_out.data), vc_port.flit.first.eq(entry_out.first),
+                     vc_port.flit.last.eq(entry_out.last), vc_port.route.eq(entry_out.route),
+                     vc_port.head.eq(fifo.r_rdy)]
+
+    def _per_packet_route(self, m, vc_port, fifo, queue, write, stored, route):
+        """The split router: the route waits once per packet in a queue whose front is a
+        register."""
+        m.d.comb += [fifo.w_en.eq(write), fifo.w_data.eq(stored), vc_port.flit.eq(fifo.r_data),
+                     queue.w_en.eq(write & stored.first), queue.w_data.eq(route),
+                     queue.r_en.eq(vc_port.pop), vc_port.route.eq(queue.r_data),
+                     vc_port.head.eq(queue.r_rdy)]
+
+    def _front(self, m, vc_port, fifo):
+        """The VC's front flit leaves on ``read``; "the buffer has a flit" is a register (the
+        FIFO's own ``r_rdy`` decodes its level)."""
+        m.d.comb += fifo.r_en.eq(vc_port.read)
+        valid_next = fifo.w_en | Mux(vc_port.read, fifo.level > 1, fifo.r_rdy)
+        m.d.comb += vc_port.valid_next.eq(valid_next)
+        m.d.sync += vc_port.valid.eq(valid_next)
+
+    def _return_credits(self, m):
+        """One credit per flit read, back upstream (see the class docstring)."""
+        port = self._port
+        credit = self.port.credit
+        reads = [vc_port.read for vc_port in self.vcs]
+        if not self.stage.holds_outputs:
+            read = Cat(reads)
+            m.d.sync += [credit.valid.eq(read.any()),
+                         credit.payload.eq(onehot.encode(read, port.vc_count))]
+            return
+        pending = [Signal(range(port.buffer_depth + 1), name=f"credit_wait_{v}")
+                   for v in range(port.vc_count)]
+        due = Signal(port.vc_count)
+        send = Signal(port.vc_count)
+        m.d.comb += [due.eq(Cat((w != 0) | read for w, read in zip(pending, reads))),
+                     send.eq(onehot.lowest(due, port.vc_count))]
+        m.d.sync += [credit.valid.eq(due.any()),
+                     credit.payload.eq(onehot.encode(send, port.vc_count))]
+        for v, w in enumerate(pending):
+            m.d.sync += w.eq(w + reads[v] - send[v])

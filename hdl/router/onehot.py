@@ -1,0 +1,26 @@
+"""One-hot helpers shared by the router's stages."""
+
+from amaranth.hdl import Cat, Const, Mux, Value
+
+
+def lowest(value, width: int):
+    """One-hot of the lowest set bit of ``value`` (zero when none). A prefix OR in LUTs rather
+    than ``value & -value``: a carry chain would stop the synthesiser from merging the
+    priority logic with the requests in front of it."""
+    return Cat(value[i] & ~value[:i].any() if i else value[0] for i in range(width))
+
+
+def encode(onehot, width: int):
+    """Index of the set bit of a one-hot ``onehot`` (zero when none)."""
+    bits = max(1, (width - 1).bit_length())
+    return Cat(Cat(onehot[i] for i in range(width) if i >> k & 1).any() if width > (1 << k)
+               else Const(0, 1) for k in range(bits))
+
+
+def select(onehot, values, width: int):
+    """The value of ``values`` whose bit is set in ``onehot``: an AND-OR, zero when no bit is
+    set. ``values`` are values (or views) of ``width`` bits."""
+    bits = Const(0, width)
+    for index, value in enumerate(values):
+        bits = bits | Mux(onehot[index], Value.cast(value), 0)
+    return bits

@@ -1,0 +1,109 @@
+"""The output unit: one output port's credits, its free VCs, and the link register or the
+ejection buffer."""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from .. import flit
+from .stage_config import StageConfig
+
+
+class OutputUnit(wiring.Component):
+    """Output port ``port_index`` of a router.
+
+    Per output VC it keeps a credit counter: the free slots of the downstream buffer (of the
+    ejection buffer toward a PE) less L, so that "room for a whole packet" is the counter's
+    sign bit. Credits for a whole packet are taken when the VC is allocated; flits then need
+    no per-flit credit check, and the counter never goes below -L.
+
+    Virtual cut-through: a VC is free only with room for a whole packet, and free for a bubble
+    move only with room for two (003 §6.3.2), so that a ring never fills. In the compact
+    router packets may interleave on an output, so a VC is also busy from its allocation until
+    its packet's last flit has left. The split router holds an output for a whole packet
+    (packets never interleave on one of its VCs) and takes an allocated VC's credits one
+    cycle after the allocation; with one-flit packets the output may be allocated again in
+    that cycle, so the VC taken in that cycle counts as busy.
+
+    Parameters:
+        stage: the router's :class:`StageConfig`.
+        port_index: the port.
+
+    Ports:
+        port: Out(LinkSignature) on a link port (flits out, credits in), Out(pe_out_signature)
+            on a PE port (the ejection stream).
+        flit: In(valid and crossbar layout) — the flit leaving this cycle, on VC ``vc``.
+        take: In(max VCs) — one-hot: the output VC whose L credits are taken this cycle.
+        free_one, free_two: Out(max VCs) — bit w: VC w is free with room for one / two whole
+            packets.
+    """
+
+    def __init__(self, stage: StageConfig, port_index: int):
+        self.stage, self.port_index = stage, port_index
+        config = stage.config
+        port = config.ports[port_index]
+        if port.is_pe:
+            out = Out(flit.pe_out_signature(config.flit_width))
+        else:
+            out = Out(flit.LinkSignature(config.flit_width, port.vc_count))
+        vmax = config.max_vc_count
+        super().__init__({"port": out, "flit": In(flit.valid_signature(stage.crossbar_layout)),
+                          "take": In(vmax), "free_one": Out(vmax), "free_two": Out(vmax)})
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.stage.config
+        port = config.ports[self.port_index]
+        length = config.packet_length
+        returned = self._drive(m)
+        for w in range(port.output_vc_count):
+            spare = Signal(range(-length, port.buffer_depth - length + 1),
+                           init=port.buffer_depth - length, name=f"spare_credits_{w}")
+            # Both sums are formed before the late allocation result picks one.
+            m.d.sync += spare.eq(Mux(self.take[w], spare + returned[w] - length,
+                                     spare + returned[w]))
+            busy = self._busy(m, w)
+            m.d.comb += [self.free_one[w].eq(~busy & (spare >= 0)),
+                         self.free_two[w].eq(~busy & (spare >= length))]
+        return m
+
+    def _drive(self, m) -> list:
+        """The flit into the link register or the ejection buffer. Returns, per output VC,
+        "a credit came back this cycle"."""
+        config = self.stage.config
+        port = config.ports[self.port_index]
+        sent = self.flit
+        if port.is_pe:
+            eject = m.submodules.eject = SyncFIFO(
+                width=flit.pe_out_layout(config.flit_width).size, depth=port.buffer_depth)
+            stream_out = self.port
+            m.d.comb += [eject.w_en.eq(sent.valid),
+                         eject.w_data.eq(Cat(sent.payload.data, sent.payload.first,
+                                             sent.payload.last)),
+                         stream_out.valid.eq(eject.r_rdy), stream_out.payload.eq(eject.r_data),
+                         eject.r_en.eq(stream_out.ready)]
+            return [eject.r_rdy & stream_out.ready]
+        link = self.port
+        m.d.sync += [link.flit.valid.eq(sent.valid), link.flit.payload.data.eq(sent.payload.data),
+                     link.flit.payload.first.eq(sent.payload.first),
+                     link.flit.payload.last.eq(sent.payload.last),
+                     link.flit.payload.vc.eq(sent.payload.vc)]
+        return [link.credit.valid & (link.credit.payload == w)
+                for w in range(port.output_vc_count)]
+
+    def _busy(self, m, w: int):
+        """Output VC ``w`` carries a packet that may still have flits to come (see the class
+        docstring)."""
+        port = self.stage.config.ports[self.port_index]
+        if self.stage.holds_outputs:
+            return self.take[w] if self.stage.config.packet_length == 1 else Const(0, 1)
+        busy = Signal(name=f"busy_{w}")
+        with m.If(self.take[w]):
+            m.d.sync += busy.eq(1)
+        # (A single-VC output, e.g. a PE's, carries broadcast copies tagged with the broadcast
+        # VC on VC 0.)
+        this_vc = (self.flit.payload.vc == w) if port.output_vc_count > 1 else 1
+        with m.If(self.flit.valid & self.flit.payload.last & this_vc):
+            m.d.sync += busy.eq(0)
+        return busy
