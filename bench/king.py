@@ -40,9 +40,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from curves import plot_rows
+from provenance import provenance
 
 from twinnet.gen.families import FAMILIES
 from twinnet.model.king_network import king_network_from_dict
+from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINES
 from twinnet.model.traffic import channel_loads
 from twinnet.sim_tb import network_sim
 
@@ -67,11 +69,12 @@ DETERMINISTIC = {"T": "dor", "DT": "diagonal", "KT": "knaive"}
 
 
 def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False, vcs: int = 2,
-               depth: int | None = None):
+               depth: int | None = None, pipeline: int = DEFAULT_PIPELINE):
     """The bench's network; under adaptive routing ``vcs`` VCs of ``depth`` flits each
     (default: 002's two VCs sharing the port's 32 flits)."""
     values = {"kind": kind, "side": side, "escape": "bubble", "pe_ports": pe_ports,
-              "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH}
+              "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH,
+              "pipeline": pipeline}
     if adaptive:
         values.update(routing=ADAPTIVE[kind], vcs=vcs, buffer_depth=depth or BUFFER_DEPTH // 2)
     return king_network_from_dict(values)
@@ -91,9 +94,9 @@ def bound_per_node(kind: str, side: int, pattern: str = "uniform") -> float:
 
 
 def run(kind: str, side: int, pe_ports: int, loads, warmup: int, measure: int,
-        adaptive: bool, pattern: str = "uniform", vcs: int = 2, depth: int | None = None
-        ) -> dict:
-    network = network_of(kind, side, pe_ports, adaptive, vcs, depth)
+        adaptive: bool, pattern: str = "uniform", vcs: int = 2, depth: int | None = None,
+        pipeline: int = DEFAULT_PIPELINE) -> dict:
+    network = network_of(kind, side, pe_ports, adaptive, vcs, depth, pipeline)
     points = [{"pattern": pattern, "rate": load / pe_ports / PACKET_LENGTH, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 20_000}
               for load in loads]
@@ -161,6 +164,9 @@ def main() -> None:
                         help="offered loads, flits/node/cycle, comma-separated, each above 0 "
                         "and at most --pe-ports (default: a grid per kind up to past 002's "
                         "bound)")
+    parser.add_argument("--pipeline", type=int, choices=PIPELINES, default=DEFAULT_PIPELINE,
+                        help="the router microarchitecture by its cycles per hop: 2 compact, "
+                        "3 split (docs/router.md)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.loads and max(args.loads) > args.pe_ports:
@@ -171,6 +177,8 @@ def main() -> None:
     suffix = "" if args.pattern == "uniform" else f"-{args.pattern}"
     if adaptive and (args.vcs != 2 or args.buffer_depth):
         suffix += f"-v{args.vcs}-d{args.buffer_depth or BUFFER_DEPTH // 2}"
+    if args.pipeline != DEFAULT_PIPELINE:
+        suffix += f"-p{args.pipeline}"
     out = args.out or RESULTS / f"{name}{suffix}.json"
     kinds = args.kinds.split(",")
     runs = {}
@@ -179,7 +187,7 @@ def main() -> None:
                                       else TORNADO_LOADS) for kind in kinds}
         futures = {kind: pool.submit(run, kind, args.side, args.pe_ports, loads[kind],
                                      args.warmup, args.measure, adaptive, args.pattern,
-                                     args.vcs, args.buffer_depth)
+                                     args.vcs, args.buffer_depth, args.pipeline)
                    for kind in kinds}
         for kind, future in futures.items():
             runs[kind] = result = future.result()
@@ -200,7 +208,9 @@ def main() -> None:
               "packet_length": PACKET_LENGTH,
               "flits_per_vc": (args.buffer_depth or BUFFER_DEPTH // 2) if adaptive
               else BUFFER_DEPTH,
-              "warmup": args.warmup, "measure": args.measure, "runs": runs}
+              "pipeline": args.pipeline,
+              "warmup": args.warmup, "measure": args.measure, "runs": runs,
+              "provenance": provenance()}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     plot_rows(out.with_suffix(".png"), [(

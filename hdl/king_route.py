@@ -155,77 +155,14 @@ class KingRouteCompute(RouteCompute):
 
     def elaborate(self, platform):
         m = Module()
-        network, topology = self.network, self.network.topology
-        side, width = topology.side, network.coordinate_width
+        network = self.network
         here, there = self.node_static, self.header
-
-        bad = bad_pe = Const(0, 1)
-        pes = network.pe_ports
-        if network.pe_width and (1 << network.pe_width) > pes:
-            bad = bad_pe = there.pe >= pes
-        for coordinate in (there.x, there.y):
-            if (1 << width) > side:
-                bad = bad | (coordinate >= side)
-
-        dx = Signal(signed(width + 2))
-        dy = Signal(signed(width + 2))
-        if topology.kind == "DT":
-            # 002 Alg. 1: the shortest of the four images, the first on a tie.
-            mx = Signal(unsigned(width + 1))
-            my = Signal(unsigned(width + 1))
-            m.d.comb += [mx.eq(Mux(there.x >= here.x, there.x - here.x,
-                                   there.x + side - here.x)),
-                         my.eq(Mux(there.y >= here.y, there.y - here.y,
-                                   there.y + side - here.y))]
-            images = [(mx, my), (mx - side, my - side), (mx - side, my), (mx, my - side)]
-            candidates = []
-            for i, (ix, iy) in enumerate(images):
-                cx, cy = Signal(signed(width + 2), name=f"image{i}_x"), \
-                    Signal(signed(width + 2), name=f"image{i}_y")
-                m.d.comb += [cx.eq(ix), cy.eq(iy)]
-                length = Signal(unsigned(width + 2), name=f"image{i}_length")
-                m.d.comb += length.eq(_diagonal_length(cx, cy))
-                candidates.append((cx, cy, length))
-            best_x, best_y, best_length = candidates[0]
-            for cx, cy, length in candidates[1:]:
-                shorter = length < best_length
-                best_x, best_y = Mux(shorter, cx, best_x), Mux(shorter, cy, best_y)
-                best_length = Mux(shorter, length, best_length)
-            if network.ties == "lfsr":
-                self._tie_break(m, candidates, best_length, dx, dy)
-            else:
-                m.d.comb += [dx.eq(best_x), dy.eq(best_y)]
-        else:
-            m.d.comb += [dx.eq(self._offset(m, here.x, there.x, "x")),
-                         dy.eq(self._offset(m, here.y, there.y, "y"))]
-
-        # The port, by its label.
-        magnitude_x, magnitude_y = abs(dx), abs(dy)
-        sign_x = Mux(dx > 0, 0, 1)  # index within a ± pair: 0 = "+", 1 = "-"
-        sign_y = Mux(dy > 0, 0, 1)
-        x_port, y_port = Signal(range(len(PORTS))), Signal(range(len(PORTS)))
-        z_port, t_port = Signal(range(len(PORTS))), Signal(range(len(PORTS)))
-        m.d.comb += [x_port.eq(PORTS.index("x+") + sign_x), y_port.eq(PORTS.index("y+") + sign_y),
-                     z_port.eq(PORTS.index("z+") + sign_x), t_port.eq(PORTS.index("t+") + sign_y)]
-        wanted = Signal(range(len(PORTS) + 1))  # a PORTS index, len(PORTS) for a PE
-        arrived = (dx == 0) & (dy == 0)
-        dor = Mux(dx != 0, x_port, y_port)
-        routing = network.escape_routing
-        if routing == "dor":
-            move = dor
-        else:
-            same = ((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0))
-            diagonal = Mux(magnitude_x > magnitude_y, x_port,
-                           Mux(magnitude_x == magnitude_y, z_port, y_port))
-            move = Mux(same, diagonal, dor)
-            if routing == "knaive":
-                opposite_signs = ((dx > 0) & (dy < 0)) | ((dx < 0) & (dy > 0))
-                anti = Mux(magnitude_x > magnitude_y, x_port,
-                           Mux(magnitude_x == magnitude_y, t_port, y_port))
-                move = Mux(opposite_signs, anti, move)
-        m.d.comb += wanted.eq(Mux(arrived, len(PORTS), move))
+        bad, bad_pe = self._bad_destination()
+        dx, dy = self._offsets(m, here, there)
+        wanted, arrived = self._move(m, dx, dy)
 
         local = {label: index for index, label in enumerate(self.ports)}
+        pes = network.pe_ports
         pe_port = Array(local[pe_label(pe)] for pe in range(pes))[there.pe] if pes > 1 \
             else local[pe_label(0)]
         present = Signal()
@@ -241,8 +178,91 @@ class KingRouteCompute(RouteCompute):
 
         if network.adaptive:
             self._grades(m, here, there, dx, dy, local, bad)
+        self._escape(m, here, wanted, arrived, local)
+        if network.broadcast:
+            self._broadcast(m, here, there, local, pe_port, bad_pe)
+        return m
 
-        # Escape scheme: VC and bubble.
+    def _bad_destination(self):
+        """(malformed, PE out of range): a destination coordinate or PE that does not exist."""
+        network, side = self.network, self.network.topology.side
+        there = self.header
+        bad = bad_pe = Const(0, 1)
+        if network.pe_width and (1 << network.pe_width) > network.pe_ports:
+            bad = bad_pe = there.pe >= network.pe_ports
+        for coordinate in (there.x, there.y):
+            if (1 << network.coordinate_width) > side:
+                bad = bad | (coordinate >= side)
+        return bad, bad_pe
+
+    def _offsets(self, m: Module, here, there):
+        """The signed offsets (dx, dy) the route follows: the ring offsets on a torus, and on
+        a diagonal torus the shortest of the four images (002 Alg. 1, the first on a tie or
+        an LFSR's pick)."""
+        network, topology = self.network, self.network.topology
+        side, width = topology.side, network.coordinate_width
+        dx = Signal(signed(width + 2))
+        dy = Signal(signed(width + 2))
+        if topology.kind != "DT":
+            m.d.comb += [dx.eq(self._offset(m, here.x, there.x, "x")),
+                         dy.eq(self._offset(m, here.y, there.y, "y"))]
+            return dx, dy
+        mx = Signal(unsigned(width + 1))
+        my = Signal(unsigned(width + 1))
+        m.d.comb += [mx.eq(Mux(there.x >= here.x, there.x - here.x, there.x + side - here.x)),
+                     my.eq(Mux(there.y >= here.y, there.y - here.y, there.y + side - here.y))]
+        images = [(mx, my), (mx - side, my - side), (mx - side, my), (mx, my - side)]
+        candidates = []
+        for i, (ix, iy) in enumerate(images):
+            cx, cy = Signal(signed(width + 2), name=f"image{i}_x"), \
+                Signal(signed(width + 2), name=f"image{i}_y")
+            m.d.comb += [cx.eq(ix), cy.eq(iy)]
+            length = Signal(unsigned(width + 2), name=f"image{i}_length")
+            m.d.comb += length.eq(_diagonal_length(cx, cy))
+            candidates.append((cx, cy, length))
+        best_x, best_y, best_length = candidates[0]
+        for cx, cy, length in candidates[1:]:
+            shorter = length < best_length
+            best_x, best_y = Mux(shorter, cx, best_x), Mux(shorter, cy, best_y)
+            best_length = Mux(shorter, length, best_length)
+        if network.ties == "lfsr":
+            self._tie_break(m, candidates, best_length, dx, dy)
+        else:
+            m.d.comb += [dx.eq(best_x), dy.eq(best_y)]
+        return dx, dy
+
+    def _move(self, m: Module, dx, dy):
+        """The escape routing's move: ``wanted``, a :data:`PORTS` index (``len(PORTS)`` for a
+        PE), and ``arrived``."""
+        magnitude_x, magnitude_y = abs(dx), abs(dy)
+        sign_x = Mux(dx > 0, 0, 1)  # index within a ± pair: 0 = "+", 1 = "-"
+        sign_y = Mux(dy > 0, 0, 1)
+        x_port, y_port = Signal(range(len(PORTS))), Signal(range(len(PORTS)))
+        z_port, t_port = Signal(range(len(PORTS))), Signal(range(len(PORTS)))
+        m.d.comb += [x_port.eq(PORTS.index("x+") + sign_x), y_port.eq(PORTS.index("y+") + sign_y),
+                     z_port.eq(PORTS.index("z+") + sign_x), t_port.eq(PORTS.index("t+") + sign_y)]
+        wanted = Signal(range(len(PORTS) + 1))
+        arrived = (dx == 0) & (dy == 0)
+        dor = Mux(dx != 0, x_port, y_port)
+        routing = self.network.escape_routing
+        if routing == "dor":
+            move = dor
+        else:
+            same = ((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0))
+            diagonal = Mux(magnitude_x > magnitude_y, x_port,
+                           Mux(magnitude_x == magnitude_y, z_port, y_port))
+            move = Mux(same, diagonal, dor)
+            if routing == "knaive":
+                opposite_signs = ((dx > 0) & (dy < 0)) | ((dx < 0) & (dy > 0))
+                anti = Mux(magnitude_x > magnitude_y, x_port,
+                           Mux(magnitude_x == magnitude_y, t_port, y_port))
+                move = Mux(opposite_signs, anti, move)
+        m.d.comb += wanted.eq(Mux(arrived, len(PORTS), move))
+        return wanted, arrived
+
+    def _escape(self, m: Module, here, wanted, arrived, local: dict) -> None:
+        """The escape scheme's VC and bubble flag for the move ``wanted``."""
+        network, topology = self.network, self.network.topology
         in_label = self.ports[self.port_index]
         straight = Const(0, 1)
         wrapped = Const(0, 1)
@@ -255,12 +275,9 @@ class KingRouteCompute(RouteCompute):
             axis = 1 if travel[0] == "y" else 0
             step = PORT_VECTORS[travel][axis]
             coordinate = (here.x, here.y)[axis]
-            wrapped = coordinate == (0 if step > 0 else side - 1)
+            wrapped = coordinate == (0 if step > 0 else topology.side - 1)
         drive_escape(m, self, network.escape if topology.wrap else "none", to_link=~arrived,
                      straight=straight, wrapped=wrapped)
-        if network.broadcast:
-            self._broadcast(m, here, there, local, pe_port, bad_pe)
-        return m
 
     def _broadcast(self, m: Module, here, there, local: dict, pe_port, bad_pe) -> None:
         """Drive the broadcast outputs (002 §3.3.4; :func:`twinnet.model.king.broadcast_sends`).

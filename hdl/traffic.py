@@ -186,8 +186,19 @@ class TrafficSource(wiring.Component):
         })
 
     def elaborate(self, platform):
-        m, fmt = Module(), self.fmt
-        constants = self.constants
+        m = Module()
+        random = self._random(m)
+        create, queue, fixed, fixed_index, pairs_left = self._creation(m, random)
+        chosen, usable, pair = self._destination(m, random, fixed, fixed_index)
+        self._injection(m, create, queue, chosen, usable, pair, pairs_left)
+        return m
+
+    def _pattern_is(self, name: str):
+        return self.pattern == PATTERNS.index(name)
+
+    def _random(self, m) -> list:
+        """The xorshift lanes, seeded per source at reset."""
+        constants, fmt = self.constants, self.fmt
         lanes = 2 + (len(fmt.digits) * 16 + 31) // 32
         random = []
         for lane in range(lanes):
@@ -197,18 +208,19 @@ class TrafficSource(wiring.Component):
             seeded = Mux(mixed == 0, 0x6A09E667, mixed)
             m.d.sync += state.eq(Mux(ResetSignal(), seeded, _xorshift(state)))
             random.append(state)
-        bits = Cat(*random[2:])
+        return random
 
-        def pattern_is(name):
-            return self.pattern == PATTERNS.index(name)
-
-        # Creation.
-        pairs_left = Signal(range(fmt.terminals), reset_less=True)
+    def _creation(self, m, random):
+        """Packet creation into the source queue. Returns (create, the queue, "the pattern
+        has a fixed destination", the index of that pattern in :data:`FIXED`, the all-pairs
+        count of packets left)."""
+        constants, pattern_is = self.constants, self._pattern_is
         fixed_index = Signal(range(len(FIXED) + 1))
         for index, name in enumerate(FIXED):
             with m.If(pattern_is(name)):
                 m.d.comb += fixed_index.eq(index)
         fixed = Cat(*[pattern_is(name) for name in FIXED]).any()
+        pairs_left = Signal(range(self.fmt.terminals), reset_less=True)
         may_create = Mux(pattern_is("all-pairs"), pairs_left != 0,
                          Mux(fixed, constants.fixed_valid.bit_select(fixed_index, 1), 1))
         # On/off injection: a two-state Markov chain per source (BookSim's ``onoff``), which
@@ -227,8 +239,13 @@ class TrafficSource(wiring.Component):
                          self.created_measured.eq(self.created_measured + self.measure)]
         with m.If(create & ~queue.w_rdy):
             m.d.sync += self.overflowed.eq(self.overflowed + 1)
+        return create, queue, fixed, fixed_index, pairs_left
 
-        # Destination of the next packet.
+    def _destination(self, m, random, fixed, fixed_index):
+        """The destination of the next packet. Returns (it, "it is not the source itself",
+        the all-pairs register)."""
+        constants, fmt, pattern_is = self.constants, self.fmt, self._pattern_is
+        bits = Cat(*random[2:])
         route = fmt.route_layout
         uniform = Signal(route)
         for index, (path, radix) in enumerate(fmt.digits):
@@ -248,10 +265,14 @@ class TrafficSource(wiring.Component):
         with m.Else():
             m.d.comb += [chosen.eq(uniform), random_choice.eq(1)]
         usable = ~(random_choice & fmt.same_terminal(uniform, constants.own))
+        return chosen, usable, pair
 
-        # Injection. A replayed packet (``replay``: the first packet after reset is sent twice,
-        # the fault the harness injects to show the sinks catch a duplicate) counts twice on
-        # ``injected``.
+    def _injection(self, m, create, queue, chosen, usable, pair, pairs_left) -> None:
+        """Injection. A replayed packet (``replay``: the first packet after reset is sent
+        twice, the fault the harness injects to show the sinks catch a duplicate) counts twice
+        on ``injected``."""
+        constants, fmt, pattern_is = self.constants, self.fmt, self._pattern_is
+        route = fmt.route_layout
         busy = Signal()
         replaying = Signal()
         index = Signal(fmt.index_bits)
@@ -311,7 +332,6 @@ class TrafficSource(wiring.Component):
                 with m.If(replaying):
                     m.d.sync += [busy.eq(1), index.eq(0), replaying.eq(0),
                                  self.replayed.eq(1)]
-        return m
 
     def _next_terminal(self, route, m):
         """The route of the next terminal number (mod P): a mixed-radix increment."""

@@ -75,7 +75,7 @@ class TwistedRouteCompute(RouteCompute):
 
     def elaborate(self, platform):
         m = Module()
-        network, topology = self.network, self.network.topology
+        topology = self.network.topology
         radices, n = topology.radices, topology.n
         here = [self.node_static[f"o{dim}"] for dim in range(n)]
         there = [self.header[f"o{dim}"] for dim in range(n)]
@@ -87,8 +87,14 @@ class TwistedRouteCompute(RouteCompute):
         for coordinate, d in zip(there, radices):
             if (1 << len(coordinate)) > d:
                 bad = bad | (coordinate >= d)
+        v = self._difference(m, here, there, width, twists, twisting)
+        best = self._shortest(m, v, width, twists, twisting)
+        self._move(m, here, best, bad)
+        return m
 
-        # 1. The difference, twisting dimensions brought into [0, d_J) with their carries.
+    def _difference(self, m: Module, here, there, width: int, twists, twisting) -> list:
+        """1. The difference, twisting dimensions brought into [0, d_J) with their carries."""
+        radices, n = self.network.topology.radices, self.network.topology.n
         v = []
         for dim in range(n):
             value = Signal(signed(width), name=f"v{dim}")
@@ -108,8 +114,11 @@ class TwistedRouteCompute(RouteCompute):
                     m.d.comb += value.eq(v[dim])
                 carried.append(value)
             v = carried
+        return v
 
-        # 2. The candidates and their lengths; 3. the first shortest.
+    def _shortest(self, m: Module, v, width: int, twists, twisting) -> list:
+        """2. The candidates and their lengths; 3. the first shortest (its record)."""
+        radices, n = self.network.topology.radices, self.network.topology.n
         best, best_length = None, None
         for index, choice in enumerate(itertools.product(IMAGES, repeat=len(twisting))):
             images = dict(zip(twisting, choice))
@@ -142,15 +151,18 @@ class TwistedRouteCompute(RouteCompute):
             merged = Signal(unsigned(width), name=f"c{index}_best_length")
             m.d.comb += merged.eq(Mux(shorter, length, best_length))
             best, best_length = chosen, merged
+        return best
 
-        # The first dimension with hops left.
+    def _move(self, m: Module, here, best, bad) -> None:
+        """The first dimension with hops left, and the escape scheme's VC and bubble flag."""
+        network, radices = self.network, self.network.topology.radices
         local = {label: index for index, label in enumerate(self.ports)}
         arrived = Signal()
         m.d.comb += arrived.eq(~Cat(entry != 0 for entry in best).any())
         m.d.comb += self.out_port.eq(local[PE])
         straight = Const(0, 1)
         in_label = self.ports[self.port_index]
-        for dim in reversed(range(n)):
+        for dim in reversed(range(len(radices))):
             if radices[dim] < 2:
                 continue
             with m.If(best[dim] != 0):
@@ -168,4 +180,3 @@ class TwistedRouteCompute(RouteCompute):
         m.d.comb += self.malformed.eq(bad)
         drive_escape(m, self, network.escape, to_link=~arrived, straight=straight,
                      wrapped=wrapped)
-        return m

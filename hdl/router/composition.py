@@ -59,10 +59,11 @@ class Composition:
                 free["copy_two"].eq(Cat(free["free_two"][o][w] for o, w in enumerate(copy_vc)))]
         return free
 
-    def requests(self, s: dict, name: str, ready) -> None:
+    def requests(self, s: dict, name: str, ready, open_=None) -> None:
         """The :class:`RequestUnit` of input VC ``s``, whose next packet may be allocated when
-        ``ready``; sets ``s``'s ``va_to`` (one-hot: the output it asks for), ``move_port``,
-        ``w_sel`` (one-hot: the output VC it would get) and, with broadcast, ``copy_req``."""
+        ``ready`` (adaptive routing in the split router: to an output of ``open_``); sets
+        ``s``'s ``va_to`` (one-hot: the output it asks for), ``move_port``, ``w_sel``
+        (one-hot: the output VC it would get) and, with broadcast, ``copy_req``."""
         m, free = self.m, self.free
         request = m.submodules[f"request_{name}"] = RequestUnit(self.stage)
         m.d.comb += [request.route.eq(s["in"].route), request.ready.eq(ready),
@@ -70,6 +71,8 @@ class Composition:
                      request.free_two.eq(free["free_two_all"])]
         if self.stage.adaptive_vcs:
             m.d.comb += request.adaptive_free.eq(free["adaptive_free"])
+        if open_ is not None:
+            m.d.comb += request.open.eq(open_)
         if self.fanout:
             m.d.comb += [request.copy_one.eq(free["copy_one"]),
                          request.copy_two.eq(free["copy_two"])]

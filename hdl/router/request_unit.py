@@ -17,7 +17,10 @@ class RequestUnit(wiring.Component):
 
     With adaptive routing (002's 2S hop-by-hop over an escape, and hop-by-hop) a packet asks
     for a grade-1 output that has a free adaptive VC if there is one (the lowest-numbered),
-    else for such a grade-2 output, else for its escape move. A broadcast asks for all of its
+    else for such a grade-2 output, else for its escape move. In the split router, whose
+    outputs are held by one packet at a time, only outputs that may be allocated this cycle
+    count: a packet does not wait for a held output while another profitable one is open,
+    and the choice is made anew every cycle. A broadcast asks for all of its
     targets at once, each needing its copy VC free (for two packets where the copy enters a
     ring).
 
@@ -30,6 +33,8 @@ class RequestUnit(wiring.Component):
         free_one, free_two: In(one VC mask per output) — the output units' free VCs.
         adaptive_free: In(ports) — adaptive routing only: bit o, output o has an adaptive VC
             free for a whole packet.
+        open: In(ports) — adaptive routing in the split router only: bit o, output o may be
+            allocated this cycle.
         copy_one, copy_two: In(ports) — broadcast only: bit o, the copy VC of output o is free
             for one / two whole packets.
         to: Out(ports) — one-hot: the output asked for (zero: none).
@@ -48,6 +53,8 @@ class RequestUnit(wiring.Component):
                    "to": Out(port_count), "vc": Out(vmax), "port": Out(range(port_count))}
         if stage.adaptive_vcs:
             members["adaptive_free"] = In(port_count)
+            if stage.holds_outputs:
+                members["open"] = In(port_count)
         if stage.broadcast_vc is not None:
             members.update(copy_one=In(port_count), copy_two=In(port_count), copy=Out(1))
         super().__init__(members)
@@ -97,8 +104,11 @@ class RequestUnit(wiring.Component):
         move (its lowest eligible VC)."""
         stage, route = self.stage, self.route
         port_count, vmax = stage.config.port_count, stage.config.max_vc_count
-        one = route.grade_1 & self.adaptive_free
-        two = route.grade_2 & self.adaptive_free
+        usable = self.adaptive_free
+        if "open" in self.signature.members:
+            usable = usable & self.open
+        one = route.grade_1 & usable
+        two = route.grade_2 & usable
         pick = Signal(port_count)
         m.d.comb += pick.eq(lowest(Mux(one.any(), one, two), port_count))
         moves = pick.any()

@@ -21,6 +21,8 @@ class SplitComposition(Composition):
     lose no cycle."""
 
     def build(self) -> list:
+        # Bit o: output o may be allocated now (adaptive requests consider only those).
+        self.avail = Signal(self.config.port_count, name="avail")
         drop_heads = self._vc_state()
         avail = self._output_state()
         grants, copy_take = self._allocation(avail)
@@ -64,7 +66,7 @@ class SplitComposition(Composition):
                 s["drop_go"] = Signal(name=f"drop_go_{name}")
                 m.d.comb += s["drop_go"].eq(ready & s["in"].route.drop)
                 drop_heads.append(s["drop_go"])
-                self.requests(s, name, ready)
+                self.requests(s, name, ready, self.avail if self.stage.adaptive_vcs else None)
         return drop_heads
 
     def _output_state(self):
@@ -75,7 +77,7 @@ class SplitComposition(Composition):
         self.held = [Signal(name=f"held_{o}") for o in range(port_count)]
         self.owner = [Signal(len(self.flat), name=f"owner_{o}") for o in range(port_count)]
         self.fresh = [Signal(name=f"fresh_{o}") for o in range(port_count)]  # allocated last
-        avail = Signal(port_count, name="avail")
+        avail = self.avail
         for o in range(port_count):
             ending = Cat(self.owner[o][i] & s["finishing"] for i, s in enumerate(self.flat))
             m.d.comb += avail[o].eq(~self.held[o] | ending.any())

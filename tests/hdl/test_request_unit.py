@@ -24,7 +24,8 @@ def lowest(mask: int) -> int:
     return mask & -mask
 
 
-def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, copy_vcs):
+def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, copy_vcs,
+             open_: int):
     """(to, vc, port, copy) as the request unit's contract states them."""
     copy = 0
     if stage.broadcast_vc is not None:
@@ -36,7 +37,9 @@ def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, c
     port = route["port"]
     eligible = route["mask"] & (free_two if route["bubble"] else free_one)[port]
     if stage.adaptive_vcs:
-        adaptive_free = [bool(free_one[o] & ADAPTIVE) for o in range(PORTS)]
+        # The split router's outputs are held by one packet at a time: only open ones count.
+        adaptive_free = [bool(free_one[o] & ADAPTIVE) and bool(open_ >> o & 1)
+                         for o in range(PORTS)]
         one = [o for o in range(PORTS) if route["grade_1"] >> o & 1 and adaptive_free[o]]
         two = [o for o in range(PORTS) if route["grade_2"] >> o & 1 and adaptive_free[o]]
         picks = one or two
@@ -98,15 +101,19 @@ def test_matches_the_model(pipeline, adaptive, broadcast):
             for o in range(PORTS):
                 ctx.set(dut.free_one[o], free_one[o])
                 ctx.set(dut.free_two[o], free_two[o])
+            open_ = rng.getrandbits(PORTS) if adaptive and pipeline == 3 else (1 << PORTS) - 1
             if adaptive:
                 ctx.set(dut.adaptive_free, sum(1 << o for o in range(PORTS)
                                                if free_one[o] & ADAPTIVE))
+            if adaptive and pipeline == 3:
+                ctx.set(dut.open, open_)
             if broadcast is not None:
                 ctx.set(dut.copy_one, sum((free_one[o] >> w & 1) << o
                                           for o, w in enumerate(copy_vcs)))
                 ctx.set(dut.copy_two, sum((free_two[o] >> w & 1) << o
                                           for o, w in enumerate(copy_vcs)))
-            to, vc, port, copy = expected(stage, route, ready, free_one, free_two, copy_vcs)
+            to, vc, port, copy = expected(stage, route, ready, free_one, free_two, copy_vcs,
+                                          open_)
             assert ctx.get(dut.to) == to, route
             if to:
                 assert ctx.get(dut.vc) == vc and ctx.get(dut.port) == port, route
