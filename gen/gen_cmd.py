@@ -135,9 +135,9 @@ def add_network_args(parser) -> None:
     parser.add_argument("--buffer-depth", type=parse.integer,
                         help="flits per input VC (default 2 x packet length)")
     parser.add_argument("--pipeline", type=parse.integer,
-                        help="router microarchitecture, by its cycles per hop: 2 (compact, "
-                             "the default) or 3 (split: allocation and crossbar in separate "
-                             "cycles, for a higher Fmax)")
+                        help="router microarchitecture, by its cycles per hop: 3 (split: "
+                             "allocation and crossbar in separate cycles, an output held by one "
+                             "packet from head to tail; the default) or 2 (compact)")
     fat = parser.add_argument_group("fat-tree")
     fat.add_argument("--split", type=parse.name,
                      help="how each twin switch's 2k ports are split between its halves α and "

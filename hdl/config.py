@@ -89,7 +89,8 @@ class RouterConfig:
         source_width, kind_width: bits of the head flit's source and packet-kind fields,
             carried for the PEs (the router does not read them; >= 0).
         pipeline: the microarchitecture, by its zero-load cycles per hop (one of
-            :data:`PIPELINES`): 2 (default) or 3 (see ``docs/router.md``).
+            :data:`PIPELINES`): 3 (the split router, default) or 2 (the compact router; see
+            ``docs/router.md``).
     """
 
     flit_width: int

@@ -35,3 +35,25 @@ def run(dut, bench) -> None:
     sim.add_clock(1e-6, if_exists=True)  # a stage without state has no clock
     sim.add_testbench(bench)
     sim.run()
+
+
+def random_requests(rng, count: int, output_count: int, rate: float) -> list[int]:
+    """``count`` requests, each one-hot over the outputs with probability ``rate``, else 0."""
+    return [onehot(rng.randrange(output_count)) if rng.random() < rate else 0
+            for _ in range(count)]
+
+
+def check_every_cycle(dut, cycles: int, step) -> int:
+    """Call ``step(ctx)`` in each of ``cycles`` clock cycles (it sets the stage's inputs,
+    compares its outputs with the model and returns how much the stage did); return the
+    total, so that a test can show its stimulus kept the stage busy."""
+    total = 0
+
+    async def bench(ctx):
+        nonlocal total
+        for _ in range(cycles):
+            total += step(ctx)
+            await ctx.tick()
+
+    run(dut, bench)
+    return total

@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from stage_models import RoundRobin, onehot, run
+from stage_models import RoundRobin, check_every_cycle, onehot, random_requests
 
 from twinnet.hdl.router.packet_allocator import PacketAllocator
 
@@ -40,19 +40,14 @@ def test_matches_the_model(vc_counts, output_count):
     rng = random.Random(output_count)
     total = sum(vc_counts)
 
-    async def bench(ctx):
-        granted = 0
-        for _ in range(500):
-            requests = [onehot(rng.randrange(output_count)) if rng.random() < 0.6 else 0
-                        for _ in range(total)]
-            open_ = rng.getrandbits(output_count)
-            for i in range(total):
-                ctx.set(dut.requests[i], requests[i])
-            ctx.set(dut.open, open_)
-            grants = model.step(requests, open_)
-            assert [ctx.get(g) for g in dut.grants] == grants
-            granted += sum(1 for g in grants if g)
-            await ctx.tick()
-        assert granted > 300
+    def step(ctx) -> int:
+        requests = random_requests(rng, total, output_count, 0.6)
+        open_ = rng.getrandbits(output_count)
+        for i in range(total):
+            ctx.set(dut.requests[i], requests[i])
+        ctx.set(dut.open, open_)
+        grants = model.step(requests, open_)
+        assert [ctx.get(g) for g in dut.grants] == grants
+        return sum(1 for g in grants if g)
 
-    run(dut, bench)
+    assert check_every_cycle(dut, 500, step) > 300

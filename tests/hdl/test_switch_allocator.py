@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from stage_models import RoundRobin, onehot, run
+from stage_models import RoundRobin, check_every_cycle, onehot, random_requests
 
 from twinnet.hdl.router.switch_allocator import SwitchAllocator
 
@@ -51,18 +51,13 @@ def test_matches_the_model(vc_counts, output_count):
     rng = random.Random(len(vc_counts))
     total = sum(vc_counts)
 
-    async def bench(ctx):
-        reads = 0
-        for _ in range(500):
-            requests = [onehot(rng.randrange(output_count)) if rng.random() < 0.7 else 0
-                        for _ in range(total)]
-            for i in range(total):
-                ctx.set(dut.requests[i], requests[i])
-            accepted, read = model.step(requests)
-            assert [ctx.get(a) for a in dut.accepted] == accepted
-            assert ctx.get(dut.read) == read
-            reads += bin(read).count("1")
-            await ctx.tick()
-        assert reads > 300
+    def step(ctx) -> int:
+        requests = random_requests(rng, total, output_count, 0.7)
+        for i in range(total):
+            ctx.set(dut.requests[i], requests[i])
+        accepted, read = model.step(requests)
+        assert [ctx.get(a) for a in dut.accepted] == accepted
+        assert ctx.get(dut.read) == read
+        return bin(read).count("1")
 
-    run(dut, bench)
+    assert check_every_cycle(dut, 500, step) > 300

@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from stage_models import RoundRobin, onehot, run
+from stage_models import RoundRobin, check_every_cycle, onehot, random_requests
 
 from twinnet.hdl.router.vc_allocator import VCAllocator
 
@@ -45,22 +45,17 @@ def test_matches_the_model(vc_counts, output_count):
     rng = random.Random(sum(vc_counts))
     total = sum(vc_counts)
 
-    async def bench(ctx):
-        grants = 0
-        for _ in range(500):
-            requests = [onehot(rng.randrange(output_count)) if rng.random() < 0.6 else 0
-                        for _ in range(total)]
-            offers = [onehot(rng.randrange(4)) for _ in range(total)]
-            blocked = rng.getrandbits(output_count) if rng.random() < 0.2 else 0
-            for i in range(total):
-                ctx.set(dut.requests[i], requests[i])
-                ctx.set(dut.offers[i], offers[i])
-            ctx.set(dut.blocked, blocked)
-            grant, allocated = model.step(requests, offers, blocked)
-            assert ctx.get(dut.grant) == grant
-            assert [ctx.get(a) for a in dut.allocated] == allocated
-            grants += bin(grant).count("1")
-            await ctx.tick()
-        assert grants > 300  # the stimulus kept the allocator busy
+    def step(ctx) -> int:
+        requests = random_requests(rng, total, output_count, 0.6)
+        offers = [onehot(rng.randrange(4)) for _ in range(total)]
+        blocked = rng.getrandbits(output_count) if rng.random() < 0.2 else 0
+        for i in range(total):
+            ctx.set(dut.requests[i], requests[i])
+            ctx.set(dut.offers[i], offers[i])
+        ctx.set(dut.blocked, blocked)
+        grant, allocated = model.step(requests, offers, blocked)
+        assert ctx.get(dut.grant) == grant
+        assert [ctx.get(a) for a in dut.allocated] == allocated
+        return bin(grant).count("1")
 
-    run(dut, bench)
+    assert check_every_cycle(dut, 500, step) > 300  # the stimulus kept the allocator busy

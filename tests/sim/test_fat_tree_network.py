@@ -26,8 +26,8 @@ CASES = {f"ft-{k}x{n}-{split}-r{r}": (k, n, split, r)
          for k, n in ((2, 3), (4, 2), (4, 3)) for split in ("optimal", "down-alpha")
          for r in (1, 2)}
 CASES["ft-4x2-plain"] = (4, 2, "plain", 1)
-# The split router (3 cycles per hop).
-CASES["ft-4x2-optimal-r1-split"] = (4, 2, "optimal", 1)
+# The compact router (2 cycles per hop).
+CASES["ft-4x2-optimal-r1-compact"] = (4, 2, "optimal", 1)
 
 #: The (case, simulator) runs of the default suite: every split, r and plain on each
 #: simulator, on the 8- and 16-terminal trees. The rest of the matrix (the 64-terminal trees
@@ -36,7 +36,7 @@ DEFAULT = {("ft-2x3-optimal-r1", "icarus"), ("ft-2x3-down-alpha-r2", "icarus"),
            ("ft-4x2-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
            ("ft-4x2-optimal-r1", "verilator"), ("ft-4x2-down-alpha-r1", "verilator"),
            ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator"),
-           ("ft-4x2-optimal-r1-split", "verilator")}
+           ("ft-4x2-optimal-r1-compact", "verilator")}
 
 
 def config(name: str):

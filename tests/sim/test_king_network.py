@@ -51,14 +51,14 @@ CASES = {
     "KT5-hop-by-hop": {"kind": "KT", "side": 5, "routing": "hop-by-hop"},
     "DT5-lfsr": {"kind": "DT", "side": 5, "ties": "lfsr"},
     "DT4-lfsr-dateline": {"kind": "DT", "side": 4, "ties": "lfsr", "escape": "dateline"},
-    # The split router (3 cycles per hop), under adaptive routing (2S).
-    "KT5-2s-split": {"kind": "KT", "side": 5, "routing": "2s"},
+    # The compact router (2 cycles per hop), under adaptive routing (2S).
+    "KT5-2s-compact": {"kind": "KT", "side": 5, "routing": "2s"},
 }
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
 DEFAULT = {("KT5", "icarus"), ("DT5-lfsr", "icarus"), ("KM5", "verilator"),
            ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
            ("KT5-2s", "verilator"), ("DT5-hop-by-hop", "verilator"),
-           ("KT5-2s-split", "verilator")}
+           ("KT5-2s-compact", "verilator")}
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:
@@ -192,7 +192,7 @@ BROADCAST = {
     "KT6-b": ({"kind": "KT", "side": 6, "broadcast": True}, ("verilator",)),
     "KT5-2s-b": ({"kind": "KT", "side": 5, "routing": "2s", "broadcast": True},
                  ("verilator",)),
-    "KT6-b-split": ({"kind": "KT", "side": 6, "broadcast": True}, ("verilator",)),
+    "KT6-b-compact": ({"kind": "KT", "side": 6, "broadcast": True}, ("verilator",)),
 }
 
 
@@ -205,7 +205,7 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     one the model's forwarding rule crosses (:func:`twinnet.model.king.broadcast_sends`), on
     the broadcast VC; every unicast packet as ever. Then 2,000 cycles of saturating uniform
     traffic of which a tenth are broadcasts drain without tripping the watchdog."""
-    if name not in ("KT6-b", "KT6-b-split") and not os.environ.get("TWINNET_SLOW_TESTS"):
+    if name not in ("KT6-b", "KT6-b-compact") and not os.environ.get("TWINNET_SLOW_TESTS"):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing(simulator)
     if reason:

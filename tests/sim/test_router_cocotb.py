@@ -38,8 +38,8 @@ CONFIGS = {
                PortConfig("pe", vc_count=2, buffer_depth=5))),
 }
 
-# The same designs as split routers (pipeline 3).
-CONFIGS.update({f"{name}-p3": dataclasses.replace(config, pipeline=3)
+# The same designs as compact routers (pipeline 2).
+CONFIGS.update({f"{name}-p2": dataclasses.replace(config, pipeline=2)
                 for name, config in list(CONFIGS.items())})
 
 # The admission, fairness and throughput tests need one design; random traffic runs on both.
@@ -47,7 +47,7 @@ TESTS = {
     "r5-vc2": ["random_traffic", "bubble_admission", "fairness", "throughput"],
     "r7-mixed": ["random_traffic"],
 }
-TESTS.update({f"{name}-p3": tests for name, tests in list(TESTS.items())})
+TESTS.update({f"{name}-p2": tests for name, tests in list(TESTS.items())})
 
 
 @pytest.mark.parametrize("simulator", runner.SIMULATORS)

@@ -45,11 +45,11 @@ NETWORKS["torus2-5x3-bubble"] = network((5, 3), "torus", "bubble")
 for _mode in ("vc", "bubble"):
     NETWORKS[f"ndt2-4x4-CBest-{_mode}"] = network((4, 4), "C_Best", _mode)
     NETWORKS[f"ndt4-3x3x2x2-CBest-{_mode}"] = network((3, 3, 2, 2), "C_Best", _mode)
-# The split router (3 cycles per hop) in the default suite, zero-load latency included.
-NETWORKS["ndt3-k3-D-bubble-split"] = network((3, 3, 3), "D", "bubble", pipeline=3)
-NETWORKS["torus2-5x3-bubble-split"] = network((5, 3), "torus", "bubble", pipeline=3)
+# The compact router (2 cycles per hop) in the default suite, zero-load latency included.
+NETWORKS["ndt3-k3-D-bubble-compact"] = network((3, 3, 3), "D", "bubble", pipeline=2)
+NETWORKS["torus2-5x3-bubble-compact"] = network((5, 3), "torus", "bubble", pipeline=2)
 VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"))
-                  or name.endswith("-split")}
+                  or name.endswith("-compact")}
 #: 3DT 4x4x4 on Icarus takes 1 to 2.5 minutes a case: the default suite runs it there once
 #: (D with the bubble) and all four on Verilator; the other three run on Icarus with
 #: TWINNET_SLOW_TESTS=1.
@@ -71,7 +71,7 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
         # the case's time), 20,000 with TWINNET_SLOW_TESTS=1.
         cycles = 20_000 if os.environ.get("TWINNET_SLOW_TESTS") else 5000
         tests["saturation_drains"] = {"cycles": cycles}
-    if simulator == "verilator" and name in ("ndt3-k3-D-bubble", "ndt3-k3-D-bubble-split"):
+    if simulator == "verilator" and name in ("ndt3-k3-D-bubble", "ndt3-k3-D-bubble-compact"):
         tests["zero_load_latency"] = {}
     return tests
 

@@ -27,11 +27,11 @@ INSTANCES = {"8x4-t0": ([8, 4], ""), "8x4-tyx4": ([8, 4], "YX=4"),
              "6x3-tyx3": ([6, 3], "YX=3"), "4x4x2-tzx2": ([4, 4, 2], "ZX=2")}
 CASES = {f"{name}-{escape}": (radices, twists, escape)
          for name, (radices, twists) in INSTANCES.items() for escape in ("bubble", "dateline")}
-# The split router (3 cycles per hop).
-CASES["8x4-tyx4-bubble-split"] = CASES["8x4-tyx4-bubble"]
+# The compact router (2 cycles per hop).
+CASES["8x4-tyx4-bubble-compact"] = CASES["8x4-tyx4-bubble"]
 #: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
 DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("8x4-tyx4-dateline", "verilator"),
-           ("4x4x2-tzx2-bubble", "verilator"), ("8x4-tyx4-bubble-split", "verilator")}
+           ("4x4x2-tzx2-bubble", "verilator"), ("8x4-tyx4-bubble-compact", "verilator")}
 
 
 def network_of(name: str):

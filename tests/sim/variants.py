@@ -1,10 +1,10 @@
 """The router microarchitecture the network tests build.
 
-Every network test builds its networks with :data:`PIPELINE` cycles per hop: 2 (the compact
-router) unless ``TWINNET_PIPELINE=3`` asks for the split router, so that
-``TWINNET_PIPELINE=3 TWINNET_SLOW_TESTS=1 pytest tests/sim`` runs every network test on it. The
-default suite also runs a few cases of each family on the split router: the cases named
-``…-split``.
+Every network test builds its networks with :data:`PIPELINE` cycles per hop: 3 (the split
+router, the default) unless ``TWINNET_PIPELINE=2`` asks for the compact router, so that
+``TWINNET_PIPELINE=2 TWINNET_SLOW_TESTS=1 pytest tests/sim`` runs every network test on it. The
+default suite also runs a few cases of each family on the compact router: the cases named
+``…-compact``.
 """
 
 import os
@@ -12,14 +12,14 @@ from pathlib import Path
 
 from twinnet.model.sizes import check_pipeline
 
-_GIVEN = os.environ.get("TWINNET_PIPELINE", "2").strip()
+_GIVEN = os.environ.get("TWINNET_PIPELINE", "3").strip()
 PIPELINE = check_pipeline("TWINNET_PIPELINE", int(_GIVEN) if _GIVEN.isdigit() else _GIVEN)
 
 #: Where the cases build: one folder per pipeline, so that a build never serves the other.
 BUILD = Path(__file__).resolve().parents[2] / "build" / (
-    "sim" if PIPELINE == 2 else f"sim-p{PIPELINE}")
+    "sim" if PIPELINE == 3 else f"sim-p{PIPELINE}")
 
 
 def pipeline_of(case: str) -> int:
-    """The pipeline of a named case: 3 for ``…-split``, else :data:`PIPELINE`."""
-    return 3 if case.endswith("-split") else PIPELINE
+    """The pipeline of a named case: 2 for ``…-compact``, else :data:`PIPELINE`."""
+    return 2 if case.endswith("-compact") else PIPELINE
