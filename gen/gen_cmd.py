@@ -55,6 +55,17 @@ PRESETS.update({
                "mode": "vc", "packet_length": 4, "buffer_depth": 32},
 })
 
+#: 002 Table 3's networks (16x16, uniform traffic; bench/king.py): 002's adaptive routing
+#: (hop-by-hop on T and DT, 2S hop-by-hop on KT) over the bubble escape, 8-flit packets, 2 VCs
+#: of 32 flits (four packets per VC: the reading of 002's "32 phits" its simulator can run),
+#: and 2 PEs per router (KT's bound is above one flit per node and cycle).
+PRESETS.update({
+    f"002-{kind.lower()}16": {"topology": "king", "kind": kind, "side": 16, "routing": routing,
+                              "escape": "bubble", "vcs": 2, "packet_length": 8,
+                              "buffer_depth": 32, "pe_ports": 2}
+    for kind, routing in (("T", "hop-by-hop"), ("DT", "hop-by-hop"), ("KT", "2s"))
+})
+
 #: Fat trees of twin switches with 001's optimal split (16, 64 and 256 terminals).
 PRESETS.update({
     f"ft-{k}x{n}": {"topology": "fat-tree", "k": k, "n": n, "split": "optimal"}

@@ -88,13 +88,13 @@ class Router(CheckedComponent):
                     or rc.adaptive_vcs != first.adaptive_vcs
                     or rc.broadcast_vc != first.broadcast_vc):
                 raise ValueError(f"route_compute({port}) has a different header or static "
-                                  f"layout, adaptive VCs or broadcast VC than route_compute(0); "
-                                  f"all ports must agree")
+                                 f"layout, adaptive VCs or broadcast VC than route_compute(0); "
+                                 f"all ports must agree")
         if first.broadcast_vc is not None:
             for port in config.ports:
                 if not port.is_pe and port.output_vc_count <= first.broadcast_vc:
                     raise ValueError(f"broadcast VC {first.broadcast_vc} is not a VC of port "
-                                      f"{port.name} ({port.output_vc_count} VCs)")
+                                     f"{port.name} ({port.output_vc_count} VCs)")
         flit.FlitFormat(config, first.header_layout)  # the header fits in a flit
 
     def __init__(self, config: RouterConfig, route_compute):
@@ -136,7 +136,7 @@ class Router(CheckedComponent):
             wiring.connect(m, wiring.flipped(self.port_in(p)), unit.port)
             if "node_static" in unit.signature.members:
                 m.d.comb += unit.node_static.eq(self.node_static)
-            vcs.append([{"in": vc_port} for vc_port in unit.vcs])
+            vcs.append(list(unit.vcs))
         for o in range(config.port_count):
             unit = m.submodules[f"output_{o}"] = OutputUnit(self.stage, o)
             wiring.connect(m, wiring.flipped(self.port_out(o)), unit.port)

@@ -22,6 +22,17 @@ def test_presets_are_the_papers_instances_in_configuration_d():
     assert network.topology.pe_count == 432
 
 
+@pytest.mark.parametrize("preset, kind, routing", [
+    ("002-t16", "T", "hop-by-hop"), ("002-dt16", "DT", "hop-by-hop"), ("002-kt16", "KT", "2s")])
+def test_002_presets_carry_table_3s_settings(preset, kind, routing):
+    # 002 Table 2 and §4.2: 16x16, 8-phit packets, the bubble escape on VC 0 and one adaptive
+    # VC, 32 phits per VC; two PEs per router so that KT can exceed one flit per node.
+    network = network_from_args(parse("king", "--preset", preset))
+    assert (network.topology.kind, network.topology.side, network.routing) == (kind, 16, routing)
+    assert (network.escape, network.vcs, network.packet_length, network.buffer_depth,
+            network.pe_ports) == ("bubble", 2, 8, 32, 2)
+
+
 def test_flags_override_toml_which_overrides_preset(tmp_path):
     toml = tmp_path / "net.toml"
     toml.write_text('preset = "3dt-4x4x2"\nmode = "vc"\nflit_width = 40\n')
