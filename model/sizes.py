@@ -25,6 +25,8 @@ MAX_BUFFER_DEPTH = 256
 #: (docs/router.md).
 PIPELINES = (2, 3)
 DEFAULT_PIPELINE = 3
+#: The microarchitectures' names, for network names (``_compact`` for pipeline 2).
+PIPELINE_NAMES = {2: "compact", 3: "split"}
 
 
 def check_pipeline(name: str, value) -> int:
@@ -79,7 +81,7 @@ class RouterSizes:
         """Every size that differs from the default, for a network's name, so that two
         networks whose Verilog differs never share a name: ``_w64`` (64-bit flits), ``_l8``
         (8-flit packets), ``_d24`` (buffers of 24 flits where two packets is the default),
-        ``_p2`` (the compact router)."""
+        ``_compact`` (the compact router; ``_p<N>`` elsewhere in a king name counts PEs)."""
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
@@ -88,7 +90,7 @@ class RouterSizes:
         if self.depth != 2 * self.packet_length:
             suffix += f"_d{self.depth}"
         if self.pipeline != DEFAULT_PIPELINE:
-            suffix += f"_p{self.pipeline}"
+            suffix += f"_{PIPELINE_NAMES[self.pipeline]}"
         return suffix
 
     def sizes_dict(self) -> dict:

@@ -61,7 +61,9 @@ def test_a_fault_makes_the_self_test_fail(fault):
     if runner.missing("icarus"):
         pytest.skip(runner.missing("icarus"))
     board = sorted(BOARDS)[0]
-    results = simulate(default_network(board), "icarus", f"{BUILD}/{board}", fault=fault)
+    # Its own build folder: the cases may run at once in parallel workers.
+    results = simulate(default_network(board), "icarus", f"{BUILD}/{board}-{fault}",
+                       fault=fault)
     assert results["done"] and results["failed"] and not results["passed"]
     assert results["errors"] == 1
     assert results["line"].endswith(" err 00000001 FAIL")

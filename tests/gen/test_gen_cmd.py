@@ -124,6 +124,8 @@ def test_preset_sizes_change_within_its_shape():
     network = network_from_args(parse("--preset", "3dt-4x4x4", "--flit-width", "64",
                                       "--packet-length", "8", "--buffer-depth", "24"))
     assert network.name == "ndt3_k4_D_bubble_w64_l8_d24"
+    compact = network_from_args(parse("--pipeline", "2"))
+    assert compact.name == "ndt3_k4_D_bubble_compact"
     # A buffer of the default depth (2 x packet length) gives the same Verilog, the same name.
     assert network_from_args(parse("--buffer-depth", "8")).name == "ndt3_k4_D_bubble"
 
