@@ -39,11 +39,6 @@ class StageConfig:
         with a deterministic unicast routing): requests then need no decoding of the route."""
         return self.holds_outputs and not self.adaptive_vcs and self.broadcast_vc is None
 
-    @property
-    def vc_mask_layout(self) -> data.ArrayLayout:
-        """A mask over the VCs of any port: bit w is VC w."""
-        return data.ArrayLayout(unsigned(1), self.config.max_vc_count)
-
     @cached_property
     def port_vc_masks_layout(self) -> data.ArrayLayout:
         """One VC mask per port."""
