@@ -5,6 +5,7 @@ from amaranth.lib.wiring import In, Out
 
 from twinnet.model import checks
 
+from . import onehot
 from .checked import CheckedComponent
 
 
@@ -46,15 +47,10 @@ class RoundRobinArbiter(CheckedComponent):
             return m
 
         # `above` marks the requesters strictly after the last advancing grant; they come first.
-        # Lowest set bit by a prefix OR in LUTs: a carry chain (x & -x) would stop the
-        # synthesiser from merging the priority logic with the requests in front of it.
+        # Lowest set bit as a prefix OR in LUTs (see :func:`twinnet.hdl.onehot.lowest`).
         above = Signal(n)
         masked = self.requests & above
-
-        def lowest(value):
-            return Cat(value[i] & ~value[:i].any() if i else value[0] for i in range(n))
-
-        first_masked, first_any = lowest(masked), lowest(self.requests)
+        first_masked, first_any = onehot.lowest(masked, n), onehot.lowest(self.requests, n)
         m.d.comb += self.grant.eq(Mux(masked.any(), first_masked, first_any))
         with m.If(self.advance & self.requests.any()):
             # Bit i is above the new grant when the grant is at some j < i.

@@ -5,9 +5,9 @@ from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib import data
 
 from ..arbiter import RoundRobinArbiter
+from ..onehot import encode, lowest, select
 from .composition import Composition
 from .crossbar import Crossbar
-from .onehot import encode, lowest, select
 from .switch_allocator import SwitchAllocator
 from .vc_allocator import VCAllocator
 

@@ -4,7 +4,7 @@ from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from . import onehot
+from .. import onehot
 
 
 class Crossbar(wiring.Component):

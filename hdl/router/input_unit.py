@@ -5,9 +5,8 @@ from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from .. import flit
+from .. import flit, onehot
 from ..shift_fifo import ShiftFIFO
-from . import onehot
 from .stage_config import StageConfig
 
 

@@ -4,7 +4,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .onehot import encode, lowest
+from ..onehot import encode, lowest
 from .stage_config import StageConfig
 
 

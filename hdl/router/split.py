@@ -4,9 +4,9 @@ crossbar traversal from the next, 3 cycles per hop."""
 from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib import data
 
+from ..onehot import encode
 from .composition import Composition
 from .crossbar import Crossbar
-from .onehot import encode
 from .packet_allocator import PacketAllocator
 
 
