@@ -60,7 +60,15 @@ class Router(CheckedComponent):
     Raises ``TypeError`` for a wrong config or factory (before anything is built) and
     ``ValueError`` when the route computes of the ports disagree or the routing header does
     not fit in a flit.
+
+    The stage classes are class attributes, so that a subclass can replace one (the formal
+    mutants do).
     """
+
+    input_unit = InputUnit
+    output_unit = OutputUnit
+    compact_composition = CompactComposition
+    split_composition = SplitComposition
 
     @classmethod
     def check(cls, config, route_compute):
@@ -132,16 +140,18 @@ class Router(CheckedComponent):
         config = self.config
         vcs, outputs = [], []
         for p in range(config.port_count):
-            unit = m.submodules[f"input_{p}"] = InputUnit(self.stage, p, self.route_computes[p])
+            unit = self.input_unit(self.stage, p, self.route_computes[p])
+            m.submodules[f"input_{p}"] = unit
             wiring.connect(m, wiring.flipped(self.port_in(p)), unit.port)
             if "node_static" in unit.signature.members:
                 m.d.comb += unit.node_static.eq(self.node_static)
             vcs.append(list(unit.vcs))
         for o in range(config.port_count):
-            unit = m.submodules[f"output_{o}"] = OutputUnit(self.stage, o)
+            unit = m.submodules[f"output_{o}"] = self.output_unit(self.stage, o)
             wiring.connect(m, wiring.flipped(self.port_out(o)), unit.port)
             outputs.append(unit)
-        composition = SplitComposition if self.stage.holds_outputs else CompactComposition
+        composition = (self.split_composition if self.stage.holds_outputs
+                       else self.compact_composition)
         drop_heads = composition(self.stage, m, vcs, outputs).build()
 
         # Malformed packets dropped (counted at their head flit), saturating.

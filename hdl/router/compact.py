@@ -18,6 +18,9 @@ class CompactComposition(Composition):
     flit by flit on one output; a VC's packet keeps its output VC from allocation to tail.
     Broadcasts are allocated and switched before unicast, one per cycle each."""
 
+    vc_allocator = VCAllocator
+    switch_allocator = SwitchAllocator
+
     def state_layout(self) -> data.StructLayout:
         """``active``: sending a packet; ``dropping``: draining a malformed one; the output
         port and VC it holds; with broadcast, ``fan``: the outputs of its copy (zero for a
@@ -66,8 +69,8 @@ class CompactComposition(Composition):
         output VC is the lowest eligible one in the packet's mask."""
         m, config = self.m, self.config
         vmax = config.max_vc_count
-        allocator = m.submodules.vc_allocator = VCAllocator(config.vc_counts, config.port_count,
-                                                            vmax)
+        allocator = self.vc_allocator(config.vc_counts, config.port_count, vmax)
+        m.submodules.vc_allocator = allocator
         for i, vc in enumerate(self.flat):
             m.d.comb += [allocator.requests[i].eq(vc.request.to),
                          allocator.offers[i].eq(vc.request.vc),
@@ -138,8 +141,8 @@ class CompactComposition(Composition):
         """The :class:`SwitchAllocator`: returns ``accepted`` (per output, the input ports
         crossing to it) and ``read`` (per input VC, switched this cycle)."""
         m, config = self.m, self.config
-        allocator = m.submodules.switch_allocator = SwitchAllocator(config.vc_counts,
-                                                                    config.port_count)
+        allocator = self.switch_allocator(config.vc_counts, config.port_count)
+        m.submodules.switch_allocator = allocator
         for i, vc in enumerate(self.flat):
             m.d.comb += allocator.requests[i].eq(vc.control.switch_to)
         return allocator.accepted, allocator.read

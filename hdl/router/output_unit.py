@@ -37,6 +37,7 @@ class OutputUnit(wiring.Component):
         take: In(max VCs) — one-hot: the output VC whose L credits are taken this cycle.
         free_one, free_two: Out(max VCs) — bit w: VC w is free with room for one / two whole
             packets.
+        busy: Out(max VCs) — bit w: VC w carries a packet (free or not by its credits).
     """
 
     def __init__(self, stage: StageConfig, port_index: int):
@@ -49,7 +50,8 @@ class OutputUnit(wiring.Component):
             out = Out(flit.LinkSignature(config.flit_width, port.vc_count))
         vmax = config.max_vc_count
         super().__init__({"port": out, "flit": In(flit.valid_signature(stage.crossbar_layout)),
-                          "take": In(vmax), "free_one": Out(vmax), "free_two": Out(vmax)})
+                          "take": In(vmax), "free_one": Out(vmax), "free_two": Out(vmax),
+                          "busy": Out(vmax)})
 
     def elaborate(self, platform):
         m = Module()
@@ -64,7 +66,7 @@ class OutputUnit(wiring.Component):
             m.d.sync += spare.eq(Mux(self.take[w], spare + returned[w] - length,
                                      spare + returned[w]))
             busy = self._busy(m, w)
-            m.d.comb += [self.free_one[w].eq(~busy & (spare >= 0)),
+            m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(~busy & (spare >= 0)),
                          self.free_two[w].eq(~busy & (spare >= length))]
         return m
 

@@ -21,6 +21,8 @@ class SplitComposition(Composition):
     and the input VC may already be allocated to the next packets, so back-to-back packets
     lose no cycle."""
 
+    packet_allocator = PacketAllocator
+
     def state_layout(self) -> data.StructLayout:
         """``active``: streaming its packet; ``last``: its last flit leaves now (with packets
         of several flits, see :meth:`_stream`); ``sent``: flits of the packet sent;
@@ -105,8 +107,8 @@ class SplitComposition(Composition):
                 vc.request.copy & ~(vc.port.route.targets & ~self.avail).any()
                 for vc in self.flat))
             open_ = self.avail & ~copy_take
-        allocator = m.submodules.packet_allocator = PacketAllocator(config.vc_counts,
-                                                                    config.port_count)
+        allocator = m.submodules.packet_allocator = self.packet_allocator(config.vc_counts,
+                                                                         config.port_count)
         m.d.comb += allocator.open.eq(open_)
         for i, vc in enumerate(self.flat):
             m.d.comb += allocator.requests[i].eq(vc.request.to)
