@@ -91,6 +91,9 @@ class RouterConfig:
         pipeline: the microarchitecture, by its zero-load cycles per hop (one of
             :data:`PIPELINES`): 3 (the split router, default) or 2 (the compact router; see
             ``docs/router.md``).
+        stall_counters: add the ``stalls`` status outputs, counters of why waiting packets
+            were not allocated (:data:`twinnet.hdl.router.stalls.STALL_REASONS`); for
+            measurements, off by default.
     """
 
     flit_width: int
@@ -100,6 +103,7 @@ class RouterConfig:
     kind_width: int = 0
     drop_count_width: int = DROP_COUNT_WIDTH
     pipeline: int = DEFAULT_PIPELINE
+    stall_counters: bool = False
 
     def __post_init__(self):
         checks.check_int("flit_width", self.flit_width, minimum=1)
@@ -108,6 +112,8 @@ class RouterConfig:
         checks.check_int("kind_width", self.kind_width, minimum=0)
         checks.check_int("drop_count_width", self.drop_count_width, minimum=1, maximum=64)
         check_pipeline("pipeline", self.pipeline)
+        if not isinstance(self.stall_counters, bool):
+            raise TypeError(f"stall_counters must be True or False, not {self.stall_counters!r}")
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
             raise TypeError(f"ports must be a sequence of PortConfig, not {self.ports!r}")
         ports = tuple(self.ports)
@@ -159,13 +165,14 @@ class RouterConfig:
         return {"flit_width": self.flit_width, "packet_length": self.packet_length,
                 "ports": [port.to_dict() for port in self.ports],
                 "source_width": self.source_width, "kind_width": self.kind_width,
-                "drop_count_width": self.drop_count_width, "pipeline": self.pipeline}
+                "drop_count_width": self.drop_count_width, "pipeline": self.pipeline,
+                "stall_counters": self.stall_counters}
 
     @classmethod
     def from_dict(cls, values: dict) -> "RouterConfig":
         """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
         allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width",
-                   "drop_count_width", "pipeline"}
+                   "drop_count_width", "pipeline", "stall_counters"}
         unknown = set(values) - allowed
         if unknown:
             raise ValueError(f"unknown router configuration keys {sorted(unknown)}; "

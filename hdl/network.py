@@ -30,10 +30,11 @@ channel: a flit is on it this cycle) and ``trace_flit`` (channel ``j``'s flit pa
 
 from dataclasses import dataclass, field
 
-from amaranth.hdl import Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Shape
+from amaranth.hdl import ClockSignal, Instance, Module, Mux, ResetSignal, Shape
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .adders import sum_tree
 from .router import Router
 
 #: Width of every router's drop counter in a network, and of the network's total.
@@ -201,14 +202,3 @@ class Network(wiring.Component):
         limit = (1 << DROP_COUNT_WIDTH) - 1
         m.d.comb += self.drop_count.eq(Mux(total > limit, limit, total))
         return m
-
-
-def sum_tree(values, width: int | None = None):
-    """Sum with a balanced tree of adders, so that depth grows with log2 of the count; each
-    partial sum truncated to ``width`` bits if given."""
-    values = list(values)
-    while len(values) > 1:
-        sums = [a + b for a, b in zip(values[::2], values[1::2])]
-        values = [total[:width] if width else total for total in sums] + \
-            ([values[-1]] if len(values) % 2 else [])
-    return values[0] if values else Cat()

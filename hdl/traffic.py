@@ -49,7 +49,8 @@ from amaranth.lib.wiring import In, Out
 
 from twinnet.model.traffic import FIXED, PATTERNS
 
-from .network import DROP_COUNT_WIDTH, Network, instantiate, sum_tree
+from .adders import sum_tree
+from .network import DROP_COUNT_WIDTH, Network, instantiate
 
 #: Width of every per-terminal counter, and of the harness's sums.
 COUNT_WIDTH = 32

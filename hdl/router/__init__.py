@@ -23,6 +23,8 @@ Two microarchitectures (``RouterConfig.pipeline``, see ``docs/router.md``):
   and every input VC has its own crossbar input.
 """
 
+import dataclasses
+
 from amaranth.hdl import Const, Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -36,6 +38,7 @@ from .input_unit import InputUnit
 from .output_unit import OutputUnit
 from .split import SplitComposition
 from .stage_config import StageConfig
+from .stalls import StallCounters, StallSignature
 
 
 class Router(CheckedComponent):
@@ -56,6 +59,8 @@ class Router(CheckedComponent):
             compute (absent when the layout is empty).
         drop_count: Out(config.drop_count_width) — packets dropped as malformed since reset
             (saturates at its largest value).
+        stalls: Out(:class:`~.stalls.StallSignature`) — with ``config.stall_counters`` only:
+            why waiting packets were not allocated (:mod:`.stalls`).
 
     Raises ``TypeError`` for a wrong config or factory (before anything is built) and
     ``ValueError`` when the route computes of the ports disagree or the routing header does
@@ -106,7 +111,7 @@ class Router(CheckedComponent):
         flit.FlitFormat(config, first.header_layout)  # the header fits in a flit
 
     def __init__(self, config: RouterConfig, route_compute):
-        self.config = config
+        self.config, self.route_compute = config, route_compute
         self.route_computes = self.checked
         first = self.route_computes[0]
         self.adaptive_vcs, self.broadcast_vc = first.adaptive_vcs, first.broadcast_vc
@@ -127,7 +132,14 @@ class Router(CheckedComponent):
         if first.static_layout.size:
             members["node_static"] = In(first.static_layout)
         members["drop_count"] = Out(config.drop_count_width)
+        if config.stall_counters:
+            members["stalls"] = Out(StallSignature())
         super().__init__(members)
+
+    def counting_stalls(self) -> "Router":
+        """The same router with its stall counters (``config.stall_counters``)."""
+        return type(self)(dataclasses.replace(self.config, stall_counters=True),
+                          self.route_compute)
 
     def port_in(self, index: int):
         return getattr(self, f"in_{index}")
@@ -152,7 +164,13 @@ class Router(CheckedComponent):
             outputs.append(unit)
         composition = (self.split_composition if self.stage.holds_outputs
                        else self.compact_composition)
-        drop_heads = composition(self.stage, m, vcs, outputs).build()
+        composed = composition(self.stage, m, vcs, outputs)
+        drop_heads = composed.build()
+        if config.stall_counters:
+            counters = m.submodules.stall_counters = StallCounters(len(composed.flat))
+            m.d.comb += [bits.eq(composed.stall_bits(vc))
+                         for bits, vc in zip(counters.reasons, composed.flat)]
+            wiring.connect(m, counters.counts, wiring.flipped(self.stalls))
 
         # Malformed packets dropped (counted at their head flit), saturating.
         dropped = sum((head.as_unsigned() for head in drop_heads), Const(0, 1))

@@ -46,6 +46,9 @@ class CompactComposition(Composition):
         return data.StructLayout(fields)
 
     def build(self) -> list:
+        # Per output, its VCs that carry a packet (for the stall counters).
+        self.busy = Signal(self.stage.port_vc_masks_layout, name="busy")
+        self.m.d.comb += [self.busy[o].eq(unit.busy) for o, unit in enumerate(self.outputs)]
         for vc in self.flat:
             # The front flit of an idle VC is a head flit (links and PE framing keep packets
             # whole and in order in each VC buffer).
@@ -58,6 +61,28 @@ class CompactComposition(Composition):
         drain_sel = self._switch_requests()
         accepted, read = self._switch_allocation()
         return self._traverse(alloc, drain_sel, accepted, read)
+
+    def head_waiting(self, vc):
+        state = vc.state
+        return vc.port.valid & ~state.active & ~state.dropping & ~vc.port.route.drop
+
+    def head_granted(self, vc):
+        granted = vc.control.va_grant
+        return granted | vc.control.copy_grant if self.fanout else granted
+
+    def head_asked(self, vc):
+        return vc.request.to.any() | vc.request.copy if self.fanout else vc.request.to.any()
+
+    def route_held(self, vc):
+        route = vc.port.route
+        held = ~(route.mask & ~self.busy[route.port]).any()
+        if self.fanout:
+            copy_busy = Cat(unit.busy[w] for unit, w in zip(self.outputs, self.free.copy_vc))
+            held = Mux(route.multi, (route.targets & copy_busy).any(), held)
+        return held
+
+    def switch_lost(self, vc):
+        return vc.control.switch_to.any() & ~vc.port.read
 
     def _unicast(self, vc):
         """The VC is sending a unicast packet."""

@@ -8,6 +8,7 @@ from amaranth.lib import data
 from ..arbiter import RoundRobinArbiter
 from .request_unit import RequestUnit
 from .stage_config import StageConfig
+from .stalls import stall_bits_layout
 
 
 @dataclass
@@ -95,6 +96,45 @@ class Composition:
 
     def build(self) -> list:
         raise NotImplementedError
+
+    # What the stall counters (:mod:`.stalls`) ask of a microarchitecture, per input VC.
+
+    def head_waiting(self, vc: InputVC):
+        """Its next packet (not a malformed one) could be allocated now."""
+        raise NotImplementedError
+
+    def head_granted(self, vc: InputVC):
+        """Its next packet is allocated now."""
+        raise NotImplementedError
+
+    def head_asked(self, vc: InputVC):
+        """It asked for an output that could take its packet now."""
+        raise NotImplementedError
+
+    def route_held(self, vc: InputVC):
+        """The output of its route (every output of a broadcast's) carries other packets on
+        every VC the route allows there."""
+        raise NotImplementedError
+
+    def switch_lost(self, vc: InputVC):
+        """An allocated packet's front flit lost switch allocation."""
+        raise NotImplementedError
+
+    def stall_bits(self, vc: InputVC) -> data.View:
+        """This cycle's stall bits of ``vc`` (:data:`.stalls.stall_bits_layout`)."""
+        m, free, route = self.m, self.free, vc.port.route
+        bits = Signal(stall_bits_layout, name=f"stall_{vc.name}")
+        waiting = self.head_waiting(vc)
+        lost = waiting & ~self.head_granted(vc)
+        asked, held = self.head_asked(vc), self.route_held(vc)
+        room = (route.mask & free.one_all[route.port]).any()
+        if self.fanout:
+            room = Mux(route.multi, ~(route.targets & ~free.copy_one).any(), room)
+        rest = lost & ~asked & ~held
+        m.d.comb += [bits.heads.eq(waiting), bits.arbitration.eq(lost & asked),
+                     bits.output.eq(lost & ~asked & held), bits.credits.eq(rest & ~room),
+                     bits.bubble.eq(rest & room), bits.switch.eq(self.switch_lost(vc))]
+        return bits
 
     def _free_state(self) -> FreeState:
         m, config, stage = self.m, self.config, self.stage

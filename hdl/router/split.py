@@ -57,6 +57,29 @@ class SplitComposition(Composition):
         self._traverse(out_vc)
         return [vc.control.drop_go for vc in self.flat]
 
+    def head_waiting(self, vc):
+        return vc.control.ready & ~vc.port.route.drop
+
+    def head_granted(self, vc):
+        return vc.control.start
+
+    def head_asked(self, vc):
+        route = vc.port.route
+        asked = (vc.request.to & self.avail).any()
+        if self.fanout:
+            asked = asked | (vc.request.copy & ~(route.targets & ~self.avail).any())
+        return asked
+
+    def route_held(self, vc):
+        route = vc.port.route
+        held = ~self.avail.bit_select(route.port, 1)
+        if self.fanout:
+            held = Mux(route.multi, (route.targets & ~self.avail).any(), held)
+        return held
+
+    def switch_lost(self, vc):
+        return Const(0, 1)
+
     def _stream(self, vc) -> None:
         """An input VC streams its packet's flits, and asks for the next packet's output."""
         m, length = self.m, self.config.packet_length
