@@ -5,7 +5,8 @@ generator, the manifest, the cocotb bench and scoreboard, the simulation driver)
 
 - its configuration: :meth:`Family.network` rebuilds it from the manifest's ``parameters``;
 - its netlist (:meth:`Family.netlist`): router kinds, instances with their per-node
-  constants, channels and terminals (:mod:`twinnet.hdl.network`);
+  constants, channels and terminals (:mod:`twinnet.hdl.network`); with
+  ``stall_counters=True``, routers with their stall counters (:mod:`twinnet.hdl.router.stalls`);
 - its manifest section (:meth:`Family.section`);
 - its destination codec: :meth:`Family.destination` gives the head flit's route fields for a
   terminal, :meth:`Family.malformed` an example of a header the routers must drop;
@@ -44,10 +45,11 @@ class Family:
             raise NotImplementedError
         return type(self).from_dict(parameters)
 
-    def netlist(self, config):
+    def netlist(self, config, *, stall_counters: bool = False):
         if not self.netlist_module:
             raise NotImplementedError
-        return importlib.import_module(self.netlist_module).netlist(config)
+        return importlib.import_module(self.netlist_module).netlist(
+            config, stall_counters=stall_counters)
 
     def section(self, config) -> dict:
         """The manifest's family section (see :func:`twinnet.gen.generate.generate`)."""
@@ -153,10 +155,10 @@ class TwinTorusFamily(Family):
     def network(self, parameters: dict):
         return network.twin_network_from_dict(parameters)
 
-    def netlist(self, config):
+    def netlist(self, config, *, stall_counters: bool = False):
         from twinnet.hdl.twin_torus import netlist
 
-        return netlist(config)
+        return netlist(config, stall_counters=stall_counters)
 
     def section(self, config) -> dict:
         topology = config.topology
@@ -237,10 +239,10 @@ class FatTreeFamily(Family):
     def network(self, parameters: dict):
         return fat_tree.fat_tree_network_from_dict(parameters)
 
-    def netlist(self, config):
+    def netlist(self, config, *, stall_counters: bool = False):
         from twinnet.hdl.fat_tree import netlist
 
-        return netlist(config)
+        return netlist(config, stall_counters=stall_counters)
 
     def section(self, config) -> dict:
         tree = config.tree

@@ -24,7 +24,8 @@ MANIFEST_VERSION = 2
 
 
 def generate_network(config, outdir, *, family=None, trace: bool = False,
-                     traffic: bool = False, progress=None, components=None) -> list[Path]:
+                     traffic: bool = False, stalls: bool = False, progress=None,
+                     components=None) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
     netlist, manifest section and deadlock verdict through :func:`generate`. ``family``
     defaults to the family ``config`` belongs to (:func:`twinnet.gen.families.family_for`).
@@ -33,7 +34,8 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     Verilog (on 3DT 8×8×8 each takes tens of seconds). ``traffic`` adds the traffic harness
     (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits (its
     sinks let a pair's packets overtake each other under adaptive routing and sum packet
-    hashes instead).
+    hashes instead). ``stalls`` builds the routers with their stall counters
+    (:mod:`twinnet.hdl.router.stalls`).
     ``components``, a dict, receives the converted components (see :func:`generate`)."""
     from .families import family_for
 
@@ -43,7 +45,9 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     say = progress or (lambda text: None)
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
         check = pool.submit(_timed, family.deadlock, config)
-        netlist = family.netlist(config)
+        # (A family that cannot count stalls need not take the keyword.)
+        netlist = (family.netlist(config, stall_counters=True) if stalls
+                   else family.netlist(config))
 
         def deadlock() -> dict | None:
             result, seconds = check.result()

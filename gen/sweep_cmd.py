@@ -71,6 +71,10 @@ def register(commands) -> None:
     parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
                         help="--traffic hotspot: share of packets sent to PE 0 (default 0.1)")
     add_injection_args(parser)
+    parser.add_argument("--stalls", action="store_true",
+                        help="build the routers with stall counters and report, per point, "
+                             "why waiting packets were not allocated (arbitration, output "
+                             "held, credits, bubble; needs --simulator verilator)")
     parser.add_argument("--jobs", type=parse.integer, default=os.cpu_count() or 1,
                         help="points simulated at once on this machine (default: the number "
                              "of cores)")
@@ -128,7 +132,12 @@ def run(args) -> Report:
     jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
     check_simulator(args.simulator)
     from twinnet.sim_tb import network_sim
-    build_dir = output.target(args.out, f"{network.name}-{args.simulator}-traffic", "--out")
+    if args.stalls and args.simulator != "verilator":
+        raise UsageError(f"--stalls: the stall counters are read by the Verilator traffic "
+                         f"program, not on --simulator {args.simulator}")
+    suffix = "-stalls" if args.stalls else ""
+    build_dir = output.target(args.out, f"{network.name}-{args.simulator}-traffic{suffix}",
+                              "--out")
     client = _client(args.scheduler) if args.scheduler is not None else None
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     say(f"twinnet sweep: {network.name} ({family.terminal_count(network)} PEs), "
@@ -138,7 +147,7 @@ def run(args) -> Report:
     first = network_sim.simulate(network, args.simulator, build_dir,
                                  {network_sim.TRAFFIC_TEST: {"points": [points[0]]}},
                                  family=family, log=True, run_dir=build_dir / "runs" / "0",
-                                 progress=lambda line: say(f"  {line}"))
+                                 progress=lambda line: say(f"  {line}"), stalls=args.stalls)
     results = [first[network_sim.TRAFFIC_TEST]["points"][0]]
     say(f"  point 1/{len(points)} done ({time.perf_counter() - started:.0f} s)")
     calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(i)), point)
@@ -285,5 +294,20 @@ def _text(data: dict, files: list[Path]) -> str:
     lines.append(f"  saturation: first saturated offered load "
                  f"{data['first_saturated_offered']}, peak accepted {data['peak_accepted']:.3f}"
                  + (f"; model bound {bound:.3f} flits/PE/cycle" if bound is not None else ""))
+    counted = [r for r in data["points"] if "stalls" in r]
+    if counted:
+        lines.append("  why waiting packets were not allocated (share of waiting head-cycles; "
+                     "switch: flit-cycles per head-cycle):")
+        for r in sorted(counted, key=lambda r: (r["rate"], r["seed"])):
+            lines.append(f"  {r['offered_flits_per_pe_cycle']:>8.3f} {r['seed']:>5} "
+                         + stall_shares(r["stalls"]))
     lines += [f"  {path}" for path in files]
     return "\n".join(lines)
+
+
+def stall_shares(stalls: dict) -> str:
+    """One line of a point's stall counters, each reason as a share of the waiting
+    head-cycles."""
+    heads = stalls["heads"] or 1
+    return " ".join(f"{reason} {stalls[reason] / heads:.2f}" for reason in stalls
+                    if reason != "heads")

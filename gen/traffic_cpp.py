@@ -20,7 +20,8 @@ The program reads commands on stdin, one per line, and answers on stdout:
   ``hotspot_rate``, ``seed``, ``onoff``, ``turn_on``, ``turn_off``, ``fault``, ``rst``);
 - ``run N``: N clock cycles; answers ``ok``;
 - ``read``: answers one line of ``name=value`` pairs, the harness's outputs (and ``hist<i>``,
-  its histogram bins);
+  its histogram bins, and ``stall_<reason>``, the routers' stall counters summed, when they
+  have them);
 - ``quit``.
 
 Of the harness's faults it has ``duplicate`` (a source's own); ``misroute`` and ``corrupt``,
@@ -31,6 +32,7 @@ from amaranth.hdl import Const, Shape
 from amaranth.lib.wiring import Out
 
 from twinnet.hdl.network import DROP_COUNT_WIDTH
+from twinnet.hdl.router.stalls import STALL_REASONS
 from twinnet.hdl.traffic import FAULTS as HARNESS_FAULTS
 
 #: The faults the C++ harness injects (its ``fault`` control takes their index in
@@ -274,6 +276,15 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
                                                   "faults", "now"])
     values = ", ".join(f"(unsigned long long){name}"
                        for name in [*sums, "drop_count", "latency_max", "replayed", "now"])
+    if all("stalls" in netlist.kinds[kind].signature.members for kind in kinds):
+        # The routers' stall counters, summed (each 48 bits: no sum wraps).
+        for reason in STALL_REASONS:
+            out(f"uint64_t stall_{reason} = 0;", indent=2)
+            for kind in kinds:
+                out(f"for (auto* m : r_{kind}) stall_{reason} += "
+                    f"m->{_port('stalls', [reason])};", indent=2)
+        fields += "".join(f" stall_{reason}=%llu" for reason in STALL_REASONS)
+        values += "".join(f", (unsigned long long)stall_{reason}" for reason in STALL_REASONS)
     out(f'std::printf("{fields}", {values});',
         f'for (int b = 0; b < {bins}; b++) std::printf(" hist%d=%llu", b, '
         "(unsigned long long)hist[b]);", 'std::printf("\\n");', "std::fflush(stdout);",

@@ -54,7 +54,8 @@ def internal_ports(network: FatTreeNetworkConfig, stage: int) -> int:
     return network.internal_port_count if len(halves(network, stage)) == 2 else 0
 
 
-def router(network: FatTreeNetworkConfig, stage: int, half: str | None) -> Router:
+def router(network: FatTreeNetworkConfig, stage: int, half: str | None, *,
+           stall_counters: bool = False) -> Router:
     """The router of a stage-``stage`` switch's ``half`` (the whole switch when None)."""
     tree, r = network.tree, internal_ports(network, stage)
     external = half_ports(network, stage, half)
@@ -63,7 +64,8 @@ def router(network: FatTreeNetworkConfig, stage: int, half: str | None) -> Route
     ports += [PortConfig("internal", 1, network.depth, name=internal_label(j)) for j in range(r)]
     config = RouterConfig(network.flit_width, network.packet_length, tuple(ports),
                           source_width=max(1, (tree.terminal_count - 1).bit_length()),
-                          drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline)
+                          drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline,
+                          stall_counters=stall_counters)
     route = functools.partial(FatTreeRouteCompute, tree=tree, external_ports=external,
                               internal_port_count=r)
     return Router(config, route)
@@ -75,9 +77,10 @@ def _kind(network: FatTreeNetworkConfig, stage: int, half: str | None) -> tuple:
     return (stage == 0, last, half_ports(network, stage, half), internal_ports(network, stage))
 
 
-def netlist(network: FatTreeNetworkConfig) -> Netlist:
+def netlist(network: FatTreeNetworkConfig, *, stall_counters: bool = False) -> Netlist:
     """The :class:`Netlist` of ``network``; kinds are named ``s<stage><a|b>`` (``s<stage>`` for
-    plain switches) after the first stage that uses them."""
+    plain switches) after the first stage that uses them, with their stall counters if
+    asked."""
     tree = network.tree
     kinds, kind_names = {}, {}
     for stage in range(tree.n):
@@ -86,7 +89,7 @@ def netlist(network: FatTreeNetworkConfig) -> Netlist:
             if key not in kind_names:
                 name = f"s{stage}" + ("" if half is None else half[0])
                 kind_names[key] = name
-                kinds[name] = router(network, stage, half)
+                kinds[name] = router(network, stage, half, stall_counters=stall_counters)
     routers, local = [], {}  # local[(label, switch port or ("i", j))] = local port index
     for switch in tree.switches():
         for half in halves(network, switch.stage):

@@ -33,7 +33,8 @@ def router_ports(network: KingNetworkConfig, node: tuple[int, int]) -> tuple[str
             *map(pe_label, range(network.pe_ports)))
 
 
-def router(network: KingNetworkConfig, ports: tuple[str, ...]) -> Router:
+def router(network: KingNetworkConfig, ports: tuple[str, ...], *,
+           stall_counters: bool = False) -> Router:
     """A router with ``ports`` (labels in local order); links are bubble ports under the
     bubble escape on a torus and carry :attr:`KingNetworkConfig.vc_count` VCs."""
     bubble = network.bubble_ports
@@ -42,7 +43,7 @@ def router(network: KingNetworkConfig, ports: tuple[str, ...]) -> Router:
                                name=verilog_label(port)) for port in ports)
     config = RouterConfig(network.flit_width, network.packet_length, configs,
                           source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH,
-                          pipeline=network.pipeline)
+                          pipeline=network.pipeline, stall_counters=stall_counters)
     return Router(config, functools.partial(KingRouteCompute, network=network, ports=ports))
 
 
@@ -53,15 +54,15 @@ def kind_name(network: KingNetworkConfig, ports: tuple[str, ...]) -> str:
     return "router" if not missing else "no_" + "_".join(map(verilog_label, missing))
 
 
-def netlist(network: KingNetworkConfig) -> Netlist:
-    """The :class:`Netlist` of ``network``."""
+def netlist(network: KingNetworkConfig, *, stall_counters: bool = False) -> Netlist:
+    """The :class:`Netlist` of ``network``, with the routers' stall counters if asked."""
     topology = network.topology
     kinds, routers, local = {}, [], {}
     for node in topology.nodes():
         ports = router_ports(network, node)
         name = kind_name(network, ports)
         if name not in kinds:
-            kinds[name] = router(network, ports)
+            kinds[name] = router(network, ports, stall_counters=stall_counters)
         routers.append(RouterInstance(node_label(node), name, {"x": node[0], "y": node[1]}))
         local[node] = {port: index for index, port in enumerate(ports)}
     channels = []

@@ -24,7 +24,8 @@ def port_label(port) -> str:
     return str(port).replace("+", "p").replace("-", "m")
 
 
-def card_router_config(network: TwinNetworkConfig, card: int) -> RouterConfig:
+def card_router_config(network: TwinNetworkConfig, card: int, *,
+                       stall_counters: bool = False) -> RouterConfig:
     """The router parameters of card ``card``: one :class:`PortConfig` per card-local port.
 
     Bubble mode marks every ring link (external links, and the internal link when some
@@ -45,10 +46,11 @@ def card_router_config(network: TwinNetworkConfig, card: int) -> RouterConfig:
                                     bubble=bubble, name=port_label(port)))
     return RouterConfig(network.flit_width, network.packet_length, tuple(ports),
                         source_width=network.source_width,
-                        drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline)
+                        drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline,
+                        stall_counters=stall_counters)
 
 
-def card_router(network: TwinNetworkConfig, card: int) -> Router:
+def card_router(network: TwinNetworkConfig, card: int, *, stall_counters: bool = False) -> Router:
     """The router of card ``card``, with one :class:`TwinRouteCompute` per input port."""
     route = functools.partial(TwinRouteCompute, twin=network.topology, card=card)
-    return Router(card_router_config(network, card), route)
+    return Router(card_router_config(network, card, stall_counters=stall_counters), route)

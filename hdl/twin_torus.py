@@ -14,10 +14,12 @@ from .twin_card import card_router
 from .twin_route import card_ports
 
 
-def netlist(network: TwinNetworkConfig) -> Netlist:
-    """The :class:`Netlist` of ``network``: kinds ``card0`` (and ``card1`` on a twin torus)."""
+def netlist(network: TwinNetworkConfig, *, stall_counters: bool = False) -> Netlist:
+    """The :class:`Netlist` of ``network``: kinds ``card0`` (and ``card1`` on a twin torus),
+    with their stall counters if asked."""
     twin = network.topology
-    kinds = {f"card{card}": card_router(network, card) for card in range(twin.card_count)}
+    kinds = {f"card{card}": card_router(network, card, stall_counters=stall_counters)
+             for card in range(twin.card_count)}
     routers = [RouterInstance(str(card), f"card{card.index}",
                               {f"o{dim}": digit for dim, digit in enumerate(card.node)})
                for card in twin.cards()]

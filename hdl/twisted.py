@@ -22,7 +22,7 @@ def verilog_label(port: str) -> str:
     return port.replace("+", "p").replace("-", "m")
 
 
-def router(network: TwistedNetworkConfig) -> Router:
+def router(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> Router:
     ports = (*network.ports, PE)
     bubble = network.escape == "bubble"
     configs = tuple(PortConfig("pe", 1, network.depth, name=PE) if port == PE else
@@ -30,11 +30,11 @@ def router(network: TwistedNetworkConfig) -> Router:
                                name=verilog_label(port)) for port in ports)
     config = RouterConfig(network.flit_width, network.packet_length, configs,
                           source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH,
-                          pipeline=network.pipeline)
+                          pipeline=network.pipeline, stall_counters=stall_counters)
     return Router(config, functools.partial(TwistedRouteCompute, network=network, ports=ports))
 
 
-def netlist(network: TwistedNetworkConfig) -> Netlist:
+def netlist(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> Netlist:
     topology = network.topology
     ports = (*network.ports, PE)
     local = {port: index for index, port in enumerate(ports)}
@@ -51,4 +51,5 @@ def netlist(network: TwistedNetworkConfig) -> Netlist:
                                     opposite(port), network.vc_count))
     terminals = [Terminal(node_label(network.node_of(t)), local[PE])
                  for t in range(topology.node_count)]
-    return Netlist({"router": router(network)}, routers, channels, terminals)
+    return Netlist({"router": router(network, stall_counters=stall_counters)}, routers, channels,
+                   terminals)

@@ -47,7 +47,7 @@ TESTS = ("uniform_traffic", "all_pairs", "load_sweep", "saturation_drains", "dea
 
 def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
              trace: bool = True, waves: bool | None = None, log: bool = False,
-             progress=None, run_dir=None) -> dict:
+             progress=None, run_dir=None, stalls: bool = False) -> dict:
     """Generate ``network`` into ``build_dir/rtl``, build it on ``simulator`` in ``build_dir``
     and run ``tests`` (cocotb test name → its settings); return test name → recorded values.
     ``family`` is the network's :class:`twinnet.gen.families.Family` (by default the one its
@@ -64,7 +64,8 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     :mod:`twinnet.sim_tb.traffic_phases`; each point's result names its ``engine``): the
     network is generated with the traffic harness and without the trace. ``run_dir`` (default
     ``build_dir``) holds the run's configuration and results, so that several runs of one
-    build can go on at once.
+    build can go on at once. ``stalls`` builds the routers with their stall counters, which
+    the C++ program reads into each point's ``stalls``.
     """
     hardware = TRAFFIC_TEST in tests
     if hardware and len(tests) > 1:
@@ -82,7 +83,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     files = generate_network(network, build_dir / "rtl", family=family,
-                             trace=trace and not hardware, traffic=hardware)
+                             trace=trace and not hardware, traffic=hardware, stalls=stalls)
     routers = len(json.loads(_manifest(files).read_text())["routers"])
     say(f"generated {network.name}: {routers} routers ({time.perf_counter() - started:.1f} s)")
     say(f"building on {simulator} and running {', '.join(tests)} (log in {run_dir})"

@@ -27,6 +27,10 @@ dict of
   with packets in flight, once creation has stopped, that count as a deadlock);
 - ``chunk``: cycles per wait (no Python runs in between); the counters are read between
   chunks.
+
+A point's result has ``stalls`` when the routers were built with their stall counters and
+the driver reads them (the C++ program does): their growth over the measured cycles, summed
+over the routers (:mod:`twinnet.hdl.router.stalls`).
 """
 
 import time
@@ -75,6 +79,11 @@ class Harness:
         """The latency histogram's bins."""
         raise NotImplementedError
 
+    def stalls(self) -> dict | None:
+        """The routers' stall counters summed, reason → count (None: the routers have
+        none, or this driver does not read them)."""
+        return None
+
 
 async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     """Reset, run one point's phases and return what it measured (see the module
@@ -104,10 +113,14 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     started = time.perf_counter()
     harness.set("enable", 1)
     await harness.cycles(point["warmup"])
+    stalls_before = harness.stalls()
     harness.set("measure", 1)
     await harness.cycles(point["measure"])
     harness.set("measure", 0)
     window = harness.read()
+    stalls = harness.stalls()
+    if stalls is not None:
+        stalls = {reason: count - stalls_before[reason] for reason, count in stalls.items()}
     chunk = point["chunk"]
     spent, unstable = 0, False
     # Traffic goes on until the measured packets have arrived (and, for all-pairs, until
@@ -165,4 +178,5 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
         max_latency=values["latency_max"],
         latency_histogram=harness.histogram(),
         unstable=unstable,
+        **({} if stalls is None else {"stalls": stalls}),
         cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)

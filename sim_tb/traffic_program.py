@@ -132,6 +132,13 @@ class ProgramHarness(Harness):
         values = self._values()
         return {name: values[name] for name in COUNTERS}
 
+    def stalls(self) -> dict | None:
+        values = self._values()
+        if "stall_heads" not in values:
+            return None
+        return {name[len("stall_"):]: value for name, value in values.items()
+                if name.startswith("stall_")}
+
     def histogram(self) -> list[int]:
         values = self._values()
         return [values[f"hist{i}"] for i in range(sum(k.startswith("hist") for k in values))]

@@ -23,8 +23,6 @@ Two microarchitectures (``RouterConfig.pipeline``, see ``docs/router.md``):
   and every input VC has its own crossbar input.
 """
 
-import dataclasses
-
 from amaranth.hdl import Const, Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -111,7 +109,7 @@ class Router(CheckedComponent):
         flit.FlitFormat(config, first.header_layout)  # the header fits in a flit
 
     def __init__(self, config: RouterConfig, route_compute):
-        self.config, self.route_compute = config, route_compute
+        self.config = config
         self.route_computes = self.checked
         first = self.route_computes[0]
         self.adaptive_vcs, self.broadcast_vc = first.adaptive_vcs, first.broadcast_vc
@@ -135,11 +133,6 @@ class Router(CheckedComponent):
         if config.stall_counters:
             members["stalls"] = Out(StallSignature())
         super().__init__(members)
-
-    def counting_stalls(self) -> "Router":
-        """The same router with its stall counters (``config.stall_counters``)."""
-        return type(self)(dataclasses.replace(self.config, stall_counters=True),
-                          self.route_compute)
 
     def port_in(self, index: int):
         return getattr(self, f"in_{index}")

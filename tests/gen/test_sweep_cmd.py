@@ -62,3 +62,39 @@ def test_unreachable_scheduler_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert status == 2
     assert err[-1].startswith("twinnet: --scheduler tcp://127.0.0.1:9: cannot connect")
+
+
+def test_stall_counters_on_the_program(tmp_path, capsys):
+    """``--stalls``: each point reports why waiting heads were not allocated. Every waiting
+    head-cycle has at most one reason (the rest were granted); at 0.02 flits/PE/cycle packets
+    rarely meet, past saturation most waiting head-cycles have a reason."""
+    if runner.missing("verilator"):
+        pytest.skip(runner.missing("verilator"))
+    argv = ["sweep", "torus", "--radix", "3,3", "--mode", "vc", "--simulator", "verilator",
+            "--loads", "0.02,0.95", "--warmup", "200", "--measure", "1000", "--stalls"]
+    assert main([*argv, "--out", str(tmp_path), "--json"]) == 0
+    captured = capsys.readouterr()
+    points = sorted(json.loads(captured.out)["points"], key=lambda p: p["rate"])
+    shares = []
+    for point in points:
+        stalls = point["stalls"]
+        waited = sum(stalls[r] for r in ("arbitration", "output", "credits", "bubble"))
+        assert stalls["heads"] > 0 and waited <= stalls["heads"]
+        shares.append(waited / stalls["heads"])
+    # Below saturation a packet is granted once in each router it crosses: 1 + 1.5 on
+    # average on the 3x3 torus (see check()), so the granted head-cycles of the window are
+    # about 2.5 per packet created in it.
+    low = points[0]["stalls"]
+    granted = low["heads"] - sum(low[r] for r in ("arbitration", "output", "credits", "bubble"))
+    assert granted == pytest.approx(2.5 * points[0]["measured_packets"], rel=0.25)
+    assert shares[0] < 0.1 < 0.5 < shares[1]
+
+
+def test_stall_counters_need_the_program(tmp_path, capsys):
+    if runner.missing("icarus"):
+        pytest.skip(runner.missing("icarus"))
+    status = main([*ARGV, "--stalls", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 2
+    assert err[-1] == ("twinnet: --stalls: the stall counters are read by the Verilator traffic "
+                       "program, not on --simulator icarus")
