@@ -38,15 +38,24 @@ class RoundRobinArbiter(CheckedComponent):
             m.d.comb += self.grant.eq(self.requests)
             return m
         if n == 2:
-            # Two requesters: one bit of state says which one goes first.
-            second_first = Signal()
-            r0, r1 = self.requests[0], self.requests[1]
-            m.d.comb += self.grant.eq(Cat(r0 & ~(r1 & second_first), r1 & ~(r0 & ~second_first)))
-            with m.If(self.advance & self.requests.any()):
-                m.d.sync += second_first.eq(self.grant[0])
-            return m
+            self._two(m)
+        else:
+            self._rotating(m)
+        return m
 
-        # `above` marks the requesters strictly after the last advancing grant; they come first.
+    def _two(self, m):
+        """Two requesters: one bit of state says which one goes first. Returns that bit."""
+        second_first = Signal()
+        r0, r1 = self.requests[0], self.requests[1]
+        m.d.comb += self.grant.eq(Cat(r0 & ~(r1 & second_first), r1 & ~(r0 & ~second_first)))
+        with m.If(self.advance & self.requests.any()):
+            m.d.sync += second_first.eq(self.grant[0])
+        return second_first
+
+    def _rotating(self, m):
+        """Three or more requesters. Returns the priority state: the requesters strictly
+        after the last advancing grant, which come first."""
+        n = self.count
         # Lowest set bit as a prefix OR in LUTs (see :func:`twinnet.hdl.onehot.lowest`).
         above = Signal(n)
         masked = self.requests & above
@@ -55,4 +64,4 @@ class RoundRobinArbiter(CheckedComponent):
         with m.If(self.advance & self.requests.any()):
             # Bit i is above the new grant when the grant is at some j < i.
             m.d.sync += above.eq(Cat(self.grant[:i].any() for i in range(n)))
-        return m
+        return above

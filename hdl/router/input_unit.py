@@ -220,6 +220,12 @@ class InputUnit(wiring.Component):
         m.d.comb += vc_port.valid_next.eq(valid_next)
         m.d.sync += vc_port.valid.eq(valid_next)
 
+    def _credit_waits(self) -> list:
+        """The split router: per VC, the credits waiting to go upstream."""
+        port = self._port
+        return [Signal(range(port.buffer_depth + 1), name=f"credit_wait_{v}")
+                for v in range(port.vc_count)]
+
     def _return_credits(self, m):
         """One credit per flit read, back upstream (see the class docstring)."""
         port = self._port
@@ -230,8 +236,7 @@ class InputUnit(wiring.Component):
             m.d.sync += [credit.valid.eq(read.any()),
                          credit.payload.eq(onehot.encode(read, port.vc_count))]
             return
-        pending = [Signal(range(port.buffer_depth + 1), name=f"credit_wait_{v}")
-                   for v in range(port.vc_count)]
+        pending = self._credit_waits()
         due = Signal(port.vc_count)
         send = Signal(port.vc_count)
         m.d.comb += [due.eq(Cat((w != 0) | read for w, read in zip(pending, reads))),

@@ -60,15 +60,28 @@ class OutputUnit(wiring.Component):
         length = config.packet_length
         returned = self._drive(m)
         for w in range(port.output_vc_count):
-            spare = Signal(range(-length, port.buffer_depth - length + 1),
-                           init=port.buffer_depth - length, name=f"spare_credits_{w}")
-            # Both sums are formed before the late allocation result picks one.
-            m.d.sync += spare.eq(Mux(self.take[w], spare + returned[w] - length,
-                                     spare + returned[w]))
+            spare = self._credit_counter(m, w, returned[w])
             busy = self._busy(m, w)
             m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(~busy & (spare >= 0)),
                          self.free_two[w].eq(~busy & (spare >= length))]
         return m
+
+    def _credit_counter(self, m, w: int, returned):
+        """Output VC ``w``'s credit counter (see the class docstring), given ``returned``, "a
+        credit came back this cycle"."""
+        port = self.stage.config.ports[self.port_index]
+        length = self.stage.config.packet_length
+        spare = Signal(range(-length, port.buffer_depth - length + 1),
+                       init=port.buffer_depth - length, name=f"spare_credits_{w}")
+        # Both sums are formed before the late allocation result picks one.
+        m.d.sync += spare.eq(Mux(self.take[w], spare + returned - length, spare + returned))
+        return spare
+
+    def _ejection_buffer(self):
+        """The ejection buffer of a PE port: whole flits with their marks."""
+        config = self.stage.config
+        return SyncFIFO(width=flit.pe_out_layout(config.flit_width).size,
+                        depth=config.ports[self.port_index].buffer_depth)
 
     def _drive(self, m) -> list:
         """The flit into the link register or the ejection buffer. Returns, per output VC,
@@ -77,8 +90,7 @@ class OutputUnit(wiring.Component):
         port = config.ports[self.port_index]
         sent = self.flit
         if port.is_pe:
-            eject = m.submodules.eject = SyncFIFO(
-                width=flit.pe_out_layout(config.flit_width).size, depth=port.buffer_depth)
+            eject = m.submodules.eject = self._ejection_buffer()
             stream_out = self.port
             m.d.comb += [eject.w_en.eq(sent.valid),
                          eject.w_data.eq(Cat(sent.payload.data, sent.payload.first,

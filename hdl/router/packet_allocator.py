@@ -13,6 +13,8 @@ class PacketAllocator(wiring.Component):
     every (ports) grants of an output; a VC of a port that did not win keeps its turn. The
     router holds a granted output for the packet until its last flit has left.
 
+    The arbiters are of class :attr:`arbiter` (a subclass may replace it).
+
     Parameters:
         vc_counts: VCs per input port; input VCs are numbered port by port.
         output_count: outputs.
@@ -23,6 +25,8 @@ class PacketAllocator(wiring.Component):
         grants: Out(input VCs).array(output_count) — one-hot (or zero): the input VC granted
             output o.
     """
+
+    arbiter = RoundRobinArbiter
 
     def __init__(self, vc_counts: tuple[int, ...], output_count: int):
         self.vc_counts, self.output_count = tuple(vc_counts), output_count
@@ -35,11 +39,11 @@ class PacketAllocator(wiring.Component):
         ports = len(self.vc_counts)
         for o in range(self.output_count):
             open_ = self.open[o]
-            port_arb = m.submodules[f"port_{o}"] = RoundRobinArbiter(ports)
+            port_arb = m.submodules[f"port_{o}"] = self.arbiter(ports)
             m.d.comb += port_arb.advance.eq(open_)
             index = 0
             for p, count in enumerate(self.vc_counts):
-                vc_arb = m.submodules[f"vc_{o}_{p}"] = RoundRobinArbiter(count)
+                vc_arb = m.submodules[f"vc_{o}_{p}"] = self.arbiter(count)
                 for v in range(count):
                     m.d.comb += [vc_arb.requests[v].eq(self.requests[index][o]),
                                  self.grants[o][index].eq(open_ & port_arb.grant[p]
