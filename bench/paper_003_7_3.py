@@ -12,12 +12,16 @@ RTL allows (the presets ``003-bubble`` and ``003-vc``):
 * ``vc``: the 2 VCs of 003 §6.3.1 with 32 flits each (the paper uses 4 VCs of 32 flits, 8 of
   16 on the internal link of A, B, E, F).
 
-Per configuration and mode, the points run one after the other in one simulation (each after
-a reset); two configurations run at once. Writes ``bench/results/paper_003_7_3.json`` (per
-configuration: every point, the peak accepted throughput, and D's gain over each other
-configuration) and ``paper_003_7_3.png``. Usage::
+Per configuration and mode, the points (every load, once per seed) run one after the other in
+one simulation (each after a reset), on the router ``--pipeline`` names (default: split),
+with the routers' stall counters read at every point; two configurations run at once. Writes
+``bench/results/paper_003_7_3.json`` (per configuration: every point, the peak accepted
+throughput — the best load's mean over the seeds — beside the channel-load bound of its
+routing, and D's gain over each other configuration; ``_compact`` in the name with
+``--pipeline 2``, ``_vc`` with only the vc mode) and ``paper_003_7_3.png``. Usage::
 
     .venv/bin/python bench/paper_003_7_3.py [--modes bubble,vc] [--loads 0.1,0.2,...]
+        [--seeds 1,2,3] [--pipeline 3]
 """
 
 import argparse
@@ -26,10 +30,13 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from bounds import channel_load_bound
 from curves import plot_rows
+from provenance import provenance
 
 from twinnet.gen.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
+from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -40,49 +47,81 @@ LOADS = (0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
 PAPER = {"bubble_128_pe_gain_percent": [10, 23]}
 
 
-def run(configuration: str, mode: str, loads, warmup: int, measure: int) -> dict:
+def network_of(configuration: str, mode: str, pipeline: int):
     preset = {key: value for key, value in PRESETS[f"003-{mode}"].items() if key != "topology"}
-    network = twin_network_from_dict({**preset, "configuration": configuration})
-    points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": 1,
+    return twin_network_from_dict({**preset, "configuration": configuration,
+                                   "pipeline": pipeline})
+
+
+def run(configuration: str, mode: str, loads, seeds, warmup: int, measure: int,
+        pipeline: int) -> dict:
+    network = network_of(configuration, mode, pipeline)
+    points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": seed,
                "warmup": warmup, "measure": measure, "drain_limit": 50_000}
-              for load in loads]
+              for load in loads for seed in seeds]
     results = network_sim.simulate(network, "verilator", BUILD / network.name,
-                                   {network_sim.TRAFFIC_TEST: {"points": points}}, log=True)
+                                   {network_sim.TRAFFIC_TEST: {"points": points}}, log=True,
+                                   stalls=True)
     points = results[network_sim.TRAFFIC_TEST]["points"]
+    groups = [points[i:i + len(seeds)] for i in range(0, len(points), len(seeds))]
+    accepted = [sum(p["accepted_flits_per_pe_cycle"] for p in group) / len(group)
+                for group in groups]
+    best = max(range(len(groups)), key=accepted.__getitem__)
+    bound = channel_load_bound(network)
     return {"configuration": configuration, "mode": mode, "network": network.name,
-            "points": points,
-            "peak_accepted": max(p["accepted_flits_per_pe_cycle"] for p in points)}
+            "points": points, "peak_accepted": accepted[best],
+            "peak_accepted_seeds": [p["accepted_flits_per_pe_cycle"] for p in groups[best]],
+            "peak_offered": groups[best][0]["offered_flits_per_pe_cycle"],
+            "peak_stalls": {reason: sum(p["stalls"][reason] for p in groups[best])
+                            for reason in groups[best][0]["stalls"]},
+            "channel_load_bound": bound, "share_of_bound": accepted[best] / min(1, bound)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modes", default="bubble")
     parser.add_argument("--loads", default=",".join(map(str, LOADS)))
+    parser.add_argument("--seeds", default="1,2,3", help="seeds per load (default 1,2,3)")
+    parser.add_argument("--pipeline", type=int, choices=PIPELINES, default=DEFAULT_PIPELINE,
+                        help="the router: 3 (split, default) or 2 (compact)")
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--measure", type=int, default=3000)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=RESULTS / "paper_003_7_3.json")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     loads = [float(x) for x in args.loads.split(",")]
+    seeds = [int(x) for x in args.seeds.split(",")]
     modes = args.modes.split(",")
+    if args.out is None:
+        name = "paper_003_7_3" + ("_vc" if modes == ["vc"] else "")
+        if args.pipeline != DEFAULT_PIPELINE:
+            name += f"_{PIPELINE_NAMES[args.pipeline]}"
+        args.out = RESULTS / f"{name}.json"
     runs = {}
     with ProcessPoolExecutor(args.jobs) as pool:
-        futures = {(c, m): pool.submit(run, c, m, loads, args.warmup, args.measure)
+        futures = {(c, m): pool.submit(run, c, m, loads, seeds, args.warmup, args.measure,
+                                       args.pipeline)
                    for m in modes for c in CONFIGURATIONS}
         for (configuration, mode), future in futures.items():
             runs[f"{mode}/{configuration}"] = result = future.result()
             print(f"{mode} {configuration}: peak accepted {result['peak_accepted']:.3f} "
-                  "flits/PE/cycle", file=sys.stderr, flush=True)
+                  f"flits/PE/cycle, {100 * result['share_of_bound']:.0f} % of the bound "
+                  f"{result['channel_load_bound']:.3f}", file=sys.stderr, flush=True)
     summary = {}
     for mode in modes:
         peak = {c: runs[f"{mode}/{c}"]["peak_accepted"] for c in CONFIGURATIONS}
         gains = {c: 100 * (peak["D"] / peak[c] - 1) for c in CONFIGURATIONS if c != "D"}
+        b_to_j = [gain for c, gain in gains.items() if c != "A"]
         summary[mode] = {"peak_accepted": peak, "d_gain_percent": gains,
-                         "d_gain_range_percent": [min(gains.values()), max(gains.values())]}
+                         "d_gain_range_percent": [min(gains.values()), max(gains.values())],
+                         "d_gain_over_b_to_j_percent": [min(b_to_j), max(b_to_j)],
+                         "share_of_bound": {c: runs[f"{mode}/{c}"]["share_of_bound"]
+                                            for c in CONFIGURATIONS}}
     result = {"topology": "3DT 4x4x4 (128 PEs)", "simulator": "verilator", "loads": loads,
-              "warmup": args.warmup, "measure": args.measure,
+              "seeds": seeds, "pipeline": args.pipeline, "warmup": args.warmup,
+              "measure": args.measure,
               "buffers": {mode: PRESETS[f"003-{mode}"]["buffer_depth"] for mode in modes},
-              "paper": PAPER, "summary": summary, "runs": runs}
+              "paper": PAPER, "summary": summary, "runs": runs, "provenance": provenance()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
     _plot(result, args.out.with_suffix(".png"), modes)

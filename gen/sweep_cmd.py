@@ -212,17 +212,21 @@ def _map(calls, jobs: int, client, say, total: int) -> list[dict]:
 
 
 def _bound(network, family, pattern: str, hotspot_fraction: float) -> float | None:
-    """The model's throughput bound (flits per PE per cycle) under ``pattern`` for
-    deterministic routing (None under adaptive routing, whose paths depend on the load)."""
+    """The model's throughput bound (flits per PE per cycle) under ``pattern``: the busiest
+    channel's under deterministic routing; under adaptive routing (minimal paths that depend
+    on the load), the mean channel load's over the escape's minimal paths, under uniform
+    traffic only (None otherwise)."""
     terminals = family.terminal_count(network)
-    if terminals > MAX_BOUND_TERMINALS or not family.deterministic(network):
+    deterministic = family.deterministic(network)
+    if terminals > MAX_BOUND_TERMINALS or not (deterministic or pattern == "uniform"):
         return None
 
     def paths(source, destination):
         return [(router, port) for router, port, _ in family.hops(network, source,
                                                                    destination)]
 
-    return throughput_bound(paths, terminals, pattern, hotspot_fraction=hotspot_fraction)
+    return throughput_bound(paths, terminals, pattern, balanced=not deterministic,
+                            hotspot_fraction=hotspot_fraction)
 
 
 def _summary(network, family, args, results: list[dict], bound) -> dict:

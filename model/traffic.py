@@ -111,9 +111,18 @@ def channel_loads(paths, terminals: int, pattern: str, **options) -> dict:
     return loads
 
 
-def throughput_bound(paths, terminals: int, pattern: str, **options) -> float | None:
+def throughput_bound(paths, terminals: int, pattern: str, *, balanced: bool = False,
+                     **options) -> float | None:
     """``1 / (largest channel load)``, capped at 1 (a terminal port carries one flit per
-    cycle); None when no packet crosses a channel."""
+    cycle); None when no packet crosses a channel.
+
+    ``balanced``: for a routing that spreads packets over several minimal paths (adaptive
+    routing), ``paths`` gives one minimal path per pair and the bound is ``1 / (mean channel
+    load)`` over the channels those paths use: no routing of minimal paths loads its busiest
+    channel less than the mean (on the symmetric networks of the papers the paths use every
+    channel)."""
     loads = channel_loads(paths, terminals, pattern, **options)
     peak = max(loads.values(), default=0.0)
+    if balanced and peak:
+        peak = sum(loads.values()) / len(loads)
     return None if peak == 0 else min(1.0, 1 / peak)

@@ -78,3 +78,22 @@ def test_throughput_bound_of_a_ring():
 
     assert throughput_bound(paths, 4, "uniform") == pytest.approx(0.5)
     assert throughput_bound(paths, 4, "neighbor") == pytest.approx(1.0)
+
+
+def test_balanced_bound_is_the_mean_channel_load():
+    """Under uniform traffic on a 4-ring with one path per pair, clockwise (distances 1, 2, 3
+    from each node): the busiest channel carries the mean load, 4 x 6/3 / 4 = 2 packets per
+    unit rate, both ways; a lopsided routing that sends everything one way around a 3-ring
+    but uses only 2 of its 3 channels is bounded by the mean over the channels it uses."""
+    def ring(source, destination):
+        return [(node % 4, "+") for node in range(source, source + (destination - source) % 4)]
+
+    assert throughput_bound(ring, 4, "uniform") == pytest.approx(0.5)
+    assert throughput_bound(ring, 4, "uniform", balanced=True) == pytest.approx(0.5)
+
+    def lopsided(source, destination):
+        return [("a",)] if destination == 0 else [("b",)]
+
+    # Loads: channel a carries 2 x 1/2 = 1, b carries 1 + 1/2 + 1/2 = 2; mean 1.5.
+    assert throughput_bound(lopsided, 3, "uniform") == pytest.approx(0.5)
+    assert throughput_bound(lopsided, 3, "uniform", balanced=True) == pytest.approx(2 / 3)
