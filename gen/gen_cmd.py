@@ -66,6 +66,17 @@ PRESETS.update({
     for kind, routing in (("T", "hop-by-hop"), ("DT", "hop-by-hop"), ("KT", "2s"))
 })
 
+#: 004's rectangular tori, twisted by t_YX = d_x / 2 (the twist with the smallest diameter),
+#: and their untwisted twins (``-untwisted``): minimal dimension-order routing over the
+#: one-VC bubble escape, 4-flit packets, four packets of buffer per VC (bench/twisted.py).
+PRESETS.update({
+    f"004-{dx}x{dy}{suffix}": {"topology": "twisted", "radices": [dx, dy],
+                               "twists": twists, "escape": "bubble", "packet_length": 4,
+                               "buffer_depth": 16}
+    for dx, dy in [(8, 4), (16, 8), (24, 12), (48, 12)]
+    for suffix, twists in (("", f"YX={dx // 2}"), ("-untwisted", ""))
+})
+
 #: Fat trees of twin switches with 001's optimal split (16, 64 and 256 terminals).
 PRESETS.update({
     f"ft-{k}x{n}": {"topology": "fat-tree", "k": k, "n": n, "split": "optimal"}

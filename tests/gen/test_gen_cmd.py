@@ -237,3 +237,17 @@ def test_003_router_presets():
             (mode, depth, 4)
         assert network.topology.pe_count == 128
         assert network.topology.configuration.name == "D"
+
+
+@pytest.mark.parametrize("dx, dy", [(8, 4), (16, 8), (24, 12), (48, 12)])
+def test_004_presets(dx, dy):
+    """004's rectangular tori with t_YX = d_x / 2 (the twist 004 finds best for these
+    shapes) and their untwisted twins, 4-flit packets, four packets per VC."""
+    twisted = network_from_args(parse("--preset", f"004-{dx}x{dy}"))
+    plain = network_from_args(parse("--preset", f"004-{dx}x{dy}-untwisted"))
+    assert twisted.to_dict()["twists"] == {"YX": dx // 2}
+    assert not plain.to_dict()["twists"]
+    for network in (twisted, plain):
+        assert network.topology.radices == (dx, dy)
+        assert (network.escape, network.packet_length, network.buffer_depth) == \
+            ("bubble", 4, 16)
