@@ -53,6 +53,9 @@ PRESETS.update({
                    "mode": "bubble", "packet_length": 4, "buffer_depth": 128},
     "003-vc": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
                "mode": "vc", "packet_length": 4, "buffer_depth": 32},
+    # The 2D torus of the same 128 PEs (003 §7.4's 16x8) with the same router settings.
+    "003-torus": {"topology": "torus", "radices": [16, 8], "configuration": "torus",
+                  "mode": "bubble", "packet_length": 4, "buffer_depth": 128},
 })
 
 #: 002 Table 3's networks (16x16, uniform traffic; bench/king.py): 002's adaptive routing

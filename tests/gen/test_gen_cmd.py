@@ -237,6 +237,10 @@ def test_003_router_presets():
             (mode, depth, 4)
         assert network.topology.pe_count == 128
         assert network.topology.configuration.name == "D"
+    # 003 §7.4's 2D torus of the same 128 PEs, with the same router settings.
+    torus = network_from_args(parse("--preset", "003-torus"))
+    assert (torus.topology.radices, torus.topology.mode, torus.buffer_depth,
+            torus.packet_length, torus.topology.pe_count) == ((16, 8), "bubble", 128, 4, 128)
 
 
 @pytest.mark.parametrize("dx, dy", [(8, 4), (16, 8), (24, 12), (48, 12)])

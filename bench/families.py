@@ -1,0 +1,129 @@
+"""Every family under uniform traffic with its paper preset, against its routing's bound.
+
+For each case (a family and the preset that carries its paper's settings) the script runs
+``twinnet sweep --preset NAME --stalls`` on Verilator at offered loads that are fractions of
+the routing's channel-load bound (:mod:`bounds`; under adaptive routing the mean-load bound of
+minimal paths), over three seeds, every packet checked end to end. Per case it reports the
+peak accepted throughput (the best load's mean over the seeds), its share of the bound
+(capped at the PE port's one flit per cycle), and the stall counters at the peak
+(:mod:`twinnet.hdl.router.stalls`): why waiting packets were not allocated.
+
+Writes ``bench/results/families.json``. Usage::
+
+    .venv/bin/python bench/families.py [--cases 003-bubble,003-torus,ft-4x3,004-16x8,002-t16,...]
+        [--seeds 1,2,3] [--jobs 2]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bounds import channel_load_bound
+from provenance import provenance
+
+from twinnet.gen.families import family_for
+from twinnet.gen.gen_cmd import add_network_args, network_from_args
+from twinnet.model.traffic import throughput_bound
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "families"
+#: Each family's paper preset (the king family's three networks of 002 Table 3).
+CASES = {"003-bubble": "twin-torus", "003-torus": "torus", "ft-4x3": "fat-tree",
+         "004-16x8": "twisted", "002-t16": "king", "002-dt16": "king", "002-kt16": "king"}
+#: Offered loads as fractions of the bound.
+LOAD_FRACTIONS = (0.6, 0.75, 0.85, 0.95, 1.05)
+
+
+def network_of(preset: str):
+    parser = argparse.ArgumentParser()
+    add_network_args(parser)
+    return network_from_args(parser.parse_args([CASES[preset], "--preset", preset]))
+
+
+def bound_of(network) -> float:
+    """The routing's bound in flits per PE per cycle, before the PE port's cap."""
+    family = family_for(network)
+    if family.deterministic(network):
+        return channel_load_bound(network)
+
+    def paths(source, destination):
+        return [(router, port) for router, port, _ in family.hops(network, source,
+                                                                   destination)]
+
+    # throughput_bound caps at 1; with several PEs per router the mean-load bound per PE is
+    # below 1 anyway on the networks here.
+    return throughput_bound(paths, family.terminal_count(network), "uniform", balanced=True)
+
+
+def run(preset: str, loads, seeds, jobs: int, warmup: int, measure: int) -> dict:
+    command = [str(Path(sys.executable).parent / "twinnet"), "sweep", CASES[preset],
+               "--preset", preset, "--stalls", "--loads", ",".join(f"{load:.4f}" for load in loads),
+               "--seeds", ",".join(map(str, seeds)), "--jobs", str(jobs),
+               "--warmup", str(warmup), "--measure", str(measure),
+               "--out", str(BUILD), "--json"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{preset}: {done.stderr.strip().splitlines()[-1]}")
+    return json.loads(done.stdout)
+
+
+def summary(preset: str, data: dict, bound: float, seeds) -> dict:
+    points = [p for p in data["points"] if "failure" not in p]
+    rates = sorted({p["rate"] for p in points})
+    groups = [[p for p in points if p["rate"] == rate] for rate in rates]
+    accepted = [sum(p["accepted_flits_per_pe_cycle"] for p in g) / len(g) for g in groups]
+    best = max(range(len(groups)), key=accepted.__getitem__)
+    stalls = {reason: sum(p["stalls"][reason] for p in groups[best])
+              for reason in groups[best][0]["stalls"]}
+    return {"preset": preset, "family": CASES[preset], "network": data["network"],
+            "parameters": data["parameters"], "seeds": seeds,
+            "bound": bound, "reachable_bound": min(1.0, bound),
+            "peak_accepted": accepted[best],
+            "peak_accepted_seeds": [p["accepted_flits_per_pe_cycle"] for p in groups[best]],
+            "peak_offered": groups[best][0]["offered_flits_per_pe_cycle"],
+            "share_of_bound": accepted[best] / min(1.0, bound),
+            "peak_stall_shares": {reason: count / max(1, stalls["heads"])
+                                  for reason, count in stalls.items() if reason != "heads"},
+            "failed_points": len(data["points"]) - len(points), "points": data["points"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--measure", type=int, default=3000)
+    parser.add_argument("--out", type=Path, default=RESULTS / "families.json")
+    args = parser.parse_args()
+    seeds = [int(seed) for seed in args.seeds.split(",")]
+    previous = json.loads(args.out.read_text())["cases"] if args.out.exists() else {}
+    cases = {}
+    for preset in args.cases.split(","):
+        if preset not in CASES:
+            raise SystemExit(f"--cases: unknown case {preset!r}; the cases are "
+                             f"{', '.join(CASES)}")
+        network = network_of(preset)
+        bound = bound_of(network)
+        loads = [min(1.0, fraction * min(1.0, bound)) for fraction in LOAD_FRACTIONS]
+        print(f"{preset}: {network.name}, bound {bound:.3f} flits/PE/cycle",
+              file=sys.stderr, flush=True)
+        data = run(preset, loads, seeds, args.jobs, args.warmup, args.measure)
+        cases[preset] = result = summary(preset, data, bound, seeds)
+        print(f"{preset}: peak {result['peak_accepted']:.3f} at {result['peak_offered']:.3f} "
+              f"offered, {100 * result['share_of_bound']:.0f} % of the bound; stalls "
+              + " ".join(f"{reason} {share:.2f}"
+                         for reason, share in result["peak_stall_shares"].items()),
+              file=sys.stderr, flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"simulator": "verilator", "pattern": "uniform",
+                                    "load_fractions_of_bound": LOAD_FRACTIONS,
+                                    "warmup": args.warmup, "measure": args.measure,
+                                    "provenance": provenance(),
+                                    "cases": {**previous, **cases}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
