@@ -306,4 +306,5 @@ class _Checks:
                 self.check("fair_allocation", wait <= bound)
                 position = (turns_before(port_first, p, ports)
                             + ports * turns_before(vc_first, v, count))
-                self.check("router_state", wait + position <= bound)
+                # The strong form: fewer grants to others remain than requesters ahead.
+                self.check("fair_allocation", wait + position <= bound)

@@ -50,10 +50,14 @@ class ObservedOutputUnit(OutputUnit):
     on a PE port, its ejection buffer (``eject``)."""
 
     eject = None
+    spare = ()
 
     def _credit_counter(self, m, w: int, returned):
-        spare = super()._credit_counter(m, w, returned)
-        self.spare = [*getattr(self, "spare", []), spare]
+        return self.keep(super()._credit_counter(m, w, returned))
+
+    def keep(self, spare):
+        """Record output VC ``len(self.spare)``'s credit counter ``spare``; returns it."""
+        self.spare = (*self.spare, spare)
         return spare
 
     def _ejection_buffer(self):

@@ -1,0 +1,167 @@
+"""Route computes written again from the papers' formulas, and the proof that a route
+compute equals its specification for every input of the configured size.
+
+The specifications here are arithmetic over the header and the node's coordinates, built
+from ``SPEC.md``'s statements of the routing functions (003 Alg. 1–6 for twin tori), not
+from the route computes under test nor from tables of the reference model; only the port
+layout of a card (which ports it has, in which order) is read from the configuration.
+"""
+
+from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value
+from amaranth.lib.wiring import In
+
+from twinnet.model.twin import INTERNAL, PE_PORT, Port
+
+from ..header_route import HeaderRouteCompute
+from ..twin_route import TwinRouteCompute, card_ports
+from .properties import Property, PropertySet
+
+#: The property of :class:`RouteComputeProof`.
+PROPERTIES = [Property("route_compute_matches_spec",
+                       "for every header, input VC and node, each input port's route compute "
+                       "flags the same headers malformed as the specification and otherwise "
+                       "gives its output port, VC mask and bubble flag")]
+
+
+class Expected:
+    """What a specification says for one input: ``port``, ``mask``, ``bubble``,
+    ``malformed`` (Amaranth values) and ``assumptions`` on the inputs (what a network
+    guarantees, e.g. a node's coordinates are in range)."""
+
+    def __init__(self, port, mask, bubble, malformed, assumptions=()):
+        self.port, self.mask, self.bubble, self.malformed = port, mask, bubble, malformed
+        self.assumptions = list(assumptions)
+
+
+def header_spec(rc, in_port: int) -> Expected:
+    """The test routing of :class:`HeaderRouteCompute`: the header names the output port, its
+    VC and the bubble flag; a port or VC that does not exist is malformed."""
+    config, header = rc.config, rc.header
+    exists = Const(0, 1)
+    for port, count in enumerate(config.output_vc_counts):
+        exists = exists | ((header.port == port) & (header.vc < count))
+    return Expected(header.port, Const(1, config.max_vc_count) << header.vc, header.bubble,
+                    ~exists)
+
+
+def _internal_channels(twin) -> dict:
+    """The internal link's VCs (003 §6.3.1–2, numbered as SPEC §1.5 numbers configuration D):
+    type 1 first (when some dimension is not split), then per split dimension its up and low
+    VCs (VC mode) or its one VC (bubble mode), then type 3; one VC in mode ``none``."""
+    if twin.mode == "none":
+        return {"type1": 0, "type3": 0, **{dim: 0 for dim in range(twin.n)}}
+    split = twin.configuration.split_dims
+    channels, number = {}, 0
+    if len(split) < twin.n:
+        channels["type1"], number = 0, 1
+    for dim in split:
+        channels[dim] = number
+        number += 2 if twin.mode == "vc" else 1
+    channels["type3"] = number
+    return channels
+
+
+def twin_spec(rc, in_port: int) -> Expected:
+    """Twin DOR (SPEC §1.3–1.6): the lowest differing dimension, its ring direction by
+    ``(d - c) mod k`` with the positive tie, the internal link when that port is on the other
+    card; VCs up/low by ``d > c`` (VC mode) and bubbles on entering a ring (bubble mode)."""
+    twin, card = rc.twin, rc.card
+    ports = card_ports(twin, card)
+    arrival = ports[in_port]
+    channels = _internal_channels(twin)
+    here = [rc.node_static[f"o{dim}"] for dim in range(twin.n)]
+    dest = [rc.header.node[f"o{dim}"] for dim in range(twin.n)]
+    assumptions = [c < k for c, k in zip(here, twin.radices)]
+    malformed = Cat(d >= k for d, k in zip(dest, twin.radices)).any()
+    if twin.card_count == 1:
+        malformed = malformed | (rc.header.pe != 0)
+    # Default: every digit equal, the packet is for this node.
+    to_pe = (twin.card_count == 1) | (rc.header.pe == card)
+    port = Mux(to_pe, ports.index(PE_PORT), ports.index(INTERNAL) if INTERNAL in ports else 0)
+    vc = Mux(to_pe, 0, channels["type3"])
+    bubble = Const(0, 1)
+    for dim in reversed(range(twin.n)):  # the lowest differing dimension is applied last
+        c, d, k = here[dim], dest[dim], twin.radices[dim]
+        ahead = (d + k - c) % k
+        plus = (ahead * 2) <= k
+        up = d > c
+        step_port, step_vc, step_bubble = _dimension_move(twin, card, ports, arrival, dim,
+                                                          plus, up, channels)
+        port = Mux(c != d, step_port, port)
+        vc = Mux(c != d, step_vc, vc)
+        bubble = Mux(c != d, step_bubble, bubble)
+    mask = Const(1, rc.config.max_vc_count) << vc
+    return Expected(port, mask, bubble, malformed, assumptions)
+
+
+def _dimension_move(twin, card, ports, arrival, dim, plus, up, channels):
+    """Output port, VC and bubble flag for a packet whose DOR port is in dimension ``dim``
+    (``+`` when ``plus``)."""
+    results = []
+    for sign in (+1, -1):
+        wanted = Port.external(dim, sign)
+        # Entering the ring: unless it arrived in the same dimension, or over the internal
+        # link toward a split dimension (it continues that ring).
+        enters = twin.mode == "bubble" and not (
+            (arrival.is_external and arrival.dim == dim)
+            or (arrival == INTERNAL and dim in twin.configuration.split_dims))
+        if twin.configuration.card_of(wanted) == card:
+            vc = Mux(up, 0, 1) if twin.mode == "vc" else Const(0, 1)
+            results.append((Const(ports.index(wanted)), vc, Const(int(enters), 1)))
+        elif dim not in twin.configuration.split_dims or twin.mode == "none":
+            results.append((Const(ports.index(INTERNAL)), Const(channels["type1"]),
+                            Const(0, 1)))
+        else:
+            base = channels[dim]
+            vc = Mux(up, base, base + 1) if twin.mode == "vc" else Const(base)
+            results.append((Const(ports.index(INTERNAL)), vc, Const(int(enters), 1)))
+    (p_port, p_vc, p_bubble), (m_port, m_vc, m_bubble) = results
+    return Mux(plus, p_port, m_port), Mux(plus, p_vc, m_vc), Mux(plus, p_bubble, m_bubble)
+
+
+#: Specifications by route compute class.
+SPECS = {HeaderRouteCompute: header_spec, TwinRouteCompute: twin_spec}
+
+
+def spec_for(rc):
+    """The specification of route compute ``rc``'s class, or None when there is none yet."""
+    for cls, spec in SPECS.items():
+        if isinstance(rc, cls):
+            return spec
+    return None
+
+
+class RouteComputeProof(Elaboratable):
+    """Each input port's route compute against its specification, for every input.
+
+    Parameters:
+        route_computes: one route compute per input port (as a router builds them).
+        unit: the unit's name in reports.
+    """
+
+    def __init__(self, route_computes: list, unit: str = "route compute"):
+        self.route_computes = route_computes
+        self.properties = PropertySet(unit, PROPERTIES)
+
+    def ports(self) -> list:
+        """Every route compute's inputs but ``in_port`` (the router ties it off)."""
+        return [Value.cast(value) for rc in self.route_computes
+                for path, member, value in rc.signature.flatten(rc)
+                if member.flow == In and path != ("in_port",)]
+
+    def elaborate(self, platform):
+        m = Module()
+        for p, rc in enumerate(self.route_computes):
+            m.submodules[f"route_{p}"] = rc
+            m.d.comb += rc.in_port.eq(p)
+            expected = spec_for(rc)(rc, p)
+            count = rc.config.vc_counts[p]
+            assumptions = [*expected.assumptions, rc.in_vc < count]
+            m.d.comb += [Assume(test) for test in assumptions]
+            mask = Signal.like(rc.vc_mask, name=f"expected_mask_{p}")
+            m.d.comb += mask.eq(expected.mask)
+            self.properties.check(m, "route_compute_matches_spec", (
+                (rc.malformed == expected.malformed)
+                & (expected.malformed | ((rc.out_port == expected.port) & (rc.vc_mask == mask)
+                                         & (rc.bubble == expected.bubble)))))
+        return m
