@@ -1,0 +1,146 @@
+"""The table of the papers' throughput claims against the RTL, from the benches' JSON.
+
+Reads ``bench/results/families.json`` (bench/families.py: every family's paper preset),
+``twisted.json`` (bench/twisted.py: 004's pairs) and ``paper_003_7_3.json``
+(bench/paper_003_7_3.py: 003 §7.3's configurations), and writes one Markdown table — claim,
+paper figure and conditions, RTL figure and conditions, ratio, bound of the routing built,
+target, met — between the ``<!-- results-table -->`` markers of ``docs/results.md``.
+Usage::
+
+    .venv/bin/python bench/results_table.py [--check]
+
+``--check`` fails when the document's table differs from the one the JSON gives.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+DOC = ROOT / "docs" / "results.md"
+BEGIN, END = "<!-- results-table -->", "<!-- /results-table -->"
+
+#: 002 Table 3 (16x16, uniform, flits per node and cycle) and the share the issue asks for.
+PAPER_002 = {"002-t16": ("T16", 0.45), "002-dt16": ("DT16", 0.96), "002-kt16": ("KT16", 1.49)}
+CONDITIONS_002 = ("002's simulator (FSIN): adaptive routing over the bubble escape, \"enough\" "
+                  "VCs and injectors, every input queue may eject at once, 5 seeds × 50,000 "
+                  "cycles")
+#: 004: the 2a×a twisted torus over the untwisted one, and the targets per shape.
+TARGETS_004 = {"8x4": 1.35, "16x8": 1.35, "48x12": 1.7}
+#: 003 §7.3.3: D's throughput over the other configurations with bubble flow control.
+PAPER_003 = (10, 23)
+#: The share of the routing's bound every family's paper preset should reach.
+FAMILY_SHARE = 0.85
+
+
+def load(name: str) -> dict | None:
+    path = RESULTS / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def ours(case: dict) -> str:
+    parameters = case["parameters"]
+    seeds = len(case["seeds"])
+    return (f"split router, {parameters.get('packet_length')}-flit packets, "
+            f"{parameters.get('buffer_depth') or 'default'} flits per VC, {seeds} seeds")
+
+
+def rows_002(families: dict) -> list[list[str]]:
+    rows = []
+    for preset, (name, paper) in PAPER_002.items():
+        case = families.get(preset)
+        if case is None:
+            rows.append([f"002 Table 3, {name}", f"{paper}", "not measured", "", "", "", ""])
+            continue
+        pes = case["parameters"].get("pe_ports", 1)
+        rtl, bound = case["peak_accepted"] * pes, case["bound"] * pes
+        target = 0.9 * paper
+        rows.append([f"002 Table 3, {name} (`--preset {preset}`)",
+                     f"{paper:.2f} flits/node/cycle", f"{rtl:.3f} ({ours(case)}, {pes} PEs)",
+                     f"{rtl / paper:.2f}", f"{bound:.3f} (mean load, minimal paths)",
+                     f"≥ {target:.3f}", "yes" if rtl >= target else
+                     f"no, {100 * (1 - rtl / target):.0f} % short"])
+    return rows
+
+
+def rows_004(twisted: dict | None) -> list[list[str]]:
+    if twisted is None:
+        return [["004, twisted over untwisted", "≈ ×1.5", "not measured", "", "", "", ""]]
+    rows = []
+    for shape, target in TARGETS_004.items():
+        pair = twisted["pairs"].get(shape)
+        if pair is None:
+            continue
+        gain = pair["saturation_gain"]
+        peaks = pair["peak_accepted"]
+        rows.append([f"004, {shape} twisted (t_YX = {int(shape.split('x')[0]) // 2}) over "
+                     f"untwisted (`--preset 004-{shape}`)",
+                     f"≈ ×1.5 (bound ratio ×{pair['model_bound_ratio']:.2f})",
+                     f"×{gain:.2f} ({peaks[1]:.3f} / {peaks[0]:.3f} flits/PE/cycle, "
+                     f"{len(twisted.get('seeds', [1]))} seeds)",
+                     f"{gain / pair['model_bound_ratio']:.2f} of the bound ratio",
+                     f"×{pair['model_bound_ratio']:.2f}; ×"
+                     f"{pair.get('reachable_bound_ratio', pair['model_bound_ratio']):.2f} with "
+                     "the PE port's cap of 1",
+                     f"≥ ×{target}", "yes" if gain >= target else
+                     f"no, ×{target - gain:.2f} short"])
+    return rows
+
+
+def rows_003(paper_003: dict | None) -> list[list[str]]:
+    if paper_003 is None:
+        return [["003 §7.3, D over B–J", "+10–23 %", "not measured", "", "", "", ""]]
+    summary = paper_003["summary"]["bubble"]
+    low, high = summary["d_gain_over_b_to_j_percent"]
+    shares = summary["share_of_bound"]
+    worst = min(shares, key=shares.get)
+    seeds = len(paper_003.get("seeds", [1]))
+    return [["003 §7.3, 3DT 4×4×4 bubble: D's gain over B–J (`--preset 003-bubble`)",
+             f"+{PAPER_003[0]}–{PAPER_003[1]} % (30 runs per point)",
+             f"{low:+.1f} to {high:+.1f} % ({seeds} seeds)", "", "", "reported", "—"],
+            ["003 §7.3, every configuration A–J at its channel-load bound", "",
+             f"{100 * min(shares.values()):.0f}–{100 * max(shares.values()):.0f} % "
+             f"(lowest: {worst})", "", "per configuration (bench JSON)", "≥ 90 %",
+             "yes" if min(shares.values()) >= 0.9 else
+             f"no, {worst} {100 * (0.9 - shares[worst]):.0f} points short"]]
+
+
+def rows_families(families: dict) -> list[list[str]]:
+    rows = []
+    for preset, case in families.items():
+        share = case["share_of_bound"]
+        rows.append([f"{case['family']} at its routing's bound (`--preset {preset}`)", "",
+                     f"{case['peak_accepted']:.3f} flits/PE/cycle ({ours(case)})", "",
+                     f"{case['reachable_bound']:.3f}", f"≥ {100 * FAMILY_SHARE:.0f} %",
+                     ("yes" if share >= FAMILY_SHARE else "no")
+                     + f", {100 * share:.0f} %"])
+    return rows
+
+
+def table() -> str:
+    families = (load("families.json") or {}).get("cases", {})
+    rows = [*rows_002(families), *rows_004(load("twisted.json")),
+            *rows_003(load("paper_003_7_3.json")), *rows_families(families)]
+    header = ["claim", "paper", "RTL (Verilator, every packet checked)", "RTL / paper",
+              "bound of the routing built", "target", "met"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + f"\n\nPaper conditions for 002: {CONDITIONS_002}."
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    text = DOC.read_text()
+    start, stop = text.index(BEGIN) + len(BEGIN), text.index(END)
+    new = text[:start] + "\n" + table() + "\n" + text[stop:]
+    if args.check:
+        sys.exit(0 if new == text else "docs/results.md: the table differs from the JSON")
+    DOC.write_text(new)
+
+
+if __name__ == "__main__":
+    main()
