@@ -21,7 +21,8 @@ ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze
 #: the twin-torus family with configuration ``torus``.
 FAMILY_NAMES = ("twin-torus", "torus", "fat-tree", "king", "twisted")
 #: Modules under ``twinnet.gen`` that add top-level subcommands.
-COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "fpga_cmd", "board_cmd", "demo")
+COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "fpga_cmd", "board_cmd", "demo",
+                   "prove_cmd")
 
 
 @dataclass

@@ -1,0 +1,146 @@
+"""``twinnet prove``: formal proofs of a router's properties and of its route compute.
+
+Without FAMILY, preset or TOML file (and without family flags) the router is the proofs'
+default: a lone five-port router of two VCs per port with the header-routed test routing
+(:func:`twinnet.hdl.formal.suite.lone_router`). Otherwise the network comes from the same
+preset/TOML/flags as ``twinnet gen`` and each of its router kinds is proven (``--router-kind``
+picks one); without a preset or TOML file, packets default to 2 flits and buffers to two
+packets, the largest the proofs take. See ``docs/formal.md``.
+"""
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from . import args as parse
+from . import gen_cmd
+from .cli import CheckFailed, Report, UsageError, add_json_flag
+from .families import family_for
+
+#: Sizes of a family's routers when no preset or TOML file gives them.
+PROVE_PACKET_LENGTH = 2
+
+
+def register(commands) -> None:
+    from twinnet.hdl.formal.mutants import MUTANTS
+    from twinnet.hdl.formal.sby import ENGINES
+    from twinnet.hdl.formal.suite import MAX_BUFFERED_FLITS, MAX_PACKET_LENGTH, MAX_PORTS
+
+    parser = commands.add_parser(
+        "prove", help="prove a router's properties and its route compute (SymbiYosys)",
+        description="Prove the properties of a router (credits, buffers, virtual cut-through "
+                    "and bubble admission, whole packets per output, routes honoured, drops "
+                    "counted once, fair allocation, flit conservation) by k-induction, and "
+                    "its route compute against a specification written from the papers' "
+                    "formulas. Each property is reported proven, failed (with a "
+                    "counterexample VCD) or bounded (with the depth checked). Without "
+                    "FAMILY, preset or TOML file: the default five-port router. Progress "
+                    "goes to stderr.",
+        epilog="Network flags as for 'twinnet gen'. Limits: the split router (pipeline 3), "
+               f"packets of 2 to {MAX_PACKET_LENGTH} flits, at most two packets per buffer, "
+               f"at most {MAX_PORTS} ports and {MAX_BUFFERED_FLITS} buffered flits. "
+               f"Mutants: {', '.join(MUTANTS)}.")
+    gen_cmd.add_network_args(parser)
+    parser.add_argument("--router-kind", type=parse.name, metavar="KIND",
+                        help="prove only this router kind of the network (default: all)")
+    parser.add_argument("--mutant", choices=[*MUTANTS, "all"], metavar="NAME",
+                        help="build the router with a known bug instead and show which "
+                             "property fails: " + ", ".join(MUTANTS) + " or all")
+    parser.add_argument("--solver", choices=tuple(ENGINES),
+                        help="SMT solver of the smtbmc engine (default: the first installed "
+                             "of " + ", ".join(ENGINES) + ")")
+    parser.add_argument("--out", type=parse.path, default=Path("out") / "prove",
+                        help="folder for the proofs' work files and counterexample traces "
+                             "(default ./out/prove)")
+    add_json_flag(parser)
+    parser.set_defaults(func=run)
+
+
+def say(line: str) -> None:
+    print(f"  {line}", file=sys.stderr, flush=True)
+
+
+def _family_given(args) -> bool:
+    flags = {dest for dests in gen_cmd.FAMILY_FLAGS.values() for dest in dests}
+    return (args.family is not None or args.preset is not None or args.toml is not None
+            or any(getattr(args, dest) not in (None, False) for dest in flags))
+
+
+def targets_from_args(args) -> tuple[str, list]:
+    """The name of what is proven and its :class:`~twinnet.hdl.formal.suite.Target` list."""
+    from amaranth.hdl import UnusedElaboratable
+
+    from twinnet.hdl.formal.suite import Target, lone_router
+
+    if not _family_given(args):
+        sizes = {key: getattr(args, key) for key in ("packet_length", "buffer_depth",
+                                                     "flit_width", "pipeline")
+                 if getattr(args, key) is not None}
+        target = lone_router(**sizes)
+        return target.name, [target]
+    if args.preset is None and args.toml is None:
+        if args.packet_length is None:
+            args.packet_length = PROVE_PACKET_LENGTH
+        if args.buffer_depth is None:
+            args.buffer_depth = 2 * args.packet_length
+    network = gen_cmd.network_from_args(args)
+    kinds = family_for(network).netlist(network).kinds
+    # The proofs use the kinds' configurations and route computes; the kinds' own routers
+    # are never elaborated.
+    warnings.filterwarnings("ignore", category=UnusedElaboratable)
+    if args.router_kind is not None:
+        if args.router_kind not in kinds:
+            raise UsageError(f"--router-kind {args.router_kind}: {network.name} has router "
+                             f"kinds {', '.join(kinds)}")
+        kinds = {args.router_kind: kinds[args.router_kind]}
+    return network.name, [Target(name, router.config, router.route_computes)
+                          for name, router in kinds.items()]
+
+
+def run(args) -> Report:
+    from twinnet.hdl.formal import sby, suite
+    from twinnet.hdl.formal.mutants import MUTANTS
+
+    name, targets = targets_from_args(args)
+    mutants = list(MUTANTS) if args.mutant == "all" else [args.mutant] if args.mutant else []
+    print(f"twinnet prove: {name} ({', '.join(t.name for t in targets)})", file=sys.stderr,
+          flush=True)
+    started = time.perf_counter()
+    try:
+        report = suite.run(targets, args.out / name, mutants=mutants, engine=args.solver,
+                           progress=say)
+    except sby.ToolMissing as error:
+        raise UsageError(f"prove: {error}") from None
+    report.update(name=name, seconds=round(time.perf_counter() - started, 1))
+    text = describe(report)
+    if mutants:
+        missed = [m["name"] for m in report["mutants"] if not m["caught"]]
+        if missed:
+            raise CheckFailed(f"prove: mutant(s) {', '.join(missed)} failed no property")
+    else:
+        failed = [p for p in report["properties"] if p["verdict"] == "failed"]
+        if failed:
+            raise CheckFailed(f"prove: {failed[0]['unit']}: {failed[0]['name']} failed; "
+                              f"counterexample {failed[0]['trace']}")
+    return Report(text, report)
+
+
+def describe(report: dict) -> str:
+    """One line per property: unit, name, verdict (with depth), engine, seconds, trace."""
+    lines = []
+    for prop in report["properties"]:
+        verdict = prop["verdict"] + ("" if prop["verdict"] == "proven"
+                                     else f" (depth {prop['depth']})")
+        line = (f"{prop['unit']:<24} {prop['name']:<36} {verdict:<18} {prop['engine']:<14} "
+                f"{prop['seconds']:>7.1f} s")
+        lines.append(line + (f"  trace {prop['trace']}" if prop["trace"] else ""))
+    for skipped in report["skipped"]:
+        lines.append(f"{skipped['unit']:<24} not proven: {skipped['reason']}")
+    for mutant in report["mutants"]:
+        if "caught" in mutant:
+            caught = (f"fails {', '.join(mutant['failed'])}" if mutant["caught"]
+                      else "fails nothing")
+            lines.append(f"mutant {mutant['name']}: {caught}")
+    lines.append(f"{report['name']}: {report['seconds']:.1f} s")
+    return "\n".join(lines)

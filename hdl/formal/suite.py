@@ -1,0 +1,144 @@
+"""What ``twinnet prove`` proves: the units of a router kind, their sizes and limits, and the
+runs of :mod:`.sby` that give their verdicts.
+
+A :class:`Target` is one router kind: its configuration and its route computes. Its units
+are the router's property set (:mod:`.router`) and, when a specification exists, the route
+compute's (:mod:`.route_spec`).
+"""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import PortConfig, RouterConfig
+from ..header_route import HeaderRouteCompute
+from . import sby
+from .mutants import MUTANTS
+from .route_spec import RouteComputeProof, spec_for
+from .router import RouterProof
+from .stages import FormalRouter
+
+#: Induction depth of the router's property set (it closes at 3 on the default router).
+ROUTER_DEPTH = 4
+#: Steps of the base case when a mutant is looked for (each fails within 5).
+MUTANT_DEPTH = 6
+#: The largest router the proof takes: ports, flits per packet, and buffered flits in all.
+MAX_PORTS, MAX_PACKET_LENGTH, MAX_BUFFERED_FLITS = 9, 4, 96
+
+
+@dataclass
+class Target:
+    """A router kind to prove: ``name``, ``config`` (its :class:`RouterConfig`) and
+    ``route_computes`` (one per input port, as its router built them)."""
+
+    name: str
+    config: RouterConfig
+    route_computes: list
+
+
+def lone_router(*, packet_length: int = 2, buffer_depth: int | None = None,
+                flit_width: int = 8, pipeline: int = 3) -> Target:
+    """The default router of the proofs: four link ports of two VCs (bubble ports, so that
+    both admission rules are exercised) and a PE port of two VCs, buffers of two packets,
+    with the header-routed test routing (:class:`HeaderRouteCompute`: any output, VC and
+    bubble flag a header names)."""
+    depth = 2 * packet_length if buffer_depth is None else buffer_depth
+    ports = tuple([PortConfig("network", 2, depth, bubble=depth >= 2 * packet_length,
+                              name=name) for name in ("Xp", "Xm", "Yp", "Ym")]
+                  + [PortConfig("pe", 2, depth, name="PE")])
+    config = RouterConfig(flit_width, packet_length, ports, drop_count_width=4,
+                          pipeline=pipeline)
+    return Target("router5", config,
+                  [HeaderRouteCompute(config, port) for port in range(config.port_count)])
+
+
+def check_size(target: Target) -> None:
+    """Raise ``ValueError`` (one line) for a router the proof does not take."""
+    config = target.config
+    name = target.name
+    if config.pipeline != 3:
+        raise ValueError(f"{name}: the proofs cover the split router (pipeline 3), not "
+                         f"pipeline {config.pipeline}")
+    if not 2 <= config.packet_length <= MAX_PACKET_LENGTH:
+        raise ValueError(f"{name}: packet length must be 2 to {MAX_PACKET_LENGTH} flits to "
+                         f"prove, not {config.packet_length}")
+    for index, port in enumerate(config.ports):
+        if port.buffer_depth > 2 * config.packet_length:
+            raise ValueError(f"{name}: port {index} buffers {port.buffer_depth} flits; the "
+                             f"proofs take at most two packets ({2 * config.packet_length}) "
+                             f"per VC (see docs/formal.md)")
+    flits = sum(port.vc_count * port.buffer_depth for port in config.ports)
+    if config.port_count > MAX_PORTS or flits > MAX_BUFFERED_FLITS:
+        raise ValueError(f"{name}: {config.port_count} ports buffering {flits} flits is too "
+                         f"large to prove in reasonable time (at most {MAX_PORTS} ports and "
+                         f"{MAX_BUFFERED_FLITS} flits; see docs/formal.md)")
+    if target.route_computes[0].broadcast_vc is not None:
+        raise ValueError(f"{name}: routers that replicate broadcasts are not covered by the "
+                         "proofs yet")
+
+
+def _router(target: Target, mutant: str | None):
+    computes = target.route_computes
+    cls = FormalRouter if mutant is None else MUTANTS[mutant].router
+    return cls(target.config, lambda config, port: computes[port])
+
+
+def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
+                 engine: str | None = None, progress=None) -> list:
+    """The router property set of ``target`` (with bug ``mutant``): its verdicts."""
+    unit = f"router {target.name}" + (f" [{mutant}]" if mutant else "")
+    top = RouterProof(_router(target, mutant), unit)
+    depth = ROUTER_DEPTH if mutant is None else MUTANT_DEPTH
+    return sby.prove(top, top.ports(), top.properties, workdir, depth=depth, engine=engine,
+                     progress=progress)
+
+
+def prove_route(target: Target, workdir: Path, *, engine: str | None = None,
+                progress=None) -> list:
+    """The route compute of ``target`` against its specification (combinational: induction
+    of depth 1 covers every input)."""
+    top = RouteComputeProof(target.route_computes, f"route {target.name}")
+    return sby.prove(top, top.ports(), top.properties, workdir, depth=1, engine=engine,
+                     progress=progress)
+
+
+def has_spec(target: Target) -> bool:
+    return spec_for(target.route_computes[0]) is not None
+
+
+def run(targets: list, workdir: Path, *, mutants=(), engine: str | None = None,
+        progress=None) -> dict:
+    """Prove every target (or, with ``mutants``, look for each bug): ``{"properties": [...],
+    "mutants": [...], "skipped": [...]}``, JSON-ready."""
+    say = progress or (lambda line: None)
+    report = {"properties": [], "mutants": [], "skipped": []}
+    for target in targets:
+        check_size(target)
+    for target in targets:
+        if mutants:
+            for name in mutants:
+                say(f"router {target.name}: mutant {name}")
+                started = time.perf_counter()
+                found = prove_router(target, workdir / target.name / name, mutant=name,
+                                     engine=engine, progress=progress)
+                failed = [v for v in found if v.verdict == "failed"]
+                report["properties"] += [v.to_dict() for v in found]
+                report["mutants"].append({
+                    "name": name, "text": MUTANTS[name].text, "unit": f"router {target.name}",
+                    "caught": bool(failed), "failed": [v.name for v in failed],
+                    "trace": failed[0].trace if failed else None,
+                    "seconds": round(time.perf_counter() - started, 1)})
+            continue
+        say(f"router {target.name}: its property set")
+        report["properties"] += [v.to_dict() for v in prove_router(
+            target, workdir / target.name / "router", engine=engine, progress=progress)]
+        if has_spec(target):
+            say(f"route {target.name}: against its specification")
+            report["properties"] += [v.to_dict() for v in prove_route(
+                target, workdir / target.name / "route", engine=engine, progress=progress)]
+        else:
+            report["skipped"].append({"unit": f"route {target.name}", "reason": (
+                f"no specification of {type(target.route_computes[0]).__name__} yet")})
+    if not mutants:
+        report["mutants"] = [{"name": m.name, "text": m.text} for m in MUTANTS.values()]
+    return report
