@@ -94,7 +94,8 @@ def targets_from_args(args) -> tuple[str, list]:
             raise UsageError(f"--router-kind {args.router_kind}: {network.name} has router "
                              f"kinds {', '.join(kinds)}")
         kinds = {args.router_kind: kinds[args.router_kind]}
-    return network.name, [Target(name, router.config, router.route_computes)
+    return network.name, [Target(name, router.config,
+                                 lambda config, port, router=router: router.route_computes[port])
                           for name, router in kinds.items()]
 
 
@@ -104,6 +105,12 @@ def run(args) -> Report:
 
     name, targets = targets_from_args(args)
     mutants = list(MUTANTS) if args.mutant == "all" else [args.mutant] if args.mutant else []
+    try:
+        sby.check_tools(args.solver)
+    except sby.ToolMissing as error:
+        raise UsageError(f"prove: {error}") from None
+    for target in targets:
+        suite.check_size(target)
     print(f"twinnet prove: {name} ({', '.join(t.name for t in targets)})", file=sys.stderr,
           flush=True)
     started = time.perf_counter()

