@@ -49,8 +49,8 @@ def upstream(m, router, p: int) -> Upstream:
                      [Signal(range(length), name=f"up_position_{p}_{v}")
                       for v in range(port.vc_count)])
     flit = link.flit.payload
-    if port.vc_count & (port.vc_count - 1):
-        m.d.comb += Assume(~link.flit.valid | (flit.vc < port.vc_count))
+    # A link carries VC tags of its VCs only (a 1-VC link still has a 1-bit tag, always 0).
+    m.d.comb += Assume(~link.flit.valid | (flit.vc < port.vc_count))
     for v, (credits, position) in enumerate(zip(state.credits, state.position)):
         sent = link.flit.valid & (flit.vc == v)
         back = link.credit.valid & (link.credit.payload == v)
@@ -69,8 +69,7 @@ def downstream(m, router, o: int) -> Downstream:
     link = router.port_out(o)
     state = Downstream(o, [Signal(range(port.buffer_depth + 2), name=f"down_occupancy_{o}_{w}")
                            for w in range(port.vc_count)])
-    if port.vc_count & (port.vc_count - 1):
-        m.d.comb += Assume(~link.credit.valid | (link.credit.payload < port.vc_count))
+    m.d.comb += Assume(~link.credit.valid | (link.credit.payload < port.vc_count))
     for w, occupancy in enumerate(state.occupancy):
         arrives = link.flit.valid & (link.flit.payload.vc == w)
         back = link.credit.valid & (link.credit.payload == w)
