@@ -170,8 +170,8 @@ class _Checks:
 
     def legal(self, route):
         """``route`` is one the input unit stores: a packet that is not dropped has an output
-        of the router, VCs of that output and a bubble only toward a bubble port; the
-        per-output masks (when stored) say the same."""
+        of the router, VCs of that output (escape VCs under adaptive routing) and a bubble
+        only toward a bubble port; the per-output masks (when stored) say the same."""
         config, stage = self.config, self.router.stage
         ports = config.port_count
         vcs = [(1 << count) - 1 for count in config.output_vc_counts]
@@ -181,6 +181,9 @@ class _Checks:
             fits = fits | ((route.port == o) & (route.mask != 0) & ((route.mask & ~vcs[o]) == 0)
                            & (~route.bubble | bool(bubbles >> o & 1)))
         legal = route.drop | fits
+        if self.router.adaptive_vcs:
+            # Adaptive routing: the escape move names escape VCs only.
+            legal = legal & (route.drop | ((route.mask & self.router.adaptive_vcs) == 0))
         if stage.per_output_route:
             for o in range(ports):
                 here = (route.port == o) & ~route.drop
