@@ -2,7 +2,8 @@
 compute equals its specification for every input of the configured size.
 
 The specifications here are arithmetic over the header and the node's coordinates, built
-from ``SPEC.md``'s statements of the routing functions (003 Alg. 1–6 for twin tori), not
+from ``SPEC.md``'s statements of the routing functions (003 Alg. 1–6 for twin tori, 001's
+DESTRO for fat trees), not
 from the route computes under test nor from tables of the reference model; only the port
 layout of a card (which ports it has, in which order) is read from the configuration.
 """
@@ -12,6 +13,7 @@ from amaranth.lib.wiring import In
 
 from twinnet.model.twin import INTERNAL, PE_PORT, Port
 
+from ..fat_tree_route import FatTreeRouteCompute
 from ..header_route import HeaderRouteCompute
 from ..twin_route import TwinRouteCompute, card_ports
 from .properties import Property, PropertySet
@@ -119,8 +121,46 @@ def _dimension_move(twin, card, ports, arrival, dim, plus, up, channels):
     return Mux(plus, p_port, m_port), Mux(plus, p_vc, m_vc), Mux(plus, p_bubble, m_bubble)
 
 
+def destro_spec(rc, in_port: int) -> Expected:
+    """DESTRO (SPEC §2.2) on switch ``<s, o>``: the destination terminal ``h`` is below the
+    switch when its number, with the digits below ``s + 1`` cleared, is the switch's prefix
+    ``sum(o_{i-1} k^i, i > s)``; then down through port ``h_s``, else up through ``k + h_s``.
+    A half of a twin switch reaches the other half's ports over internal port ``port mod
+    r`` (SPEC §2.3); without internal ports such a port is unreachable (malformed)."""
+    k, n = rc.tree.k, rc.tree.n
+    r, local = rc.internal_port_count, list(rc.external_ports)
+    h = [rc.header[f"h{i}"] for i in range(n)]
+    o = [rc.node_static[f"o{i}"] for i in range(n - 1)]
+    stage = rc.node_static.stage
+    assumptions = [stage < n, *(digit < k for digit in o)]
+    malformed = Cat(digit >= k for digit in h).any()
+    number = sum(digit * k ** i for i, digit in enumerate(h))
+    below, digit_s = Const(0, 1), Const(0, 1)
+    for s in range(n):
+        span = k ** (s + 1)
+        prefix = sum(o[i - 1] * k ** i for i in range(s + 1, n))
+        here = stage == s
+        below = below | (here & ((number - number % span) == prefix))
+        digit_s = Mux(here, h[s], digit_s)
+    wanted = Mux(below, digit_s, digit_s + k)
+    port = Const(0, range(max(2, rc.config.port_count)))
+    reachable = Const(0, 1)
+    for switch_port in range(2 * k):
+        if switch_port in local:
+            target = local.index(switch_port)
+        elif r:
+            target = len(local) + switch_port % r
+        else:
+            continue
+        port = Mux(wanted == switch_port, target, port)
+        reachable = reachable | (wanted == switch_port)
+    return Expected(port, Const(1, rc.config.max_vc_count), Const(0, 1),
+                    malformed | ~reachable, assumptions)
+
+
 #: Specifications by route compute class.
-SPECS = {HeaderRouteCompute: header_spec, TwinRouteCompute: twin_spec}
+SPECS = {HeaderRouteCompute: header_spec, TwinRouteCompute: twin_spec,
+         FatTreeRouteCompute: destro_spec}
 
 
 def spec_for(rc):
@@ -158,10 +198,15 @@ class RouteComputeProof(Elaboratable):
             count = rc.config.vc_counts[p]
             assumptions = [*expected.assumptions, rc.in_vc < count]
             m.d.comb += [Assume(test) for test in assumptions]
+            # Named, so that a counterexample trace shows what the specification says.
+            port = Signal.like(rc.out_port, name=f"expected_port_{p}")
             mask = Signal.like(rc.vc_mask, name=f"expected_mask_{p}")
-            m.d.comb += mask.eq(expected.mask)
+            bubble = Signal(name=f"expected_bubble_{p}")
+            malformed = Signal(name=f"expected_malformed_{p}")
+            m.d.comb += [port.eq(expected.port), mask.eq(expected.mask),
+                         bubble.eq(expected.bubble), malformed.eq(expected.malformed)]
             self.properties.check(m, "route_compute_matches_spec", (
-                (rc.malformed == expected.malformed)
-                & (expected.malformed | ((rc.out_port == expected.port) & (rc.vc_mask == mask)
-                                         & (rc.bubble == expected.bubble)))))
+                (rc.malformed == malformed)
+                & (malformed | ((rc.out_port == port) & (rc.vc_mask == mask)
+                                & (rc.bubble == bubble)))))
         return m

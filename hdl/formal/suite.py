@@ -20,6 +20,9 @@ from .stages import FormalRouter
 
 #: Induction depth of the router's property set (it closes at 3 on the default router).
 ROUTER_DEPTH = 4
+#: Induction depth of a route compute's proof (it has no state: any depth closes; at depth 2
+#: the base case also checks a step after the first).
+ROUTE_DEPTH = 2
 #: Steps of the base case when a mutant is looked for (each fails within 5).
 MUTANT_DEPTH = 6
 #: The largest router the proof takes: ports, flits per packet, and buffered flits in all.
@@ -99,12 +102,12 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
 def prove_route(target: Target, workdir: Path, *, engine: str | None = None,
                 progress=None) -> list | None:
     """The route compute of ``target`` against its specification (combinational: induction
-    of depth 1 covers every input); None when its class has no specification yet."""
+    covers every input); None when its class has no specification yet."""
     computes = target.route_computes()
     if spec_for(computes[0]) is None:
         return None
     top = RouteComputeProof(computes, f"route {target.name}")
-    return sby.prove(top, top.ports(), top.properties, workdir, depth=1, engine=engine,
+    return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTE_DEPTH, engine=engine,
                      progress=progress)
 
 
