@@ -137,8 +137,8 @@ def describe(report: dict) -> str:
     """One line per property: unit, name, verdict (with depth), engine, seconds, trace."""
     lines = []
     for prop in report["properties"]:
-        verdict = prop["verdict"] + ("" if prop["verdict"] == "proven"
-                                     else f" (depth {prop['depth']})")
+        verdict = {"proven": "proven", "bounded": f"bounded (depth {prop['depth']})",
+                   "failed": f"failed (step {prop['depth']})"}[prop["verdict"]]
         line = (f"{prop['unit']:<24} {prop['name']:<36} {verdict:<18} {prop['engine']:<14} "
                 f"{prop['seconds']:>7.1f} s")
         lines.append(line + (f"  trace {prop['trace']}" if prop["trace"] else ""))

@@ -1,14 +1,18 @@
-"""Routers with one known bug each: every property set must be able to fail.
+"""Routers and route computes with one known bug each: every property must be able to fail.
 
-A mutant is a :class:`~.stages.FormalRouter` subclass that replaces one stage class by a
-subclass overriding one method. :data:`MUTANTS` names them.
+A router mutant is a :class:`~.stages.FormalRouter` subclass that replaces one stage class by
+a subclass overriding one method; a route mutant is a route compute subclass overriding
+``elaborate``. :data:`MUTANTS` names them.
 """
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Mux, Signal
+from amaranth.hdl import Cat, Mux, Signal
+from amaranth.lib.fifo import SyncFIFO
 
 from .. import onehot
+from ..header_route import HeaderRouteCompute
+from ..shift_fifo import ShiftFIFO
 from .stages import (
     FormalRouter,
     ObservedArbiter,
@@ -32,6 +36,29 @@ class OffByOneOutputUnit(ObservedOutputUnit):
         return self.keep(spare)
 
 
+class RoomUncheckedOutputUnit(ObservedOutputUnit):
+    """Counts a VC free with room for a packet when its counter is L too low."""
+
+    def _credit_counter(self, m, w: int, returned):
+        return super()._credit_counter(m, w, returned) + self.stage.config.packet_length
+
+
+class ShortBufferInputUnit(ObservedInputUnit):
+    """Builds each flit buffer one flit shorter than the credits upstream promise."""
+
+    def _make_buffers(self, m):
+        stage, port = self.stage, self._port
+        fifos = [SyncFIFO(width=stage.flit_layout.size, depth=port.buffer_depth - 1)
+                 for _ in self.vcs]
+        queues = [ShiftFIFO(stage.route_layout.size,
+                            -(-port.buffer_depth // stage.config.packet_length))
+                  for _ in self.vcs]
+        for v, (fifo, queue) in enumerate(zip(fifos, queues)):
+            m.submodules[f"fifo_{v}"], m.submodules[f"routes_{v}"] = fifo, queue
+        self.buffers, self.route_queues = fifos, queues
+        return fifos, queues
+
+
 class TailDroppingInputUnit(ObservedInputUnit):
     """Never writes a packet's last flit into its buffer."""
 
@@ -45,6 +72,34 @@ class InterleavingComposition(ObservedSplitComposition):
     def _output_state(self) -> None:
         super()._output_state()
         self.m.d.comb += self.avail.eq(-1)
+
+
+class DoubleCountingComposition(ObservedSplitComposition):
+    """Counts every malformed packet twice."""
+
+    def build(self) -> list:
+        heads = super().build()
+        return heads + heads
+
+
+class MisroutingComposition(ObservedSplitComposition):
+    """Hands each request to the allocator one output further on."""
+
+    def _allocation(self):
+        grants, copy_take = super()._allocation()
+        for i, vc in enumerate(self.flat):
+            to = vc.request.to
+            self.m.d.comb += self.allocator.requests[i].eq(Cat(to[-1], to[:-1]))
+        return grants, copy_take
+
+
+class BubbleStuckRoute(HeaderRouteCompute):
+    """The header routing, asking for room for two packets on every move."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.bubble.eq(1)
+        return m
 
 
 class FixedPriorityArbiter(ObservedArbiter):
@@ -62,6 +117,22 @@ class StarvingAllocator(ObservedPacketAllocator):
 
 class StarvingComposition(ObservedSplitComposition):
     packet_allocator = StarvingAllocator
+
+
+class RoomUnchecked(FormalRouter):
+    output_unit = RoomUncheckedOutputUnit
+
+
+class BufferShort(FormalRouter):
+    input_unit = ShortBufferInputUnit
+
+
+class DropCountedTwice(FormalRouter):
+    split_composition = DoubleCountingComposition
+
+
+class Misrouted(FormalRouter):
+    split_composition = MisroutingComposition
 
 
 class CreditOffByOne(FormalRouter):
@@ -82,21 +153,33 @@ class ArbiterStarves(FormalRouter):
 
 @dataclass(frozen=True)
 class Mutant:
-    """A named bug: ``router`` is the :class:`FormalRouter` subclass that has it."""
+    """A named bug: ``router`` is the :class:`FormalRouter` subclass that has it, or
+    ``route`` the route compute class that has it (the default router's routing)."""
 
     name: str
-    router: type
     text: str
+    router: type | None = None
+    route: type | None = None
 
 
 #: The mutants by name.
 MUTANTS = {mutant.name: mutant for mutant in [
-    Mutant("credit-off-by-one", CreditOffByOne,
-           "an output's credit counter takes L - 1 credits for a packet of L flits"),
-    Mutant("tail-dropped", TailDropped,
-           "an input unit never writes a packet's last flit into its buffer"),
-    Mutant("packets-interleave", PacketsInterleave,
-           "an output may be allocated to a second packet while one holds it"),
-    Mutant("arbiter-starves", ArbiterStarves,
-           "the packet allocator's port arbiters always grant the lowest port"),
+    Mutant("credit-off-by-one", "an output's credit counter takes L - 1 credits for a "
+           "packet of L flits", router=CreditOffByOne),
+    Mutant("tail-dropped", "an input unit never writes a packet's last flit into its buffer",
+           router=TailDropped),
+    Mutant("packets-interleave", "an output may be allocated to a second packet while one "
+           "holds it", router=PacketsInterleave),
+    Mutant("arbiter-starves", "the packet allocator's port arbiters always grant the lowest "
+           "port", router=ArbiterStarves),
+    Mutant("room-unchecked", "an output VC counts as free for a packet with L credits too "
+           "few", router=RoomUnchecked),
+    Mutant("buffer-short", "each input buffer holds one flit fewer than the credits upstream "
+           "promise", router=BufferShort),
+    Mutant("drop-counted-twice", "a malformed packet is counted twice on drop_count",
+           router=DropCountedTwice),
+    Mutant("misrouted", "each request reaches the allocator as one for the next output",
+           router=Misrouted),
+    Mutant("route-bubble-stuck", "the default router's route compute asks for room for two "
+           "packets on every move", route=BubbleStuckRoute),
 ]}

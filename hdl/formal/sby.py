@@ -32,8 +32,9 @@ class ToolMissing(RuntimeError):
 @dataclass
 class Verdict:
     """One property's result: ``verdict`` is ``proven``, ``failed`` or ``bounded``; ``depth``
-    the induction depth (proven) or the steps checked (bounded, failed); ``trace`` the
-    counterexample VCD of a failed property."""
+    the induction depth (proven), the steps checked (bounded) or the step of the
+    counterexample (failed); ``trace`` the counterexample VCD of a failed property;
+    ``seconds`` the time of the whole job (one job proves a unit's properties together)."""
 
     name: str
     unit: str
@@ -115,6 +116,16 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
                              text=True, check=False)
     statuses = [json.loads(line) for line in listing.stdout.splitlines()
                 if line.startswith("{")]
+    # The step at which each failed assertion failed, from the summary lines.
+    steps = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            words = line.split()
+            if "failed assertion" in line and words[-2] == "step":
+                steps[words[-3]] = int(words[-1])
+    for status in statuses:
+        if status.get("location") in steps:
+            status["step"] = steps[status["location"]]
     return statuses, overall, seconds
 
 
@@ -139,7 +150,7 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
                   and "induct" not in (e.get("trace") or "")]
         if failed:
             trace = failed[0].get("trace")
-            verdict, reached = "failed", depth
+            verdict, reached = "failed", failed[0].get("step", depth)
             trace = str((workdir / trace).resolve()) if trace else None
         elif overall == "PASS":
             verdict, reached, trace = "proven", depth, None

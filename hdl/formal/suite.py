@@ -111,6 +111,37 @@ def prove_route(target: Target, workdir: Path, *, engine: str | None = None,
                      progress=progress)
 
 
+def prove_mutant(target: Target, name: str, workdir: Path, *, engine: str | None = None,
+                 progress=None) -> list:
+    """``target`` with bug ``name`` (:data:`~.mutants.MUTANTS`): the verdicts of the unit it
+    concerns. A route mutant needs a target whose route compute it subclasses."""
+    mutant = MUTANTS[name]
+    if mutant.router is not None:
+        return prove_router(target, workdir, mutant=name, engine=engine, progress=progress)
+    if not (isinstance(target.route_compute, type)
+            and issubclass(mutant.route, target.route_compute)):
+        raise ValueError(f"mutant {name} changes the default router's route compute; "
+                         f"{target.name} has another")
+    return prove_route(Target(f"{target.name} [{name}]", target.config, mutant.route),
+                       workdir, engine=engine, progress=progress)
+
+
+def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, engine, progress):
+    for name in mutants:
+        if progress is not None:
+            progress(f"{target.name}: mutant {name}")
+        started = time.perf_counter()
+        found = prove_mutant(target, name, workdir / target.name / name, engine=engine,
+                             progress=progress)
+        failed = [v for v in found if v.verdict == "failed"]
+        report["properties"] += [v.to_dict() for v in found]
+        report["mutants"].append({
+            "name": name, "text": MUTANTS[name].text, "unit": found[0].unit,
+            "caught": bool(failed), "failed": [v.name for v in failed],
+            "trace": failed[0].trace if failed else None,
+            "seconds": round(time.perf_counter() - started, 1)})
+
+
 def run(targets: list, workdir: Path, *, mutants=(), engine: str | None = None,
         progress=None) -> dict:
     """Prove every target (or, with ``mutants``, look for each bug): ``{"properties": [...],
@@ -122,18 +153,7 @@ def run(targets: list, workdir: Path, *, mutants=(), engine: str | None = None,
         check_size(target)
     for target in targets:
         if mutants:
-            for name in mutants:
-                say(f"router {target.name}: mutant {name}")
-                started = time.perf_counter()
-                found = prove_router(target, workdir / target.name / name, mutant=name,
-                                     engine=engine, progress=progress)
-                failed = [v for v in found if v.verdict == "failed"]
-                report["properties"] += [v.to_dict() for v in found]
-                report["mutants"].append({
-                    "name": name, "text": MUTANTS[name].text, "unit": f"router {target.name}",
-                    "caught": bool(failed), "failed": [v.name for v in failed],
-                    "trace": failed[0].trace if failed else None,
-                    "seconds": round(time.perf_counter() - started, 1)})
+            _mutant_runs(target, mutants, workdir, report, engine=engine, progress=progress)
             continue
         say(f"router {target.name}: its property set")
         report["properties"] += [v.to_dict() for v in prove_router(
