@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from bounds import channel_load_bound
+from peaks import peak
 from provenance import provenance
 
 from twinnet.gen.families import family_for
@@ -70,23 +71,16 @@ def run(preset: str, loads, seeds, jobs: int, warmup: int, measure: int) -> dict
 
 
 def summary(preset: str, data: dict, bound: float, seeds) -> dict:
-    points = [p for p in data["points"] if "failure" not in p]
-    rates = sorted({p["rate"] for p in points})
-    groups = [[p for p in points if p["rate"] == rate] for rate in rates]
-    accepted = [sum(p["accepted_flits_per_pe_cycle"] for p in g) / len(g) for g in groups]
-    best = max(range(len(groups)), key=accepted.__getitem__)
-    stalls = {reason: sum(p["stalls"][reason] for p in groups[best])
-              for reason in groups[best][0]["stalls"]}
+    best = peak(data["points"])
+    stalls = best.pop("peak_stalls")
     return {"preset": preset, "family": CASES[preset], "network": data["network"],
             "parameters": data["parameters"], "seeds": seeds,
-            "bound": bound, "reachable_bound": min(1.0, bound),
-            "peak_accepted": accepted[best],
-            "peak_accepted_seeds": [p["accepted_flits_per_pe_cycle"] for p in groups[best]],
-            "peak_offered": groups[best][0]["offered_flits_per_pe_cycle"],
-            "share_of_bound": accepted[best] / min(1.0, bound),
+            "bound": bound, "reachable_bound": min(1.0, bound), **best,
+            "share_of_bound": best["peak_accepted"] / min(1.0, bound),
             "peak_stall_shares": {reason: count / max(1, stalls["heads"])
                                   for reason, count in stalls.items() if reason != "heads"},
-            "failed_points": len(data["points"]) - len(points), "points": data["points"]}
+            "failed_points": sum("failure" in p for p in data["points"]),
+            "points": data["points"]}
 
 
 def main() -> None:

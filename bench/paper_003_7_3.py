@@ -32,6 +32,7 @@ from pathlib import Path
 
 from bounds import channel_load_bound
 from curves import plot_rows
+from peaks import peak
 from provenance import provenance
 
 from twinnet.gen.gen_cmd import PRESETS
@@ -63,18 +64,10 @@ def run(configuration: str, mode: str, loads, seeds, warmup: int, measure: int,
                                    {network_sim.TRAFFIC_TEST: {"points": points}}, log=True,
                                    stalls=True)
     points = results[network_sim.TRAFFIC_TEST]["points"]
-    groups = [points[i:i + len(seeds)] for i in range(0, len(points), len(seeds))]
-    accepted = [sum(p["accepted_flits_per_pe_cycle"] for p in group) / len(group)
-                for group in groups]
-    best = max(range(len(groups)), key=accepted.__getitem__)
-    bound = channel_load_bound(network)
+    bound, best = channel_load_bound(network), peak(points)
     return {"configuration": configuration, "mode": mode, "network": network.name,
-            "points": points, "peak_accepted": accepted[best],
-            "peak_accepted_seeds": [p["accepted_flits_per_pe_cycle"] for p in groups[best]],
-            "peak_offered": groups[best][0]["offered_flits_per_pe_cycle"],
-            "peak_stalls": {reason: sum(p["stalls"][reason] for p in groups[best])
-                            for reason in groups[best][0]["stalls"]},
-            "channel_load_bound": bound, "share_of_bound": accepted[best] / min(1, bound)}
+            "points": points, **best, "channel_load_bound": bound,
+            "share_of_bound": best["peak_accepted"] / min(1, bound)}
 
 
 def main() -> None:

@@ -52,17 +52,15 @@ def sweep_case(preset: str) -> dict | None:
     refinement, if any) when bench/families.py has not run it: the best load's mean over
     the seeds, and the routing's bound."""
     from families import bound_of, network_of
+    from peaks import peak
 
     sweeps = [data for data in (load(f"{preset}-sweep.json"), load(f"{preset}-knee-sweep.json"))
               if data]
     if not sweeps:
         return None
     points = [point for data in sweeps for point in data["points"]]
-    rates = sorted({p["rate"] for p in points})
-    groups = [[p for p in points if p["rate"] == rate] for rate in rates]
-    accepted = [sum(p["accepted_flits_per_pe_cycle"] for p in g) / len(g) for g in groups]
     return {"parameters": sweeps[0]["parameters"], "seeds": sorted({p["seed"] for p in points}),
-            "peak_accepted": max(accepted), "bound": bound_of(network_of(preset))}
+            **peak(points), "bound": bound_of(network_of(preset))}
 
 
 def rows_002(families: dict) -> list[list[str]]:

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from bounds import channel_load_bound
 from curves import plot_rows
+from peaks import by_load, peak
 from provenance import provenance
 
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
@@ -77,18 +78,11 @@ def run(network, loads, seeds, warmup: int, measure: int) -> dict:
                                    {network_sim.TRAFFIC_TEST: {"points": points}}, log=True,
                                    stalls=True)
     points = results[network_sim.TRAFFIC_TEST]["points"]
-    by_load = [[p for p in points if p["rate"] == point["rate"]]
-               for point in points[::len(seeds)]]
-    accepted = [sum(p["accepted_flits_per_pe_cycle"] for p in group) / len(group)
-                for group in by_load]
-    best = max(range(len(by_load)), key=accepted.__getitem__)
+    lowest = by_load(points)[0]
     return {"network": network.name, "radices": list(network.topology.radices),
             "twists": network.to_dict()["twists"],
-            "points": points,
-            "peak_accepted": accepted[best],
-            "peak_accepted_seeds": [p["accepted_flits_per_pe_cycle"] for p in by_load[best]],
-            "peak_offered": by_load[best][0]["offered_flits_per_pe_cycle"],
-            "zero_load_latency": sum(p["mean_latency"] for p in by_load[0]) / len(seeds),
+            "points": points, **peak(points),
+            "zero_load_latency": sum(p["mean_latency"] for p in lowest) / len(lowest),
             "cycles_per_second": [p["cycles_per_second"] for p in points]}
 
 
