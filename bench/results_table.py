@@ -44,7 +44,8 @@ def ours(case: dict) -> str:
     parameters = case["parameters"]
     seeds = len(case["seeds"])
     return (f"split router, {parameters.get('packet_length')}-flit packets, "
-            f"{parameters.get('buffer_depth') or 'default'} flits per VC, {seeds} seed{'s' if seeds > 1 else ''}")
+            f"{parameters.get('buffer_depth') or 'default'} flits per VC, {seeds} seed"
+            + ("s" if seeds > 1 else ""))
 
 
 def sweep_case(preset: str) -> dict | None:
