@@ -1,4 +1,4 @@
-"""``twinnet analyze king``: meshes and tori with diagonals (SPEC §3).
+"""``twinnet analyze king``: meshes and tori with diagonals (002 §2–3).
 
 Diameter and average distance by BFS, channels across the middle vertical cut; for king
 networks the broadcast check (every node reached once from every source) and, with
