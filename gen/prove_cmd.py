@@ -119,6 +119,8 @@ def run(args) -> Report:
                            progress=say)
     except sby.ToolMissing as error:
         raise UsageError(f"prove: {error}") from None
+    except sby.ProverError as error:
+        raise CheckFailed(f"prove: {error}") from None
     report.update(name=name, seconds=round(time.perf_counter() - started, 1))
     text = describe(report)
     if mutants:

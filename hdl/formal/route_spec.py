@@ -8,34 +8,42 @@ from the route computes under test nor from tables of the reference model; only 
 layout of a card (which ports it has, in which order) is read from the configuration.
 """
 
-from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value
+from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value, signed
 from amaranth.lib.wiring import In
 
 from twinnet.model.twin import INTERNAL, PE_PORT, Port
 
 from ..fat_tree_route import FatTreeRouteCompute
 from ..header_route import HeaderRouteCompute
+from ..king_route import KingRouteCompute
 from ..twin_route import TwinRouteCompute, card_ports
 from .properties import Property, PropertySet
 
-#: The property of :class:`RouteComputeProof`.
+#: The properties of :class:`RouteComputeProof`: the whole result, or (for a specification
+#: that leaves the VC and the bubble flag open) the output port.
 PROPERTIES = [Property("route_compute_matches_spec",
                        "for every header, input VC and node, each input port's route compute "
                        "flags the same headers malformed as the specification and otherwise "
-                       "gives its output port, VC mask and bubble flag")]
+                       "gives its output port, VC mask and bubble flag"),
+              Property("route_port_matches_spec",
+                       "for every header, input VC and node, each input port's route compute "
+                       "flags the same headers malformed as the specification and otherwise "
+                       "gives its output port (its VCs, bubble flag and adaptive grades are "
+                       "not specified)")]
 
 
 class Expected:
     """What a specification says for one input: ``port``, ``mask``, ``bubble``,
-    ``malformed`` (Amaranth values) and ``assumptions`` on the inputs (what a network
-    guarantees, e.g. a node's coordinates are in range)."""
+    ``malformed`` (Amaranth values; ``mask`` and ``bubble`` None when it leaves them open) and
+    ``assumptions`` on the inputs (what a network guarantees, e.g. a node's coordinates are
+    in range)."""
 
     def __init__(self, port, mask, bubble, malformed, assumptions=()):
         self.port, self.mask, self.bubble, self.malformed = port, mask, bubble, malformed
         self.assumptions = list(assumptions)
 
 
-def header_spec(rc, in_port: int) -> Expected:
+def header_spec(m, rc, in_port: int) -> Expected:
     """The test routing of :class:`HeaderRouteCompute`: the header names the output port, its
     VC and the bubble flag; a port or VC that does not exist is malformed."""
     config, header = rc.config, rc.header
@@ -63,7 +71,7 @@ def _internal_channels(twin) -> dict:
     return channels
 
 
-def twin_spec(rc, in_port: int) -> Expected:
+def twin_spec(m, rc, in_port: int) -> Expected:
     """Twin DOR (SPEC §1.3–1.6): the lowest differing dimension, its ring direction by
     ``(d - c) mod k`` with the positive tie, the internal link when that port is on the other
     card; VCs up/low by ``d > c`` (VC mode) and bubbles on entering a ring (bubble mode)."""
@@ -121,7 +129,7 @@ def _dimension_move(twin, card, ports, arrival, dim, plus, up, channels):
     return Mux(plus, p_port, m_port), Mux(plus, p_vc, m_vc), Mux(plus, p_bubble, m_bubble)
 
 
-def destro_spec(rc, in_port: int) -> Expected:
+def destro_spec(m, rc, in_port: int) -> Expected:
     """DESTRO (SPEC §2.2) on switch ``<s, o>``: the destination terminal ``h`` is below the
     switch when its number, with the digits below ``s + 1`` cleared, is the switch's prefix
     ``sum(o_{i-1} k^i, i > s)``; then down through port ``h_s``, else up through ``k + h_s``.
@@ -158,15 +166,117 @@ def destro_spec(rc, in_port: int) -> Expected:
                     malformed | ~reachable, assumptions)
 
 
+def _ring(b, a, side: int):
+    """The signed ring offset from ``a`` to ``b`` on a ring of ``side``: ``(b - a) mod side``,
+    less ``side`` above half of it (an offset of exactly half goes +)."""
+    ahead = _ahead(b, a, side)
+    return Mux(ahead * 2 > side, ahead - side, ahead)
+
+
+def _ahead(b, a, side: int):
+    """``(b - a) mod side`` for ``a``, ``b`` in ``[0, side)`` (a conditional subtraction: a
+    divider by a ``side`` that is not a power of two would cost the prover minutes)."""
+    return Mux(b >= a, b - a, b + side - a).as_signed()
+
+
+def _diagonal_mesh_length(cx, cy):
+    """Hops of the diagonal-mesh route for offset ``(cx, cy)`` (SPEC §3.3): the larger
+    magnitude when both have one sign, else the sum of the magnitudes."""
+    same = ((cx >= 0) & (cy >= 0)) | ((cx <= 0) & (cy <= 0))
+    ax, ay = abs(cx), abs(cy)
+    return Mux(same, Mux(ax >= ay, ax, ay), ax + ay)
+
+
+def _king_offset(m, rc):
+    """The offset the route follows: plain on a mesh, the ring offsets on a torus, and on DT
+    002 Alg. 1's wrap-around image of the destination with the shortest diagonal-mesh route
+    (the first of ``(x, y)``, ``(x - s, y - s)``, ``(x - s, y)``, ``(x, y - s)`` on a tie).
+    Intermediate values are signals of ``m``: an expression used twice is converted twice."""
+    topology = rc.network.topology
+    side, width = topology.side, rc.network.coordinate_width + 2
+    here, there = rc.node_static, rc.header
+    p = rc.port_index
+    dx, dy = Signal(signed(width), name=f"spec_dx_{p}"), Signal(signed(width), name=f"spec_dy_{p}")
+    if not topology.wrap:
+        m.d.comb += [dx.eq(there.x - here.x), dy.eq(there.y - here.y)]
+    elif topology.kind != "DT":
+        m.d.comb += [dx.eq(_ring(there.x, here.x, side)), dy.eq(_ring(there.y, here.y, side))]
+    else:
+        x, y = Signal(signed(width), name=f"spec_x_{p}"), Signal(signed(width), name=f"spec_y_{p}")
+        m.d.comb += [x.eq(_ahead(there.x, here.x, side)), y.eq(_ahead(there.y, here.y, side))]
+        images = [(x, y), (x - side, y - side), (x - side, y), (x, y - side)]
+        # The first shortest image: each stage keeps the earlier one unless strictly longer.
+        best_x, best_y, best = x, y, Signal(range(2 * side + 1), name=f"spec_best_{p}_0")
+        m.d.comb += best.eq(_diagonal_mesh_length(x, y))
+        for k, (cx, cy) in enumerate(images[1:], 1):
+            length = Signal(range(2 * side + 1), name=f"spec_length_{p}_{k}")
+            stage_x = Signal(signed(width), name=f"spec_x_{p}_{k}")
+            stage_y = Signal(signed(width), name=f"spec_y_{p}_{k}")
+            stage = Signal(range(2 * side + 1), name=f"spec_best_{p}_{k}")
+            m.d.comb += [length.eq(_diagonal_mesh_length(cx, cy)),
+                         stage_x.eq(Mux(length < best, cx, best_x)),
+                         stage_y.eq(Mux(length < best, cy, best_y)),
+                         stage.eq(Mux(length < best, length, best))]
+            best_x, best_y, best = stage_x, stage_y, stage
+        m.d.comb += [dx.eq(best_x), dy.eq(best_y)]
+    return dx, dy
+
+
+def king_spec(m, rc, in_port: int) -> Expected | None:
+    """The king family's deterministic move (SPEC §3.3; the escape move under adaptive
+    routing): DOR (x while ``dx != 0``, then y), diagonal (with offsets of one sign: x while
+    ``|dx| > |dy|``, z when equal, y while smaller; otherwise DOR) or Knaive (as diagonal for
+    one sign; for opposite signs t instead of z); arrived: the PE port the header names.
+    Ports the router lacks (a mesh border) and coordinates or PEs out of range are malformed.
+    None for DT with pseudo-random ties (not a function of the inputs)."""
+    network = rc.network
+    side = network.topology.side
+    if network.ties != "first":
+        return None
+    here, there = rc.node_static, rc.header
+    assumptions = [here.x < side, here.y < side]
+    malformed = (there.x >= side) | (there.y >= side)
+    pe = Const(0, 1)
+    if network.pe_width:
+        pe = there.pe
+        malformed = malformed | (pe >= network.pe_ports)
+    dx, dy = _king_offset(m, rc)
+    ax = Signal(range(2 * side), name=f"spec_ax_{in_port}")
+    ay = Signal(range(2 * side), name=f"spec_ay_{in_port}")
+    m.d.comb += [ax.eq(abs(dx)), ay.eq(abs(dy))]
+    same = ((dx >= 0) & (dy >= 0)) | ((dx <= 0) & (dy <= 0))
+    x, y = Mux(dx > 0, 0, 1), Mux(dy > 0, 0, 1)  # 0: the + port, 1: the - port
+    moves = {"dor": [(dx != 0, "x", x), (dy != 0, "y", y)]}
+    moves["diagonal"] = [(same & (ax > ay), "x", x), (same & (ax < ay), "y", y),
+                         (same & (ax != 0), "z", x), *moves["dor"]]
+    moves["knaive"] = [(ax > ay, "x", x), (ax < ay, "y", y), (same & (ax != 0), "z", x),
+                       (ax != 0, "t", y)]
+    local = {label: index for index, label in enumerate(rc.ports)}
+    pes = [local[f"pe{k}"] for k in range(network.pe_ports)]
+    port = Const(pes[0], range(max(2, len(rc.ports))))
+    for k, index in enumerate(pes[1:], 1):
+        port = Mux(pe == k, index, port)
+    present = Const(1, 1)
+    for condition, axis, minus in reversed(moves[network.escape_routing]):
+        plus_index, minus_index = local.get(f"{axis}+"), local.get(f"{axis}-")
+        index = Mux(minus, minus_index or 0, plus_index or 0)
+        exists = Mux(minus, int(minus_index is not None), int(plus_index is not None))
+        port = Mux(condition, index, port)
+        present = Mux(condition, exists, present)
+    return Expected(port, None, None, malformed | ~present, assumptions)
+
+
 #: Specifications by route compute class.
 SPECS = {HeaderRouteCompute: header_spec, TwinRouteCompute: twin_spec,
-         FatTreeRouteCompute: destro_spec}
+         FatTreeRouteCompute: destro_spec, KingRouteCompute: king_spec}
 
 
 def spec_for(rc):
-    """The specification of route compute ``rc``'s class, or None when there is none yet."""
+    """The specification of route compute ``rc`` (a function ``(m, rc, in_port) ->
+    Expected`` that may add named signals to module ``m``), or None when there is none
+    (yet)."""
     for cls, spec in SPECS.items():
-        if isinstance(rc, cls):
+        if isinstance(rc, cls) and (spec is not king_spec or rc.network.ties == "first"):
             return spec
     return None
 
@@ -194,17 +304,21 @@ class RouteComputeProof(Elaboratable):
         for p, rc in enumerate(self.route_computes):
             m.submodules[f"route_{p}"] = rc
             m.d.comb += rc.in_port.eq(p)
-            expected = spec_for(rc)(rc, p)
+            expected = spec_for(rc)(m, rc, p)
             count = rc.config.vc_counts[p]
             assumptions = [*expected.assumptions, rc.in_vc < count]
             m.d.comb += [Assume(test) for test in assumptions]
             # Named, so that a counterexample trace shows what the specification says.
             port = Signal.like(rc.out_port, name=f"expected_port_{p}")
+            malformed = Signal(name=f"expected_malformed_{p}")
+            m.d.comb += [port.eq(expected.port), malformed.eq(expected.malformed)]
+            if expected.mask is None:
+                self.properties.check(m, "route_port_matches_spec", (
+                    (rc.malformed == malformed) & (malformed | (rc.out_port == port))))
+                continue
             mask = Signal.like(rc.vc_mask, name=f"expected_mask_{p}")
             bubble = Signal(name=f"expected_bubble_{p}")
-            malformed = Signal(name=f"expected_malformed_{p}")
-            m.d.comb += [port.eq(expected.port), mask.eq(expected.mask),
-                         bubble.eq(expected.bubble), malformed.eq(expected.malformed)]
+            m.d.comb += [mask.eq(expected.mask), bubble.eq(expected.bubble)]
             self.properties.check(m, "route_compute_matches_spec", (
                 (rc.malformed == malformed)
                 & (malformed | ((rc.out_port == port) & (rc.vc_mask == mask)

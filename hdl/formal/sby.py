@@ -29,6 +29,10 @@ class ToolMissing(RuntimeError):
     """A prover executable is not installed."""
 
 
+class ProverError(RuntimeError):
+    """SymbiYosys stopped without verdicts (e.g. Yosys ran out of memory)."""
+
+
 @dataclass
 class Verdict:
     """One property's result: ``verdict`` is ``proven``, ``failed`` or ``bounded``; ``depth``
@@ -188,5 +192,8 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, engine: str | No
     engine = check_tools(engine)
     job = write_job(top, ports, workdir, depth=depth, engine=engine, timeout=timeout)
     statuses, overall, seconds = run_job(job, progress=progress)
+    if overall == "ERROR" or not statuses:
+        raise ProverError(f"SymbiYosys stopped without verdicts; see "
+                          f"{job.parent / job.stem / 'logfile.txt'}")
     return verdicts(properties, statuses, overall, engine=engine, depth=depth,
                     seconds=seconds, workdir=workdir)

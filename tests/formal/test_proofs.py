@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from twinnet.gen.cli import main
+from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.formal import sby, suite
 from twinnet.hdl.formal.mutants import MUTANTS
 
@@ -46,10 +47,21 @@ def test_default_router_properties_are_proven(tmp_path):
     None,
     {"radices": [4, 4, 4], "configuration": "D", "mode": "bubble"},
     {"radices": [3, 3], "configuration": "torus", "mode": "vc"},
-], ids=["header-route", "3dt-D-bubble-card0", "torus-3x3-vc"])
+    "king",
+], ids=["header-route", "3dt-D-bubble-card0", "torus-3x3-vc", "kt8-knaive-port"])
 def test_route_compute_equals_its_specification(tmp_path, params):
     if params is None:
         target = suite.lone_router()
+    elif params == "king":
+        from twinnet.hdl.king_route import KingRouteCompute
+        from twinnet.model.king_network import king_network_from_dict
+
+        network = king_network_from_dict({"kind": "KT", "side": 8, "packet_length": 2})
+        ports = ("x+", "x-", "y+", "y-", "z+", "z-", "t+", "t-", "pe0")
+        config = RouterConfig(8, 2, tuple(PortConfig("pe" if label == "pe0" else "network", 1, 4)
+                                          for label in ports))
+        target = suite.Target("kt8", config, functools.partial(
+            KingRouteCompute, network=network, ports=ports))
     else:
         from twinnet.hdl.twin_card import card_router_config
         from twinnet.hdl.twin_route import TwinRouteCompute
@@ -60,6 +72,8 @@ def test_route_compute_equals_its_specification(tmp_path, params):
             TwinRouteCompute, twin=network.topology, card=0))
     [verdict] = suite.prove_route(target, tmp_path)
     assert verdict.verdict == "proven"
+    assert verdict.name == ("route_port_matches_spec" if params == "king"
+                            else "route_compute_matches_spec")
 
 
 @pytest.mark.parametrize("mutant", [name if SLOW or name == "tail-dropped" else
