@@ -33,7 +33,8 @@ PROPERTIES = [
              "on it, on the VC allocated: packets never interleave on an output VC"),
     Property("route_honoured",
              "a packet is allocated only an output and a VC its route compute allowed, and a "
-             "malformed packet none"),
+             "malformed packet none: the route stored with a head is the route compute's "
+             "result (a malformed header's marked dropped), and allocation follows it"),
     Property("malformed_drained_and_counted_once",
              "a malformed packet is drained from its buffer to no output and counted once "
              "on drop_count"),
@@ -125,6 +126,7 @@ class _Checks:
             written = Signal(self.router.stage.route_layout, name=f"route_written_{i}")
             m.d.comb += written.eq(queue.w_data)
             self.props.check(m, "route_honoured", ~queue.w_en | self.legal(written))
+            self.props.check(m, "route_honoured", ~queue.w_en | self.computed(unit, written))
             # The storage lemma (see the module docstring).
             m.d.comb += Assume(~queue.r_rdy | self.legal(vc.port.route))
             self.props.check(m, "router_state", (vc.port.valid == fifo.r_rdy)
@@ -190,6 +192,17 @@ class _Checks:
                 legal = legal & (route.need_one[o] == Mux(here & ~route.bubble, route.mask, 0))
                 legal = legal & (route.need_two[o] == Mux(here & route.bubble, route.mask, 0))
         return legal
+
+    def computed(self, unit, route):
+        """``route`` (written with a head flit) is what ``unit``'s route compute gave for it:
+        a malformed header is dropped, and a packet that is not dropped keeps the output, the
+        bubble flag, the grades and VCs among those of the route compute."""
+        rc = unit.route_compute
+        same = ((route.port == rc.out_port) & ((route.mask & ~rc.vc_mask) == 0)
+                & (route.bubble == rc.bubble))
+        if self.router.adaptive_vcs:
+            same = same & (route.grade_1 == rc.grade_1) & (route.grade_2 == rc.grade_2)
+        return (~rc.malformed | route.drop) & (route.drop | same)
 
     def owner_sum(self, o: int, field: str, width: int):
         """The ``field`` of output ``o``'s owner's state (zero when none)."""
