@@ -154,18 +154,24 @@ class ArbiterStarves(FormalRouter):
 @dataclass(frozen=True)
 class Mutant:
     """A named bug: ``router`` is the :class:`FormalRouter` subclass that has it, or
-    ``route`` the route compute class that has it (the default router's routing)."""
+    ``route`` the route compute class that has it (the default router's routing);
+    ``invariants`` False: the router's strengthening invariants are left out, so that the
+    base case runs on to the property they would have preceded."""
 
     name: str
     text: str
     router: type | None = None
     route: type | None = None
+    invariants: bool = True
 
 
 #: The mutants by name.
 MUTANTS = {mutant.name: mutant for mutant in [
     Mutant("credit-off-by-one", "an output's credit counter takes L - 1 credits for a "
            "packet of L flits", router=CreditOffByOne),
+    Mutant("credit-off-by-one-unguarded", "credit-off-by-one, checked without the "
+           "invariants: the counter runs out of its range", router=CreditOffByOne,
+           invariants=False),
     Mutant("tail-dropped", "an input unit never writes a packet's last flit into its buffer",
            router=TailDropped),
     Mutant("packets-interleave", "an output may be allocated to a second packet while one "

@@ -30,10 +30,13 @@ class PropertySet:
     Parameters:
         unit: what is proven (``router card0``, ``route compute``).
         properties: the :class:`Property` list, in report order.
+        left_out: names of properties not asserted (e.g. the invariants, when only the base
+            case is wanted).
     """
 
     unit: str
     properties: list
+    left_out: frozenset = frozenset()
     locations: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -50,7 +53,8 @@ class PropertySet:
         if self.locations.setdefault(location, name) != name:
             raise ValueError(f"{location} asserts both {self.locations[location]!r} and "
                              f"{name!r}; one line must state one property")
-        m.d.comb += Assert(test, name, src_loc_at=1 + src_loc_at)
+        if name not in self.left_out:
+            m.d.comb += Assert(test, name, src_loc_at=1 + src_loc_at)
 
     def name_at(self, location: str) -> str | None:
         """The property whose assertion is at ``location`` (``file:line``), or None (an

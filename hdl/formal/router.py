@@ -60,14 +60,20 @@ class RouterProof(Elaboratable):
     Parameters:
         router: a :class:`FormalRouter` (or a mutant) of the split microarchitecture with
             packets of at least two flits and at most two packets per buffer.
+        unit: its name in reports.
+        invariants: assert the strengthening invariants too (induction needs them; without
+            them only the base case is meaningful, and a bug may show in a property that the
+            invariants would have preceded).
 
     ``properties`` is its :class:`PropertySet`; :meth:`ports` lists the router's inputs, which
     the prover leaves free within the assumptions.
     """
 
-    def __init__(self, router: FormalRouter, unit: str = "router"):
+    def __init__(self, router: FormalRouter, unit: str = "router", *, invariants: bool = True):
         self.router = router
-        self.properties = PropertySet(unit, PROPERTIES)
+        left_out = frozenset() if invariants else frozenset(
+            prop.name for prop in PROPERTIES if prop.invariant)
+        self.properties = PropertySet(unit, PROPERTIES, left_out)
 
     def ports(self) -> list:
         """The router's input signals (free, within the neighbours' assumptions)."""

@@ -93,7 +93,8 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
                  engine: str | None = None, progress=None) -> list:
     """The router property set of ``target`` (with bug ``mutant``): its verdicts."""
     unit = f"router {target.name}" + (f" [{mutant}]" if mutant else "")
-    top = RouterProof(_router(target, mutant), unit)
+    invariants = mutant is None or MUTANTS[mutant].invariants
+    top = RouterProof(_router(target, mutant), unit, invariants=invariants)
     depth = ROUTER_DEPTH if mutant is None else MUTANT_DEPTH
     return sby.prove(top, top.ports(), top.properties, workdir, depth=depth, engine=engine,
                      progress=progress)
