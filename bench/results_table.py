@@ -65,9 +65,15 @@ def sweep_case(preset: str) -> dict | None:
 
 
 def rows_002(families: dict) -> list[list[str]]:
+    """002 Table 3's rows; the king cases found are added to ``families`` (for their row
+    against the bound)."""
     rows = []
     for preset, (name, paper) in PAPER_002.items():
         case = families.get(preset) or sweep_case(preset)
+        if case is not None and preset not in families:
+            reachable = min(1.0, case["bound"])
+            families[preset] = {**case, "family": "king", "reachable_bound": reachable,
+                                "share_of_bound": case["peak_accepted"] / reachable}
         if case is None:
             rows.append([f"002 Table 3, {name}", f"{paper}", "not measured", "", "", "", ""])
             continue
@@ -121,7 +127,7 @@ def rows_003(paper_003: dict | None) -> list[list[str]]:
              f"{100 * min(shares.values()):.0f}–{100 * max(shares.values()):.0f} % "
              f"(lowest: {worst})", "", "per configuration (bench JSON)", "≥ 90 %",
              "yes" if min(shares.values()) >= 0.9 else
-             f"no, {worst} {100 * (0.9 - shares[worst]):.0f} points short"]]
+             f"no, {worst} at {100 * shares[worst]:.1f} %"]]
 
 
 def rows_families(families: dict) -> list[list[str]]:
@@ -138,6 +144,7 @@ def rows_families(families: dict) -> list[list[str]]:
 
 def table() -> str:
     families = (load("families.json") or {}).get("cases", {})
+    families = dict(families)
     rows = [*rows_002(families), *rows_004(load("twisted.json")),
             *rows_003(load("paper_003_7_3.json")), *rows_families(families)]
     header = ["claim", "paper", "RTL (Verilator, every packet checked)", "RTL / paper",
