@@ -2,8 +2,8 @@
 compute equals its specification for every input of the configured size.
 
 The specifications here are arithmetic over the header and the node's coordinates, built
-from ``SPEC.md``'s statements of the routing functions (003 Alg. 1–6 for twin tori, 001's
-DESTRO for fat trees), not
+from the papers' statements of the routing functions (003 Alg. 1–6 for twin tori, 001's
+DESTRO for fat trees, 002 Alg. 1 and §2 for the king family), not
 from the route computes under test nor from tables of the reference model; only the port
 layout of a card (which ports it has, in which order) is read from the configuration.
 """
@@ -55,7 +55,7 @@ def header_spec(m, rc, in_port: int) -> Expected:
 
 
 def _internal_channels(twin) -> dict:
-    """The internal link's VCs (003 §6.3.1–2, numbered as SPEC §1.5 numbers configuration D):
+    """The internal link's VCs (003 §6.3.1–2, numbered as 003 §6.3.2 numbers configuration D):
     type 1 first (when some dimension is not split), then per split dimension its up and low
     VCs (VC mode) or its one VC (bubble mode), then type 3; one VC in mode ``none``."""
     if twin.mode == "none":
@@ -72,7 +72,7 @@ def _internal_channels(twin) -> dict:
 
 
 def twin_spec(m, rc, in_port: int) -> Expected:
-    """Twin DOR (SPEC §1.3–1.6): the lowest differing dimension, its ring direction by
+    """Twin DOR (003 Alg. 1–6): the lowest differing dimension, its ring direction by
     ``(d - c) mod k`` with the positive tie, the internal link when that port is on the other
     card; VCs up/low by ``d > c`` (VC mode) and bubbles on entering a ring (bubble mode)."""
     twin, card = rc.twin, rc.card
@@ -130,11 +130,11 @@ def _dimension_move(twin, card, ports, arrival, dim, plus, up, channels):
 
 
 def destro_spec(m, rc, in_port: int) -> Expected:
-    """DESTRO (SPEC §2.2) on switch ``<s, o>``: the destination terminal ``h`` is below the
+    """DESTRO (001 App. A.7.1) on switch ``<s, o>``: the destination terminal ``h`` is below the
     switch when its number, with the digits below ``s + 1`` cleared, is the switch's prefix
     ``sum(o_{i-1} k^i, i > s)``; then down through port ``h_s``, else up through ``k + h_s``.
     A half of a twin switch reaches the other half's ports over internal port ``port mod
-    r`` (SPEC §2.3); without internal ports such a port is unreachable (malformed)."""
+    r`` (001 §3, the twin switch); without internal ports such a port is unreachable (malformed)."""
     k, n = rc.tree.k, rc.tree.n
     r, local = rc.internal_port_count, list(rc.external_ports)
     h = [rc.header[f"h{i}"] for i in range(n)]
@@ -180,7 +180,7 @@ def _ahead(b, a, side: int):
 
 
 def _diagonal_mesh_length(cx, cy):
-    """Hops of the diagonal-mesh route for offset ``(cx, cy)`` (SPEC §3.3): the larger
+    """Hops of the diagonal-mesh route for offset ``(cx, cy)`` (002 §2): the larger
     magnitude when both have one sign, else the sum of the magnitudes."""
     same = ((cx >= 0) & (cy >= 0)) | ((cx <= 0) & (cy <= 0))
     ax, ay = abs(cx), abs(cy)
@@ -223,7 +223,7 @@ def _king_offset(m, rc):
 
 
 def king_spec(m, rc, in_port: int) -> Expected | None:
-    """The king family's deterministic move (SPEC §3.3; the escape move under adaptive
+    """The king family's deterministic move (002 §2–3; the escape move under adaptive
     routing): DOR (x while ``dx != 0``, then y), diagonal (with offsets of one sign: x while
     ``|dx| > |dy|``, z when equal, y while smaller; otherwise DOR) or Knaive (as diagonal for
     one sign; for opposite signs t instead of z); arrived: the PE port the header names.
