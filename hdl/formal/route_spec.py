@@ -134,7 +134,8 @@ def destro_spec(m, rc, in_port: int) -> Expected:
     switch when its number, with the digits below ``s + 1`` cleared, is the switch's prefix
     ``sum(o_{i-1} k^i, i > s)``; then down through port ``h_s``, else up through ``k + h_s``.
     A half of a twin switch reaches the other half's ports over internal port ``port mod
-    r`` (001 §4.1, the twin switch); without internal ports such a port is unreachable (malformed)."""
+    r`` (001 §4.1, the twin switch); without internal ports such a port is unreachable
+    (malformed)."""
     k, n = rc.tree.k, rc.tree.n
     r, local = rc.internal_port_count, list(rc.external_ports)
     h = [rc.header[f"h{i}"] for i in range(n)]
