@@ -64,7 +64,8 @@ def say(line: str) -> None:
 def _family_given(args) -> bool:
     flags = {dest for dests in gen_cmd.FAMILY_FLAGS.values() for dest in dests}
     return (args.family is not None or args.preset is not None or args.toml is not None
-            or any(getattr(args, dest) not in (None, False) for dest in flags))
+            or any(getattr(args, dest) is not None and getattr(args, dest) is not False
+                   for dest in flags))
 
 
 def targets_from_args(args) -> tuple[str, list]:
@@ -74,10 +75,25 @@ def targets_from_args(args) -> tuple[str, list]:
     from twinnet.hdl.formal.suite import Target, lone_router
 
     if not _family_given(args):
-        sizes = {key: getattr(args, key) for key in ("packet_length", "buffer_depth",
+        from twinnet.model.sizes import sizes_from_dict
+
+        given = {key: getattr(args, key) for key in ("packet_length", "buffer_depth",
                                                      "flit_width", "pipeline")
                  if getattr(args, key) is not None}
-        target = lone_router(**sizes)
+        names = {key: f"--{key.replace('_', '-')}" for key in given}
+        # The networks' limits, on the lone router's own default packet length.
+        checked = sizes_from_dict({"packet_length": PROVE_PACKET_LENGTH, **given}, names,
+                                  bubble=True)
+        sizes = {key: checked[key] for key in given}
+        from twinnet.hdl.flit import FlitFormat
+        from twinnet.hdl.header_route import header_layout
+
+        try:
+            target = lone_router(**sizes)
+            FlitFormat(target.config, header_layout(target.config))  # the header fits
+        except (TypeError, ValueError) as error:
+            flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in sizes.items())
+            raise UsageError(f"{flags}: {error}") from None
         return target.name, [target]
     if args.preset is None and args.toml is None:
         if args.packet_length is None:

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1427 in ``VALUE_FLAGS``, 183 missing values, 259
-combinations, 170 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2058 in all (``test_case_count`` keeps this sentence honest).
+Case count (pytest items, one per case): 1596 in ``VALUE_FLAGS``, 208 missing values, 304
+combinations, 204 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
+this count — 2331 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -158,6 +158,7 @@ COMMANDS = {
     "sweep": {"--out": OUT},
     "demo": {"--out": OUT},
     "fpga": {},
+    "prove": {"--out": OUT},
     "board build": {"--board": "ulx3s-85f", "--out": OUT},
     "analyze twin-links": {},
     "analyze twin-distance": {},
@@ -167,7 +168,7 @@ COMMANDS = {
     "analyze king": {},
     "analyze twist": {},
 }
-NETWORK = ("gen", "sim", "sweep", "fpga", "board build")
+NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -345,7 +346,11 @@ VALUE_FLAGS = [
     (NETWORK, "--pipeline", INTEGER + [above(3)], ()),  # 2 or 3 cycles per hop
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
-    (("gen", "sim", "sweep", "demo", "board build"), "--out", EMPTY_PATH, ()),
+    (("gen", "sim", "sweep", "demo", "prove", "board build"), "--out", EMPTY_PATH, ()),
+    (("prove",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
+    (("prove",), "--mutant", [("empty", ""), ("unknown", "no-such-bug", "credit-off-by-one")],
+     ()),
+    (("prove",), "--solver", CHOICE, ()),
     (("board build",), "--board", CHOICE, ()),
     (("fpga",), "--design", CHOICE, ()),
     (("fpga",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
@@ -520,10 +525,16 @@ COMBINATIONS = [
     _combination("analyze twin-links", "--radix 4,4 --config D", flag("--config"),
                  re.compile(r"--radix\b|\bn=2\b"), label="radix-2d+config-D"),
     # Sizes that depend on other values.
+    # (Without a family, prove's lone router takes 2-flit packets and a smaller header.)
     *[_combination(c, "--buffer-depth 4", flag("--buffer-depth"), "4", LOWER, "8",
-                   label="buffer-below-two-packets-in-bubble-mode") for c in NETWORK],
+                   label="buffer-below-two-packets-in-bubble-mode")
+      for c in NETWORK if c != "prove"],
+    _combination("prove", "--buffer-depth 3", flag("--buffer-depth"), "3", LOWER, "4",
+                 label="lone-router-buffer-below-two-packets"),
     *[_combination(c, "--flit-width 8", flag("--flit-width"), "8", LOWER,
-                   label="flit-narrower-than-head") for c in NETWORK],
+                   label="flit-narrower-than-head") for c in NETWORK if c != "prove"],
+    _combination("prove", "--flit-width 4", flag("--flit-width"), "4",
+                 label="lone-router-flit-narrower-than-head"),
     # A PE takes at most one flit per cycle: packets/PE/cycle <= 1 / packet length.
     _combination("sim", "--packet-length 8 --rate 0.2", flag("--rate"), "0.2",
                  re.compile(r"0\.125|1/8"), label="rate-above-port-for-8-flit-packets"),
@@ -680,6 +691,7 @@ def sandbox(monkeypatch, tmp_path):
     _patch(monkeypatch, "twinnet.sim_tb.network_sim", "simulate",
            _refuse("simulating"))
     _patch(monkeypatch, "twinnet.gen.fpga", "measure", _refuse("synthesising"))
+    _patch(monkeypatch, "twinnet.hdl.formal.sby", "run_job", _refuse("proving"))
     _patch(monkeypatch, "twinnet.boards.targets", "board_build", _refuse("building a board"))
     # A simulator missing here must not hide an accepted bad value.
     _patch(monkeypatch, "twinnet.sim_tb.runner", "missing", lambda *args, **kwargs: None)

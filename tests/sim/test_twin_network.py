@@ -51,11 +51,12 @@ NETWORKS["torus2-5x3-bubble-compact"] = network((5, 3), "torus", "bubble", pipel
 VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"))
                   or name.endswith("-compact")}
 #: 3DT 4x4x4 takes 1 to 2 minutes a case on Icarus and about a minute on Verilator: the
-#: default suite runs configuration D of it on Verilator (3x3x3 in A and D, and the radix-4
-#: dimensions of 4x4x2, run on both simulators); the other 4x4x4 cases run with
-#: TWINNET_SLOW_TESTS=1.
+#: default suite runs configuration D of it on Verilator (3x3x3 in A and D on Verilator, D in
+#: bubble mode and the radix-4 dimensions of 4x4x2 on Icarus too); the other cases, the
+#: slowest Icarus ones among them (3x3x3 A, 60-100 s each), run with TWINNET_SLOW_TESTS=1.
 SLOW = {(f"ndt3-k4-{name}-{mode}", "icarus") for name in ("A", "D") for mode in ("vc", "bubble")}
 SLOW |= {("ndt3-k4-A-vc", "verilator"), ("ndt3-k4-A-bubble", "verilator")}
+SLOW |= {("ndt3-k3-A-vc", "icarus"), ("ndt3-k3-A-bubble", "icarus"), ("ndt3-k3-D-vc", "icarus")}
 CASES = [(name, simulator) for name in sorted(NETWORKS) for simulator in runner.SIMULATORS
          if simulator == "verilator" or name not in VERILATOR_ONLY]
 
