@@ -50,11 +50,8 @@ class CompactComposition(Composition):
         self.busy = Signal(self.stage.port_vc_masks_layout, name="busy")
         self.m.d.comb += [self.busy[o].eq(unit.busy) for o, unit in enumerate(self.outputs)]
         for vc in self.flat:
-            # The front flit of an idle VC is a head flit (links and PE framing keep packets
-            # whole and in order in each VC buffer).
-            state = vc.state
-            idle_head = vc.port.valid & ~state.active & ~state.dropping
-            self.m.d.comb += vc.control.drain.eq(vc.port.valid & (state.dropping | (
+            idle_head = self._idle_head(vc)
+            self.m.d.comb += vc.control.drain.eq(vc.port.valid & (vc.state.dropping | (
                 idle_head & vc.port.route.drop)))
             self.ask(vc, idle_head)
         alloc = self._vc_allocation()
@@ -62,9 +59,14 @@ class CompactComposition(Composition):
         accepted, read = self._switch_allocation()
         return self._traverse(alloc, drain_sel, accepted, read)
 
+    @staticmethod
+    def _idle_head(vc):
+        """The VC is idle with a front flit, which is then a head flit (links and PE framing
+        keep packets whole and in order in each VC buffer)."""
+        return vc.port.valid & ~vc.state.active & ~vc.state.dropping
+
     def head_waiting(self, vc):
-        state = vc.state
-        return vc.port.valid & ~state.active & ~state.dropping & ~vc.port.route.drop
+        return self._idle_head(vc) & ~vc.port.route.drop
 
     def head_granted(self, vc):
         granted = vc.control.va_grant
