@@ -45,6 +45,8 @@ MAX_BURST = 10_000
 #: Lowest probability that a PE takes an ejected flit in a cycle: a lower one stretches a run
 #: by its inverse.
 MIN_EJECT_READY = 0.01
+#: Longest stall burst of a hardware sink, in cycles.
+MAX_STALL_BURST = 10_000
 
 
 def register(commands) -> None:
@@ -101,9 +103,7 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02,
     parser.add_argument("--rate", type=parse.number,
                         help="packets offered per PE per cycle, above 0 and at most 1 / packet "
                              f"length (a PE port takes one flit per cycle; default {rate})")
-    parser.add_argument("--eject-ready", type=parse.number, default=1.0,
-                        help=f"probability a PE accepts an ejected flit in a cycle, "
-                             f"{MIN_EJECT_READY} to 1 (default 1)")
+    add_backpressure_args(parser)
     parser.add_argument("--seed", type=parse.integer, default=1,
                         help=f"seed of the traffic (destinations, injection times and "
                              f"back-pressure), 0 to {MAX_SEED} (default 1)")
@@ -127,6 +127,28 @@ def add_injection_args(parser) -> None:
     parser.add_argument("--burst", type=parse.integer, default=8,
                         help=f"--injection onoff: mean packets per burst, 1 to {MAX_BURST:,} "
                              "(default 8)")
+
+
+def add_backpressure_args(parser) -> None:
+    """``--eject-ready`` and ``--stall-bursts`` (``twinnet sim`` and ``twinnet sweep``)."""
+    parser.add_argument("--eject-ready", type=parse.number, default=1.0,
+                        help=f"probability a PE accepts an ejected flit in a cycle, "
+                             f"{MIN_EJECT_READY} to 1: back-pressure from the PEs (default 1)")
+    parser.add_argument("--stall-bursts", type=parse.integer, default=0,
+                        help="end-to-end: PEs also stop taking flits for bursts of 1 to N "
+                             "cycles (a PE not stopped starts a burst with probability "
+                             f"1/(2N) per cycle), N from 1 to {MAX_STALL_BURST:,}; 0: none "
+                             "(default 0)")
+
+
+def backpressure_settings(args) -> dict:
+    """The point keys of ``--eject-ready`` and ``--stall-bursts``, checked."""
+    if not MIN_EJECT_READY <= args.eject_ready <= 1:
+        raise UsageError(f"--eject-ready {args.eject_ready}: must be a probability from "
+                         f"{MIN_EJECT_READY} to 1 (below that a run would take too long)")
+    bursts = checks.check_int("--stall-bursts", args.stall_bursts, minimum=0,
+                              maximum=MAX_STALL_BURST)
+    return {"eject_ready": float(args.eject_ready), "stall_bursts": bursts}
 
 
 def injection_settings(args, rate: float, length: int) -> dict:
@@ -179,12 +201,10 @@ def traffic_settings(network, args) -> dict:
         raise UsageError(f"--rate {rate}: {packets} packets on {pes} PEs would need more than "
                          f"{MAX_INJECTION_CYCLES:,} cycles of injection; the rate must be at "
                          f"least {lowest:.3g} packets per PE per cycle (or send fewer --packets)")
-    if not MIN_EJECT_READY <= args.eject_ready <= 1:
-        raise UsageError(f"--eject-ready {args.eject_ready}: must be a probability from "
-                         f"{MIN_EJECT_READY} to 1 (below that a run would take too long)")
+    backpressure = backpressure_settings(args)
     seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
-    settings = {"packets": packets, "rate": float(rate), "eject_ready": float(args.eject_ready),
-                "seed": seed}
+    settings = {"packets": packets, "rate": float(rate),
+                "eject_ready": backpressure["eject_ready"], "seed": seed}
     fraction = getattr(args, "broadcast_fraction", 0.0)
     if fraction:
         if not 0 <= fraction <= 1:
@@ -201,13 +221,14 @@ def traffic_settings(network, args) -> dict:
     if check == "hops" and args.injection != "bernoulli":
         raise UsageError(f"--injection {args.injection}: applies only to --check end-to-end "
                          "(the per-hop scoreboard injects by Bernoulli trials)")
+    if check == "hops" and backpressure["stall_bursts"]:
+        raise UsageError(f"--stall-bursts {backpressure['stall_bursts']}: applies to --check "
+                         "end-to-end (the per-hop scoreboard's PEs push back with "
+                         "--eject-ready only)")
     if check == "end-to-end":
-        if args.eject_ready != 1:
-            raise UsageError(f"--eject-ready {args.eject_ready}: applies to --check hops (the "
-                             "hardware sinks take every flit at once)")
         settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
                     "measure": max(1, round(packets / (rate * pes))),
-                    "hotspot_fraction": hotspot}
+                    "hotspot_fraction": hotspot, **backpressure}
         if traffic != "all-pairs":
             settings.update(injection_settings(args, rate, length))
         if traffic == "all-pairs":
@@ -324,6 +345,7 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         f"  mean latency            {point['mean_latency']:.2f} cycles in the network, "
         f"{point['mean_total_latency']:.2f} with source queueing (max {point['max_latency']}; "
         f"{point['measured_packets']} measured packets of {length} flits)",
+        *_backpressure_line(point),
         f"  simulated               {point['cycles']} cycles in {point['wall_seconds']:.1f} s "
         f"({point['cycles_per_second']:.0f} cycles/s, {ENGINE_WORDS[point['engine']]})",
         f"  build and logs          {logs}",
@@ -332,6 +354,15 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         "network": network.name, "family": family.name, "parameters": network.to_dict(),
         "simulator": args.simulator, "check": "end-to-end", "traffic": settings,
         "results": point, "build_dir": str(logs)})
+
+
+def _backpressure_line(point: dict) -> list[str]:
+    if point["eject_ready"] == 1 and not point["stall_bursts"]:
+        return []
+    bursts = (f", stall bursts of up to {point['stall_bursts']} cycles"
+              if point["stall_bursts"] else "")
+    return [f"  back-pressure           PEs take a flit with probability "
+            f"{point['eject_ready']:g}{bursts}: {point['refused']} flits refused"]
 
 
 def _span(values) -> str:

@@ -32,7 +32,9 @@ from .sim_cmd import (
     MAX_SEED,
     MAX_WARMUP,
     SIMULATORS,
+    add_backpressure_args,
     add_injection_args,
+    backpressure_settings,
     check_simulator,
     hotspot_fraction,
     injection_settings,
@@ -71,6 +73,7 @@ def register(commands) -> None:
     parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
                         help="--traffic hotspot: share of packets sent to PE 0 (default 0.1)")
     add_injection_args(parser)
+    add_backpressure_args(parser)
     parser.add_argument("--stalls", action="store_true",
                         help="build the routers with stall counters and report, per point, "
                              "why waiting packets were not allocated (arbitration, output "
@@ -102,12 +105,13 @@ def points_of(args, network) -> list[dict]:
     warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
     measure = checks.check_int("--measure", args.measure, minimum=1, maximum=MAX_WARMUP)
     hotspot = hotspot_fraction(args.hotspot_fraction)
+    backpressure = backpressure_settings(args)
     if len(loads) * len(seeds) > MAX_POINTS:
         raise UsageError(f"--loads and --seeds: {len(loads) * len(seeds)} points; at most "
                          f"{MAX_POINTS}")
     return [{"pattern": args.traffic, "rate": load / length, "seed": seed, "warmup": warmup,
              "measure": measure, "hotspot_fraction": hotspot,
-             **injection_settings(args, load / length, length)}
+             **injection_settings(args, load / length, length), **backpressure}
             for load in loads for seed in seeds]
 
 

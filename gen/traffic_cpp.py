@@ -17,11 +17,16 @@ again until nothing changes), then raises the clock on every model. The harness'
 The program reads commands on stdin, one per line, and answers on stdout:
 
 - ``set NAME VALUE``: a control (``enable``, ``measure``, ``rate``, ``pattern``,
-  ``hotspot_rate``, ``seed``, ``onoff``, ``turn_on``, ``turn_off``, ``fault``, ``rst``);
+  ``hotspot_rate``, ``seed``, ``onoff``, ``turn_on``, ``turn_off``, ``refuse_rate``,
+  ``stall_start``, ``stall_max``, ``fault``, ``rst``);
 - ``run N``: N clock cycles; answers ``ok``;
 - ``read``: answers one line of ``name=value`` pairs, the harness's outputs (and ``hist<i>``,
-  its histogram bins, and ``stall_<reason>``, the routers' stall counters summed, when they
-  have them);
+  its histogram bins, ``stall_<reason>``, the routers' stall counters summed, when they
+  have them, ``idle``, the cycles since a flit last moved on any link or terminal port, and
+  ``hops``, the head flits that crossed a link between routers since reset);
+- ``held``: answers one line with, per router in the netlist's order, the flits it holds
+  (flits in minus flits out since reset, counted on its links and terminal ports), for the
+  watchdog's report;
 - ``quit``.
 
 Of the harness's faults it has ``duplicate`` (a source's own); ``misroute`` and ``corrupt``,
@@ -38,9 +43,10 @@ from twinnet.hdl.traffic import FAULTS as HARNESS_FAULTS
 #: The faults the C++ harness injects (its ``fault`` control takes their index in
 #: :data:`twinnet.hdl.traffic.FAULTS`, as the Verilog harness does).
 FAULTS = ("none", "duplicate")
-#: Controls of the harness that every source takes (``measure`` goes to the sinks too).
+#: Controls of the harness that every source takes, and that every sink takes.
 SOURCE_CONTROLS = ("enable", "measure", "rate", "pattern", "hotspot_rate", "seed", "onoff",
                    "turn_on", "turn_off")
+SINK_CONTROLS = ("measure", "seed", "refuse_rate", "stall_start", "stall_max")
 
 
 def cpp_name(port: str) -> str:
@@ -54,6 +60,14 @@ def _port(prefix: str, path) -> str:
 
 def _constant(shape, value) -> int:
     return Const.cast(shape.const(value)).value
+
+
+def _bit(word: str, width: int, offset: int) -> str:
+    """C++: bit ``offset`` of Verilator's value ``word`` of ``width`` bits (a word array
+    beyond 64 bits)."""
+    if width > 64:
+        word, offset = f"{word}[{offset // 32}]", offset % 32
+    return f"(({word} >> {offset}) & 1)"
 
 
 def _assign_wide(target: str, width: int, value: int) -> str:
@@ -120,7 +134,8 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
         out(f"    V{modules[kind]}* r_{kind}[{count}];", f"    bool d_{kind}[{count}];")
     out(f"    V{source_module}* src[{pes}];", f"    V{sink_module}* snk[{pes}];",
         f"    bool d_src[{pes}], d_snk[{pes}];",
-        "    uint64_t now = 0;", "    int rst = 0, fault = 0;", "")
+        f"    int64_t held[{len(netlist.routers)}] = {{0}};",
+        "    uint64_t now = 0, last_move = 0, hops = 0;", "    int rst = 0, fault = 0;", "")
 
     # Construction: models, per-node constants, per-terminal constants.
     out("    Harness() {")
@@ -161,16 +176,19 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
     duplicate = HARNESS_FAULTS.index("duplicate")
     out(f"if (name == \"fault\") {{ fault = (int)value; src[0]->replay = fault == {duplicate}; "
         "d_src[0] = true; return; }", indent=2)
-    for control in SOURCE_CONTROLS:
-        also = f" snk[i]->{control} = value; d_snk[i] = true;" if control == "measure" else ""
+    for control in dict.fromkeys(SOURCE_CONTROLS + SINK_CONTROLS):
+        parts = [f"{part}[i]->{control} = value; d_{part}[i] = true;"
+                 for part, controls in (("src", SOURCE_CONTROLS), ("snk", SINK_CONTROLS))
+                 if control in controls]
         out(f"if (name == \"{control}\") {{ for (int i = 0; i < {pes}; i++) {{ "
-            f"src[i]->{control} = value; d_src[i] = true;{also} }} return; }}", indent=2)
+            f"{' '.join(parts)} }} return; }}", indent=2)
     out('std::fprintf(stderr, "unknown control %s\\n", name.c_str()); std::exit(2);', indent=2)
     out("    }", "", "    void set_all_rst() {")
     for kind in kinds:
         out(f"for (auto* m : r_{kind}) m->rst = rst;", indent=2)
     out("for (auto* m : src) m->rst = rst;", "for (auto* m : snk) m->rst = rst;", indent=2)
-    out("touch_all();", indent=2)
+    out("if (rst) { for (auto& h : held) h = 0; last_move = hops = 0; }", "touch_all();",
+        indent=2)
     out("    }", "")
 
     # Propagation: every connection, marking the receiving model when its input changes.
@@ -228,6 +246,27 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
         "src[i]->eval(); } if (d_snk[i]) { d_snk[i] = false; snk[i]->eval(); } }", indent=2)
     out("    }", "")
 
+    # Flits moving this cycle, per router (the watchdog's ``idle`` and ``held``).
+    number = {router.label: i for i, router in enumerate(netlist.routers)}
+    out("    void count_moves() {", "        bool moved = false;")
+    for channel in netlist.channels:
+        receiver = model(channel.target)
+        flit = netlist.kind_of(channel.target).signature.members[f"in_{channel.target_port}"] \
+            .signature.members["flit"].signature.members["payload"].shape
+        head = _bit(f"{receiver}->{_port(f'in_{channel.target_port}', ['flit', 'payload'])}",
+                    Shape.cast(flit).width, flit["first"].offset)
+        valid = _port(f"in_{channel.target_port}", ["flit", "valid"])
+        out(f"if ({receiver}->{valid}) {{ held[{number[channel.source]}]--; "
+            f"held[{number[channel.target]}]++; hops += {head}; moved = true; }}", indent=2)
+    for terminal, attached in enumerate(netlist.terminals):
+        router = number[attached.router]
+        out(f"if (src[{terminal}]->valid && src[{terminal}]->ready) "
+            f"{{ held[{router}]++; moved = true; }}", indent=2)
+        out(f"if (snk[{terminal}]->valid && snk[{terminal}]->ready) "
+            f"{{ held[{router}]--; moved = true; }}", indent=2)
+    out("if (moved) last_move = now;", indent=2)
+    out("    }", "")
+
     # One clock cycle.
     out("    void cycle() {")
     for kind in kinds:
@@ -242,6 +281,7 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
         "if (round > 1000) { std::fprintf(stderr, \"combinational loop between models\\n\"); "
         "std::exit(3); }", indent=3)
     out("}", indent=2)
+    out("count_moves();", indent=2)
     for kind in kinds:
         out(f"for (auto* m : r_{kind}) {{ m->clk = 1; m->eval(); }}", indent=2)
     out(f"for (int i = 0; i < {pes}; i++) {{ src[i]->clk = 1; src[i]->eval(); "
@@ -272,10 +312,12 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
     out(f"uint64_t hist[{bins}] = {{0}};",
         f"for (auto* m : snk) for (int b = 0; b < {bins}; b++) hist[b] += m->histogram[b];",
         indent=2)
+    out("uint64_t idle = now - last_move;", indent=2)
     fields = " ".join(f"{name}=%llu" for name in [*sums, "drop_count", "latency_max",
-                                                  "faults", "now"])
+                                                  "faults", "now", "idle", "hops"])
     values = ", ".join(f"(unsigned long long){name}"
-                       for name in [*sums, "drop_count", "latency_max", "replayed", "now"])
+                       for name in [*sums, "drop_count", "latency_max", "replayed", "now",
+                                    "idle", "hops"])
     if all("stalls" in netlist.kinds[kind].signature.members for kind in kinds):
         # The routers' stall counters, summed (each 48 bits: no sum wraps).
         for reason in STALL_REASONS:
@@ -289,7 +331,11 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
         f'for (int b = 0; b < {bins}; b++) std::printf(" hist%d=%llu", b, '
         "(unsigned long long)hist[b]);", 'std::printf("\\n");', "std::fflush(stdout);",
         indent=2)
-    out("    }", "};", "")
+    out("    }", "")
+    out("    void print_held() {",
+        f"        for (int i = 0; i < {len(netlist.routers)}; i++) "
+        "std::printf(i ? \" %lld\" : \"%lld\", (long long)held[i]);",
+        '        std::printf("\\n");', "        std::fflush(stdout);", "    }", "};", "")
 
     out("int main(int argc, char** argv) {", "    Harness h;", "    std::string command;",
         "    while (std::cin >> command) {",
@@ -299,6 +345,7 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
         "for (uint64_t i = 0; i < n; i++) h.cycle(); std::printf(\"ok\\n\"); "
         "std::fflush(stdout); }",
         "        else if (command == \"read\") h.read();",
+        "        else if (command == \"held\") h.print_held();",
         "        else if (command == \"quit\") break;",
         "        else { std::fprintf(stderr, \"unknown command %s\\n\", command.c_str()); "
         "return 2; }",

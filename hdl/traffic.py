@@ -40,6 +40,14 @@ drained, the two sums (mod 2³²) are equal when every packet arrived once at it
 A lost, duplicated or misdelivered packet changes one sum (several errors could cancel only
 if their hashes summed alike: about one chance in 2³²).
 
+A sink can push back, as a PE that is busy does: each cycle it refuses the flit offered to
+it with probability ``refuse_rate``/65536 (``--eject-ready`` is one minus that), and, when
+``stall_max`` is not 0, a sink that is not stalled starts a stall with probability
+``stall_start``/65536, refusing every flit for a burst of 1 to ``stall_max`` cycles (uniform).
+Its random bits come from its own xorshift32 generators, seeded from ``seed`` and the
+terminal. ``refused`` counts the cycles a sink refused a flit the network offered. Both
+controls at 0 (their reset value): the sink takes every flit at once.
+
 The harness sums every terminal's counters (balanced adder trees) onto its outputs.
 """
 
@@ -59,6 +67,8 @@ SUM_WIDTH = 48
 #: every longer one).
 HISTOGRAM_BINS = 16
 RATE_BITS = 16
+#: Width of ``stall_max``: a sink's stall bursts last at most 2**16 - 1 cycles.
+STALL_BITS = 16
 #: The faults the harness can inject, once per reset, at terminal 0 (its ``fault`` input is
 #: the index here), to show that the sinks catch them: ``misroute`` rewrites the destination
 #: of the first packet ejected there to terminal 1's (a packet delivered at the wrong
@@ -351,9 +361,12 @@ class TrafficSink(wiring.Component):
 
     def __init__(self, fmt: TrafficFormat):
         self.fmt = fmt
-        self.constants_layout = data.StructLayout({"own": fmt.route_layout})
+        self.constants_layout = data.StructLayout({"own": fmt.route_layout,
+                                                   "terminal": unsigned(fmt.source_width)})
         super().__init__({
             "constants": In(self.constants_layout), "measure": In(1), "now": In(32),
+            "seed": In(32), "refuse_rate": In(RATE_BITS), "stall_start": In(RATE_BITS),
+            "stall_max": In(STALL_BITS), "refused": Out(COUNT_WIDTH),
             "valid": In(1), "ready": Out(1), "first": In(1), "last": In(1),
             "data": In(fmt.flit_width),
             "received": Out(COUNT_WIDTH), "received_measured": Out(COUNT_WIDTH),
@@ -373,7 +386,11 @@ class TrafficSink(wiring.Component):
         m.submodules.expected = expected = memory.Memory(shape=fmt.seq_bits,
                                                          depth=fmt.terminals, init=[])
         read, write = expected.read_port(domain="comb"), expected.write_port()
-        m.d.comb += self.ready.eq(1)
+        self._back_pressure(m)
+        with m.If(self.valid & ~self.ready):
+            m.d.sync += self.refused.eq(self.refused + 1)
+        # A flit moves when the network offers it and the sink takes it.
+        valid = self.valid & self.ready
 
         head = data.View(fmt.head_layout, self.data)
         seq = head.payload[:fmt.seq_bits]
@@ -387,9 +404,9 @@ class TrafficSink(wiring.Component):
                      write.data.eq(seq + 1)]
         in_order = seq == read.data if fmt.ordered else Const(1, 1)
 
-        with m.If(self.valid & self.measure):
+        with m.If(valid & self.measure):
             m.d.sync += self.flits_measured.eq(self.flits_measured + 1)
-        with m.If(self.valid & self.first):
+        with m.If(valid & self.first):
             m.d.comb += write.en.eq(1)
             m.d.sync += [
                 open_.eq(1), index.eq(1), source.eq(head.source), packet_seq.eq(seq),
@@ -403,7 +420,7 @@ class TrafficSink(wiring.Component):
                 own = fmt.terminal_of(self.constants.own)
                 m.d.sync += self.received_hash.eq(self.received_hash
                                                   + packet_hash(head.source, own, seq)[:32])
-        with m.Elif(self.valid):
+        with m.Elif(valid):
             with m.If(~open_):
                 m.d.sync += self.framing.eq(self.framing + 1)
             with m.Else():
@@ -420,6 +437,27 @@ class TrafficSink(wiring.Component):
                     word = body_word(source, packet_seq, index, width)
                     m.d.sync += self.corrupt.eq(self.corrupt + (self.data != word))
         return m
+
+    def _back_pressure(self, m) -> None:
+        """``ready``: refused with probability ``refuse_rate``/65536 each cycle, and during a
+        stall burst (see the module docstring)."""
+        terminal = self.constants.terminal
+        lanes = []
+        for lane in range(2):
+            state = Signal(32, name=f"random{lane}", reset_less=True)
+            mixed = (self.seed ^ ((terminal * 0x85EBCA77)[:32] + 0x3C6EF372 * (lane + 1))
+                     [:32])[:32]
+            m.d.sync += state.eq(Mux(ResetSignal(), Mux(mixed == 0, 0x3C6EF372, mixed),
+                                     _xorshift(state)))
+            lanes.append(state)
+        stall_left = Signal(STALL_BITS)
+        starts = (self.stall_max != 0) & (lanes[1][:RATE_BITS] < self.stall_start)
+        length = ((lanes[1][RATE_BITS:] * self.stall_max) >> RATE_BITS) + 1
+        with m.If(stall_left != 0):
+            m.d.sync += stall_left.eq(stall_left - 1)
+        with m.Elif(starts):
+            m.d.sync += stall_left.eq(length)
+        m.d.comb += self.ready.eq((stall_left == 0) & (lanes[0][:RATE_BITS] >= self.refuse_rate))
 
     def _stamps(self, m, head_time, measured):
         """Flit 1: latencies of a measured packet into the sums, maximum and histogram."""
@@ -453,7 +491,8 @@ class TrafficHarness(wiring.Component):
 
     Ports: the controls ``enable``, ``measure``, ``rate``, ``pattern``, ``hotspot_rate``,
     ``seed`` (sampled at reset), ``onoff``, ``turn_on``, ``turn_off`` (the injection process,
-    see :class:`TrafficSource`) and ``fault`` (an index of :data:`FAULTS`); the sums of every
+    see :class:`TrafficSource`), ``refuse_rate``, ``stall_start``, ``stall_max`` (the sinks'
+    back-pressure, see :class:`TrafficSink`) and ``fault`` (an index of :data:`FAULTS`); the sums of every
     terminal's counters plus ``now`` (the cycle count), ``drop_count`` and ``faults`` (faults
     injected since reset: 0 or 1).
     """
@@ -461,7 +500,7 @@ class TrafficHarness(wiring.Component):
     SUMS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
             "wrong_destination", "out_of_order", "corrupt", "framing", "sent_hash",
-            "received_hash")
+            "received_hash", "refused")
 
     def __init__(self, network: Network, fmt: TrafficFormat, statics, modules: dict):
         self.network, self.fmt, self.statics, self.modules = network, fmt, statics, modules
@@ -469,6 +508,8 @@ class TrafficHarness(wiring.Component):
         members = {"enable": In(1), "measure": In(1), "rate": In(RATE_BITS),
                    "pattern": In(4), "hotspot_rate": In(RATE_BITS), "seed": In(32),
                    "onoff": In(1), "turn_on": In(RATE_BITS), "turn_off": In(RATE_BITS),
+                   "refuse_rate": In(RATE_BITS), "stall_start": In(RATE_BITS),
+                   "stall_max": In(STALL_BITS),
                    "fault": In(range(len(FAULTS))), "faults": Out(2),
                    "now": Out(32), "latency_max": Out(fmt.time_bits),
                    "histogram": Out(data.ArrayLayout(unsigned(SUM_WIDTH), HISTOGRAM_BINS)),
@@ -495,7 +536,9 @@ class TrafficHarness(wiring.Component):
                 source.hotspot_rate.eq(self.hotspot_rate), source.seed.eq(self.seed),
                 source.now.eq(self.now), sink.measure.eq(self.measure), sink.now.eq(self.now),
                 source.onoff.eq(self.onoff), source.turn_on.eq(self.turn_on),
-                source.turn_off.eq(self.turn_off),
+                source.turn_off.eq(self.turn_off), sink.seed.eq(self.seed),
+                sink.refuse_rate.eq(self.refuse_rate), sink.stall_start.eq(self.stall_start),
+                sink.stall_max.eq(self.stall_max),
                 source.replay.eq((self.fault == FAULTS.index("duplicate")) & (terminal == 0)),
                 net.pe_in_valid[terminal].eq(source.valid),
                 net.pe_in_first[terminal].eq(source.first),
@@ -509,7 +552,8 @@ class TrafficHarness(wiring.Component):
             ]
             ejected = net.pe_out_data[bits]
             if terminal == 0:
-                ejected, damaged = self._damage(m, ejected, net.pe_out_valid[0],
+                ejected, damaged = self._damage(m, ejected,
+                                                net.pe_out_valid[0] & sink.ready,
                                                 net.pe_out_first[0])
             m.d.comb += sink.data.eq(ejected)
             sources.append(source)
@@ -564,5 +608,5 @@ def terminal_constants(fmt: TrafficFormat, *, hotspot: int = 0, permutation_seed
                   "fixed": [fmt.route_of(d) if d is not None else own for d in fixed],
                   "hotspot": fmt.route_of(hotspot),
                   "first_pair": fmt.route_of((terminal + 1) % terminals)}
-        constants.append((source, {"own": own}))
+        constants.append((source, {"own": own, "terminal": terminal}))
     return constants

@@ -18,17 +18,31 @@ dict of
   error counts under ``errors`` instead of failing on them (``checksum``: under adaptive
   routing, the sums of packet hashes sent and received differ; see
   :mod:`twinnet.hdl.traffic`);
+- ``eject_ready`` (the probability that a sink takes the flit offered to it in a cycle, 0.01
+  to 1) and ``stall_bursts`` (0, or the longest burst of cycles a sink stops for: a sink not
+  stalled starts a burst with probability 1/(2 N) per cycle, of 1 to N cycles, so it is
+  stopped about a fifth of the time): back-pressure from the PEs (see
+  :class:`twinnet.hdl.traffic.TrafficSink`);
 - ``warmup``, ``measure`` (cycles): packets created during the ``measure`` cycles are the
   measured ones (BookSim's measurement phase); under all-pairs, creation goes on until every
   source has created its P - 1 packets;
 - ``drain_limit`` (cycles to deliver the measured packets while traffic goes on; past it,
   beyond saturation, creation stops and the point is reported ``unstable``: its latencies
-  include packets that starved until then) and ``watchdog`` (cycles without any delivery,
-  with packets in flight, once creation has stopped, that count as a deadlock);
-- ``chunk``: cycles per wait (no Python runs in between); the counters are read between
-  chunks.
+  include packets that starved until then) and ``watchdog`` (cycles in which nothing moves
+  while packets are queued or in flight, in any phase, that count as a deadlock; the longest
+  stall burst and four packets' time at the slowest ejection are added to it);
+- ``chunk``: cycles per wait (no Python runs in between); the counters are read, and the
+  watchdog looks, between chunks.
 
-A point's result has ``stalls`` when the routers were built with their stall counters and
+The watchdog: a driver that sees every link (the C++ program) says how many cycles no flit
+has moved anywhere (:meth:`Harness.idle`) and which routers hold flits
+(:meth:`Harness.held`); otherwise (the Verilog harness through cocotb) nothing moving means
+no packet injected or delivered. Either way the point stops with :class:`Deadlock` and one
+line: the cycle, the packets in flight and queued, and the routers holding flits when known.
+
+A point's result has ``packet_hops`` (the hops of every packet delivered since the reset,
+summed) and ``mean_hops`` when the driver counts them (the C++ program does; None
+otherwise); ``stalls`` when the routers were built with their stall counters and
 the driver reads them (the C++ program does): their growth over the measured cycles, summed
 over the routers (:mod:`twinnet.hdl.router.stalls`).
 """
@@ -40,10 +54,11 @@ from twinnet.model.traffic import PATTERNS
 COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
             "wrong_destination", "out_of_order", "corrupt", "framing", "latency_max",
-            "drop_count", "faults", "now", "sent_hash", "received_hash")
+            "drop_count", "faults", "now", "sent_hash", "received_hash", "refused")
 ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "drop_count")
 DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
             "injection": "bernoulli", "burst": 8, "fault": "none",
+            "eject_ready": 1.0, "stall_bursts": 0,
             "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
             "chunk": 200}
 
@@ -84,6 +99,75 @@ class Harness:
         none, or this driver does not read them)."""
         return None
 
+    def idle(self) -> int | None:
+        """Cycles since a flit last moved on any link or terminal port (None: this driver
+        does not see the links)."""
+        return None
+
+    def held(self) -> list[int] | None:
+        """Per router of the manifest, the flits it holds (None: not known)."""
+        return None
+
+    def hops(self) -> int | None:
+        """Head flits that crossed a link between routers since reset: the packets' hops
+        summed (None: this driver does not see the links)."""
+        return None
+
+
+#: Routers named in a deadlock report, at most.
+REPORTED_ROUTERS = 8
+
+
+class Watchdog:
+    """Stops a point when nothing has moved for ``limit`` cycles while packets are queued
+    or in flight (see the module docstring)."""
+
+    def __init__(self, harness: Harness, limit: int, manifest: dict):
+        self.harness, self.limit, self.manifest = harness, limit, manifest
+        self.progress, self.still = None, 0
+
+    async def cycles(self, count: int, chunk: int) -> dict:
+        """Let ``count`` cycles pass, looking every ``chunk``; return the counters read
+        last."""
+        values = self.harness.read()
+        while count > 0:
+            step = min(chunk, count)
+            await self.harness.cycles(step)
+            count -= step
+            values = self.look(step)
+        return values
+
+    def look(self, step: int) -> dict:
+        """Read the counters after ``step`` cycles; raise :class:`Deadlock` when nothing has
+        moved for too long."""
+        values = self.harness.read()
+        pending = values["created"] - values["received"]
+        idle = self.harness.idle()
+        if idle is None:
+            progress = (values["injected"], values["received"])
+            self.still = self.still + step if progress == self.progress else 0
+            self.progress, idle = progress, self.still
+        if pending > 0 and idle >= self.limit:
+            raise Deadlock(self.report(values, idle))
+        return values
+
+    def report(self, values: dict, idle: int) -> str:
+        in_flight = values["injected"] - values["received"]
+        line = (f"nothing moved for {idle} cycles with {in_flight} packets in flight and "
+                f"{values['created'] - values['injected']} queued at their sources (cycle "
+                f"{values['now']})")
+        held = self.harness.held()
+        if held is None:
+            return line
+        holding = [(count, router["label"])
+                   for count, router in zip(held, self.manifest["routers"]) if count]
+        holding.sort(key=lambda entry: -entry[0])
+        named = ", ".join(f"{label} ({count})" for count, label in
+                          holding[:REPORTED_ROUTERS])
+        more = (f" and {len(holding) - REPORTED_ROUTERS} more"
+                if len(holding) > REPORTED_ROUTERS else "")
+        return (f"{line}; {len(holding)} routers hold {sum(held)} flits: {named}{more}")
+
 
 async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     """Reset, run one point's phases and return what it measured (see the module
@@ -107,27 +191,34 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     harness.set("pattern", PATTERNS.index(point["pattern"]))
     harness.set("hotspot_rate", min(scale - 1, round(point["hotspot_fraction"] * scale)))
     harness.set("seed", point["seed"])
+    harness.set("refuse_rate", min(scale - 1, round((1 - point["eject_ready"]) * scale)))
+    bursts = point["stall_bursts"]
+    harness.set("stall_max", bursts)
+    harness.set("stall_start", round(scale / (2 * bursts)) if bursts else 0)
     harness.set("enable", 0)
     harness.set("measure", 0)
     await harness.reset()
     started = time.perf_counter()
+    chunk = point["chunk"]
+    # A stall burst, or a packet trickling out of a slow sink, is not a deadlock.
+    patience = point["watchdog"] + bursts + round(4 * length / point["eject_ready"])
+    watchdog = Watchdog(harness, patience, manifest)
     harness.set("enable", 1)
-    await harness.cycles(point["warmup"])
+    await watchdog.cycles(point["warmup"], chunk)
     stalls_before = harness.stalls()
     harness.set("measure", 1)
-    await harness.cycles(point["measure"])
+    await watchdog.cycles(point["measure"], chunk)
     harness.set("measure", 0)
     window = harness.read()
     stalls = harness.stalls()
     if stalls is not None:
         stalls = {reason: count - stalls_before[reason] for reason, count in stalls.items()}
-    chunk = point["chunk"]
     spent, unstable = 0, False
     # Traffic goes on until the measured packets have arrived (and, for all-pairs, until
     # every source has sent to every other terminal).
     everything = terminals * (terminals - 1) if point["pattern"] == "all-pairs" else 0
+    values = window
     while True:
-        values = harness.read()
         if values["received_measured"] >= window["created_measured"] and \
                 values["created"] >= everything:
             break
@@ -136,25 +227,18 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
             # creating and let the network drain (a deadlock is caught there).
             unstable = True
             break
-        await harness.cycles(chunk)
+        values = await watchdog.cycles(chunk, chunk)
         spent += chunk
     harness.set("enable", 0)
-    idle, last = 0, values["received"]
     # A duplicated packet is injected twice and received twice.
     duplicates = values["faults"] if point["fault"] == "duplicate" else 0
     while True:  # everything drains
         values = harness.read()
         if values["received"] == values["injected"] == values["created"] + duplicates:
             break
-        idle = 0 if values["received"] != last else idle + chunk
-        last = values["received"]
-        if idle >= point["watchdog"]:
-            raise Deadlock(f"no packet delivered for {idle} cycles with "
-                           f"{values['injected'] - values['received']} in flight and "
-                           f"{values['created'] - values['injected']} queued (cycle "
-                           f"{values['now']})")
-        await harness.cycles(chunk)
+        await watchdog.cycles(chunk, chunk)
     seconds = time.perf_counter() - started
+    hops = harness.hops()
     errors = {name: values[name] for name in ERRORS if values[name]}
     # Adaptive routing: the sums of packet hashes sent and received (both 0 otherwise).
     if (values["sent_hash"] - values["received_hash"]) % (1 << 32):
@@ -167,6 +251,7 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
         pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
         injection=point["injection"], fault=point["fault"], faults_applied=values["faults"],
         errors=errors,
+        eject_ready=point["eject_ready"], stall_bursts=bursts, refused=values["refused"],
         offered_flits_per_pe_cycle=point["rate"] * length,
         created_flits_per_pe_cycle=window["created_measured"] * length / terminals
         / point["measure"],
@@ -177,6 +262,7 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
         mean_total_latency=values["total_latency_sum"] / measured if measured else None,
         max_latency=values["latency_max"],
         latency_histogram=harness.histogram(),
-        unstable=unstable,
+        unstable=unstable, packet_hops=hops,
+        mean_hops=hops / values["received"] if hops is not None and values["received"] else None,
         **({} if stalls is None else {"stalls": stalls}),
         cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)

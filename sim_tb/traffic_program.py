@@ -139,6 +139,16 @@ class ProgramHarness(Harness):
         return {name[len("stall_"):]: value for name, value in values.items()
                 if name.startswith("stall_")}
 
+    def idle(self) -> int | None:
+        return self._values()["idle"]
+
+    def hops(self) -> int | None:
+        return self._values()["hops"]
+
+    def held(self) -> list[int] | None:
+        self._send("held")
+        return [int(count) for count in self._answer().split()]
+
     def histogram(self) -> list[int]:
         values = self._values()
         return [values[f"hist{i}"] for i in range(sum(k.startswith("hist") for k in values))]

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1596 in ``VALUE_FLAGS``, 208 missing values, 304
+Case count (pytest items, one per case): 1652 in ``VALUE_FLAGS``, 212 missing values, 305
 combinations, 204 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2331 in all (``test_case_count`` keeps this sentence honest).
+this count — 2392 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -85,6 +85,7 @@ MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.gen.sim_cmd", "twinne
                         "twinnet.sim_tb.network_sim")
 MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.gen.sim_cmd")
 MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.gen.sim_cmd")
+MAX_STALL_BURST = _constant("MAX_STALL_BURST", 10_000, "twinnet.gen.sim_cmd")
 MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
 MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
 MAX_VCS = _constant("MAX_VCS", 8, "twinnet.model.king_network")
@@ -363,6 +364,9 @@ VALUE_FLAGS = [
     (TRAFFIC, "--packets", [c for c in INTEGER if c[0] != "huge"] + [above(MAX_PACKETS)], ()),
     (TRAFFIC, "--rate", RATE, ()),
     (TRAFFIC, "--eject-ready", FRACTION, ("--check", "hops")),
+    (("sim", "sweep"), "--eject-ready", FRACTION, ()),
+    (("sim", "sweep"), "--stall-bursts", [c for c in INTEGER if c[0] != "zero"]
+     + [above(MAX_STALL_BURST)], ()),
     (TRAFFIC, "--check", CHOICE, ()),
     (("sweep",), "--simulator", CHOICE, ()),
     (("sweep",), "--traffic", CHOICE + [("all-pairs-not-swept", "all-pairs")], ()),
@@ -553,6 +557,8 @@ COMBINATIONS = [
                  re.compile(r"below 1"), label="onoff-at-full-rate"),
     _combination("demo", "--injection onoff", flag("--injection"), "onoff",
                  re.compile(r"end-to-end"), label="onoff-with-per-hop-check"),
+    _combination("sim", "--check hops --stall-bursts 8", flag("--stall-bursts"), "8",
+                 re.compile(r"end-to-end"), label="stall-bursts-with-per-hop-check"),
     # Networks over MAX_ROUTERS: 41 x 25 plain torus (1 router a node), 27 x 19 twin torus
     # (2 a node), 4^10 twin torus.
     *[_combination(c, "--config torus --radix 41,25", flag("--radix"), sizes("41,25"),

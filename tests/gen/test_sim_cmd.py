@@ -26,7 +26,9 @@ def test_help(capsys, command):
                          r"1,000,000 cycles of injection; the rate must be at least 0.000111"),
     (["--packets", "0"], r"--packets must be an integer from 1 to 1000000, not 0"),
     (["--eject-ready", "0"], r"--eject-ready 0: must be a probability from 0.01 to 1"),
-    (["--eject-ready", "0.5"], r"--eject-ready 0.5: applies to --check hops"),
+    (["--stall-bursts", "4", "--check", "hops"], r"--stall-bursts 4: applies to --check "
+                                                 r"end-to-end"),
+    (["--stall-bursts", "10001"], r"--stall-bursts must be an integer from 0 to 10000"),
     (["--check", "hops", "--traffic", "tornado"], r"--traffic tornado: --check hops drives "
                                                   r"uniform and all-pairs only"),
     (["--warmup", "-1"], r"--warmup must be an integer from 0 to 1000000, not -1"),

@@ -116,6 +116,70 @@ def test_sink_counts_every_kind_of_error():
     assert counters["received"] == 5
 
 
+def push_back(refuse_rate: int, stall_start: int, stall_max: int, cycles: int = 4000):
+    """Offer the sink back-to-back packets from terminal 3 for ``cycles`` cycles, a flit
+    moving only when the sink is ready; return (the ready trace, its counters)."""
+    sink = TrafficSink(FORMAT)
+    trace, counters = [], {}
+
+    async def bench(ctx):
+        ctx.set(sink.seed, 7)
+        ctx.set(sink.refuse_rate, refuse_rate)
+        ctx.set(sink.stall_start, stall_start)
+        ctx.set(sink.stall_max, stall_max)
+        flits = [(seq, index, word) for seq in range(cycles)
+                 for index, word in enumerate(packet(3, 5, seq))]
+        position = 0
+        for _ in range(cycles):
+            seq, index, word = flits[position]
+            ctx.set(sink.valid, 1)
+            ctx.set(sink.first, index == 0)
+            ctx.set(sink.last, index == LENGTH - 1)
+            ctx.set(sink.data, word)
+            ready = ctx.get(sink.ready)
+            trace.append(ready)
+            position += ready
+            await ctx.tick()
+        ctx.set(sink.valid, 0)
+        for name in ("received", "refused", "wrong_destination", "out_of_order", "corrupt",
+                     "framing"):
+            counters[name] = ctx.get(getattr(sink, name))
+        counters["moved"] = position
+
+    simulate(sink, bench, {"own": {"dest": 5}, "terminal": 5})
+    return trace, counters
+
+
+def longest_refusal(trace) -> int:
+    longest = run = 0
+    for ready in trace:
+        run = 0 if ready else run + 1
+        longest = max(longest, run)
+    return longest
+
+
+def test_sink_pushes_back_at_its_rate_and_in_bursts():
+    """Refusing with probability 1/2 each cycle, the sink takes about half the flits offered
+    (4,000 trials: the standard deviation is 0.008); every refusal is counted; what it takes
+    is checked as usual (no error, every whole packet received). Stall bursts of 1 to 8
+    cycles started with probability 1/16 stop it for p L / (1 + p L) of the cycles, L = 4.5
+    the mean burst: 0.22, and never for more than 8 cycles in a row."""
+    trace, counters = push_back(refuse_rate=1 << 15, stall_start=0, stall_max=0)
+    assert abs(sum(trace) / len(trace) - 0.5) < 0.04
+    assert counters["refused"] == len(trace) - sum(trace)
+    assert counters["received"] == counters["moved"] // LENGTH
+    assert [counters[n] for n in ("wrong_destination", "out_of_order", "corrupt",
+                                  "framing")] == [0, 0, 0, 0]
+    trace, counters = push_back(refuse_rate=0, stall_start=1 << 12, stall_max=8)
+    assert abs(1 - sum(trace) / len(trace) - 4.5 / 16 / (1 + 4.5 / 16)) < 0.04
+    assert longest_refusal(trace) <= 8
+    assert longest_refusal(trace) >= 5  # bursts of the longer lengths do occur
+    assert counters["refused"] == len(trace) - sum(trace)
+    # Both controls at 0: the sink takes every flit.
+    trace, counters = push_back(refuse_rate=0, stall_start=0, stall_max=0, cycles=200)
+    assert all(trace) and counters["refused"] == 0
+
+
 def test_unordered_sink_sums_packet_hashes_instead_of_checking_order():
     """Without order (adaptive routing) packets may arrive in any order: the sink counts no
     error and sums the hash of (source, itself, sequence) of every packet, which equals the

@@ -18,6 +18,7 @@ import os
 import random
 
 import pytest
+from soaks import assert_deadlock_report, assert_soaked, soak_point
 from variants import BUILD, PIPELINE, pipeline_of
 
 from twinnet.gen.families import FAMILIES
@@ -117,23 +118,31 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     """20,000 cycles of uniform and of tornado traffic offered at one flit per PE per cycle
     (beyond saturation) on the 8x8 torus and king torus with the bubble: the watchdog never
     fires, every packet is delivered once, intact, in order, and the network drains. Then
-    every other pattern at a moderate load, and all-pairs (exactly 64 x 63 packets)."""
+    every other pattern at a moderate load, and all-pairs (exactly 64 x 63 packets). Last, a
+    soak with back-pressure: at least 20,000 packets offered beyond saturation to PEs that
+    take a flit with probability 0.3 and stop for bursts of up to 32 cycles."""
     network = king_network_from_dict({"kind": kind, "side": 8, "escape": "bubble",
                                       "pipeline": PIPELINE})
     rate = 1 / network.packet_length
     points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 20_000,
                "drain_limit": 0} for pattern in ("uniform", "tornado")]
+    soak = [soak_point(rate, 12_000)]
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "tornado", "all-pairs")]
     pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 63 * 16}
-    results = traffic(f"{kind}8-bubble", network, points + others + [pairs])
+    results = traffic(f"{kind}8-bubble", network, points + others + [pairs] + soak)
     for point in results[:2]:
         assert point["packets"] == point["created"] > 0 and not point["errors"]
         # Beyond saturation: far fewer accepted than offered, the rest refused at the source.
         assert point["accepted_flits_per_pe_cycle"] < 0.9
-    assert [r["pattern"] for r in results[2:-1]] == [p["pattern"] for p in others]
-    assert all(r["packets"] == r["created"] > 0 for r in results[2:-1])
-    assert results[-1]["packets"] == 64 * 63
+    assert [r["pattern"] for r in results[2:-2]] == [p["pattern"] for p in others]
+    assert all(r["packets"] == r["created"] > 0 for r in results[2:-2])
+    assert results[-2]["packets"] == 64 * 63
+    # The program counts every head crossing a link: under all-pairs, minimal routing makes
+    # the mean the topology's mean distance.
+    assert results[-2]["mean_hops"] == pytest.approx(
+        distance_summary(network.topology).distance_sum / (64 * 63))
+    assert_soaked(results[-1])
 
 
 @pytest.mark.parametrize("side, cycles", [(4, 10_000), (8, 20_000)])
@@ -181,6 +190,7 @@ def test_dor_on_t8_without_escape_deadlocks():
         traffic("T8-none", network, [{"pattern": "tornado", "rate": 1 / network.packet_length,
                                       "warmup": 0, "measure": 5000, "watchdog": 2000}])
     assert failure.value.kind == "deadlock", failure.value.summary
+    assert_deadlock_report(failure.value.summary)
 
 
 #: Broadcast cases: (configuration, simulator); KM5 and KT5 on both simulators, KT6 (even

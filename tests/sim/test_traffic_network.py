@@ -5,8 +5,10 @@ the right terminal (the sinks' error counters are zero and received == injected,
 fails). The expected figures are hand calculations.
 """
 
+import re
 
 import pytest
+from soaks import assert_deadlock_report, assert_soaked, soak_point
 from variants import BUILD, PIPELINE
 
 from twinnet.model.fat_tree import fat_tree_network_from_dict
@@ -80,8 +82,9 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     assert onoff["mean_total_latency"] > bernoulli["mean_total_latency"] + 1
 
 
-#: What a point's result says about the simulation rather than the simulated design.
-RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second")
+#: What a point's result says about the simulation rather than the simulated design, and
+#: the hops only the program counts.
+RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second", "packet_hops", "mean_hops")
 
 
 @pytest.mark.parametrize("family", ["torus", "fat-tree"])
@@ -89,7 +92,7 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     """The C++ program over separately Verilated modules is the Verilog harness cycle for
     cycle: the same points give the same counts, latencies and histograms on both engines
     (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
-    a duplicated packet."""
+    sinks pushing back (refusals and stall bursts), a duplicated packet."""
     network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus", "mode": "vc",
                                       "pipeline": PIPELINE}) if family == "torus" else \
         fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
@@ -98,6 +101,8 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
               {"pattern": "tornado", "rate": 0.1, "warmup": 100, "measure": 500},
               {"pattern": "uniform", "rate": 0.05, "warmup": 100, "measure": 1000,
                "injection": "onoff", "burst": 4},
+              {"pattern": "uniform", "rate": 0.1, "warmup": 100, "measure": 1000,
+               "eject_ready": 0.4, "stall_bursts": 16},
               {"pattern": "uniform", "rate": 0.05, "warmup": 0, "measure": 300,
                "fault": "duplicate"}]
     engines = {engine: run(network, "verilator", f"{family}-engines-{engine}", points, engine)
@@ -108,7 +113,13 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
         assert {k: v for k, v in program.items() if k not in RUN_KEYS} == \
             {k: v for k, v in cocotb.items() if k not in RUN_KEYS}
     assert engines["program"][1]["overflowed"] > 0  # beyond saturation
+    assert engines["program"][-2]["refused"] > 1000  # pushed back
     assert engines["program"][-1]["errors"] == {"out_of_order": 1}
+    if family == "fat-tree":
+        # The fat tree's short soak, on the program's build (8 PEs: 50,000 cycles).
+        soak, = run(network, "verilator", f"{family}-engines-program",
+                    [soak_point(1 / network.packet_length, 50_000)], "program")
+        assert_soaked(soak)
 
 
 def test_fat_tree_all_pairs_and_saturation_on_icarus():
@@ -131,18 +142,44 @@ def test_3dt_under_saturation_on_verilator():
     """3DT 3x3x3 in configuration D, bubble flow control, every PE offering a flit per cycle
     for 5,000 cycles: the network keeps delivering (no watchdog) and drains completely; then
     every pattern at a moderate load (54 terminals: the fixed patterns' non-power-of-two
-    mappings of docs/traffic.md)."""
+    mappings of docs/traffic.md); last, a short soak with back-pressure (20,000 packets or
+    more)."""
     network = twin_network_from_dict({"radices": [3, 3, 3], "configuration": "D",
                                       "mode": "bubble", "pipeline": PIPELINE})
     results = run(network, "verilator", "3dt-3x3x3", [
         {"pattern": "uniform", "rate": 0.25, "warmup": 1000, "measure": 5000},
         {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000},
         *every_pattern(0.03, 500),
-        {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16}])
+        {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16},
+        soak_point(1 / network.packet_length, 14_000)])
     for point in results[:2]:
         assert point["packets"] > 5000 and point["overflowed"] > 0
-    assert [r["pattern"] for r in results[2:]] == list(PATTERNS)
-    assert results[-1]["packets"] == 54 * 53
+    assert [r["pattern"] for r in results[2:-1]] == list(PATTERNS)
+    assert results[-2]["packets"] == 54 * 53
+    assert_soaked(results[-1])
+
+
+def test_the_watchdog_stops_a_deadlocked_torus_with_one_line():
+    """The 4x4 torus with one VC and no bubble (a deadlock the model finds) under saturating
+    uniform traffic on the C++ program: the watchdog stops the run with one line naming the
+    cycle, the packets in flight and the routers holding flits; those flits are the packets
+    in flight and part of the queued ones (a packet stuck while being injected)."""
+    network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
+                                      "mode": "none", "pipeline": PIPELINE})
+    with pytest.raises(network_sim.SimulationFailed) as failure:
+        run(network, "verilator", "torus-4x4-none",
+            [{"pattern": "uniform", "rate": 0.25, "warmup": 0, "measure": 20_000,
+              "watchdog": 2000}], "program")
+    assert failure.value.kind == "deadlock", failure.value.summary
+    assert_deadlock_report(failure.value.summary)
+    found = re.search(r"(\d+) packets in flight and (\d+) queued.* hold (\d+) flits",
+                      failure.value.summary)
+    in_flight, queued, flits = map(int, found.groups())
+    length = network.packet_length
+    # Injected packets not received are whole in the network, or partly ejected; a queued
+    # packet may be partly injected.
+    assert flits <= in_flight * length + queued * (length - 1)
+    assert flits > (in_flight - 16) * length  # at most one packet per PE partly ejected
 
 
 def test_a_failure_crosses_process_boundaries():

@@ -11,6 +11,7 @@ largest hop count the model's diameter: minimal routing over the twists, shown i
 import os
 
 import pytest
+from soaks import assert_deadlock_report, assert_soaked, soak_point
 from variants import BUILD, PIPELINE, pipeline_of
 
 from twinnet.gen.families import FAMILIES
@@ -71,8 +72,9 @@ def test_every_hop_follows_the_model(name, simulator):
 def test_saturating_traffic_drains(escape):
     """8x4 with t_YX = 4: 20,000 cycles of uniform traffic offered at one flit per PE per
     cycle never trip the watchdog, every packet arrives once, intact, in order; then every
-    other pattern at a moderate load (32 terminals). The dateline runs with
-    TWINNET_SLOW_TESTS=1."""
+    other pattern at a moderate load (32 terminals); last, a soak with back-pressure (at least
+    20,000 packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to 32
+    cycles). The dateline runs with TWINNET_SLOW_TESTS=1."""
     if escape == "dateline" and not os.environ.get("TWINNET_SLOW_TESTS"):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing("verilator")
@@ -83,11 +85,14 @@ def test_saturating_traffic_drains(escape):
                   "measure": 20_000, "drain_limit": 0}
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "all-pairs")]
+    soak = soak_point(saturating["rate"], 24_000)
     results = network_sim.simulate(network, "verilator", BUILD / f"twisted-traffic-{escape}",
-                                   {network_sim.TRAFFIC_TEST: {"points": [saturating, *others]}},
+                                   {network_sim.TRAFFIC_TEST: {"points": [saturating, *others,
+                                                                          soak]}},
                                    family=FAMILY)[network_sim.TRAFFIC_TEST]["points"]
     assert results[0]["packets"] == results[0]["created"] > 10_000
-    assert [r["pattern"] for r in results[1:]] == [p["pattern"] for p in others]
+    assert [r["pattern"] for r in results[1:-1]] == [p["pattern"] for p in others]
+    assert_soaked(results[-1])
 
 
 def test_a_twisted_ring_without_escape_deadlocks():
@@ -106,3 +111,4 @@ def test_a_twisted_ring_without_escape_deadlocks():
                                   "warmup": 0, "measure": 20_000, "watchdog": 2000}]}},
                              family=FAMILY)
     assert failure.value.kind == "deadlock", failure.value.summary
+    assert_deadlock_report(failure.value.summary)
