@@ -47,12 +47,17 @@ def test_sweep_on_local_cores(tmp_path, capsys):
 
 
 def test_sweep_on_a_dask_cluster(tmp_path, capsys):
+    """On a Dask cluster, with PEs pushing back (the loads stay far below what they take)."""
     import distributed
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
-        data, _ = sweep(tmp_path, capsys, "--scheduler", cluster.scheduler_address)
+        data, _ = sweep(tmp_path, capsys, "--scheduler", cluster.scheduler_address,
+                        "--eject-ready", "0.7", "--stall-bursts", "8")
     check(data, tmp_path)
+    for point in data["points"]:
+        assert (point["eject_ready"], point["stall_bursts"]) == (0.7, 8)
+        assert point["refused"] > 0
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, capsys):
