@@ -387,13 +387,15 @@ def _uniform_lines(network, settings: dict, uniform: dict) -> list[str]:
         "  accepted throughput     " + (
             f"{accepted:.3f} flits/PE/cycle (over the {uniform['injection_cycles']} injection "
             "cycles)" if accepted is not None else
+            "not measured: no unicast packet" if not uniform["packets"] else
             f"not measured: the {uniform['injection_cycles']}-cycle injection window is too "
             f"short against the latency (send more packets)"),
         f"  delivered               {uniform['delivered_flits_per_pe_cycle']:.4f} "
         f"flits/PE/cycle over the whole run ({uniform['cycles']} cycles)",
         f"  mean latency            {uniform['mean_latency']:.2f} cycles in the network, "
         f"{uniform['mean_total_latency']:.2f} with source queueing (max "
-        f"{uniform['max_latency']})",
+        f"{uniform['max_latency']})" if uniform["packets"] else
+        "  mean latency            no unicast packet (every packet was a broadcast)",
         *_hops_line(uniform),
         *([f"  broadcasts              {uniform['broadcasts_sent']} sent, "
            f"{uniform['broadcast_copies_delivered']} copies delivered: one at every other "

@@ -73,7 +73,7 @@ def _hop_counts(bench, packets) -> dict:
     trace; None without it), ``hops_by_vc`` (links crossed on each VC: under adaptive
     routing, which hops took the escape VCs) and ``link_heads`` (head flits seen per link
     index)."""
-    if not bench.scoreboard.check_hops:
+    if not bench.scoreboard.check_hops or not packets:
         return dict(mean_hops=None, max_hops=None, hops_by_vc={}, link_heads={})
     hops = [len(packet.hops) for packet in packets]
     by_vc = Counter(vc for packet in packets for _, _, vc in packet.hops)
@@ -130,14 +130,17 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
     latencies = [p.delivered - p.injected for p in sent]
     totals = [p.delivered - p.offered for p in sent]
     in_window = sum(1 for p in sent if p.delivered <= window_end)
-    mean_total = sum(totals) / len(totals)
+    # (Every packet may be a broadcast: then no unicast latency to average.)
+    mean_total = sum(totals) / len(totals) if sent else None
     cycles = bench.cycle - start
     return dict(packets=len(sent), cycles=cycles, injection_cycles=window,
-                mean_latency=sum(latencies) / len(latencies), max_latency=max(latencies),
+                mean_latency=sum(latencies) / len(latencies) if sent else None,
+                max_latency=max(latencies, default=None),
                 mean_total_latency=mean_total,
                 offered_flits_per_pe_cycle=rate * length,
                 accepted_flits_per_pe_cycle=(in_window * length / pes / window
-                                             if window >= 10 * mean_total else None),
+                                             if sent and window >= 10 * mean_total
+                                             else None),
                 delivered_flits_per_pe_cycle=len(sent) * length / pes / cycles,
                 **_hop_counts(bench, sent),
                 flits=len(sent) * length, hops_checked=bench.scoreboard.check_hops,
