@@ -9,13 +9,20 @@ the build folder at the same path, e.g. on a shared file system). Every point ch
 packet arrived once, intact, in order per pair, at the right terminal.
 
 Writes ``<out>/<network>-sweep.json`` and ``.csv`` (one row per point) and a plot (latency
-against offered and accepted load, the saturation point marked), and prints the model's
-throughput bound under the pattern (the largest expected channel load,
-:func:`twinnet.model.traffic.throughput_bound`) beside the measured saturation.
+against offered and accepted load, the mean over the seeds with error bars of one standard
+deviation, the saturation point marked), and prints the model's throughput bound under the
+pattern (the largest expected channel load, :func:`twinnet.model.traffic.throughput_bound`)
+beside the measured saturation.
+
+``--knee TOL`` refines the grid around saturation: a load is saturated when the accepted
+throughput, averaged over the seeds, is below :data:`SATURATED` of the offered load; between
+the highest unsaturated load and the lowest saturated one the sweep runs the midpoint (every
+seed), and again, until the two are at most TOL apart. The JSON's ``knee`` gives the bracket.
 """
 
 import csv
 import json
+import math
 import os
 import sys
 import time
@@ -46,6 +53,8 @@ MAX_POINTS = 1000
 MAX_BOUND_TERMINALS = 256
 #: A point is saturated when it accepts less than this share of what it offered.
 SATURATED = 0.95
+#: ``--knee``'s tolerance, in flits per PE per cycle.
+MIN_KNEE, MAX_KNEE = 0.001, 0.5
 
 
 def register(commands) -> None:
@@ -78,6 +87,10 @@ def register(commands) -> None:
                         help="build the routers with stall counters and report, per point, "
                              "why waiting packets were not allocated (arbitration, output "
                              "held, credits, bubble; needs --simulator verilator)")
+    parser.add_argument("--knee", type=parse.number, default=None,
+                        help=f"refine the loads around saturation by bisection until the "
+                             f"knee is bracketed within KNEE flits/PE/cycle (e.g. 0.01), "
+                             f"{MIN_KNEE} to {MAX_KNEE}; every seed runs at each new load")
     parser.add_argument("--jobs", type=parse.integer, default=os.cpu_count() or 1,
                         help="points simulated at once on this machine (default: the number "
                              "of cores)")
@@ -93,6 +106,9 @@ def register(commands) -> None:
 
 def points_of(args, network) -> list[dict]:
     """The sweep's points, checked against ``network``."""
+    if args.knee is not None and not MIN_KNEE <= args.knee <= MAX_KNEE:
+        raise UsageError(f"--knee {args.knee}: must be from {MIN_KNEE} to {MAX_KNEE} flits per "
+                         "PE per cycle")
     length = network.packet_length
     loads = args.loads if args.loads is not None else [round(0.05 * i, 2) for i in range(1, 11)]
     for load in loads:
@@ -113,6 +129,47 @@ def points_of(args, network) -> list[dict]:
              "measure": measure, "hotspot_fraction": hotspot,
              **injection_settings(args, load / length, length), **backpressure}
             for load in loads for seed in seeds]
+
+
+def points_at(points: list[dict], load: float, length: int) -> list[dict]:
+    """The points of one more load: the grid's first load's points (one per seed) moved to
+    ``load`` flits per PE per cycle."""
+    first = points[0]["rate"]
+    return [{**point, "rate": load / length} for point in points if point["rate"] == first]
+
+
+def by_load(results: list[dict]) -> list[dict]:
+    """Per offered load (flits per PE per cycle), the mean and standard deviation over the
+    seeds of the accepted throughput and the mean latency (failed points left out)."""
+    groups: dict[float, list[dict]] = {}
+    for point in results:
+        if "failure" not in point:
+            groups.setdefault(round(point["offered_flits_per_pe_cycle"], 9), []).append(point)
+    return [{"offered": load, "seeds": len(group),
+             **{f"{name}_{stat}": value for key, name in (
+                 ("accepted_flits_per_pe_cycle", "accepted"), ("mean_latency", "latency"))
+                for stat, value in zip(("mean", "std"), _spread([p[key] for p in group]))}}
+            for load, group in sorted(groups.items())]
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, 0.0
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def knee_bracket(results: list[dict]) -> tuple[float | None, float | None]:
+    """(the highest unsaturated load below the lowest saturated one, that saturated load):
+    either is None when every load is saturated, or none is."""
+    loads = by_load(results)
+    saturated = [row["offered"] for row in loads
+                 if row["accepted_mean"] < SATURATED * row["offered"]]
+    high = min(saturated, default=None)
+    low = max((row["offered"] for row in loads
+               if row["offered"] not in saturated and (high is None or row["offered"] < high)),
+              default=None)
+    return low, high
 
 
 def run_point(simulator: str, build_dir: str, run_dir: str, point: dict) -> dict:
@@ -156,20 +213,46 @@ def run(args) -> Report:
     say(f"  point 1/{len(points)} done ({time.perf_counter() - started:.0f} s)")
     calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(i)), point)
              for i, point in enumerate(points[1:], start=1)]
-    if client is not None:
-        with client:
-            results += _map(calls, jobs, client, say, len(points))
-    else:
-        results += _map(calls, jobs, None, say, len(points))
+    knee = None
+    try:
+        results += _map(calls, jobs, client, say, len(points))
+        if args.knee is not None:
+            results, knee = _refine(args, network, points, results, build_dir, jobs, client,
+                                    say)
+    finally:
+        if client is not None:
+            client.close()
     failed = [r for r in results if "failure" in r]
     bound = _bound(network, family, args.traffic, args.hotspot_fraction)
     data = _summary(network, family, args, results, bound)
+    data["knee"] = knee
     files = _write(Path(args.out), network.name, data)
     if failed:
         raise CheckFailed(f"{len(failed)} of {len(points)} points failed, first: "
                           f"{failed[0]['failure']} (results in {files[0]})")
     text = _text(data, files)
     return Report(text, {**data, "files": [str(f) for f in files]})
+
+
+def _refine(args, network, points, results, build_dir, jobs, client, say):
+    """``--knee``: bisect between the highest unsaturated and the lowest saturated load
+    until they are at most ``args.knee`` apart; return every result and the ``knee``."""
+    tolerance, length = float(args.knee), network.packet_length
+    low, high = knee_bracket(results)
+    while low is not None and high is not None and high - low > tolerance:
+        middle = (low + high) / 2
+        say(f"  knee between {low:.4f} and {high:.4f}: trying {middle:.4f}")
+        start = len(results)
+        calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(start + i)),
+                  point) for i, point in enumerate(points_at(points, middle, length))]
+        results = results + _map(calls, jobs, client, say, len(calls), done=0)
+        low, high = knee_bracket(results)
+    if low is None or high is None:
+        say(f"  knee: not bracketed by the loads ({'every' if high is not None else 'no'} "
+            "load saturated)")
+    return results, {"tolerance": tolerance, "unsaturated": low, "saturated": high,
+                     "located": low is not None and high is not None,
+                     "rule": f"accepted below {SATURATED} of offered, mean over the seeds"}
 
 
 def _client(scheduler: str):
@@ -186,10 +269,9 @@ def _client(scheduler: str):
                          f"{' '.join(str(error).split())}") from None
 
 
-def _map(calls, jobs: int, client, say, total: int) -> list[dict]:
+def _map(calls, jobs: int, client, say, total: int, done: int = 1) -> list[dict]:
     """Run ``run_point`` for every call: on the Dask ``client``'s cluster, or ``jobs`` at a
-    time on this machine."""
-    done = 1
+    time on this machine (``done`` of ``total`` points were run before)."""
     if client is not None:
         from distributed import as_completed
 
@@ -242,7 +324,8 @@ def _summary(network, family, args, results: list[dict], bound) -> dict:
     return {"network": network.name, "family": family.name, "parameters": network.to_dict(),
             "simulator": args.simulator, "pattern": args.traffic,
             "model_throughput_bound": bound, "peak_accepted": peak,
-            "first_saturated_offered": first_saturated, "points": results}
+            "first_saturated_offered": first_saturated, "loads": by_load(results),
+            "points": results}
 
 
 def _write(out: Path, name: str, data: dict) -> list[Path]:
@@ -269,14 +352,21 @@ def _plot(data: dict, path: Path) -> None:
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    ok = sorted((r for r in data["points"] if "failure" not in r),
-                key=lambda r: r["offered_flits_per_pe_cycle"])
+    loads = data["loads"]
+    seeds = max((row["seeds"] for row in loads), default=1)
     figure, axis = pyplot.subplots(figsize=(6, 4))
-    axis.plot([r["offered_flits_per_pe_cycle"] for r in ok],
-              [r["mean_latency"] for r in ok], "o-", label="against offered load")
-    axis.plot([r["accepted_flits_per_pe_cycle"] for r in ok],
-              [r["mean_latency"] for r in ok], "s--", label="against accepted load")
-    if data["first_saturated_offered"] is not None:
+    latency = [row["latency_mean"] for row in loads]
+    latency_spread = [row["latency_std"] for row in loads]
+    axis.errorbar([row["offered"] for row in loads], latency, yerr=latency_spread,
+                  fmt="o-", capsize=3, label="against offered load")
+    axis.errorbar([row["accepted_mean"] for row in loads], latency,
+                  xerr=[row["accepted_std"] for row in loads], yerr=latency_spread,
+                  fmt="s--", capsize=3, label="against accepted load")
+    knee = data.get("knee")
+    if knee and knee["located"]:
+        axis.axvspan(knee["unsaturated"], knee["saturated"], color="grey", alpha=0.3,
+                     label=f"knee ({knee['unsaturated']:.3f}–{knee['saturated']:.3f})")
+    elif data["first_saturated_offered"] is not None:
         axis.axvline(data["first_saturated_offered"], color="grey", linestyle=":",
                      label="first saturated point")
     if data["model_throughput_bound"] is not None:
@@ -284,7 +374,8 @@ def _plot(data: dict, path: Path) -> None:
                      label="model bound")
     axis.set_xlabel("flits per PE per cycle")
     axis.set_ylabel("mean network latency (cycles)")
-    axis.set_title(f"{data['network']}, {data['pattern']} ({data['simulator']})")
+    axis.set_title(f"{data['network']}, {data['pattern']} ({data['simulator']}"
+                   + (f"; mean ± sd over {seeds} seeds)" if seeds > 1 else ")"))
     axis.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=100)
@@ -302,6 +393,12 @@ def _text(data: dict, files: list[Path]) -> str:
     lines.append(f"  saturation: first saturated offered load "
                  f"{data['first_saturated_offered']}, peak accepted {data['peak_accepted']:.3f}"
                  + (f"; model bound {bound:.3f} flits/PE/cycle" if bound is not None else ""))
+    knee = data.get("knee")
+    if knee:
+        lines.append(f"  knee: between {knee['unsaturated']:.4f} (unsaturated) and "
+                     f"{knee['saturated']:.4f} (saturated) flits/PE/cycle"
+                     if knee["located"] else
+                     "  knee: not bracketed by the loads (add loads on the other side)")
     counted = [r for r in data["points"] if "stalls" in r]
     if counted:
         lines.append("  why waiting packets were not allocated (share of waiting head-cycles; "

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1652 in ``VALUE_FLAGS``, 212 missing values, 305
+Case count (pytest items, one per case): 1672 in ``VALUE_FLAGS``, 213 missing values, 305
 combinations, 204 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2392 in all (``test_case_count`` keeps this sentence honest).
+this count — 2413 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -383,6 +383,7 @@ VALUE_FLAGS = [
         "zero", "tiny-never-finishes", "denormal", "underflows-to-zero")],
      ("--traffic", "hotspot")),
     (("sweep",), "--jobs", INTEGER, ()),
+    (("sweep",), "--knee", FRACTION + [("above-limit", "0.6", UPPER)], ()),
     (("sweep",), "--scheduler", EMPTY_PATH, ()),
     (TRAFFIC, "--warmup", [c for c in INTEGER if c[0] not in ("zero", "huge")]
      + [above(MAX_WARMUP)], ()),
