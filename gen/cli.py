@@ -22,7 +22,7 @@ ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze
 FAMILY_NAMES = ("twin-torus", "torus", "fat-tree", "king", "twisted")
 #: Modules under ``twinnet.gen`` that add top-level subcommands.
 COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "fpga_cmd", "board_cmd", "demo",
-                   "prove_cmd")
+                   "prove_cmd", "draw_cmd")
 
 
 @dataclass

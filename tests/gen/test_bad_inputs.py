@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1672 in ``VALUE_FLAGS``, 213 missing values, 305
-combinations, 204 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2413 in all (``test_case_count`` keeps this sentence honest).
+Case count (pytest items, one per case): 1846 in ``VALUE_FLAGS``, 236 missing values, 350
+combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
+this count — 2689 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -161,6 +161,7 @@ COMMANDS = {
     "fpga": {},
     "prove": {"--out": OUT},
     "board build": {"--board": "ulx3s-85f", "--out": OUT},
+    "draw": {"--out": "net.svg"},
     "analyze twin-links": {},
     "analyze twin-distance": {},
     "analyze deadlock": {},
@@ -169,7 +170,7 @@ COMMANDS = {
     "analyze king": {},
     "analyze twist": {},
 }
-NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build")
+NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build", "draw")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -348,6 +349,9 @@ VALUE_FLAGS = [
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
     (("gen", "sim", "sweep", "demo", "prove", "board build"), "--out", EMPTY_PATH, ()),
+    (("draw",), "--out", EMPTY_PATH + [("no-suffix", "net", re.compile(r"\.svg or \.png")),
+                                       ("pdf", "net.pdf", re.compile(r"\.svg or \.png"))],
+     ()),
     (("prove",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
     (("prove",), "--mutant", [("empty", ""), ("unknown", "no-such-bug", "credit-off-by-one")],
      ()),
@@ -367,6 +371,8 @@ VALUE_FLAGS = [
     (("sim", "sweep"), "--eject-ready", FRACTION, ()),
     (("sim", "sweep"), "--stall-bursts", [c for c in INTEGER if c[0] != "zero"]
      + [above(MAX_STALL_BURST)], ()),
+    (("demo",), "--stall-bursts", [c for c in INTEGER if c[0] != "zero"]
+     + [above(MAX_STALL_BURST)], ("--check", "end-to-end")),
     (TRAFFIC, "--check", CHOICE, ()),
     (("sweep",), "--simulator", CHOICE, ()),
     (("sweep",), "--traffic", CHOICE + [("all-pairs-not-swept", "all-pairs")], ()),
@@ -698,6 +704,7 @@ def sandbox(monkeypatch, tmp_path):
     _patch(monkeypatch, "twinnet.sim_tb.network_sim", "simulate",
            _refuse("simulating"))
     _patch(monkeypatch, "twinnet.gen.fpga", "measure", _refuse("synthesising"))
+    _patch(monkeypatch, "twinnet.gen.draw_cmd", "render", _refuse("drawing"))
     _patch(monkeypatch, "twinnet.hdl.formal.sby", "run_job", _refuse("proving"))
     _patch(monkeypatch, "twinnet.boards.targets", "board_build", _refuse("building a board"))
     # A simulator missing here must not hide an accepted bad value.
