@@ -219,7 +219,7 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     traffic of which a tenth are broadcasts drain without tripping the watchdog. Last, uniform
     traffic of broadcasts only (``broadcast_fraction`` 1): no unicast latency to report, every
     copy delivered."""
-    if name not in ("KT6-b", "KT6-b-compact") and not os.environ.get("TWINNET_SLOW_TESTS"):
+    if name != "KT6-b" and not os.environ.get("TWINNET_SLOW_TESTS"):
         pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing(simulator)
     if reason:
