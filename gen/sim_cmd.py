@@ -318,7 +318,7 @@ def _simulate(network, args, family, build_dir: Path, tests: dict, *, trace: boo
     try:
         return logs, network_sim.simulate(
             network, args.simulator, build_dir, tests, family=family, trace=trace,
-            waves=args.waves, log=True,
+            waves=args.waves, log=True, run_dir=logs,
             progress=lambda line: print(f"  {line}", file=sys.stderr))
     except network_sim.SimulationFailed as failure:
         raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "

@@ -6,6 +6,7 @@ fails). The expected figures are hand calculations.
 """
 
 import re
+from pathlib import Path
 
 import pytest
 from soaks import assert_deadlock_report, assert_soaked, soak_point
@@ -196,3 +197,24 @@ def test_the_program_runner_knows_the_program_faults():
     from twinnet.sim_tb import traffic_program
 
     assert traffic_program.FAULTS == traffic_cpp.FAULTS
+
+
+def test_a_deadlock_with_waves_leaves_the_waveform_beside_its_log(tmp_path, capsys):
+    """``twinnet sim --waves`` on the deadlocking 4x4 torus: the run goes through the Verilog
+    harness, stops with the watchdog's line, and the waveform (ending with the cycles before
+    the stop) and the log sit in the folder the line names. Slow tier (a traced build)."""
+    import os
+
+    from twinnet.gen.cli import main
+
+    if not os.environ.get("TWINNET_SLOW_TESTS"):
+        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
+    if runner.missing("verilator"):
+        pytest.skip(runner.missing("verilator"))
+    status = main(["sim", "torus", "--n", "2", "--k", "4", "--mode", "none", "--rate", "0.25",
+                   "--packets", "20000", "--waves", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1
+    assert "deadlock: nothing moved for" in err[-1]
+    folder = Path(re.search(r"details in (\S+)/test\.log", err[-1]).group(1))
+    assert (folder / "test.log").exists() and (folder / "dump.vcd").stat().st_size > 0
