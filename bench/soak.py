@@ -27,6 +27,7 @@ network and family; the commit and tool versions) and prints one line per family
 
     .venv/bin/python bench/soak.py [--families twin-torus,king] [--networks default,ft-4x2]
         [--packets 1000000] [--jobs 2]
+    .venv/bin/python bench/soak.py --table    # the tables of docs/results.md
 """
 
 import argparse
@@ -170,6 +171,25 @@ def faults(case: dict) -> dict:
             "runs": runs}
 
 
+def table(data: dict) -> str:
+    """The Markdown tables of docs/results.md: per family, then per network."""
+    lines = ["| family | networks | packets | packet-hops | cycles | errors | faults counted "
+             "exactly | wall |", "|---|---|---|---|---|---|---|---|"]
+    for f in data["families"]:
+        lines.append(f"| {f['family']} | {f['networks']} | {f['packets']:,} | "
+                     f"{f['packet_hops']:,} | {f['cycles']:,} | {f['errors']} | "
+                     f"{f['faults_counted_exactly']} | {f['wall_seconds'] / 60:.0f} min |")
+    lines += ["", "| network | routers | PEs | packets | mean hops | refused flits | errors |",
+              "|---|---|---|---|---|---|---|"]
+    for n in data["networks"]:
+        refused = sum(p["refused"] or 0 for p in n["points"])
+        hops = n["packet_hops"] / n["packets"] if n["packets"] else 0
+        lines.append(f"| {n['label']} ({n['network']}) | {n['routers']} | {n['pes']} | "
+                     f"{n['packets']:,} | {hops:.2f} | {refused:,} | {n['errors']}"
+                     + (f": {n['failure']}" if n.get("failure") else "") + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", default=",".join(FAMILY_NAMES))
@@ -180,7 +200,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-faults", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS / "soak.json")
+    parser.add_argument("--table", action="store_true",
+                        help="print the Markdown tables of the results in --out and stop")
     args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(args.out.read_text())))
+        return 0
     families = args.families.split(",")
     chosen = cases(families, set(args.networks.split(",")))
     share = {family: sum(c["family"] == family for c in chosen) for family in families}
