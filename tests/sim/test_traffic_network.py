@@ -93,7 +93,8 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     """The C++ program over separately Verilated modules is the Verilog harness cycle for
     cycle: the same points give the same counts, latencies and histograms on both engines
     (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
-    sinks pushing back (refusals and stall bursts), a duplicated packet."""
+    sinks pushing back (refusals and stall bursts), a duplicated packet. Then the family's
+    short soak with back-pressure on the program."""
     network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus", "mode": "vc",
                                       "pipeline": PIPELINE}) if family == "torus" else \
         fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
@@ -116,11 +117,11 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     assert engines["program"][1]["overflowed"] > 0  # beyond saturation
     assert engines["program"][-2]["refused"] > 1000  # pushed back
     assert engines["program"][-1]["errors"] == {"out_of_order": 1}
-    if family == "fat-tree":
-        # The fat tree's short soak, on the program's build (8 PEs: 50,000 cycles).
-        soak, = run(network, "verilator", f"{family}-engines-program",
-                    [soak_point(1 / network.packet_length, 50_000)], "program")
-        assert_soaked(soak)
+    # The family's short soak, on the program's build (16 and 8 PEs).
+    cycles = 30_000 if family == "torus" else 50_000
+    soak, = run(network, "verilator", f"{family}-engines-program",
+                [soak_point(1 / network.packet_length, cycles)], "program")
+    assert_soaked(soak)
 
 
 def test_fat_tree_all_pairs_and_saturation_on_icarus():
