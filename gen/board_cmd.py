@@ -14,6 +14,7 @@ from pathlib import Path
 from . import args as parse
 from . import gen_cmd, output
 from .cli import CheckFailed, Report, add_json_flag
+from .families import family_for
 
 
 def register(commands) -> None:
@@ -71,8 +72,13 @@ def run_build(args) -> Report:
     from twinnet.boards.targets import board_build, default_network
     from twinnet.gen.fpga import FpgaError
 
+    from twinnet.gen.fpga import check_placeable
+
     network = gen_cmd.network_from_args(args) if _network_given(args) else \
         default_network(args.board)
+    # A network that cannot be placed is refused in seconds, not after synthesis.
+    check_placeable(network, family_for(network), f"--board {args.board}",
+                    "give a smaller network")
     outdir = output.target(args.out, f"{args.board}-{network.name}", "--out")
     print(f"twinnet board: {network.name} on {args.board} -> {outdir}", file=sys.stderr,
           flush=True)

@@ -63,6 +63,11 @@ class Family:
     def terminal_count(self, config) -> int:
         raise NotImplementedError
 
+    def router_count(self, config) -> int:
+        """Routers in the netlist, counted without building them where the family knows how
+        (for refusing a network too large before anything is built)."""
+        return len(self.netlist(config).routers)
+
     def header_width(self, config) -> int:
         """Bits of a head flit that are not payload: the route fields and the source."""
         raise NotImplementedError
@@ -184,6 +189,9 @@ class TwinTorusFamily(Family):
     def terminal_count(self, config) -> int:
         return config.topology.pe_count
 
+    def router_count(self, config) -> int:
+        return config.topology.router_count
+
     def header_width(self, config) -> int:
         return config.destination_width + config.source_width
 
@@ -265,6 +273,11 @@ class FatTreeFamily(Family):
     def terminal_count(self, config) -> int:
         return config.tree.terminal_count
 
+    def router_count(self, config) -> int:
+        from twinnet.hdl.fat_tree import halves
+
+        return sum(len(halves(config, switch.stage)) for switch in config.tree.switches())
+
     def header_width(self, config) -> int:
         return config.header_width
 
@@ -337,6 +350,9 @@ class KingFamily(Family):
 
     def terminal_count(self, config) -> int:
         return config.terminal_count
+
+    def router_count(self, config) -> int:
+        return config.topology.node_count
 
     def header_width(self, config) -> int:
         return config.header_width
@@ -417,6 +433,9 @@ class TwistedFamily(Family):
                      "escape": config.escape})
 
     def terminal_count(self, config) -> int:
+        return config.topology.node_count
+
+    def router_count(self, config) -> int:
         return config.topology.node_count
 
     def header_width(self, config) -> int:

@@ -98,6 +98,15 @@ def unconverted():
         gc.collect()
 
 
+def check_placeable(network, family, flag: str, instead: str) -> None:
+    """Raise ``ValueError`` naming ``flag`` when ``network`` has more routers than
+    :data:`MAX_NETWORK_ROUTERS` (counted before anything is built)."""
+    routers = family.router_count(network)
+    if routers > MAX_NETWORK_ROUTERS:
+        raise ValueError(f"{flag}: {network.name} has {routers} routers; at most "
+                         f"{MAX_NETWORK_ROUTERS} are placed ({instead})")
+
+
 def router_design(network, family, kind: str | None = None) -> Design:
     """One router kind of ``network``'s netlist (the first kind when ``kind`` is None)."""
     from twinnet.gen.generate import modules_of
@@ -125,13 +134,8 @@ def network_design(network, family) -> Design:
     from twinnet.hdl import verilog
     from twinnet.hdl.network import Network
 
+    check_placeable(network, family, "--design network", "use --design router")
     netlist = family.netlist(network)
-    routers = len(netlist.routers)
-    if routers > MAX_NETWORK_ROUTERS:
-        with unconverted():
-            del netlist
-        raise ValueError(f"--design network: {network.name} has {routers} routers; at most "
-                         f"{MAX_NETWORK_ROUTERS} are placed (use --design router)")
     modules = modules_of(network.name, netlist)
     sources = {f"{modules[kind]}.v": verilog.convert(router, name=modules[kind])
                for kind, router in netlist.kinds.items()}

@@ -15,7 +15,7 @@ from pathlib import Path
 from twinnet.model import checks
 
 from . import args as parse
-from . import gen_cmd
+from . import gen_cmd, output
 from .cli import CheckFailed, Report, UsageError, add_json_flag
 from .families import family_for
 
@@ -82,6 +82,8 @@ def run(args) -> Report:
         raise UsageError("--router-kind: only with --design router")
     network = gen_cmd.network_from_args(args)
     family = family_for(network)
+    if args.keep:
+        output.folder(args.keep, "--keep")
     try:
         check_tools(devices)
     except FpgaError as error:

@@ -52,6 +52,10 @@ def target(parent: Path, name: str, flag: str) -> Path:
     final = parent / name
     if final.exists() and not final.is_dir():
         raise UsageError(f"{flag} {parent}: {final} is a file, not a folder (give a folder)")
+    if final.is_dir() and not os.access(final, os.W_OK | os.X_OK):
+        # Replacing it moves it aside, and moving a folder needs write permission on it.
+        raise UsageError(f"{flag} {parent}: cannot replace {final} (permission denied; give "
+                         "a writable folder or remove it)")
     for folder in [parent, *parent.parents]:
         if folder.exists() or folder.is_symlink():
             if not folder.is_dir():
@@ -64,6 +68,23 @@ def target(parent: Path, name: str, flag: str) -> Path:
             break
     _probe(parent, flag)
     return final
+
+
+def folder(path: Path, flag: str) -> Path:
+    """``path``, a folder to write in (made when missing), once it is sure it can be: raises
+    :class:`UsageError` naming ``flag`` when ``path`` or one of its ancestors is a file or the
+    nearest existing one cannot be written."""
+    for ancestor in [path, *path.parents]:
+        if ancestor.exists() or ancestor.is_symlink():
+            if not ancestor.is_dir():
+                where = "is a file" if ancestor == path else f"lies under {ancestor}, a file"
+                raise UsageError(f"{flag} {path}: {where}, not a folder (give a folder)")
+            if not os.access(ancestor, os.W_OK | os.X_OK):
+                raise UsageError(f"{flag} {path}: cannot write in {ancestor} (permission "
+                                 "denied; give a writable folder)")
+            break
+    _probe(path, flag)
+    return path
 
 
 def _probe(parent: Path, flag: str) -> None:

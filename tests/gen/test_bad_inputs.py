@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1846 in ``VALUE_FLAGS``, 236 missing values, 350
+Case count (pytest items, one per case): 1848 in ``VALUE_FLAGS``, 236 missing values, 351
 combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2689 in all (``test_case_count`` keeps this sentence honest).
+this count — 2692 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -363,7 +363,9 @@ VALUE_FLAGS = [
                              ("empty-item", "ecp5-25f,,ice40-up5k"),
                              ("repeated", "ecp5-25f,ecp5-25f", "twice")], ()),
     (("fpga",), "--seed", SEED + [above(FPGA_MAX_SEED)], ()),
-    (("fpga",), "--keep", EMPTY_PATH, ()),
+    (("fpga",), "--keep", EMPTY_PATH + [
+        ("a-file", "/dev/null", re.compile(r"is a file, not a folder \(give a folder\)")),
+        ("under-a-file", "/dev/null/keep", re.compile(r"lies under /dev/null, a file"))], ()),
     (TRAFFIC, "--simulator", CHOICE, ()),
     (TRAFFIC, "--packets", [c for c in INTEGER if c[0] != "huge"] + [above(MAX_PACKETS)], ()),
     (TRAFFIC, "--rate", RATE, ()),
@@ -564,6 +566,9 @@ COMBINATIONS = [
                  re.compile(r"below 1"), label="onoff-at-full-rate"),
     _combination("demo", "--injection onoff", flag("--injection"), "onoff",
                  re.compile(r"end-to-end"), label="onoff-with-per-hop-check"),
+    # A network no board can hold, refused before synthesis (it ran past 3 GiB).
+    _combination("board build", "--preset 3dt-8x8x8", flag("--board"), "1024 routers",
+                 re.compile(r"at most 32"), label="network-too-large-for-a-board"),
     _combination("sim", "--check hops --stall-bursts 8", flag("--stall-bursts"), "8",
                  re.compile(r"end-to-end"), label="stall-bursts-with-per-hop-check"),
     # Networks over MAX_ROUTERS: 41 x 25 plain torus (1 router a node), 27 x 19 twin torus

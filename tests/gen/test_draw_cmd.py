@@ -69,6 +69,17 @@ def test_every_preset_lays_out(preset):
     netlist = family.netlist(network)
     assert set(drawing["routers"]) == {router.label for router in netlist.routers}
     assert 2 * len(drawing["links"]) == len(netlist.channels)
+    # The count the size checks use without building routers.
+    assert family.router_count(network) == len(netlist.routers)
+
+
+def test_router_count_of_a_plain_fat_tree():
+    parser = argparse.ArgumentParser()
+    add_network_args(parser)
+    network = network_from_args(parser.parse_args(["fat-tree", "--k", "4", "--n", "3",
+                                                   "--plain"]))
+    family = family_for(network)
+    assert family.router_count(network) == len(family.netlist(network).routers) == 3 * 16
 
 
 @pytest.mark.parametrize("out, message", [

@@ -255,3 +255,24 @@ def test_004_presets(dx, dy):
         assert network.topology.radices == (dx, dy)
         assert (network.escape, network.packet_length, network.buffer_depth) == \
             ("bubble", 4, 16)
+
+
+def test_an_output_folder_that_cannot_be_replaced_is_one_line(tmp_path, capsys, monkeypatch):
+    """An existing network folder without write permission cannot be moved aside: refused in
+    one line before generating (permission is simulated: the tests may run as root, who may
+    write anywhere), and the old folder stays as it was."""
+    import os
+
+    from twinnet.gen import output
+
+    final = tmp_path / "torus2_k3_bubble"
+    final.mkdir()
+    (final / "old.v").write_text("// old\n")
+    real_access = os.access
+    monkeypatch.setattr(output.os, "access", lambda path, mode: False
+                        if os.fspath(path) == os.fspath(final) else real_access(path, mode))
+    assert main(["gen", "torus", "--radix", "3,3", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot replace {final}" in err, err
+    assert sorted(p.name for p in final.iterdir()) == ["old.v"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["torus2_k3_bubble"]
