@@ -7,6 +7,7 @@ router kind as a Verilator hierarchy block, runs the requested tests of
 :mod:`twinnet.sim_tb.network_cocotb` and returns what each test recorded.
 """
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -82,16 +83,52 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     run_dir = Path(run_dir) if run_dir is not None else build_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    files = generate_network(network, build_dir / "rtl", family=family,
-                             trace=trace and not hardware, traffic=hardware, stalls=stalls)
-    routers = len(json.loads(_manifest(files).read_text())["routers"])
-    say(f"generated {network.name}: {routers} routers ({time.perf_counter() - started:.1f} s)")
+    rtl = build_dir / "rtl"
+    stamp = build_dir / "rtl.fingerprint"
+    fingerprint = generation_fingerprint(network, family, trace=trace and not hardware,
+                                         traffic=hardware, stalls=stalls)
+    if rtl.is_dir() and stamp.exists() and stamp.read_text() == fingerprint:
+        files = sorted(rtl.iterdir())
+        routers = len(json.loads(_manifest(files).read_text())["routers"])
+        say(f"reusing the generated {network.name}: {routers} routers (parameters and "
+            "twinnet unchanged)")
+    else:
+        stamp.unlink(missing_ok=True)
+        files = generate_network(network, rtl, family=family, trace=trace and not hardware,
+                                 traffic=hardware, stalls=stalls)
+        stamp.write_text(fingerprint)
+        routers = len(json.loads(_manifest(files).read_text())["routers"])
+        say(f"generated {network.name}: {routers} routers "
+            f"({time.perf_counter() - started:.1f} s)")
     say(f"building on {simulator} and running {', '.join(tests)} (log in {run_dir})"
         if log else f"building on {simulator} and running {', '.join(tests)}")
     started = time.perf_counter()
     results = run_generated(simulator, build_dir, tests, run_dir=run_dir, waves=waves, log=log)
     say(f"done ({time.perf_counter() - started:.1f} s)")
     return results
+
+
+def generation_fingerprint(network, family, **options) -> str:
+    """What the generated Verilog of ``network`` depends on: its parameters, its family, the
+    generation ``options``, the versions of Amaranth and Python, and every source file of
+    twinnet (so that any change to the generator regenerates)."""
+    import importlib
+    import platform
+    from importlib.metadata import version
+
+    from twinnet.gen.families import family_for
+
+    family = family or family_for(network)
+    digest = hashlib.sha256(json.dumps(
+        [network.to_dict(), network.name, family.name, options, version("amaranth"),
+         platform.python_version()], sort_keys=True, default=str).encode())
+    for package in ("twinnet", "twinnet.model", "twinnet.hdl", "twinnet.gen", "twinnet.sim_tb",
+                    "twinnet.boards"):
+        for folder in importlib.import_module(package).__path__:
+            pattern = "*.py" if package == "twinnet" else "**/*.py"
+            for path in sorted(Path(folder).glob(pattern)):
+                digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def run_generated(simulator: str, build_dir, tests: dict, *, run_dir=None,

@@ -69,6 +69,29 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     assert results["flits"] == 60 * 4
     assert data["network"] == "ndt2_3x2_C_Best_vc"
     assert "generated ndt2_3x2_C_Best_vc: 12 routers" in captured.err  # progress on stderr
+    # A second call of the same network reuses the Verilog (no generation, no deadlock
+    # check) and the build, and measures the same.
+    status = main(["sim", "--radix", "3,2", "--config", "C_Best", "--mode", "vc",
+                   "--check", "hops",
+                   "--simulator", "icarus", "--packets", "60", "--rate", "0.05",
+                   "--out", str(tmp_path), "--json"])
+    again = capsys.readouterr()
+    assert status == 0, again.err
+    assert "reusing the generated ndt2_3x2_C_Best_vc: 12 routers" in again.err
+    assert json.loads(again.out)["results"]["mean_latency"] == results["mean_latency"]
+
+
+def test_the_generation_fingerprint_follows_parameters_and_options():
+    from twinnet.model.network import twin_network_from_dict
+    from twinnet.sim_tb.network_sim import generation_fingerprint
+
+    def network(**values):
+        return twin_network_from_dict({"radices": [3, 3], "configuration": "torus", **values})
+
+    same = generation_fingerprint(network(), None, trace=True)
+    assert generation_fingerprint(network(), None, trace=True) == same
+    assert generation_fingerprint(network(), None, trace=False) != same
+    assert generation_fingerprint(network(buffer_depth=16), None, trace=True) != same
 
 
 @pytest.mark.parametrize("kind, summary", [
