@@ -117,8 +117,9 @@ LIMITS_HELP = (f"Limits: at most {MAX_ROUTERS} routers (3DT 8x8x8 and the 2D 32x
 def register(commands) -> None:
     parser = commands.add_parser(
         "gen", help="generate a network's Verilog and manifest",
-        description="Generate the Verilog of a twin-torus network (the network top plus one "
-                    "module per distinct card, instantiated by name) and a JSON manifest into "
+        description="Generate the Verilog of a network of any family (twin tori, tori, fat "
+                    "trees, king and diagonal networks, twisted tori: the network top plus one "
+                    "module per distinct router, instantiated by name) and a JSON manifest into "
                     "OUT/<network name>/. Values come from a preset, then a TOML file, then "
                     "flags (later wins). The folder appears whole or not at all.",
         epilog=LIMITS_HELP + " Presets: " + ", ".join(PRESETS) + ". TOML keys: "
