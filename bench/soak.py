@@ -206,6 +206,7 @@ def main() -> int:
     if args.table:
         print(table(json.loads(args.out.read_text())))
         return 0
+    measured_with = provenance()  # the code that runs, not the commit at the end
     families = args.families.split(",")
     chosen = cases(families, set(args.networks.split(",")))
     share = {family: sum(c["family"] == family for c in chosen) for family in families}
@@ -241,7 +242,7 @@ def main() -> int:
                            "errors": sum(n["errors"] for n in mine),
                            "faults_counted_exactly": f"{sum(faults_ok)}/{len(faults_ok)}",
                            "wall_seconds": sum(n["wall_seconds"] for n in mine)})
-    data = {"bench": "soak", **provenance(), "packets_per_family": args.packets,
+    data = {"bench": "soak", **measured_with, "packets_per_family": args.packets,
             "wall_seconds": time.perf_counter() - started, "families": per_family,
             "networks": networks, "faults": fault_results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
