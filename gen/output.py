@@ -56,17 +56,7 @@ def target(parent: Path, name: str, flag: str) -> Path:
         # Replacing it moves it aside, and moving a folder needs write permission on it.
         raise UsageError(f"{flag} {parent}: cannot replace {final} (permission denied; give "
                          "a writable folder or remove it)")
-    for folder in [parent, *parent.parents]:
-        if folder.exists() or folder.is_symlink():
-            if not folder.is_dir():
-                what = "names a file" if folder == parent else "lies under a file"
-                raise UsageError(f"{flag} {parent}: {folder} is a file, not a folder; "
-                                 f"{flag} {what} (give a folder)")
-            if not os.access(folder, os.W_OK | os.X_OK):
-                raise UsageError(f"{flag} {parent}: cannot write in {folder} (permission "
-                                 "denied; give a writable folder)")
-            break
-    _probe(parent, flag)
+    folder(parent, flag)
     return final
 
 
@@ -77,8 +67,9 @@ def folder(path: Path, flag: str) -> Path:
     for ancestor in [path, *path.parents]:
         if ancestor.exists() or ancestor.is_symlink():
             if not ancestor.is_dir():
-                where = "is a file" if ancestor == path else f"lies under {ancestor}, a file"
-                raise UsageError(f"{flag} {path}: {where}, not a folder (give a folder)")
+                what = "names a file" if ancestor == path else "lies under a file"
+                raise UsageError(f"{flag} {path}: {ancestor} is a file, not a folder; "
+                                 f"{flag} {what} (give a folder)")
             if not os.access(ancestor, os.W_OK | os.X_OK):
                 raise UsageError(f"{flag} {path}: cannot write in {ancestor} (permission "
                                  "denied; give a writable folder)")

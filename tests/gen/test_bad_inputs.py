@@ -364,8 +364,8 @@ VALUE_FLAGS = [
                              ("repeated", "ecp5-25f,ecp5-25f", "twice")], ()),
     (("fpga",), "--seed", SEED + [above(FPGA_MAX_SEED)], ()),
     (("fpga",), "--keep", EMPTY_PATH + [
-        ("a-file", "/dev/null", re.compile(r"is a file, not a folder \(give a folder\)")),
-        ("under-a-file", "/dev/null/keep", re.compile(r"lies under /dev/null, a file"))], ()),
+        ("a-file", "/dev/null", re.compile(r"--keep names a file \(give a folder\)")),
+        ("under-a-file", "/dev/null/keep", re.compile(r"--keep lies under a file"))], ()),
     (TRAFFIC, "--simulator", CHOICE, ()),
     (TRAFFIC, "--packets", [c for c in INTEGER if c[0] != "huge"] + [above(MAX_PACKETS)], ()),
     (TRAFFIC, "--rate", RATE, ()),

@@ -50,10 +50,10 @@ def test_bad_parameters_stop_before_building(tmp_path, capsys, argv, message):
 def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     if runner.missing("icarus"):
         pytest.skip(runner.missing("icarus"))
-    status = main(["sim", "--radix", "3,2", "--config", "C_Best", "--mode", "vc",
-                   "--check", "hops",
-                   "--simulator", "icarus", "--packets", "60", "--rate", "0.05",
-                   "--out", str(tmp_path), "--json"])
+    argv = ["sim", "--radix", "3,2", "--config", "C_Best", "--mode", "vc", "--check", "hops",
+            "--simulator", "icarus", "--packets", "60", "--rate", "0.05",
+            "--out", str(tmp_path), "--json"]
+    status = main(argv)
     captured = capsys.readouterr()
     assert status == 0, captured.err
     data = json.loads(captured.out)
@@ -71,10 +71,7 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     assert "generated ndt2_3x2_C_Best_vc: 12 routers" in captured.err  # progress on stderr
     # A second call of the same network reuses the Verilog (no generation, no deadlock
     # check) and the build, and measures the same.
-    status = main(["sim", "--radix", "3,2", "--config", "C_Best", "--mode", "vc",
-                   "--check", "hops",
-                   "--simulator", "icarus", "--packets", "60", "--rate", "0.05",
-                   "--out", str(tmp_path), "--json"])
+    status = main(argv)
     again = capsys.readouterr()
     assert status == 0, again.err
     assert "reusing the generated ndt2_3x2_C_Best_vc: 12 routers" in again.err
