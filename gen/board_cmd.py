@@ -70,9 +70,7 @@ def _network_given(args) -> bool:
 
 def run_build(args) -> Report:
     from twinnet.boards.targets import board_build, default_network
-    from twinnet.gen.fpga import FpgaError
-
-    from twinnet.gen.fpga import check_placeable
+    from twinnet.gen.fpga import FpgaError, check_placeable
 
     network = gen_cmd.network_from_args(args) if _network_given(args) else \
         default_network(args.board)

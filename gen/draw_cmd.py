@@ -14,10 +14,10 @@ the routers and the channels the generated Verilog joins) laid out per family:
   their own colour.
 
 Each channel pair (a link's two directions) is one line. Every router and link carries an SVG
-id (``router:<label>``, ``link:<kind>:<router> <port>|<router> <port>``, kind ``mesh``, ``wrap``, ``twisted``,
-``internal``, ``plane`` or ``tree``) so that tools and tests can read the drawing's structure. Readable
-up to about 8x8x8 (as planes), 32x32 tori and 16x16 king networks; larger networks are drawn
-all the same.
+id (``router:<label>``, ``link:<kind>:<router> <port>|<router> <port>``, kind ``mesh``,
+``wrap``, ``twisted``, ``internal``, ``plane`` or ``tree``) so that tools and tests can read
+the drawing's structure. Readable up to about 8x8x8 (as planes), 32x32 tori and 16x16 king
+networks; larger networks are drawn all the same.
 """
 
 import os

@@ -492,9 +492,9 @@ class TrafficHarness(wiring.Component):
     Ports: the controls ``enable``, ``measure``, ``rate``, ``pattern``, ``hotspot_rate``,
     ``seed`` (sampled at reset), ``onoff``, ``turn_on``, ``turn_off`` (the injection process,
     see :class:`TrafficSource`), ``refuse_rate``, ``stall_start``, ``stall_max`` (the sinks'
-    back-pressure, see :class:`TrafficSink`) and ``fault`` (an index of :data:`FAULTS`); the sums of every
-    terminal's counters plus ``now`` (the cycle count), ``drop_count`` and ``faults`` (faults
-    injected since reset: 0 or 1).
+    back-pressure, see :class:`TrafficSink`) and ``fault`` (an index of :data:`FAULTS`); the
+    sums of every terminal's counters plus ``now`` (the cycle count), ``drop_count`` and
+    ``faults`` (faults injected since reset: 0 or 1).
     """
 
     SUMS = ("created", "created_measured", "overflowed", "injected", "received",
