@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.twinnet-installed
-PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
+PYTEST_ARGS ?= -n auto --durations=25
 
 .PHONY: demo test setup lint bench clean
 

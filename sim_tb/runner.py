@@ -19,6 +19,11 @@ Tool set-up done here:
   same run took 41 s instead of 64 s. The model's C++ is compiled with ``OPT_FAST=-O1``
   and ``OPT_SLOW=-O0``: at ``-O2``/``-Os`` a build took 18 s longer for about 10 % more
   simulated cycles per second, and the runs of the tests are short.
+* Disk: Verilator's make precompiles its headers for every model (two files of about 70 MB
+  each, four in a hierarchical build), most of what a build leaves on disk. They serve only
+  that build's compiles: :func:`discard_precompiled_headers` deletes them once it succeeded
+  (a build reused by its fingerprint is not recompiled; a changed one re-verilates and
+  precompiles again).
 """
 
 import hashlib
@@ -113,6 +118,12 @@ def _write_if_changed(path: Path, text: str) -> None:
     Verilator compare)."""
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
+
+
+def discard_precompiled_headers(build_dir: Path) -> None:
+    """Delete the precompiled headers (``*.gch``) of a finished Verilator build."""
+    for header in Path(build_dir).rglob("*.gch"):
+        header.unlink()
 
 
 def load_config() -> dict:
@@ -226,6 +237,8 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
         runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=build_dir,
                      build_args=build_args, waves=build_waves, timescale=("1ns", "1ps"),
                      log_file=build_dir / "build.log" if log else None)
+        if simulator == "verilator":
+            discard_precompiled_headers(build_dir)
         stamp.write_text(fingerprint)
     finally:
         if saved is None:

@@ -89,6 +89,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
         call(["g++", OPT, "-std=c++17", "-I", include, "-I", include / "vltstd", *includes,
               program, *libraries, folder / "libverilated.a", "-pthread", "-latomic",
               "-o", executable])
+    runner.discard_precompiled_headers(build_dir)
     stamp.write_text(digest.hexdigest())
     return executable
 
