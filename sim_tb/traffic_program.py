@@ -66,8 +66,8 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
         return executable
     stamp.unlink(missing_ok=True)
     log_path = build_dir / "program.log"
-    env = {**os.environ, "MAKEFLAGS": f"CFG_CXXFLAGS_PCH_I=-include OPT_FAST={OPT} "
-                                      f"OPT_SLOW=-O0"}
+    env = {**os.environ, "MAKEFLAGS": " ".join(["CFG_CXXFLAGS_PCH_I=-include", f"OPT_FAST={OPT}",
+                                                "OPT_SLOW=-O0", *runner.compiler_cache()])}
     libraries, includes = [], []
     with log_path.open("w") as output:
         def call(command):
