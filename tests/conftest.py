@@ -1,10 +1,8 @@
-"""The slow tier: tests marked ``slow`` run only with ``TWINNET_SLOW_TESTS=1``."""
-
-import os
+"""The slow tier: tests marked ``slow`` run only with ``TWINNET_SLOW_TESTS=1``
+(:mod:`tiers`)."""
 
 import pytest
-
-SLOW_ENV = "TWINNET_SLOW_TESTS"
+from tiers import SLOW_ENV, slow_tier
 
 
 def pytest_configure(config):
@@ -12,7 +10,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get(SLOW_ENV):
+    if slow_tier():
         return
     skip = pytest.mark.skip(reason=f"slow case: set {SLOW_ENV}=1 to run it")
     for item in items:

@@ -7,17 +7,15 @@ bench/formal.py.
 
 import functools
 import json
-import os
 from pathlib import Path
 
 import pytest
+from tiers import marked
 
 from twinnet.gen.cli import main
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.formal import sby, suite
 from twinnet.hdl.formal.mutants import MUTANTS
-
-SLOW = bool(os.environ.get("TWINNET_SLOW_TESTS"))
 
 
 def _tools_missing() -> str | None:
@@ -76,10 +74,7 @@ def test_route_compute_equals_its_specification(tmp_path, params):
                             else "route_compute_matches_spec")
 
 
-@pytest.mark.parametrize("mutant", [name if SLOW or name == "tail-dropped" else
-                                    pytest.param(name, marks=pytest.mark.skip(
-                                        reason="slow case: set TWINNET_SLOW_TESTS=1"))
-                                    for name in MUTANTS])
+@pytest.mark.parametrize("mutant", marked(MUTANTS, set(MUTANTS) - {"tail-dropped"}))
 def test_mutant_fails_a_property_with_a_trace(tmp_path, capsys, mutant):
     status = main(["prove", "--mutant", mutant, "--json", "--out", str(tmp_path)])
     assert status == 0

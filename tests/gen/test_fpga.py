@@ -9,7 +9,6 @@ ECP5-25F and iCE40 HX8K, and a design too big for the UP5K.
 
 import gc
 import json
-import os
 import re
 import warnings
 
@@ -21,8 +20,6 @@ from twinnet.gen.families import FAMILIES
 from twinnet.hdl import verilog
 from twinnet.model.network import twin_network_from_dict
 
-SLOW = pytest.mark.skipif(not os.environ.get("TWINNET_SLOW_TESTS"),
-                          reason="slow case: set TWINNET_SLOW_TESTS=1 to run it")
 #: A 2×2 torus small enough for the iCE40 HX8K (whose FIFOs are flip-flops): the bubble on
 #: one VC, 8-bit flits, 2-flit packets (with 16-bit flits, 2 VCs and one packet per VC it
 #: needs 8,552 of the HX8K's 7,680 logic cells).
@@ -96,7 +93,7 @@ def test_a_refused_design_is_one_line_before_any_tool_runs(capsys, monkeypatch, 
     assert [str(w.message) for w in caught] == []
 
 
-@SLOW
+@pytest.mark.slow
 @pytest.mark.parametrize("design", ["router", "network"])
 def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design):
     status = main(["fpga", *SMALL_TORUS, "--design", design, "--device",
@@ -113,7 +110,7 @@ def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design):
         assert placed["critical_path"]["delay_ns"] > 0
 
 
-@SLOW
+@pytest.mark.slow
 def test_a_design_too_big_for_the_device_is_one_line(capsys):
     """The 9-port king-torus router (about 10,000 LUT4) on the UP5K (5,280 logic cells)."""
     status = main(["fpga", "king", "--kind", "KT", "--side", "4", "--device", "ice40-up5k"])

@@ -11,11 +11,11 @@ are propagated through the route computes' own results and compared with the mod
 forwarding rule (:func:`twinnet.model.king.broadcast_sends`).
 """
 
-import os
 from collections import Counter
 
 import pytest
 from route_sim import run_route_compute
+from tiers import marked
 
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.king import router_ports
@@ -167,16 +167,14 @@ ADAPTIVE_DEFAULT = {(kind, routing, side, escape) for kind, routing, side, escap
                     or (kind, routing, side) == ("KT", "2s", 5)}
 
 
-@pytest.mark.parametrize("kind, routing, side, escape", ADAPTIVE,
+@pytest.mark.parametrize("kind, routing, side, escape",
+                         marked(ADAPTIVE, set(ADAPTIVE) - ADAPTIVE_DEFAULT),
                          ids=[f"{k}{s}-{r}-{e}" for k, r, s, e in ADAPTIVE])
 def test_adaptive_grades_and_escape_move(kind, routing, side, escape):
     """The grades of every local port against the model's profitable ports (hop-by-hop) or
     2S grades, and the escape move: the kind's deterministic port, its VC and bubble as in
     :func:`expected` from an escape VC, as an injection from an adaptive VC (the packet enters
     its escape ring afresh)."""
-    if ((kind, routing, side, escape) not in ADAPTIVE_DEFAULT
-            and not os.environ.get("TWINNET_SLOW_TESTS")):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     network = king_network_from_dict({"kind": kind, "side": side, "routing": routing,
                                       "escape": escape})
     topology = network.topology

@@ -8,9 +8,11 @@ crossings seen in the RTL's link trace must equal 001's figures, written out her
 formulas (not read from the model).
 """
 
-import os
+
+from itertools import product
 
 import pytest
+from tiers import default_only
 from variants import BUILD, pipeline_of
 
 from twinnet.gen.families import FAMILIES
@@ -70,11 +72,9 @@ def expected_crossings(k: int, n: int, split: str, stage: int) -> int:
     return 2 * (k ** (n + 1) - k ** (stage + 2))
 
 
-@pytest.mark.parametrize("simulator", runner.SIMULATORS)
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name, simulator",
+                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT))
 def test_every_hop_is_destro(name, simulator):
-    if (name, simulator) not in DEFAULT and not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     results, manifest = simulate(name, simulator, {
         "uniform_traffic": {"packets": 2000, "rate": 0.03},
         "malformed_dropped": {"packets": 400, "malformed": 40},

@@ -14,11 +14,12 @@ N/(N-1), and with several PEs per router weighted by the PE pairs): minimal rout
 in hardware.
 """
 
-import os
 import random
+from itertools import product
 
 import pytest
 from soaks import assert_deadlock_report, assert_soaked, soak_point
+from tiers import default_only
 from variants import BUILD, PIPELINE, pipeline_of
 
 from twinnet.gen.families import FAMILIES
@@ -73,11 +74,9 @@ def simulate(name: str, simulator: str, tests: dict) -> dict:
                                 family=FAMILY)
 
 
-@pytest.mark.parametrize("simulator", runner.SIMULATORS)
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name, simulator",
+                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT))
 def test_every_hop_follows_the_model(name, simulator):
-    if (name, simulator) not in DEFAULT and not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     network = king_network_from_dict({**CASES[name], "pipeline": pipeline_of(name)})
     # Adaptive routing: uniform traffic near saturation, so that packets also wait for and
     # take their escape moves (and, with DT's LFSR ties, the ties vary a pair's paths).
@@ -147,6 +146,7 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     assert_soaked(results[-1])
 
 
+@pytest.mark.slow  # a Verilator build of the harness
 @pytest.mark.parametrize("side, cycles", [(4, 10_000), (8, 20_000)])
 def test_2s_drains_beyond_saturation(side, cycles):
     """2S hop-by-hop over the bubble escape on KT4 and KT8 (slow), traffic made and checked in
@@ -156,8 +156,6 @@ def test_2s_drains_beyond_saturation(side, cycles):
     packets may overtake each other: the sums of packet hashes sent and received must agree);
     then all-pairs delivers exactly N x (N - 1) packets, and an injected duplicate and a
     rewritten header are caught."""
-    if not os.environ.get("TWINNET_SLOW_TESTS"):  # a Verilator build of the harness
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     network = king_network_from_dict({"kind": "KT", "side": side, "routing": "2s",
                                       "pipeline": PIPELINE})
     nodes = side * side
@@ -208,9 +206,9 @@ BROADCAST = {
 }
 
 
-@pytest.mark.parametrize("name, simulator", [(name, simulator)
-                                             for name, (_, sims) in BROADCAST.items()
-                                             for simulator in sims])
+@pytest.mark.parametrize("name, simulator", default_only(
+    [(name, simulator) for name, (_, sims) in BROADCAST.items() for simulator in sims],
+    {("KT6-b", "verilator")}))
 def test_broadcast_reaches_every_router_once(name, simulator):
     """A broadcast from every node, one every 16 cycles, mixed with uniform unicast traffic:
     each copy arrives intact, exactly one at every other router, every link it crossed is
@@ -219,8 +217,6 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     traffic of which a tenth are broadcasts drain without tripping the watchdog. Last, uniform
     traffic of broadcasts only (``broadcast_fraction`` 1): no unicast latency to report, every
     copy delivered."""
-    if name != "KT6-b" and not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing(simulator)
     if reason:
         pytest.skip(reason)
@@ -249,14 +245,13 @@ MATRIX = [(kind, side, routing) for side in (8, 5) for kind in KINDS
           for routing, kinds in ROUTINGS.items() if kind in kinds]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, side, routing", MATRIX,
                          ids=[f"{k}{s}-{r}" for k, s, r in MATRIX])
 def test_every_kind_and_routing_on_verilator(kind, side, routing):
     """The acceptance matrix (slow: ``TWINNET_SLOW_TESTS=1``): 2,000 uniform packets and
     2,000 tornado packets, every hop held to the model's relation, every packet delivered once
     and intact (in order per pair under deterministic routing)."""
-    if not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing("verilator")
     if reason:
         pytest.skip(reason)
@@ -274,12 +269,11 @@ def test_every_kind_and_routing_on_verilator(kind, side, routing):
     assert tornado["packets"] == 2000 and tornado["hops_checked"]
 
 
+@pytest.mark.slow
 def test_broadcasts_in_saturating_traffic_drain_on_kt8():
     """KT8 with the bubble (slow): 5,000 cycles in which every PE keeps a packet waiting, a
     tenth of them broadcasts, every copy and packet checked by the scoreboard; the watchdog
     never fires and everything drains."""
-    if not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing("verilator")
     if reason:
         pytest.skip(reason)

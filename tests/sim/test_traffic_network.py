@@ -200,16 +200,13 @@ def test_the_program_runner_knows_the_program_faults():
     assert traffic_program.FAULTS == traffic_cpp.FAULTS
 
 
+@pytest.mark.slow
 def test_a_deadlock_with_waves_leaves_the_waveform_beside_its_log(tmp_path, capsys):
     """``twinnet sim --waves`` on the deadlocking 4x4 torus: the run goes through the Verilog
     harness, stops with the watchdog's line, and the waveform (ending with the cycles before
     the stop) and the log sit in the folder the line names. Slow tier (a traced build)."""
-    import os
-
     from twinnet.gen.cli import main
 
-    if not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     if runner.missing("verilator"):
         pytest.skip(runner.missing("verilator"))
     status = main(["sim", "torus", "--n", "2", "--k", "4", "--mode", "none", "--rate", "0.25",

@@ -8,11 +8,11 @@ configuration from the manifest and compares every packet's hops with
 results file.
 """
 
-import os
 import re
 from pathlib import Path
 
 import pytest
+from tiers import default_only, marked, slow_tier
 from variants import BUILD, PIPELINE
 
 from twinnet.model.network import TwinNetworkConfig
@@ -84,7 +84,7 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
                                              "ndt3-k3-A-vc", "ndt3-k3-A-bubble"):
         # 5,000 saturating cycles in the default suite (the scoreboard's Python is most of
         # the case's time), 20,000 with TWINNET_SLOW_TESTS=1.
-        cycles = 20_000 if os.environ.get("TWINNET_SLOW_TESTS") else 5000
+        cycles = 20_000 if slow_tier() else 5000
         tests["saturation_drains"] = {"cycles": cycles}
     if simulator == "verilator" and name in ("ndt3-k3-D-bubble", "ndt3-k3-D-bubble-compact"):
         tests["zero_load_latency"] = {}
@@ -102,10 +102,9 @@ def skip_without(simulator: str) -> None:
         pytest.skip(reason)
 
 
-@pytest.mark.parametrize("name, simulator", [case for case in CASES if case != REUSED])
+@pytest.mark.parametrize("name, simulator", marked([case for case in CASES if case != REUSED],
+                                             SLOW))
 def test_every_hop_matches_the_model(name, simulator):
-    if (name, simulator) in SLOW and not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     check_every_hop(name, simulator)
 
 
@@ -183,14 +182,12 @@ def _stamps(folder: Path) -> dict:
 REUSE_CASES = {"ndt3-k3-D-bubble": ((3, 3, 3), 0), "ndt3-k6-D-bubble": ((6, 6, 6), 1_000_000)}
 
 
-@pytest.mark.parametrize("case", sorted(REUSE_CASES))
+@pytest.mark.parametrize("case", default_only(sorted(REUSE_CASES), {REUSED[0]}))
 def test_a_network_on_verilator_and_its_build_is_reused(case):
     """Every hop checked, then a second run of the unchanged network reuses the build: the
     generated files keep their time stamps and the Verilated binary is not rebuilt. 3DT 6x6x6
     is 432 PEs on 432 cards."""
     radices, top_size = REUSE_CASES[case]
-    if top_size and not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     skip_without("verilator")
     config = network(radices, "D", "bubble")
     if (case, "verilator") == REUSED:

@@ -8,10 +8,11 @@ hop count must equal the model's average distance over distinct pairs
 largest hop count the model's diameter: minimal routing over the twists, shown in hardware.
 """
 
-import os
+from itertools import product
 
 import pytest
 from soaks import assert_deadlock_report, assert_soaked, soak_point
+from tiers import default_only
 from variants import BUILD, PIPELINE, pipeline_of
 
 from twinnet.gen.families import FAMILIES
@@ -41,11 +42,9 @@ def network_of(name: str):
                                       "pipeline": pipeline_of(name)})
 
 
-@pytest.mark.parametrize("simulator", runner.SIMULATORS)
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name, simulator",
+                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT))
 def test_every_hop_follows_the_model(name, simulator):
-    if (name, simulator) not in DEFAULT and not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing(simulator)
     if reason:
         pytest.skip(reason)
@@ -68,15 +67,13 @@ def test_every_hop_follows_the_model(name, simulator):
         assert results["malformed_dropped"]["drop_count"] == 30
 
 
-@pytest.mark.parametrize("escape", ["bubble", "dateline"])
+@pytest.mark.parametrize("escape", default_only(["bubble", "dateline"], {"bubble"}))
 def test_saturating_traffic_drains(escape):
     """8x4 with t_YX = 4: 20,000 cycles of uniform traffic offered at one flit per PE per
     cycle never trip the watchdog, every packet arrives once, intact, in order; then every
     other pattern at a moderate load (32 terminals); last, a soak with back-pressure (at least
     20,000 packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to 32
     cycles). The dateline runs with TWINNET_SLOW_TESTS=1."""
-    if escape == "dateline" and not os.environ.get("TWINNET_SLOW_TESTS"):
-        pytest.skip("slow case: set TWINNET_SLOW_TESTS=1 to run it")
     reason = runner.missing("verilator")
     if reason:
         pytest.skip(reason)
