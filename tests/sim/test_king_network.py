@@ -20,7 +20,7 @@ from itertools import product
 import pytest
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
-from variants import BUILD, PIPELINE, pipeline_of
+from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
 
 from twinnet.gen.families import FAMILIES
 from twinnet.model.king import KINDS, distance_summary
@@ -81,12 +81,13 @@ def test_every_hop_follows_the_model(name, simulator):
     # Adaptive routing: uniform traffic near saturation, so that packets also wait for and
     # take their escape moves (and, with DT's LFSR ties, the ties vary a pair's paths).
     rate = 0.3 if network.adaptive else 0.02
-    tests = {"uniform_traffic": {"packets": 2000, "rate": rate}, "all_pairs": {}}
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": rate},
+             "all_pairs": {}}
     if FAMILY.malformed(network, random.Random(1)) is not None:
         tests["malformed_dropped"] = {"packets": 300, "malformed": 30}
     results = simulate(name, simulator, tests)
     uniform = results["uniform_traffic"]
-    assert uniform["packets"] == 2000 and uniform["hops_checked"]
+    assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
     if network.adaptive:
         by_vc = uniform["hops_by_vc"]
         escape = sum(by_vc.get(str(vc), 0) for vc in range(network.escape_vc_count))

@@ -7,9 +7,11 @@ cocotb module as JSON, so the scoreboard uses the same parameters as the hardwar
 
 import dataclasses
 import os
+from itertools import product
 from pathlib import Path
 
 import pytest
+from tiers import marked
 
 from twinnet.hdl import verilog
 from twinnet.hdl.config import PortConfig, RouterConfig
@@ -50,8 +52,12 @@ TESTS = {
 TESTS.update({f"{name}-p2": tests for name, tests in list(TESTS.items())})
 
 
-@pytest.mark.parametrize("simulator", runner.SIMULATORS)
-@pytest.mark.parametrize("name", sorted(CONFIGS))
+#: The compact designs on Icarus are the slow tier's (both designs run there on Verilator).
+SLOW = {(name, "icarus") for name in CONFIGS if name.endswith("-p2")}
+
+
+@pytest.mark.parametrize("name, simulator",
+                         marked(list(product(sorted(CONFIGS), runner.SIMULATORS)), SLOW))
 def test_router_cocotb(name, simulator):
     reason = runner.missing(simulator)
     if reason:

@@ -40,13 +40,15 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     """4x4 torus, DOR: from a node, the ring distances in one dimension are 0, 1, 2, 1, so
     the distances to all 16 nodes sum to 2 x 4 x 4 = 32 links, 32/15 per packet over the 15
     others; a packet crossing D links passes D + 1 routers at 2 cycles each, so the mean
-    zero-load latency is 2 x (32/15 + 1) = 94/15 = 6.27 cycles. Then every pattern once,
-    each completing with nothing lost; all-pairs sends exactly 16 x 15. Then the harness's
-    three faults, each counted exactly once, and on/off against Bernoulli injection."""
+    zero-load latency is 2 x (32/15 + 1) = 94/15 = 6.27 cycles (on Verilator: its 3,200
+    cycles were half of the Icarus run). Then every pattern once, each completing with
+    nothing lost; all-pairs sends exactly 16 x 15. Then the harness's three faults, each
+    counted exactly once, and (on Verilator) on/off against Bernoulli injection."""
     network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
                                       "mode": "vc", "pipeline": PIPELINE})
-    points = [{"pattern": "uniform", "rate": 0.003, "warmup": 200, "measure": 3000}]
-    points += every_pattern(0.03, 400 if simulator == "verilator" else 200)
+    zero_load = [{"pattern": "uniform", "rate": 0.003, "warmup": 200, "measure": 3000}
+                 ] if simulator == "verilator" else []
+    points = zero_load + every_pattern(0.03, 400 if simulator == "verilator" else 200)
     points.append({"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": 15 * 32})
     faults = [{"pattern": "uniform", "rate": 0.03, "warmup": 0, "measure": 400, "fault": name}
               for name in ("misroute", "duplicate", "corrupt")]
@@ -57,14 +59,14 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     results = run(network, simulator, "torus-4x4-vc", points + faults + bursts)
     assert [r["pattern"] for r in results] == [p["pattern"] for p in points + faults + bursts]
     misroute, duplicate, corrupt = results[len(points):len(points) + 3]
-    zero_load = results[0]
-    assert zero_load["measured_packets"] > 100
-    # (Each router adds its pipeline's cycles: 2, or 3 with TWINNET_PIPELINE=3.)
-    assert zero_load["mean_latency"] == pytest.approx(network.pipeline * (32 / 15 + 1),
+    for quiet in results[:len(zero_load)]:
+        assert quiet["measured_packets"] > 100
+        # (Each router adds its pipeline's cycles: 2, or 3 with TWINNET_PIPELINE=3.)
+        assert quiet["mean_latency"] == pytest.approx(network.pipeline * (32 / 15 + 1),
                                                       abs=0.15)
     assert results[len(points) - 1]["packets"] == 16 * 15
     # Transpose: the 4 terminals on the diagonal send nothing, the other 12 send at 0.03.
-    transpose = results[PATTERNS.index("transpose") + 1]
+    transpose = results[len(zero_load) + PATTERNS.index("transpose")]
     assert transpose["created_flits_per_pe_cycle"] == pytest.approx(0.03 * 4 * 12 / 16,
                                                                      rel=0.35)
     # Each injected fault is counted once, by the counter that names it, and nothing else is.

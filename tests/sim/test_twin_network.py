@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from tiers import default_only, marked, slow_tier
-from variants import BUILD, PIPELINE
+from variants import BUILD, PIPELINE, uniform_packets
 
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
@@ -76,7 +76,7 @@ REUSED = ("ndt3-k3-D-bubble", "verilator")
 def cocotb_tests_for(name: str, simulator: str) -> dict:
     """The cocotb tests a case runs, with their settings."""
     config = NETWORKS[name]
-    tests = {"uniform_traffic": {"packets": 2000, "rate": 0.03}}
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03}}
     if any(k & (k - 1) for k in config.topology.radices) or config.topology.card_count == 1:
         # A digit can be out of range, or (plain torus) the PE bit.
         tests["malformed_dropped"] = {"packets": 400, "malformed": 40}
@@ -86,8 +86,10 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
         # the case's time), 20,000 with TWINNET_SLOW_TESTS=1.
         cycles = 20_000 if slow_tier() else 5000
         tests["saturation_drains"] = {"cycles": cycles}
-    if simulator == "verilator" and name in ("ndt3-k3-D-bubble", "ndt3-k3-D-bubble-compact"):
-        tests["zero_load_latency"] = {}
+    if simulator == "verilator" and name == "ndt3-k3-D-bubble":
+        tests["zero_load_latency"] = {}  # every ordered pair of the 54 PEs, one at a time
+    if simulator == "verilator" and name == "ndt3-k3-D-bubble-compact":
+        tests["zero_load_latency"] = {"pairs": 600}  # a random sample
     return tests
 
 
@@ -116,7 +118,7 @@ def check_every_hop(name: str, simulator: str) -> None:
     results = simulate(config, simulator, name, tests)
     assert set(results) == set(tests)
     uniform = results["uniform_traffic"]
-    assert uniform["packets"] == 2000 and uniform["hops_checked"]
+    assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
     if "malformed_dropped" in results:
         assert results["malformed_dropped"]["drop_count"] == 40
     if "saturation_drains" in results:
@@ -126,7 +128,10 @@ def check_every_hop(name: str, simulator: str) -> None:
     if "zero_load_latency" in results:
         twin, pes = config.topology, list(config.topology.pes())
         latencies = results["zero_load_latency"]["latencies"]
-        assert len(latencies) == len(pes) * (len(pes) - 1)
+        pairs = tests["zero_load_latency"].get("pairs") or len(pes) * (len(pes) - 1)
+        assert len(latencies) == pairs
+        assert len({(s, d) for s, d, _ in latencies}) == pairs and all(s != d for s, d, _ in
+                                                                         latencies)
         wrong = [(s, d, got) for s, d, got in latencies
                  if got != len(path(twin, pes[s], pes[d])) * config.pipeline
                  + LATENCY_CONSTANT]
@@ -157,8 +162,11 @@ def test_plain_twin_dor_deadlocks_and_the_watchdog_reports_it():
     assert re.search(r"/c1 I vc0: \d+ packets", report), report
 
 
-@pytest.mark.parametrize("mode, example, depth", [("vc", "6.1", 4), ("bubble", "6.1", 8),
-                                                  ("vc", "6.2", 4), ("bubble", "6.2", 8)])
+#: Example 6.1's traffic (the deadlock above) in the default suite; 6.2's on 3x3x3 in the slow
+#: tier (the model shows its cycle in mode none, ``test_twin_analysis``).
+@pytest.mark.parametrize("mode, example, depth", default_only(
+    [("vc", "6.1", 4), ("bubble", "6.1", 8), ("vc", "6.2", 4), ("bubble", "6.2", 8)],
+    {("vc", "6.1", 4), ("bubble", "6.1", 8)}))
 def test_deadlock_free_modes_drain_the_same_patterns(mode, example, depth):
     """The same traffic with the VCs of 003 §6.3.1 (same one-packet buffers) or bubble flow
     control (two-packet buffers, the least it allows) drains completely. (On Verilator:

@@ -13,7 +13,7 @@ from itertools import product
 import pytest
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
-from variants import BUILD, PIPELINE, pipeline_of
+from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
 
 from twinnet.gen.families import FAMILIES
 from twinnet.model.traffic import PATTERNS
@@ -49,13 +49,14 @@ def test_every_hop_follows_the_model(name, simulator):
     if reason:
         pytest.skip(reason)
     network = network_of(name)
-    tests = {"uniform_traffic": {"packets": 2000, "rate": 0.03}, "all_pairs": {}}
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03},
+             "all_pairs": {}}
     if any((1 << w) > d for w, d in zip(network.digit_widths, network.topology.radices)):
         tests["malformed_dropped"] = {"packets": 300, "malformed": 30}
     results = network_sim.simulate(network, simulator, BUILD / f"twisted-{name}-{simulator}",
                                    tests, family=FAMILY)
     uniform = results["uniform_traffic"]
-    assert uniform["packets"] == 2000 and uniform["hops_checked"]
+    assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
     nodes = network.topology.node_count
     pairs = results["all_pairs"]
     assert pairs["packets"] == nodes * (nodes - 1) and pairs["hops_checked"]
