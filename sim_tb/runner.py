@@ -29,11 +29,13 @@ Tool set-up done here:
   precompiles again).
 """
 
+import functools
 import hashlib
 import importlib.util
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 CONFIG_ENV = "TWINNET_TB_CONFIG"
@@ -123,10 +125,21 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
+@functools.cache
 def compiler_cache() -> list[str]:
     """The make variable that puts ccache in front of Verilator's C++ compiles, when ccache is
-    installed (else nothing)."""
-    return ["OBJCACHE=ccache"] if shutil.which("ccache") else []
+    installed and can write its cache folder (else nothing: ccache fails a compile it cannot
+    cache)."""
+    if shutil.which("ccache") is None:
+        return []
+    found = subprocess.run(["ccache", "--get-config", "cache_dir"], capture_output=True,
+                           text=True)
+    folder = Path(found.stdout.strip()) if found.returncode == 0 and found.stdout.strip() \
+        else None
+    while folder is not None and not folder.exists():
+        folder = folder.parent if folder.parent != folder else None
+    usable = folder is not None and folder.is_dir() and os.access(folder, os.W_OK)
+    return ["OBJCACHE=ccache"] if usable else []
 
 
 def discard_precompiled_headers(build_dir: Path) -> None:
