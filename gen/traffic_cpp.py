@@ -27,6 +27,10 @@ The program reads commands on stdin, one per line, and answers on stdout:
 - ``held``: answers one line with, per router in the netlist's order, the flits it holds
   (flits in minus flits out since reset, counted on its links and terminal ports), for the
   watchdog's report;
+- ``links``: answers one line with the flits and the head flits (packets) that crossed each
+  link since reset, in the netlist's channel order, then each terminal's injected and
+  ejected flits and packets (``flits packets`` pairs: channels, then per terminal injection
+  and ejection), for the per-link loads;
 - ``quit``.
 
 Of the harness's faults it has ``duplicate`` (a source's own); ``misroute`` and ``corrupt``,
@@ -135,6 +139,9 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
     out(f"    V{source_module}* src[{pes}];", f"    V{sink_module}* snk[{pes}];",
         f"    bool d_src[{pes}], d_snk[{pes}];",
         f"    int64_t held[{len(netlist.routers)}] = {{0}};",
+        f"    uint64_t link_flits[{len(netlist.channels)}] = {{0}}, "
+        f"link_packets[{len(netlist.channels)}] = {{0}};",
+        f"    uint64_t pe_flits[{2 * pes}] = {{0}}, pe_packets[{2 * pes}] = {{0}};",
         "    uint64_t now = 0, last_move = 0, hops = 0;", "    int rst = 0, fault = 0;", "")
 
     # Construction: models, per-node constants, per-terminal constants.
@@ -187,8 +194,10 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
     for kind in kinds:
         out(f"for (auto* m : r_{kind}) m->rst = rst;", indent=2)
     out("for (auto* m : src) m->rst = rst;", "for (auto* m : snk) m->rst = rst;", indent=2)
-    out("if (rst) { for (auto& h : held) h = 0; last_move = hops = 0; }", "touch_all();",
-        indent=2)
+    out("if (rst) { for (auto& h : held) h = 0; last_move = hops = 0; "
+        "for (auto& c : link_flits) c = 0; for (auto& c : link_packets) c = 0; "
+        "for (auto& c : pe_flits) c = 0; for (auto& c : pe_packets) c = 0; }",
+        "touch_all();", indent=2)
     out("    }", "")
 
     # Propagation: every connection, marking the receiving model when its input changes.
@@ -249,7 +258,7 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
     # Flits moving this cycle, per router (the watchdog's ``idle`` and ``held``).
     number = {router.label: i for i, router in enumerate(netlist.routers)}
     out("    void count_moves() {", "        bool moved = false;")
-    for channel in netlist.channels:
+    for position, channel in enumerate(netlist.channels):
         receiver = model(channel.target)
         flit = netlist.kind_of(channel.target).signature.members[f"in_{channel.target_port}"] \
             .signature.members["flit"].signature.members["payload"].shape
@@ -257,13 +266,16 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
                     Shape.cast(flit).width, flit["first"].offset)
         valid = _port(f"in_{channel.target_port}", ["flit", "valid"])
         out(f"if ({receiver}->{valid}) {{ held[{number[channel.source]}]--; "
-            f"held[{number[channel.target]}]++; hops += {head}; moved = true; }}", indent=2)
+            f"held[{number[channel.target]}]++; hops += {head}; moved = true; "
+            f"link_flits[{position}]++; link_packets[{position}] += {head}; }}", indent=2)
     for terminal, attached in enumerate(netlist.terminals):
         router = number[attached.router]
         out(f"if (src[{terminal}]->valid && src[{terminal}]->ready) "
-            f"{{ held[{router}]++; moved = true; }}", indent=2)
+            f"{{ held[{router}]++; moved = true; pe_flits[{2 * terminal}]++; "
+            f"pe_packets[{2 * terminal}] += src[{terminal}]->first; }}", indent=2)
         out(f"if (snk[{terminal}]->valid && snk[{terminal}]->ready) "
-            f"{{ held[{router}]--; moved = true; }}", indent=2)
+            f"{{ held[{router}]--; moved = true; pe_flits[{2 * terminal + 1}]++; "
+            f"pe_packets[{2 * terminal + 1}] += snk[{terminal}]->first; }}", indent=2)
     out("if (moved) last_move = now;", indent=2)
     out("    }", "")
 
@@ -335,6 +347,13 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
     out("    void print_held() {",
         f"        for (int i = 0; i < {len(netlist.routers)}; i++) "
         "std::printf(i ? \" %lld\" : \"%lld\", (long long)held[i]);",
+        '        std::printf("\\n");', "        std::fflush(stdout);", "    }")
+    out("    void print_links() {",
+        f"        for (int i = 0; i < {len(netlist.channels)}; i++) "
+        "std::printf(i ? \" %llu %llu\" : \"%llu %llu\", (unsigned long long)link_flits[i], "
+        "(unsigned long long)link_packets[i]);",
+        f"        for (int i = 0; i < {2 * pes}; i++) std::printf(\" %llu %llu\", "
+        "(unsigned long long)pe_flits[i], (unsigned long long)pe_packets[i]);",
         '        std::printf("\\n");', "        std::fflush(stdout);", "    }", "};", "")
 
     out("int main(int argc, char** argv) {", "    Harness h;", "    std::string command;",
@@ -346,6 +365,7 @@ def write_cpp(netlist, modules: dict, harness, source_module: str, sink_module: 
         "std::fflush(stdout); }",
         "        else if (command == \"read\") h.read();",
         "        else if (command == \"held\") h.print_held();",
+        "        else if (command == \"links\") h.print_links();",
         "        else if (command == \"quit\") break;",
         "        else { std::fprintf(stderr, \"unknown command %s\\n\", command.c_str()); "
         "return 2; }",

@@ -32,7 +32,9 @@ dict of
   while packets are queued or in flight, in any phase, that count as a deadlock; the longest
   stall burst and four packets' time at the slowest ejection are added to it);
 - ``chunk``: cycles per wait (no Python runs in between); the counters are read, and the
-  watchdog looks, between chunks.
+  watchdog looks, between chunks;
+- ``link_loads``: true to measure the load of every link (:func:`link_loads`; the C++
+  program counts them on the links between its models).
 
 The watchdog: a driver that sees every link (the C++ program) says how many cycles no flit
 has moved anywhere (:meth:`Harness.idle`) and which routers hold flits
@@ -60,7 +62,7 @@ DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0
             "injection": "bernoulli", "burst": 8, "fault": "none",
             "eject_ready": 1.0, "stall_bursts": 0,
             "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
-            "chunk": 200}
+            "chunk": 200, "link_loads": False}
 
 
 class Deadlock(AssertionError):
@@ -112,6 +114,39 @@ class Harness:
         """Head flits that crossed a link between routers since reset: the packets' hops
         summed (None: this driver does not see the links)."""
         return None
+
+    def links(self) -> list[int] | None:
+        """Since reset, ``flits, packets`` of every link of the manifest in its order, then
+        of every terminal's injection and ejection (None: this driver does not see the
+        links)."""
+        return None
+
+
+def link_loads(manifest: dict, before: list[int], after: list[int], cycles: int) -> list[dict]:
+    """The load of every link between two readings of :meth:`Harness.links` ``cycles``
+    apart: per link of the manifest its ``kind`` (``network``; ``internal`` between two
+    routers of one node or switch, whose labels differ only after the ``/``), ``router``
+    and ``port`` it leaves, ``to`` (router and port it enters), ``flits``, ``packets`` (head
+    flits) and ``busy`` (flits per cycle); then per terminal its ``injection`` and
+    ``ejection``, with the router it is attached to."""
+    counts = [b - a for a, b in zip(before, after)]
+    pairs = [(counts[2 * i], counts[2 * i + 1]) for i in range(len(counts) // 2)]
+    loads = []
+    for link, (flits, packets) in zip(manifest["links"], pairs):
+        source, target = link["from"], link["to"]
+        internal = source["router"].split("/")[0] == target["router"].split("/")[0]
+        loads.append({"link": link["index"], "kind": "internal" if internal else "network",
+                      "router": source["router"], "port": source["port"],
+                      "to": f"{target['router']} {target['port']}", "flits": flits,
+                      "packets": packets, "busy": flits / cycles if cycles else None})
+    terminals = pairs[len(manifest["links"]):]
+    for terminal, router in enumerate(manifest["terminals"]):
+        for kind, (flits, packets) in zip(("injection", "ejection"),
+                                          terminals[2 * terminal:2 * terminal + 2]):
+            loads.append({"kind": kind, "terminal": terminal, "router": router,
+                          "flits": flits, "packets": packets,
+                          "busy": flits / cycles if cycles else None})
+    return loads
 
 
 #: Routers named in a deadlock report, at most.
@@ -203,20 +238,25 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     # A stall burst, or a packet trickling out of a slow sink, is not a deadlock.
     patience = point["watchdog"] + bursts + round(4 * length / point["eject_ready"])
     watchdog = Watchdog(harness, patience, manifest)
+    every_pair = point["pattern"] == "all-pairs"
+    if point["link_loads"] and harness.links() is None:
+        raise ValueError("this engine does not count link loads (the C++ program does)")
     harness.set("enable", 1)
     await watchdog.cycles(point["warmup"], chunk)
     stalls_before = harness.stalls()
+    links_before = harness.links() if point["link_loads"] else None
     harness.set("measure", 1)
     await watchdog.cycles(point["measure"], chunk)
     harness.set("measure", 0)
     window = harness.read()
+    links_window = harness.links() if point["link_loads"] else None
     stalls = harness.stalls()
     if stalls is not None:
         stalls = {reason: count - stalls_before[reason] for reason, count in stalls.items()}
     spent, unstable = 0, False
     # Traffic goes on until the measured packets have arrived (and, for all-pairs, until
     # every source has sent to every other terminal).
-    everything = terminals * (terminals - 1) if point["pattern"] == "all-pairs" else 0
+    everything = terminals * (terminals - 1) if every_pair else 0
     values = window
     while True:
         if values["received_measured"] >= window["created_measured"] and \
@@ -239,6 +279,12 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
         await watchdog.cycles(chunk, chunk)
     seconds = time.perf_counter() - started
     hops = harness.hops()
+    loads = None
+    if point["link_loads"]:
+        # Under all-pairs, every packet of the run; otherwise the measured cycles.
+        loads = (link_loads(manifest, [0] * len(links_before), harness.links(),
+                            values["now"] - 2) if every_pair else
+                 link_loads(manifest, links_before, links_window, point["measure"]))
     errors = {name: values[name] for name in ERRORS if values[name]}
     # Adaptive routing: the sums of packet hashes sent and received (both 0 otherwise).
     if (values["sent_hash"] - values["received_hash"]) % (1 << 32):
@@ -265,4 +311,5 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
         unstable=unstable, packet_hops=hops,
         mean_hops=hops / values["received"] if hops is not None and values["received"] else None,
         **({} if stalls is None else {"stalls": stalls}),
+        **({} if loads is None else {"link_loads": loads}),
         cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)

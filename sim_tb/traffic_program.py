@@ -150,6 +150,10 @@ class ProgramHarness(Harness):
         self._send("held")
         return [int(count) for count in self._answer().split()]
 
+    def links(self) -> list[int] | None:
+        self._send("links")
+        return [int(count) for count in self._answer().split()]
+
     def histogram(self) -> list[int]:
         values = self._values()
         return [values[f"hist{i}"] for i in range(sum(k.startswith("hist") for k in values))]

@@ -12,6 +12,7 @@ formulas (not read from the model).
 from itertools import product
 
 import pytest
+from link_counts import assert_traced_link_packets
 from tiers import default_only
 from variants import BUILD, pipeline_of, uniform_packets
 
@@ -86,6 +87,7 @@ def test_every_hop_is_destro(name, simulator):
     pairs = results["all_pairs"]
     terminals = k ** n
     assert pairs["packets"] == terminals * (terminals - 1) and pairs["hops_checked"]
+    assert_traced_link_packets(pairs["link_heads"], FAMILY, config(name), manifest)
     crossings = FAMILY.internal_crossings(manifest, pairs["link_heads"])
     if split == "plain":
         assert crossings is None

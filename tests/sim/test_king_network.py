@@ -18,6 +18,7 @@ import random
 from itertools import product
 
 import pytest
+from link_counts import assert_link_packets, assert_traced_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
 from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
@@ -100,6 +101,9 @@ def test_every_hop_follows_the_model(name, simulator):
     summary = distance_summary(network.topology)
     assert pairs["mean_hops"] == pytest.approx(
         pes * pes * summary.distance_sum / (terminals * (terminals - 1)))
+    if FAMILY.deterministic(network):  # each link carries the model's paths
+        assert_traced_link_packets(pairs["link_heads"], FAMILY, network, network_sim.manifest_of(
+            BUILD / f"king-{name}-{simulator}"))
     if "malformed_dropped" in tests:
         assert results["malformed_dropped"]["drop_count"] == 30
 
@@ -131,7 +135,8 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     soak = [soak_point(rate, 12_000)]
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "tornado", "all-pairs")]
-    pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 63 * 16}
+    pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 63 * 16,
+             "link_loads": True}
     results = traffic(f"{kind}8-bubble", network, points + others + [pairs] + soak)
     for point in results[:2]:
         assert point["packets"] == point["created"] > 0 and not point["errors"]
@@ -140,6 +145,8 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     assert [r["pattern"] for r in results[2:-2]] == [p["pattern"] for p in others]
     assert all(r["packets"] == r["created"] > 0 for r in results[2:-2])
     assert results[-2]["packets"] == 64 * 63
+    assert_link_packets(results[-2]["link_loads"], FAMILY, network,
+                        network_sim.manifest_of(BUILD / f"king-traffic-{kind}8-bubble"))
     # The program counts every head crossing a link: under all-pairs, minimal routing makes
     # the mean the topology's mean distance.
     assert results[-2]["mean_hops"] == pytest.approx(

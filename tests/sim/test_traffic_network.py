@@ -9,9 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
+from link_counts import assert_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from variants import BUILD, PIPELINE
 
+from twinnet.gen.families import family_for
 from twinnet.model.fat_tree import fat_tree_network_from_dict
 from twinnet.model.network import twin_network_from_dict
 from twinnet.model.traffic import PATTERNS
@@ -121,8 +123,13 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     assert engines["program"][-1]["errors"] == {"out_of_order": 1}
     # The family's short soak, on the program's build (16 and 8 PEs).
     cycles = 30_000 if family == "torus" else 50_000
-    soak, = run(network, "verilator", f"{family}-engines-program",
-                [soak_point(1 / network.packet_length, cycles)], "program")
+    pairs, soak = run(network, "verilator", f"{family}-engines-program",
+                      [{"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0,
+                        "measure": 31 * network.packet_length, "link_loads": True},
+                       soak_point(1 / network.packet_length, cycles)], "program")
+    assert_link_packets(pairs["link_loads"], family_for(network), network,
+                        network_sim.manifest_of(BUILD / f"traffic-{family}-engines-program-"
+                                                "verilator"))
     assert_soaked(soak)
 
 
@@ -154,12 +161,15 @@ def test_3dt_under_saturation_on_verilator():
         {"pattern": "uniform", "rate": 0.25, "warmup": 1000, "measure": 5000},
         {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000},
         *every_pattern(0.03, 500),
-        {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16},
+        {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16,
+         "link_loads": True},
         soak_point(1 / network.packet_length, 14_000)])
     for point in results[:2]:
         assert point["packets"] > 5000 and point["overflowed"] > 0
     assert [r["pattern"] for r in results[2:-1]] == list(PATTERNS)
     assert results[-2]["packets"] == 54 * 53
+    assert_link_packets(results[-2]["link_loads"], family_for(network), network,
+                        network_sim.manifest_of(BUILD / "traffic-3dt-3x3x3-verilator"))
     assert_soaked(results[-1])
 
 

@@ -11,6 +11,7 @@ largest hop count the model's diameter: minimal routing over the twists, shown i
 from itertools import product
 
 import pytest
+from link_counts import assert_link_packets, assert_traced_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
 from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
@@ -64,6 +65,8 @@ def test_every_hop_follows_the_model(name, simulator):
     assert pairs["mean_hops"] == pytest.approx(
         float(expected.average_distance) * nodes / (nodes - 1))
     assert pairs["max_hops"] == expected.diameter
+    assert_traced_link_packets(pairs["link_heads"], FAMILY, network, network_sim.manifest_of(
+        BUILD / f"twisted-{name}-{simulator}"))
     if "malformed_dropped" in tests:
         assert results["malformed_dropped"]["drop_count"] == 30
 
@@ -72,8 +75,9 @@ def test_every_hop_follows_the_model(name, simulator):
 def test_saturating_traffic_drains(escape):
     """8x4 with t_YX = 4: 20,000 cycles of uniform traffic offered at one flit per PE per
     cycle never trip the watchdog, every packet arrives once, intact, in order; then every
-    other pattern at a moderate load (32 terminals); last, a soak with back-pressure (at least
-    20,000 packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to 32
+    other pattern at a moderate load (32 terminals); all-pairs, where every link carries the
+    packets the model's paths put on it; last, a soak with back-pressure (at least 20,000
+    packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to 32
     cycles). The dateline runs with TWINNET_SLOW_TESTS=1."""
     reason = runner.missing("verilator")
     if reason:
@@ -83,13 +87,19 @@ def test_saturating_traffic_drains(escape):
                   "measure": 20_000, "drain_limit": 0}
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "all-pairs")]
+    pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 31 * 16,
+             "link_loads": True}
     soak = soak_point(saturating["rate"], 24_000)
-    results = network_sim.simulate(network, "verilator", BUILD / f"twisted-traffic-{escape}",
+    build = BUILD / f"twisted-traffic-{escape}"
+    results = network_sim.simulate(network, "verilator", build,
                                    {network_sim.TRAFFIC_TEST: {"points": [saturating, *others,
-                                                                          soak]}},
+                                                                          pairs, soak]}},
                                    family=FAMILY)[network_sim.TRAFFIC_TEST]["points"]
     assert results[0]["packets"] == results[0]["created"] > 10_000
-    assert [r["pattern"] for r in results[1:-1]] == [p["pattern"] for p in others]
+    assert [r["pattern"] for r in results[1:-2]] == [p["pattern"] for p in others]
+    assert results[-2]["packets"] == 32 * 31
+    assert_link_packets(results[-2]["link_loads"], FAMILY, network,
+                        network_sim.manifest_of(build))
     assert_soaked(results[-1])
 
 
