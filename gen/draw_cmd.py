@@ -52,16 +52,23 @@ def register(commands) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> Report:
-    out = Path(args.out)
+def picture(flag: str, value) -> Path:
+    """The picture file ``value`` of option ``flag``, checked: SVG or PNG by its name, not a
+    folder, in a folder this can write in."""
+    out = Path(value)
     if out.suffix.lower() not in FORMATS:
-        raise UsageError(f"--out {args.out}: must end with {' or '.join(FORMATS)}")
+        raise UsageError(f"{flag} {value}: must end with {' or '.join(FORMATS)}")
     if out.is_dir():
-        raise UsageError(f"--out {args.out}: is a folder; give a file ending with "
+        raise UsageError(f"{flag} {value}: is a folder; give a file ending with "
                          f"{' or '.join(FORMATS)}")
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise UsageError(f"--out {args.out}: {folder} is not a folder this can write in")
+        raise UsageError(f"{flag} {value}: {folder} is not a folder this can write in")
+    return out
+
+
+def run(args) -> Report:
+    out = picture("--out", args.out)
     network = gen_cmd.network_from_args(args)
     family = family_for(network)
     print(f"twinnet draw: {network.name} -> {out}", file=sys.stderr)
@@ -176,12 +183,14 @@ def _kind(family: str, routers: dict, a: str, b: str) -> str:
 
 # -- rendering ---------------------------------------------------------------------------------
 
-def render(drawing: dict, out: Path, title: str) -> None:
-    """Write the drawing to ``out`` (SVG or PNG by its suffix), whole or not at all."""
+def render(drawing: dict, out: Path, title: str, loads: dict | None = None) -> None:
+    """Write the drawing to ``out`` (SVG or PNG by its suffix), whole or not at all. With
+    ``loads`` (a link's two ends, as :func:`layout` keys them, → its load in flits per cycle)
+    each link is coloured and sized by its load, with a colour bar."""
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib import patches, pyplot
+    from matplotlib import cm, colors, patches, pyplot
 
     routers = drawing["routers"]
     xs = [box["x"] for box in routers.values()]
@@ -189,24 +198,34 @@ def render(drawing: dict, out: Path, title: str) -> None:
     span_x, span_y = max(xs) - min(xs) + 2, max(ys) - min(ys) + 2
     scale = min(0.9, 40 / max(span_x, span_y))
     figure, axis = pyplot.subplots(figsize=(max(4, span_x * scale), max(3, span_y * scale)))
+    shade = None
+    if loads is not None:
+        shade = cm.ScalarMappable(colors.Normalize(0, max(max(loads.values(), default=0), 1e-9)),
+                                  "viridis")
     for link in drawing["links"]:
         first, second = routers[link["a"]], routers[link["b"]]
         start, end = (first["x"], first["y"]), (second["x"], second["y"])
         gid = (f"link:{link['kind']}:{link['a']} {link['ports'][0]}|"
                f"{link['b']} {link['ports'][1]}")
+        colour = COLOURS[link["kind"]]
+        width = 1.6 if link["kind"] == "internal" else 0.8
+        if shade is not None:
+            load = loads.get(frozenset({(link["a"], link["ports"][0]),
+                                        (link["b"], link["ports"][1])}), 0)
+            colour, width = shade.to_rgba(load), 0.5 + 3 * shade.norm(load)
         if link["kind"] == "plane":
             # Two stubs under the routers, each pointing toward the other plane.
             direction = 0.45 if end[0] > start[0] else -0.45
             for number, (x, y, towards) in enumerate([(*start, direction),
                                                       (*end, -direction)]):
                 line, = axis.plot([x, x + towards], [y - 0.32, y - 0.32],
-                                  color=COLOURS["plane"], linewidth=0.6, zorder=1)
+                                  color=colour, linewidth=0.6 if shade is None else width,
+                                  zorder=1)
                 line.set_gid(f"{gid}#{number}")
             continue
         curved = link["kind"] in ("wrap", "twisted")
         arrow = patches.FancyArrowPatch(
-            start, end, arrowstyle="-", color=COLOURS[link["kind"]],
-            linewidth=1.6 if link["kind"] == "internal" else 0.8,
+            start, end, arrowstyle="-", color=colour, linewidth=width,
             connectionstyle=f"arc3,rad={0.25 if curved else 0}", zorder=1)
         arrow.set_gid(gid)
         axis.add_patch(arrow)
@@ -221,10 +240,15 @@ def render(drawing: dict, out: Path, title: str) -> None:
             text = box["text"].replace(",", "\n") if box.get("card") else box["text"]
             axis.text(box["x"], box["y"], text, ha="center", va="center", fontsize=4,
                       zorder=3)
-    for kind, colour in COLOURS.items():
-        if any(link["kind"] == kind for link in drawing["links"]):
-            axis.plot([], [], color=colour, label=f"{kind} link")
-    axis.legend(loc="upper left", bbox_to_anchor=(1, 1), fontsize=7)
+    if shade is None:
+        for kind, colour in COLOURS.items():
+            if any(link["kind"] == kind for link in drawing["links"]):
+                axis.plot([], [], color=colour, label=f"{kind} link")
+        axis.legend(loc="upper left", bbox_to_anchor=(1, 1), fontsize=7)
+    else:
+        bar = figure.colorbar(shade, ax=axis, fraction=0.04, pad=0.02)
+        bar.set_label("flits per cycle (the busier direction)", fontsize=7)
+        bar.ax.tick_params(labelsize=6)
     axis.set_xlim(min(xs) - 1, max(xs) + 1)
     axis.set_ylim(min(ys) - 1, max(ys) + 1)
     axis.set_aspect("equal")
@@ -238,3 +262,47 @@ def render(drawing: dict, out: Path, title: str) -> None:
     finally:
         partial.unlink(missing_ok=True)
         pyplot.close(figure)
+
+
+def load_map(network, family, link_loads: list[dict], out: Path, title: str) -> Path:
+    """Draw ``network`` with each link coloured and sized by its measured load (``link_loads``
+    of a traffic point: each link drawn once, at the load of its busier direction) into
+    ``out``, and the histogram of every channel's load beside it (``<out>-histogram``, same
+    format); return the histogram's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    from .fpga import unconverted
+
+    with unconverted():  # the netlist's routers are only looked at, never converted
+        drawing = layout(network, family)
+    loads: dict[frozenset, float] = {}
+    for load in link_loads:
+        if "link" in load:
+            ends = frozenset({(load["router"], load["port"]),
+                              (load["to"]["router"], load["to"]["port"])})
+            loads[ends] = max(loads.get(ends, 0), load["busy"])
+    render(drawing, out, title, loads)
+    histogram = out.with_name(f"{out.stem}-histogram{out.suffix}")
+    figure, axis = pyplot.subplots(figsize=(5, 3))
+    for kind in ("network", "internal"):
+        values = [load["busy"] for load in link_loads if load["kind"] == kind]
+        if values:
+            axis.hist(values, bins=20, alpha=0.7, label=f"{kind} channels ({len(values)})")
+    axis.set_xlabel("flits per cycle", fontsize=8)
+    axis.set_ylabel("channels", fontsize=8)
+    axis.tick_params(labelsize=7)
+    axis.legend(fontsize=7)
+    axis.set_title(f"{title}: channel loads", fontsize=9)
+    figure.tight_layout()
+    partial = histogram.with_name(f".{histogram.name}.partial")
+    try:
+        figure.savefig(partial, format=histogram.suffix[1:].lower(), dpi=150)
+        partial.replace(histogram)
+    finally:
+        partial.unlink(missing_ok=True)
+        pyplot.close(figure)
+    return histogram
+

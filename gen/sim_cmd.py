@@ -69,6 +69,12 @@ def register(commands) -> None:
                         help="--check hops, uniform traffic, a network built with --broadcast: "
                              "share of the offered packets that are broadcasts, 0 to 1 "
                              "(default 0)")
+    parser.add_argument("--link-loads", type=parse.path, metavar="FILE",
+                        help="--check end-to-end on Verilator: count the flits and packets of "
+                             "every link and terminal port (over the measured cycles; under "
+                             "all-pairs, the whole run), report them (JSON link_loads) and draw "
+                             "the network with each link coloured by its load into FILE (.svg "
+                             "or .png), with a histogram of the loads beside it")
     parser.set_defaults(func=run)
 
 
@@ -225,6 +231,14 @@ def traffic_settings(network, args) -> dict:
         raise UsageError(f"--stall-bursts {backpressure['stall_bursts']}: applies to --check "
                          "end-to-end (the per-hop scoreboard's PEs push back with "
                          "--eject-ready only)")
+    loads = getattr(args, "link_loads", None)
+    if loads is not None:
+        from .draw_cmd import picture
+
+        picture("--link-loads", loads)
+        if check != "end-to-end" or args.simulator != "verilator" or args.waves:
+            raise UsageError(f"--link-loads {loads}: applies to --check end-to-end on "
+                             "Verilator without --waves (the C++ program counts every link)")
     if check == "end-to-end":
         settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
                     "measure": max(1, round(packets / (rate * pes))),
@@ -236,6 +250,8 @@ def traffic_settings(network, args) -> dict:
             # measured from the start.
             settings.update(rate=1 / (8 * length), warmup=0,
                             measure=(pes - 1) * 8 * length)
+        if loads is not None:
+            settings["link_loads"] = True
     return settings
 
 
@@ -346,6 +362,7 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         f"{point['mean_total_latency']:.2f} with source queueing (max {point['max_latency']}; "
         f"{point['measured_packets']} measured packets of {length} flits)",
         *_backpressure_line(point),
+        *_link_load_lines(network, family, point, getattr(args, "link_loads", None)),
         f"  simulated               {point['cycles']} cycles in {point['wall_seconds']:.1f} s "
         f"({point['cycles_per_second']:.0f} cycles/s, {ENGINE_WORDS[point['engine']]})",
         f"  build and logs          {logs}",
@@ -354,6 +371,32 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         "network": network.name, "family": family.name, "parameters": network.to_dict(),
         "simulator": args.simulator, "check": "end-to-end", "traffic": settings,
         "results": point, "build_dir": str(logs)})
+
+
+def _link_load_lines(network, family, point: dict, picture) -> list[str]:
+    """The loads of ``point``'s links in a few lines, and its load map drawn into
+    ``picture``."""
+    if "link_loads" not in point:
+        return []
+    from .draw_cmd import load_map
+
+    loads = point["link_loads"]
+    lines = []
+    for kind in ("network", "internal", "injection", "ejection"):
+        busy = [load["busy"] for load in loads if load["kind"] == kind]
+        if busy:
+            lines.append(f"  {kind + ' channels':<24}{len(busy)}: mean "
+                         f"{sum(busy) / len(busy):.3f}, max {max(busy):.3f} flits/cycle")
+    channels = [load for load in loads if "link" in load]
+    if channels:
+        top = max(channels, key=lambda load: load["busy"])
+        lines.append(f"  busiest link            {top['router']} {top['port']} -> "
+                     f"{top['to']['router']} {top['to']['port']}: {top['packets']} packets, "
+                     f"{top['flits']} flits")
+    histogram = load_map(network, family, loads, Path(picture),
+                         f"{network.name}: {point['pattern']} at {point['rate']:g}")
+    lines.append(f"  load map                {picture} (histogram: {histogram})")
+    return lines
 
 
 def _backpressure_line(point: dict) -> list[str]:

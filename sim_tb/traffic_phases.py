@@ -126,7 +126,7 @@ def link_loads(manifest: dict, before: list[int], after: list[int], cycles: int)
     """The load of every link between two readings of :meth:`Harness.links` ``cycles``
     apart: per link of the manifest its ``kind`` (``network``; ``internal`` between two
     routers of one node or switch, whose labels differ only after the ``/``), ``router``
-    and ``port`` it leaves, ``to`` (router and port it enters), ``flits``, ``packets`` (head
+    and ``port`` it leaves, ``to`` (the router and port it enters), ``flits``, ``packets`` (head
     flits) and ``busy`` (flits per cycle); then per terminal its ``injection`` and
     ``ejection``, with the router it is attached to."""
     counts = [b - a for a, b in zip(before, after)]
@@ -137,7 +137,8 @@ def link_loads(manifest: dict, before: list[int], after: list[int], cycles: int)
         internal = source["router"].split("/")[0] == target["router"].split("/")[0]
         loads.append({"link": link["index"], "kind": "internal" if internal else "network",
                       "router": source["router"], "port": source["port"],
-                      "to": f"{target['router']} {target['port']}", "flits": flits,
+                      "to": {"router": target["router"], "port": target["port"]},
+                      "flits": flits,
                       "packets": packets, "busy": flits / cycles if cycles else None})
     terminals = pairs[len(manifest["links"]):]
     for terminal, router in enumerate(manifest["terminals"]):

@@ -571,6 +571,19 @@ COMBINATIONS = [
                  re.compile(r"at most 32"), label="network-too-large-for-a-board"),
     _combination("sim", "--check hops --stall-bursts 8", flag("--stall-bursts"), "8",
                  re.compile(r"end-to-end"), label="stall-bursts-with-per-hop-check"),
+    # Link loads: the C++ program counts them, and the load map is a picture.
+    _combination("sim", "--check hops --link-loads loads.svg", flag("--link-loads"),
+                 "loads.svg", re.compile(r"end-to-end on Verilator"),
+                 label="link-loads-with-per-hop-check"),
+    _combination("sim", "--simulator icarus --link-loads loads.svg", flag("--link-loads"),
+                 re.compile(r"Verilator"), label="link-loads-on-icarus"),
+    _combination("sim", "--waves --link-loads loads.png", flag("--link-loads"),
+                 re.compile(r"without --waves"), label="link-loads-with-waves"),
+    _combination("sim", "--link-loads loads.txt", flag("--link-loads"), "loads.txt",
+                 re.compile(r"\.svg or \.png"), label="link-loads-not-a-picture"),
+    _combination("sim", "--link-loads no/such/folder/loads.svg", flag("--link-loads"),
+                 re.compile(r"not a folder this can write in"),
+                 label="link-loads-in-a-missing-folder"),
     # Networks over MAX_ROUTERS: 41 x 25 plain torus (1 router a node), 27 x 19 twin torus
     # (2 a node), 4^10 twin torus.
     *[_combination(c, "--config torus --radix 41,25", flag("--radix"), sizes("41,25"),

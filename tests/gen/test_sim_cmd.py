@@ -2,8 +2,10 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from link_counts import assert_link_packets
 
 from twinnet.gen.cli import main
 from twinnet.sim_tb import runner
@@ -151,3 +153,27 @@ def test_fat_tree_all_pairs_reports_hops_and_crossings(tmp_path, capsys):
     assert results["mean_hops"] == pytest.approx(sum(hops) / len(hops))
     assert sorted((c["stage"], c["crossings"]) for c in results["internal_crossings"]) == \
         [(0, 4), (0, 4), (1, 0), (1, 0)]
+
+
+def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys):
+    """``twinnet sim --traffic all-pairs --link-loads FILE`` on the 4x4 torus: every link's
+    packets are the model's (each ordered pair's path counted on its links), every terminal
+    injects and ejects 15 packets, and the load map and its histogram are written, one line
+    per link of the drawing."""
+    if runner.missing("verilator"):
+        pytest.skip(runner.missing("verilator"))
+    from twinnet.gen.families import family_for
+    from twinnet.model.network import twin_network_from_dict
+
+    picture = tmp_path / "loads.svg"
+    status = main(["sim", "torus", "--n", "2", "--k", "4", "--mode", "vc", "--traffic",
+                   "all-pairs", "--link-loads", str(picture), "--out", str(tmp_path), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    data = json.loads(captured.out)
+    network = twin_network_from_dict(data["parameters"])
+    manifest = json.loads(next(Path(data["build_dir"]).glob("rtl/*.manifest.json")).read_text())
+    assert_link_packets(data["results"]["link_loads"], family_for(network), network, manifest)
+    drawn = picture.read_text()
+    assert drawn.count('id="link:') == 2 * 4 * 4  # 16 nodes x 2 dimensions, one per link pair
+    assert (tmp_path / "loads-histogram.svg").is_file()
