@@ -254,6 +254,14 @@ def render(drawing: dict, out: Path, title: str, loads: dict | None = None) -> N
     axis.set_aspect("equal")
     axis.axis("off")
     axis.set_title(title, fontsize=9)
+    save(figure, out)
+
+
+def save(figure, out: Path) -> None:
+    """Write ``figure`` to ``out`` (SVG or PNG by its suffix), whole or not at all, and close
+    it."""
+    from matplotlib import pyplot
+
     figure.tight_layout()
     partial = out.with_name(f".{out.name}.partial")
     try:
@@ -296,13 +304,6 @@ def load_map(network, family, link_loads: list[dict], out: Path, title: str) -> 
     axis.tick_params(labelsize=7)
     axis.legend(fontsize=7)
     axis.set_title(f"{title}: channel loads", fontsize=9)
-    figure.tight_layout()
-    partial = histogram.with_name(f".{histogram.name}.partial")
-    try:
-        figure.savefig(partial, format=histogram.suffix[1:].lower(), dpi=150)
-        partial.replace(histogram)
-    finally:
-        partial.unlink(missing_ok=True)
-        pyplot.close(figure)
+    save(figure, histogram)
     return histogram
 
