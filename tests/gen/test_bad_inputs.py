@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1848 in ``VALUE_FLAGS``, 236 missing values, 351
+Case count (pytest items, one per case): 1852 in ``VALUE_FLAGS``, 237 missing values, 356
 combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2692 in all (``test_case_count`` keeps this sentence honest).
+this count — 2702 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -352,6 +352,10 @@ VALUE_FLAGS = [
     (("draw",), "--out", EMPTY_PATH + [("no-suffix", "net", re.compile(r"\.svg or \.png")),
                                        ("pdf", "net.pdf", re.compile(r"\.svg or \.png"))],
      ()),
+    (("sim",), "--link-loads", EMPTY_PATH + [
+        ("no-suffix", "loads", re.compile(r"\.svg or \.png")),
+        ("pdf", "loads.pdf", re.compile(r"\.svg or \.png")),
+        ("missing-folder", "no/such/folder/loads.svg", re.compile(r"can write in"))], ()),
     (("prove",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
     (("prove",), "--mutant", [("empty", ""), ("unknown", "no-such-bug", "credit-off-by-one")],
      ()),
