@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from link_counts import assert_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
+from tiers import marked
 from variants import BUILD, PIPELINE
 
 from twinnet.gen.families import family_for
@@ -37,7 +38,8 @@ def run(network, simulator: str, case: str, points: list[dict], engine: str = "a
     return results[network_sim.TRAFFIC_TEST]["points"]
 
 
-@pytest.mark.parametrize("simulator", runner.SIMULATORS)
+# Icarus: the slow tier (110 s; Icarus runs the harness in the fat tree's all-pairs test).
+@pytest.mark.parametrize("simulator", marked(runner.SIMULATORS, {"icarus"}))
 def test_torus_zero_load_latency_and_every_pattern(simulator):
     """4x4 torus, DOR: from a node, the ring distances in one dimension are 0, 1, 2, 1, so
     the distances to all 16 nodes sum to 2 x 4 x 4 = 32 links, 32/15 per packet over the 15
@@ -92,16 +94,21 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
 RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second", "packet_hops", "mean_hops")
 
 
-@pytest.mark.parametrize("family", ["torus", "fat-tree"])
+def engines_network(family: str):
+    """The network the engines are compared on: the 4x4 torus or the 2-ary 3-tree."""
+    return twin_network_from_dict({"radices": [4, 4], "configuration": "torus", "mode": "vc",
+                                   "pipeline": PIPELINE}) if family == "torus" else \
+        fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
+
+
+# The fat tree: the slow tier (its cocotb build is most of 75 s; its program runs below).
+@pytest.mark.parametrize("family", marked(["torus", "fat-tree"], {"fat-tree"}))
 def test_the_program_counts_what_the_verilog_harness_counts(family):
     """The C++ program over separately Verilated modules is the Verilog harness cycle for
     cycle: the same points give the same counts, latencies and histograms on both engines
     (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
-    sinks pushing back (refusals and stall bursts), a duplicated packet. Then the family's
-    short soak with back-pressure on the program."""
-    network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus", "mode": "vc",
-                                      "pipeline": PIPELINE}) if family == "torus" else \
-        fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
+    sinks pushing back (refusals and stall bursts), a duplicated packet."""
+    network = engines_network(family)
     points = [{"pattern": "uniform", "rate": 0.05, "warmup": 200, "measure": 1000},
               {"pattern": "uniform", "rate": 0.25, "warmup": 200, "measure": 1000},
               {"pattern": "tornado", "rate": 0.1, "warmup": 100, "measure": 500},
@@ -121,15 +128,19 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     assert engines["program"][1]["overflowed"] > 0  # beyond saturation
     assert engines["program"][-2]["refused"] > 1000  # pushed back
     assert engines["program"][-1]["errors"] == {"out_of_order": 1}
-    # The family's short soak, on the program's build (16 and 8 PEs).
-    cycles = 30_000 if family == "torus" else 50_000
-    pairs, soak = run(network, "verilator", f"{family}-engines-program",
+
+
+def test_fat_tree_link_loads_and_a_short_soak_on_the_program():
+    """The 2-ary 3-tree on the program: under all-pairs every link carries exactly the
+    model's paths; then a short soak with back-pressure (8 PEs, 50,000 cycles; the twin
+    tori's is the 3DT's below)."""
+    network = engines_network("fat-tree")
+    pairs, soak = run(network, "verilator", "ft-2x3-program",
                       [{"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0,
                         "measure": 31 * network.packet_length, "link_loads": True},
-                       soak_point(1 / network.packet_length, cycles)], "program")
+                       soak_point(1 / network.packet_length, 50_000)], "program")
     assert_link_packets(pairs["link_loads"], family_for(network), network,
-                        network_sim.manifest_of(BUILD / f"traffic-{family}-engines-program-"
-                                                "verilator"))
+                        network_sim.manifest_of(BUILD / "traffic-ft-2x3-program-verilator"))
     assert_soaked(soak)
 
 
