@@ -30,7 +30,7 @@ channel: a flit is on it this cycle) and ``trace_flit`` (channel ``j``'s flit pa
 
 from dataclasses import dataclass, field
 
-from amaranth.hdl import ClockSignal, Instance, Module, Mux, ResetSignal, Shape
+from amaranth.hdl import C, Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Shape
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -96,6 +96,8 @@ class Netlist:
         self.by_label = {router.label: router for router in self.routers}
         if len(self.by_label) != len(self.routers):
             raise ValueError("router labels must be unique")
+        if [channel.index for channel in self.channels] != list(range(len(self.channels))):
+            raise ValueError("channels must be listed by index, from 0")
         for router in self.routers:
             if router.kind not in self.kinds:
                 raise ValueError(f"router {router.label}: unknown kind {router.kind!r}")
@@ -170,17 +172,23 @@ class Network(wiring.Component):
                 m.d.comb += iface.node_static.eq(layout.const(instance.static))
             ports[instance.label] = iface
 
+        # Each wide output is assigned once, from the concatenation of its parts: Amaranth
+        # checks every bit of a statement's target, so a statement per part would cost the
+        # width of the whole bus each time (quadratic in the network's size).
+        trace_valid, trace_flit = [], []
         for channel in netlist.channels:
             sender = getattr(ports[channel.source], f"out_{channel.source_port}")
             receiver = getattr(ports[channel.target], f"in_{channel.target_port}")
             wiring.connect(m, sender, receiver)
-            if self.trace:
-                m.d.comb += [
-                    self.trace_valid[channel.index].eq(sender.flit.valid),
-                    self.trace_flit.word_select(channel.index, self.trace_stride).eq(
-                        sender.flit.payload),
-                ]
+            payload = sender.flit.payload.as_value()
+            trace_valid.append(sender.flit.valid)
+            trace_flit.append(Cat(payload, C(0, self.trace_stride - len(payload))))
+        if self.trace:
+            m.d.comb += [self.trace_valid.eq(Cat(trace_valid)),
+                         self.trace_flit.eq(Cat(trace_flit))]
 
+        outputs = {name: [] for name in ("pe_in_ready", "pe_out_valid", "pe_out_data",
+                                         "pe_out_first", "pe_out_last")}
         for index, terminal in enumerate(netlist.terminals):
             stream_in = getattr(ports[terminal.router], f"in_{terminal.port}")
             stream_out = getattr(ports[terminal.router], f"out_{terminal.port}")
@@ -190,13 +198,14 @@ class Network(wiring.Component):
                 stream_in.payload.data.eq(self.pe_in_data[data]),
                 stream_in.payload.first.eq(self.pe_in_first[index]),
                 stream_in.payload.last.eq(self.pe_in_last[index]),
-                self.pe_in_ready[index].eq(stream_in.ready),
-                self.pe_out_valid[index].eq(stream_out.valid),
-                self.pe_out_data[data].eq(stream_out.payload.data),
-                self.pe_out_first[index].eq(stream_out.payload.first),
-                self.pe_out_last[index].eq(stream_out.payload.last),
                 stream_out.ready.eq(self.pe_out_ready[index]),
             ]
+            outputs["pe_in_ready"].append(stream_in.ready)
+            outputs["pe_out_valid"].append(stream_out.valid)
+            outputs["pe_out_data"].append(stream_out.payload.data)
+            outputs["pe_out_first"].append(stream_out.payload.first)
+            outputs["pe_out_last"].append(stream_out.payload.last)
+        m.d.comb += [getattr(self, name).eq(Cat(parts)) for name, parts in outputs.items()]
 
         total = sum_tree([ports[router.label].drop_count for router in netlist.routers])
         limit = (1 << DROP_COUNT_WIDTH) - 1
