@@ -141,14 +141,23 @@ def path_channels(hops: list[Hop]) -> list[Channel]:
 def dependency_graph(config: TwinTorusConfig) -> ChannelDependencyGraph:
     """The channel-dependency graph of twin DOR over ``(card link, VC)`` channels.
 
-    Every ordered pair of PEs is routed. The VC rules of mode ``vc`` depend on absolute
-    coordinates, so no translation shortcut is taken. A walk toward one destination stops at
-    the first channel already seen for that destination: the next decision depends only on the
-    card, the input port (both fixed by the channel) and the destination, so the rest of that
-    path was recorded already.
+    Every ordered pair of PEs is routed. A walk toward one destination stops at the first
+    channel already seen for that destination: the next decision depends only on the card,
+    the input port (both fixed by the channel) and the destination, so the rest of that path
+    was recorded already.
+
+    Modes ``none`` and ``bubble`` route by the offset ``(d - c) mod k`` alone, so the graph is
+    the same seen from every node: only the destinations at the origin are walked, and each
+    dependency found is placed at every node by translation (on 3DT 8x8x8, 0.2 s instead of
+    13 s). The VC rules of mode ``vc`` depend on absolute coordinates: every destination is
+    walked.
     """
-    graph = ChannelDependencyGraph()
-    for destination in config.pes():
+    origin = (0,) * config.n
+    invariant = config.mode != "vc"
+    destinations = [pe for pe in config.pes() if pe.node == origin] if invariant \
+        else list(config.pes())
+    found: dict[tuple[Channel, Channel], None] = {}  # in the order found: reproducible
+    for destination in destinations:
         seen: set[Channel] = set()
         for source in config.pes():
             held = None
@@ -159,13 +168,32 @@ def dependency_graph(config: TwinTorusConfig) -> ChannelDependencyGraph:
                     break
                 channel = (card.node, card.index, decision.port, decision.vc)
                 if held is not None:
-                    graph.add_edge(held, channel)
+                    found[held, channel] = None
                 if channel in seen:
                     break
                 seen.add(channel)
                 held = channel
                 card, in_port = config.link_target(card, decision.port)
+    graph = ChannelDependencyGraph()
+    if not invariant:
+        for held, requested in found:
+            graph.add_edge(held, requested)
+        return graph
+    # Each dependency once, seen from the node of the channel held, then at every node.
+    relative = dict.fromkeys((_shifted(config, held, held[0], -1),
+                              _shifted(config, requested, held[0], -1))
+                             for held, requested in found)
+    for node in config.nodes():
+        for held, requested in relative:
+            graph.add_edge(_shifted(config, held, node), _shifted(config, requested, node))
     return graph
+
+
+def _shifted(config: TwinTorusConfig, channel: Channel, offset, sign: int = 1) -> Channel:
+    """``channel`` moved by ``sign`` times ``offset`` (a node), around every ring."""
+    node, card, port, vc = channel
+    return (tuple((a + sign * b) % k for a, b, k in zip(node, offset, config.radices)),
+            card, port, vc)
 
 
 def dependency_graph_of_paths(config: TwinTorusConfig) -> ChannelDependencyGraph:

@@ -178,8 +178,14 @@ def test_plain_dor_has_cross_card_cycles_beyond_the_rings():
 
 
 @pytest.mark.parametrize("mode", ["none", "vc", "bubble"])
-def test_dependency_graph_shortcut_equals_every_full_path(mode):
-    config = TwinTorusConfig((3, 4, 2), "A", mode)
+@pytest.mark.parametrize("radices, configuration", [((3, 4, 2), "A"), ((4, 3, 3), "D"),
+                                                    ((5, 4), "C_Best")])
+def test_dependency_graph_shortcut_equals_every_full_path(radices, configuration, mode):
+    """The walk that stops at channels seen (and, without VCs, places the origin's
+    dependencies at every node) finds exactly the dependencies of every full path."""
+    if configuration == "C_Best":
+        configuration = PortConfiguration.c_best(len(radices))
+    config = TwinTorusConfig(radices, configuration, mode)
     assert dependency_graph(config).edges == dependency_graph_of_paths(config).edges
 
 
