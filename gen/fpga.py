@@ -140,7 +140,7 @@ def network_design(network, family) -> Design:
     sources = {f"{modules[kind]}.v": verilog.convert(router, name=modules[kind])
                for kind, router in netlist.kinds.items()}
     top = Network(netlist, modules)
-    sources[f"{network.name}.v"] = verilog.convert(top, name=network.name)
+    sources[f"{network.name}.v"] = top.verilog(network.name)
     return Design(network.name, top, network.name, sources)
 
 

@@ -121,7 +121,7 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     started = time.perf_counter()
     components["top"] = top = Network(netlist, modules, trace=trace)
     path = outdir / f"{name}.v"
-    path.write_text(verilog.convert(top, name=name))
+    path.write_text(top.verilog(name))
     files.append(path)
     say(f"top: {path.name}, {len(netlist.routers)} routers "
         f"({time.perf_counter() - started:.1f} s)")

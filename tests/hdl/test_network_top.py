@@ -1,0 +1,87 @@
+"""The network top's Verilog (:meth:`twinnet.hdl.network.Network.verilog`): written as text, it
+must refuse what ``wiring.connect`` refuses. The toy ring's routers (a link port and a PE port
+each) are joined wrongly on purpose; the right joins are simulated by every network test."""
+
+import functools
+import re
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib import data
+
+from twinnet.hdl.config import PortConfig, RouterConfig
+from twinnet.hdl.network import Channel, Netlist, Network, RouterInstance, Terminal
+from twinnet.hdl.route_compute import RouteCompute
+from twinnet.hdl.router import Router
+
+LINK, PE = 0, 1
+
+
+class Route(RouteCompute):
+    """Every packet to the PE port (the top's structure is what is checked here)."""
+
+    def __init__(self, config, in_port):
+        super().__init__(config, in_port, header_layout=data.StructLayout({"dest": 2}),
+                         static_layout=data.StructLayout({"here": 2}))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.out_port.eq(PE)
+        return m
+
+
+def router(vcs: int = 2, width: int = 32) -> Router:
+    config = RouterConfig(width, 4, (PortConfig("network", vcs, 8), PortConfig("pe", 1, 8)),
+                          source_width=2, drop_count_width=32)
+    return Router(config, functools.partial(Route))
+
+
+def ring(channels) -> Netlist:
+    """Three routers of one kind, joined by ``channels``."""
+    return Netlist({"node": router()}, [RouterInstance(f"r{i}", "node", {"here": i})
+                                        for i in range(3)],
+                   channels, [Terminal(f"r{i}", PE) for i in range(3)])
+
+
+def link(index: int, source: int, target: int, target_port: int = LINK) -> Channel:
+    return Channel(index, f"r{source}", LINK, f"r{target}", target_port, "cw", "cw", 2)
+
+
+def top(netlist: Netlist, trace: bool = False) -> str:
+    return Network(netlist, {kind: f"t_{kind}" for kind in netlist.kinds},
+                   trace=trace).verilog("t")
+
+
+def test_a_ring_has_one_instance_per_router_and_every_bus():
+    text = top(ring([link(0, 0, 1), link(1, 1, 2), link(2, 2, 0)]), trace=True)
+    assert len(re.findall(r"^  t_node r\d+ \(", text, re.M)) == 3
+    # Router 1's link input is fed by router 0's link output, flit and credits the other way.
+    assert ".in_0__flit__valid(r0__out_0__flit__valid)" in text
+    for bus in ("pe_in_ready", "pe_out_valid", "pe_out_data", "pe_out_first", "pe_out_last",
+                "trace_valid", "trace_flit", "drop_count"):
+        assert re.search(rf"^  assign {bus} = ", text, re.M), bus
+    # Three 32-bit counters: two levels of adders, 34 bits, saturating at 2**32 - 1.
+    assert "wire [33:0] drop_sum_2_0;" in text
+    assert "assign drop_count = drop_sum_2_0 > 34'hffffffff ? 32'hffffffff" in text
+
+
+def test_an_input_driven_twice_is_refused():
+    with pytest.raises(ValueError, match=r"channel 1: router r1's input in_0__\S+ is driven "
+                                         "twice"):
+        top(ring([link(0, 0, 1), link(1, 2, 1), link(2, 1, 0)]))
+
+
+def test_a_channel_into_a_pe_port_is_refused():
+    with pytest.raises(ValueError, match=r"channel 0: r0 out_0 and r1 in_1 do not match"):
+        top(ring([link(0, 0, 1, target_port=PE)]))
+
+
+def test_a_width_mismatch_is_refused():
+    kinds = {"node": router(), "wide": router(vcs=4)}  # a VC field of 2 bits, not 1
+    netlist = Netlist(kinds, [RouterInstance("r0", "node", {"here": 0}),
+                              RouterInstance("r1", "wide", {"here": 1})],
+                      [link(0, 0, 1), link(1, 1, 0)],
+                      [Terminal("r0", PE), Terminal("r1", PE)])
+    with pytest.raises(ValueError, match=r"channel 0: router r1's input in_0__\S+ is \d+ bits "
+                                         r"wide, its source \d+"):
+        top(netlist)
