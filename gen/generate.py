@@ -24,8 +24,8 @@ MANIFEST_VERSION = 2
 
 
 def generate_network(config, outdir, *, family=None, trace: bool = False,
-                     traffic: bool = False, stalls: bool = False, progress=None,
-                     components=None) -> list[Path]:
+                     traffic: bool = False, harness: bool = True, stalls: bool = False,
+                     progress=None, components=None) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
     netlist, manifest section and deadlock verdict through :func:`generate`. ``family``
     defaults to the family ``config`` belongs to (:func:`twinnet.gen.families.family_for`).
@@ -34,7 +34,11 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     Verilog (on 3DT 8×8×8 each takes tens of seconds). ``traffic`` adds the traffic harness
     (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits (its
     sinks let a pair's packets overtake each other under adaptive routing and sum packet
-    hashes instead). ``stalls`` builds the routers with their stall counters
+    hashes instead); ``harness=False`` leaves out its Verilog top (``<name>_traffic.v``),
+    which only a Verilog simulation of the harness needs: the C++ program runs the same
+    harness over the sources, sinks and routers alone, and the top's conversion grows faster
+    than the terminals (144 PEs: 18 s of the generation). ``stalls`` builds the routers with
+    their stall counters
     (:mod:`twinnet.hdl.router.stalls`).
     ``components``, a dict, receives the converted components (see :func:`generate`)."""
     from .families import family_for
@@ -64,7 +68,7 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
             ordered = family.deterministic(config)
         return generate(config.name, netlist, outdir, family=section, trace=trace,
                         progress=progress, deadlock=deadlock, traffic=digits,
-                        ordered=ordered, components=components)
+                        harness=harness, ordered=ordered, components=components)
 
 
 def _timed(function, *args):
@@ -81,8 +85,8 @@ def _verdict_line(verdict: dict | None) -> str:
 
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
-             progress=None, deadlock=None, traffic=None, ordered: bool = True,
-             components=None) -> list[Path]:
+             progress=None, deadlock=None, traffic=None, harness: bool = True,
+             ordered: bool = True, components=None) -> list[Path]:
     """Write network ``name`` into ``outdir``; return the files written (manifest last).
 
     ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
@@ -92,8 +96,9 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     with one line of text per step. ``deadlock`` is called for the manifest's deadlock verdict
     once the Verilog is written (None: the manifest says no check was made). ``traffic``, the
     terminal digits (``[(route field name, radix), …]``, least significant first), adds the
-    traffic harness: ``<name>_source.v``, ``<name>_sink.v`` and ``<name>_traffic.v``, whose
-    top ``<name>_traffic`` wraps the network (manifest key ``traffic``); ``ordered`` says
+    traffic harness: ``<name>_source.v``, ``<name>_sink.v`` and ``<name>_traffic.v`` (unless
+    ``harness`` is false), whose top ``<name>_traffic`` wraps the network (manifest key
+    ``traffic``), and the C++ program of the same harness; ``ordered`` says
     whether its sinks expect each pair's packets in order
     (:class:`twinnet.hdl.traffic.TrafficFormat`). ``components``, a
     dict if given, receives the components converted: ``top`` (the
@@ -104,12 +109,13 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     say = progress or (lambda text: None)
     with output.staged(outdir) as stage:
         written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None),
-                         traffic, ordered, {} if components is None else components)
+                         traffic, harness, ordered, {} if components is None else components)
     return [outdir / path.name for path in written]
 
 
 def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
-           say, deadlock, traffic, ordered: bool, components: dict) -> list[Path]:
+           say, deadlock, traffic, harness: bool, ordered: bool, components: dict
+           ) -> list[Path]:
     files, modules = [], modules_of(name, netlist)
     for kind, router in netlist.kinds.items():
         started = time.perf_counter()
@@ -125,21 +131,20 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     files.append(path)
     say(f"top: {path.name}, {len(netlist.routers)} routers "
         f"({time.perf_counter() - started:.1f} s)")
-    harness = _write_harness(name, netlist, top, outdir, files, traffic, ordered, say,
-                             components) \
-        if traffic is not None else None
+    section = _write_harness(name, netlist, top, outdir, files, traffic, harness, ordered,
+                             say, components) if traffic is not None else None
     manifest = outdir / f"{name}.manifest.json"
     description = describe(name, netlist, top, files, family, deadlock())
-    description["traffic"] = harness
+    description["traffic"] = section
     manifest.write_text(json.dumps(description, indent=2))
     files.append(manifest)
     return files
 
 
-def traffic_harness(name: str, netlist: Netlist, top: Network, digits, ordered: bool = True):
-    """The traffic harness of network ``name`` (:class:`twinnet.hdl.traffic.TrafficHarness`)
-    for the family's terminal ``digits``, ``ordered`` or not: (harness, its module names,
-    per-terminal constants)."""
+def traffic_format(name: str, netlist: Netlist, digits, ordered: bool = True):
+    """The traffic harness's format for network ``name`` and the family's terminal
+    ``digits``, ``ordered`` or not (:class:`twinnet.hdl.traffic.TrafficFormat`), its module
+    names and the per-terminal constants: (format, modules, constants)."""
     from twinnet.hdl import traffic
 
     flit_format = next(iter(netlist.kinds.values())).flit_format
@@ -148,37 +153,46 @@ def traffic_harness(name: str, netlist: Netlist, top: Network, digits, ordered: 
         [(tuple(field.split(".")[1:]), radix) for field, radix in digits],
         len(netlist.terminals), flit_format.config.packet_length, ordered)
     modules = {"network": name, "source": f"{name}_source", "sink": f"{name}_sink"}
-    constants = traffic.terminal_constants(fmt)
-    return traffic.TrafficHarness(top, fmt, constants, modules), modules, constants
+    return fmt, modules, traffic.terminal_constants(fmt)
 
 
-def _write_harness(name, netlist, top, outdir, files, digits, ordered, say,
-                   components) -> dict:
-    """The traffic harness's three modules; returns the manifest's ``traffic`` section."""
+def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool, ordered,
+                   say, components) -> dict:
+    """The traffic harness's modules (its top, :class:`twinnet.hdl.traffic.TrafficHarness`,
+    only if ``verilog_top``) and C++ program; returns the manifest's ``traffic`` section."""
     from twinnet.hdl import traffic
     from twinnet.model.traffic import PATTERNS
+    from twinnet.sim_tb.traffic_program import MAX_FLIT_WIDTH
 
     started = time.perf_counter()
-    harness, modules, constants = traffic_harness(name, netlist, top, digits, ordered)
-    components["harness"], fmt = harness, harness.fmt
-    for part, component in (("source", harness.source), ("sink", harness.sink)):
+    fmt, modules, constants = traffic_format(name, netlist, digits, ordered)
+    harness = None
+    if verilog_top:
+        components["harness"] = harness = traffic.TrafficHarness(top, fmt, constants, modules)
+        source, sink = harness.source, harness.sink
+    else:
+        source, sink = traffic.TrafficSource(fmt), traffic.TrafficSink(fmt)
+    for part, component in (("source", source), ("sink", sink)):
         path = outdir / f"{modules[part]}.v"
         path.write_text(verilog.convert(component, name=modules[part]))
         files.append(path)
     path = outdir / f"{name}_traffic.v"
-    path.write_text(verilog.convert(harness, name=f"{name}_traffic"))
-    files.append(path)
+    if harness is not None:
+        path.write_text(verilog.convert(harness, name=f"{name}_traffic"))
+        files.append(path)
     program = None
-    if fmt.flit_width + 3 <= 64:
+    if fmt.flit_width <= MAX_FLIT_WIDTH:
         # The same harness as a C++ program over separately Verilated modules (faster).
         from .traffic_cpp import write_cpp
 
         program = outdir / f"{name}_traffic.cpp"
-        program.write_text(write_cpp(netlist, top.modules, harness, modules["source"],
-                                     modules["sink"], constants))
+        program.write_text(write_cpp(netlist, top.modules, fmt, source, sink, modules,
+                                     constants))
         files.append(program)
-    say(f"traffic harness: {path.name} ({time.perf_counter() - started:.1f} s)")
-    return {"top": f"{name}_traffic", "modules": [modules["source"], modules["sink"]],
+    say(f"traffic harness: {path.name if harness is not None else 'sources, sinks'}"
+        f"{' and its program' if program else ''} ({time.perf_counter() - started:.1f} s)")
+    return {"top": f"{name}_traffic", "verilog": path.name if harness is not None else None,
+            "modules": [modules["source"], modules["sink"]],
             "program": program.name if program else None,
             "patterns": list(PATTERNS), "faults": list(traffic.FAULTS),
             "rate_bits": traffic.RATE_BITS,
@@ -186,7 +200,8 @@ def _write_harness(name, netlist, top, outdir, files, digits, ordered, say,
             "time_bits": fmt.time_bits, "histogram_bins": traffic.HISTOGRAM_BINS,
             "ordered": fmt.ordered,
             "ports": [{"name": port, "direction": "input" if d == "i" else "output",
-                       "width": size} for port, d, size in module_ports(harness)]}
+                       "width": size} for port, d, size in
+                      (module_ports(harness) if harness is not None else [])]}
 
 
 def describe(name: str, netlist: Netlist, top: Network, files: list[Path],

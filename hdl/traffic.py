@@ -540,15 +540,10 @@ class TrafficHarness(wiring.Component):
                 sink.refuse_rate.eq(self.refuse_rate), sink.stall_start.eq(self.stall_start),
                 sink.stall_max.eq(self.stall_max),
                 source.replay.eq((self.fault == FAULTS.index("duplicate")) & (terminal == 0)),
-                net.pe_in_valid[terminal].eq(source.valid),
-                net.pe_in_first[terminal].eq(source.first),
-                net.pe_in_last[terminal].eq(source.last),
-                net.pe_in_data[bits].eq(source.data),
                 source.ready.eq(net.pe_in_ready[terminal]),
                 sink.valid.eq(net.pe_out_valid[terminal]),
                 sink.first.eq(net.pe_out_first[terminal]),
                 sink.last.eq(net.pe_out_last[terminal]),
-                net.pe_out_ready[terminal].eq(sink.ready),
             ]
             ejected = net.pe_out_data[bits]
             if terminal == 0:
@@ -558,6 +553,14 @@ class TrafficHarness(wiring.Component):
             m.d.comb += sink.data.eq(ejected)
             sources.append(source)
             sinks.append(sink)
+        # Each network input is assigned once, from the concatenation of every terminal's
+        # part: Amaranth checks every bit of a statement's target, so a statement per terminal
+        # would cost the width of the whole bus each time (quadratic in the terminals).
+        m.d.comb += [net.pe_in_valid.eq(Cat(source.valid for source in sources)),
+                     net.pe_in_first.eq(Cat(source.first for source in sources)),
+                     net.pe_in_last.eq(Cat(source.last for source in sources)),
+                     net.pe_in_data.eq(Cat(source.data for source in sources)),
+                     net.pe_out_ready.eq(Cat(sink.ready for sink in sinks))]
         for name in self.SUMS:
             parts = sources if hasattr(sources[0], name) else sinks
             m.d.comb += getattr(self, name).eq(

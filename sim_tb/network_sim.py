@@ -85,8 +85,11 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     started = time.perf_counter()
     rtl = build_dir / "rtl"
     stamp = build_dir / "rtl.fingerprint"
+    # The harness's Verilog top only when the run goes through it, not the program.
+    harness = hardware and not _on_program(tests[TRAFFIC_TEST], simulator, waves,
+                                           network.flit_width)
     fingerprint = generation_fingerprint(network, family, trace=trace and not hardware,
-                                         traffic=hardware, stalls=stalls)
+                                         traffic=hardware, harness=harness, stalls=stalls)
     if rtl.is_dir() and stamp.exists() and stamp.read_text() == fingerprint:
         files = sorted(rtl.iterdir())
         routers = len(json.loads(_manifest(files).read_text())["routers"])
@@ -95,7 +98,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     else:
         stamp.unlink(missing_ok=True)
         files = generate_network(network, rtl, family=family, trace=trace and not hardware,
-                                 traffic=hardware, stalls=stalls)
+                                 traffic=hardware, harness=harness, stalls=stalls)
         stamp.write_text(fingerprint)
         routers = len(json.loads(_manifest(files).read_text())["routers"])
         say(f"generated {network.name}: {routers} routers "
@@ -106,6 +109,15 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     results = run_generated(simulator, build_dir, tests, run_dir=run_dir, waves=waves, log=log)
     say(f"done ({time.perf_counter() - started:.1f} s)")
     return results
+
+
+def _on_program(settings: dict, simulator: str, waves, flit_width: int) -> bool:
+    """Whether ``hardware_traffic`` with ``settings`` will run on the C++ program."""
+    engine = settings.get("engine", "auto")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    return traffic_program.chosen(engine, simulator, runner.waves_wanted(waves), flit_width,
+                                  settings["points"])
 
 
 def generation_fingerprint(network, family, **options) -> str:
@@ -170,13 +182,8 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
     blocks = list(manifest["modules"].values())
     if TRAFFIC_TEST in tests:
         settings = tests[TRAFFIC_TEST]
-        engine = settings.get("engine", "auto")
-        if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
         points = settings["points"]
-        if engine == "program" or (engine == "auto" and simulator == "verilator"
-                                   and not waves and traffic_program.available(manifest,
-                                                                              points)):
+        if _on_program(settings, simulator, waves, manifest["head_flit"]["width"]):
             if simulator != "verilator":
                 raise ValueError("the traffic program runs on Verilator only")
             executable = traffic_program.build(build_dir / "rtl", build_dir / "program",
@@ -184,6 +191,9 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
             traffic_program.run(executable, manifest, points, results)
             return
         traffic = manifest["traffic"]
+        if traffic.get("verilog") is None:
+            raise ValueError(f"{build_dir} was generated without the harness's Verilog top "
+                             "(for the program): generate it with harness=True")
         # The sources and sinks are inlined into the top, only the routers are hierarchy
         # blocks: on the 8x8 torus at 0.3 flits/PE/cycle that ran 3,000 instead of 2,200
         # cycles/s (all inlined: 4,000, but twice the build time).

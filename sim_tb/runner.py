@@ -148,6 +148,11 @@ def discard_precompiled_headers(build_dir: Path) -> None:
         header.unlink()
 
 
+def waves_wanted(waves: bool | None) -> bool:
+    """``waves``, or when None whether the environment asks for waveforms (``TWINNET_WAVES``)."""
+    return waves if waves is not None else os.environ.get(WAVES_ENV, "") not in ("", "0")
+
+
 def load_config() -> dict:
     """Inside a cocotb module: the JSON configuration that :func:`run` passed in."""
     path = os.environ.get(CONFIG_ENV)
@@ -186,8 +191,7 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
         raise RuntimeError(reason)
     from cocotb_tools.check_results import get_results
 
-    if waves is None:
-        waves = os.environ.get(WAVES_ENV, "") not in ("", "0")
+    waves = waves_wanted(waves)
     build_dir = Path(build_dir).resolve()
     if waves:
         # A traced build differs from a plain one: keep them apart, side by side (not nested:

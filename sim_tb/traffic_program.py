@@ -27,17 +27,23 @@ from .traffic_phases import COUNTERS, Deadlock, Harness, TrafficError, run_point
 #: Faults the program injects (:data:`twinnet.gen.traffic_cpp.FAULTS`, repeated here so that
 #: running needs no Amaranth; a test keeps the two equal).
 FAULTS = ("none", "duplicate")
+#: Widest flit the program carries: a flit and its first/last/VC bits in 64 (the generator
+#: writes the program only up to it).
+MAX_FLIT_WIDTH = 61
 #: The C++ compiler's optimisation: -O2 on the models and the program (the models are small,
 #: each compiled once; -O1 ran 15 % slower for a few seconds less of building).
 OPT = "-O2"
 
 
-def available(manifest: dict, points: list[dict]) -> bool:
-    """Whether the program can run these points: it was generated (flits of up to 61 bits)
-    and every fault asked for is one it injects."""
-    traffic = manifest.get("traffic") or {}
-    return bool(traffic.get("program")) and all(point.get("fault", "none") in FAULTS
-                                               for point in points)
+def chosen(engine: str, simulator: str, waves: bool, flit_width: int, points: list[dict]
+           ) -> bool:
+    """Whether traffic in hardware runs on the program rather than the Verilog harness
+    through cocotb (``engine`` is one of :data:`twinnet.sim_tb.network_sim.ENGINES`): asked
+    for, or ``auto`` on Verilator without waveforms for a flit width and faults it takes."""
+    return engine == "program" or (
+        engine == "auto" and simulator == "verilator" and not waves
+        and flit_width <= MAX_FLIT_WIDTH
+        and all(point.get("fault", "none") in FAULTS for point in points))
 
 
 def _modules(manifest: dict) -> list[str]:
