@@ -5,6 +5,7 @@ the right terminal (the sinks' error counters are zero and received == injected,
 fails). The expected figures are hand calculations.
 """
 
+import json
 import re
 from pathlib import Path
 
@@ -239,3 +240,29 @@ def test_a_deadlock_with_waves_leaves_the_waveform_beside_its_log(tmp_path, caps
     assert "deadlock: nothing moved for" in err[-1]
     folder = Path(re.search(r"details in (\S+)/test\.log", err[-1]).group(1))
     assert (folder / "test.log").exists() and (folder / "dump.vcd").stat().st_size > 0
+
+
+def test_the_verilog_harness_is_generated_only_for_the_cocotb_engine(tmp_path):
+    """The engine is chosen before generation: the program needs no Verilog harness top (its
+    manifest says so); Icarus, waveforms or the link faults do."""
+    from twinnet.gen.generate import generate_network
+    from twinnet.sim_tb.traffic_program import chosen
+
+    point = {"pattern": "uniform", "rate": 0.05}
+    assert chosen("auto", "verilator", False, 32, [point])
+    assert not chosen("auto", "icarus", False, 32, [point])
+    assert not chosen("auto", "verilator", True, 32, [point])
+    assert not chosen("auto", "verilator", False, 32, [{**point, "fault": "corrupt"}])
+    assert not chosen("auto", "verilator", False, 62, [point])  # wider than the program's
+    assert not chosen("cocotb", "verilator", False, 32, [point])
+    network = twin_network_from_dict({"radices": [3, 3], "configuration": "torus",
+                                      "mode": "bubble"})
+    for harness in (False, True):
+        files = generate_network(network, tmp_path / str(harness), traffic=True,
+                                 harness=harness)
+        traffic = json.loads(files[-1].read_text())["traffic"]
+        names = {path.name for path in files}
+        assert (f"{network.name}_traffic.v" in names) == harness
+        assert traffic["verilog"] == (f"{network.name}_traffic.v" if harness else None)
+        assert traffic["program"] == f"{network.name}_traffic.cpp"
+        assert bool(traffic["ports"]) == harness
