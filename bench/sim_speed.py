@@ -21,19 +21,35 @@ timed (generation, Verilator and the C++ compiler); every way then runs ``--repe
 its build (the same point, the same counts) and the median speed is the one compared, since
 a single run on a shared 2-core machine can lose a third of its speed to a neighbour. The
 load average at the start of every run is recorded. Writes ``bench/results/sim_speed.json``
-(override with ``--out``). Usage::
+(override with ``--out``), with the commit and the tools' versions (``provenance``).
+
+``--booksim PATH`` (a BookSim 2 binary built by the user) also runs BookSim 2 at every load of
+the tori, with a configuration written here from the same network: the torus, dimension-order
+routing over 2 VCs of 8 flits, 4-flit packets, uniform traffic at the same offered load in
+flits per node per cycle, one period of ``--cycles`` (in BookSim's throughput mode: its latency
+mode abandons a run beyond saturation, as 16x16 at 0.3 is, after warming up); BookSim's speed
+is its simulated cycles ("Time taken is N cycles") per CPU-second of its process, the
+program's its cycles per second of the run (one core either way), and the result holds their
+ratio (the aim: at least 2x). ``--ways program`` leaves out the two slower ways. Usage::
 
     .venv/bin/python bench/sim_speed.py [--cycles 10000] [--repeats 3]
+    .venv/bin/python bench/sim_speed.py --cases torus-8x8,torus-16x16 --ways program \
+        --booksim ../booksim2/src/booksim
 """
 
 import argparse
 import json
 import os
+import re
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
+
+from provenance import provenance
 
 from twinnet.gen.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
@@ -49,7 +65,20 @@ CASES = {
                    "buffer_depth": 8}, (0.1, 0.3),
                   {"booksim_cycles_per_second": {"0.1": 27_600, "0.3": 10_100},
                    "cocotb_before_cycles_per_second": [670, 970]}),
+    "torus-16x16": ({"radices": [16, 16], "configuration": "torus", "mode": "vc",
+                     "buffer_depth": 8}, (0.1, 0.3),
+                    {"booksim_cycles_per_second": {"0.1": 4_600, "0.3": 2_480}}),
 }
+WAYS = ("program", "harness", "cocotb")
+#: The BookSim 2 settings that match the tori of :data:`CASES` (its names; see its manual).
+BOOKSIM = {"topology": "torus", "routing_function": "dim_order", "num_vcs": 2,
+           "vc_buf_size": 8, "packet_size": 4, "traffic": "uniform",
+           "injection_rate_uses_flits": 1, "sim_type": "throughput", "warmup_periods": 1,
+           "max_samples": 1, "sim_count": 1, "wait_for_tail_credit": 0,
+           "vc_allocator": "separable_input_first", "sw_allocator": "separable_input_first",
+           "alloc_iters": 1, "credit_delay": 2, "routing_delay": 0, "vc_alloc_delay": 1,
+           "sw_alloc_delay": 1, "st_final_delay": 1, "input_speedup": 1,
+           "output_speedup": 1, "internal_speedup": 1.0}
 
 
 def timed(network, build_dir: Path, tests: dict, repeats: int) -> tuple[list, float, list]:
@@ -98,15 +127,51 @@ def cocotb_run(network, build_dir: Path, rate: float, cycles: int, pes: int,
                    load_averages=loads)
 
 
+def booksim_run(binary: Path, folder: Path, radices, load: float, cycles: int,
+                repeats: int) -> dict:
+    """BookSim 2 on the torus ``radices`` at ``load`` flits per node per cycle (see the module
+    docstring); the median of ``repeats`` runs' simulated cycles per CPU-second."""
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = {**BOOKSIM, "k": radices[0], "n": len(radices), "injection_rate": load,
+                "sample_period": cycles}
+    config = folder / f"torus-{'x'.join(map(str, radices))}-{load}.cfg"
+    config.write_text("".join(f"{key} = {value};\n" for key, value in settings.items()))
+    speeds, cycles_run = [], None
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # (BookSim 2 exits with status 255 when its simulation succeeded: what it printed
+        # says whether it ran.)
+        done = subprocess.run([str(binary), str(config)], capture_output=True, text=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        taken = re.findall(r"Time taken is (\d+) cycles", done.stdout)
+        if not taken:
+            raise RuntimeError(f"BookSim 2 did not run {config}: {done.stdout[-500:]}"
+                               f"{done.stderr[-500:]}")
+        cycles_run = int(taken[-1])
+        speeds.append(cycles_run / seconds)
+    return summary(speeds, cycles=cycles_run, config=settings)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--ways", default=",".join(WAYS),
+                        help=f"comma-separated, from {', '.join(WAYS)}")
+    parser.add_argument("--booksim", type=Path, metavar="PATH",
+                        help="a BookSim 2 binary: also run it on the tori and compare")
     parser.add_argument("--out", type=Path, default=RESULTS / "sim_speed.json")
     args = parser.parse_args()
+    ways = args.ways.split(",")
+    if not ways or not set(ways) <= set(WAYS):
+        parser.error(f"--ways {args.ways}: give some of {', '.join(WAYS)}")
+    if args.booksim is not None and not os.access(args.booksim, os.X_OK):
+        parser.error(f"--booksim {args.booksim}: not an executable file (build BookSim 2 "
+                     "and give its src/booksim)")
     result = {"simulator": "verilator", "cpus": os.cpu_count(), "cycles": args.cycles,
-              "repeats": args.repeats, "cases": {}}
+              "repeats": args.repeats, "provenance": provenance(), "cases": {}}
     for name in args.cases.split(","):
         config, loads, anchors = CASES[name]
         network = twin_network_from_dict({key: value for key, value in config.items()
@@ -115,24 +180,33 @@ def main() -> None:
         runs = {}
         for load in loads:
             rate = load / length
-            program = hardware_run(network, BUILD / name / "program", rate, args.cycles,
-                                   "program", args.repeats)
-            harness = hardware_run(network, BUILD / name / "harness", rate, args.cycles,
-                                   "cocotb", args.repeats)
-            cocotb = cocotb_run(network, BUILD / name / "cocotb", rate, args.cycles, pes,
-                                args.repeats)
-            runs[str(load)] = {
-                "program": program, "harness": harness, "cocotb": cocotb,
-                "ratio_program_over_cocotb":
-                    program["cycles_per_second"] / cocotb["cycles_per_second"],
-                "ratio_harness_over_cocotb":
-                    harness["cycles_per_second"] / cocotb["cycles_per_second"]}
+            run = {}
+            if "program" in ways:
+                run["program"] = hardware_run(network, BUILD / name / "program", rate,
+                                              args.cycles, "program", args.repeats)
+            if "harness" in ways:
+                run["harness"] = hardware_run(network, BUILD / name / "harness", rate,
+                                              args.cycles, "cocotb", args.repeats)
+            if "cocotb" in ways:
+                run["cocotb"] = cocotb_run(network, BUILD / name / "cocotb", rate,
+                                           args.cycles, pes, args.repeats)
+                for way in ("program", "harness"):
+                    if way in run:
+                        run[f"ratio_{way}_over_cocotb"] = (run[way]["cycles_per_second"] /
+                                                           run["cocotb"]["cycles_per_second"])
+            if args.booksim is not None and network.topology.card_count == 1:  # a torus
+                run["booksim"] = booksim_run(args.booksim, BUILD / name / "booksim",
+                                             network.topology.radices, load, args.cycles,
+                                             args.repeats)
+                if "program" in run:
+                    run["ratio_program_over_booksim"] = (run["program"]["cycles_per_second"] /
+                                                         run["booksim"]["cycles_per_second"])
+            runs[str(load)] = run
             print(f"{name} at {load} flits/PE/cycle: " + ", ".join(
-                f"{way} {run['cycles_per_second']:.0f} cycles/s (build "
-                f"{run['build_seconds']:.0f} s)" for way, run in
-                (("program", program), ("harness", harness), ("cocotb", cocotb)))
-                + f"; program/cocotb {runs[str(load)]['ratio_program_over_cocotb']:.1f}x",
-                file=sys.stderr)
+                f"{way} {run[way]['cycles_per_second']:.0f} cycles/s" for way in
+                (*WAYS, "booksim") if way in run) + "".join(
+                f"; {key.removeprefix('ratio_')} {value:.2f}x" for key, value in run.items()
+                if key.startswith("ratio_")), file=sys.stderr)
         result["cases"][name] = {"network": network.name, "pes": pes, "anchors": anchors,
                                  "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
