@@ -185,7 +185,7 @@ class _TopWriter:
     def __init__(self, top: Network):
         self.top, self.netlist = top, top.netlist
         self.index = {router.label: index for index, router in enumerate(self.netlist.routers)}
-        # Per router kind: port path → (flow, width, reset value), in signature order.
+        # Per router kind: port path → (flow, width, reset value, shape), in signature order.
         self.ports = {}
         for kind, router in self.netlist.kinds.items():
             iface = router.signature.create()
