@@ -299,10 +299,11 @@ class _TopWriter:
                 source = self.index[channel.source]
                 payload = self.port(source, (out, "flit", "payload"))[1]
                 valid.append(self.wire(source, (out, "flit", "valid")))
-                flit.append(_concatenation([_constant(0, top.trace_stride - payload),
-                                            self.wire(source, (out, "flit", "payload"))]
-                                           if payload < top.trace_stride else
-                                           [self.wire(source, (out, "flit", "payload"))]))
+                # The payload in the low bits, zero-extended to the stride.
+                parts = [self.wire(source, (out, "flit", "payload"))]
+                if payload < top.trace_stride:
+                    parts.append(_constant(0, top.trace_stride - payload))
+                flit.append(_concatenation(parts))
             lines += [f"  assign trace_valid = {_concatenation(valid)};",
                       f"  assign trace_flit = {_concatenation(flit)};"]
         lines += self.drop_count()
