@@ -167,7 +167,8 @@ def main() -> None:
     ways = args.ways.split(",")
     if not ways or not set(ways) <= set(WAYS):
         parser.error(f"--ways {args.ways}: give some of {', '.join(WAYS)}")
-    if args.booksim is not None and not os.access(args.booksim, os.X_OK):
+    if args.booksim is not None and not (args.booksim.is_file()
+                                         and os.access(args.booksim, os.X_OK)):
         parser.error(f"--booksim {args.booksim}: not an executable file (build BookSim 2 "
                      "and give its src/booksim)")
     result = {"simulator": "verilator", "cpus": os.cpu_count(), "cycles": args.cycles,
