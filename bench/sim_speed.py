@@ -68,6 +68,10 @@ CASES = {
     "torus-16x16": ({"radices": [16, 16], "configuration": "torus", "mode": "vc",
                      "buffer_depth": 8}, (0.1, 0.3),
                     {"booksim_cycles_per_second": {"0.1": 4_600, "0.3": 2_480}}),
+    # 4,096 routers (the limit; mode vc stops at 1,024): the issue asks a build of at most 10
+    # minutes and at least 500 cycles/s at 0.1.
+    "torus-64x64": ({"radices": [64, 64], "configuration": "torus", "mode": "bubble"}, (0.1,),
+                    {"build_seconds_at_most": 600, "program_cycles_per_second_at_least": 500}),
 }
 WAYS = ("program", "harness", "cocotb")
 #: The BookSim 2 settings that match the tori of :data:`CASES` (its names; see its manual).
@@ -81,11 +85,13 @@ BOOKSIM = {"topology": "torus", "routing_function": "dim_order", "num_vcs": 2,
            "output_speedup": 1, "internal_speedup": 1.0}
 
 
-def timed(network, build_dir: Path, tests: dict, repeats: int) -> tuple[list, float, list]:
-    """Run ``tests`` ``repeats`` times, the first from an empty build folder; return every
-    run's results, the seconds of the first (the build and its simulation) and the load
-    average at the start of every run."""
-    shutil.rmtree(build_dir, ignore_errors=True)
+def timed(network, build_dir: Path, tests: dict, repeats: int, fresh: bool = True
+          ) -> tuple[list, float, list]:
+    """Run ``tests`` ``repeats`` times, the first from an empty build folder when ``fresh``;
+    return every run's results, the seconds of the first (the build and its simulation) and
+    the load average at the start of every run."""
+    if fresh:
+        shutil.rmtree(build_dir, ignore_errors=True)
     runs, loads, first = [], [], 0.0
     for repeat in range(repeats):
         loads.append(os.getloadavg()[0])
@@ -103,10 +109,12 @@ def summary(speeds: list[float], **fields) -> dict:
 
 
 def hardware_run(network, build_dir: Path, rate: float, cycles: int, engine: str,
-                 repeats: int) -> dict:
+                 repeats: int, threads: int = 1) -> dict:
+    """Traffic in hardware on ``engine``; the program on ``threads`` threads (a fresh build
+    for one thread, the same build for more)."""
     runs, seconds, loads = timed(network, build_dir, {network_sim.TRAFFIC_TEST: {
         "points": [{"pattern": "uniform", "rate": rate, "warmup": 1000, "measure": cycles}],
-        "engine": engine}}, repeats)
+        "engine": engine, "threads": threads}}, repeats, fresh=threads == 1)
     points = [results[network_sim.TRAFFIC_TEST]["points"][0] for results in runs]
     point = points[0]
     return summary([p["cycles_per_second"] for p in points], cycles=point["cycles"],
@@ -162,9 +170,15 @@ def main() -> None:
                         help=f"comma-separated, from {', '.join(WAYS)}")
     parser.add_argument("--booksim", type=Path, metavar="PATH",
                         help="a BookSim 2 binary: also run it on the tori and compare")
+    parser.add_argument("--threads", default="1",
+                        help="comma-separated thread counts of the program way (each after "
+                             "the first on the same build), e.g. 1,2")
     parser.add_argument("--out", type=Path, default=RESULTS / "sim_speed.json")
     args = parser.parse_args()
     ways = args.ways.split(",")
+    thread_counts = [int(count) for count in args.threads.split(",")]
+    if not thread_counts or thread_counts[0] != 1:
+        parser.error(f"--threads {args.threads}: start with 1 (the build's first run)")
     if not ways or not set(ways) <= set(WAYS):
         parser.error(f"--ways {args.ways}: give some of {', '.join(WAYS)}")
     if args.booksim is not None and not (args.booksim.is_file()
@@ -172,7 +186,8 @@ def main() -> None:
         parser.error(f"--booksim {args.booksim}: not an executable file (build BookSim 2 "
                      "and give its src/booksim)")
     result = {"simulator": "verilator", "cpus": os.cpu_count(), "cycles": args.cycles,
-              "repeats": args.repeats, "provenance": provenance(), "cases": {}}
+              "repeats": args.repeats, "threads": thread_counts, "provenance": provenance(),
+              "cases": {}}
     for name in args.cases.split(","):
         config, loads, anchors = CASES[name]
         network = twin_network_from_dict({key: value for key, value in config.items()
@@ -183,8 +198,10 @@ def main() -> None:
             rate = load / length
             run = {}
             if "program" in ways:
-                run["program"] = hardware_run(network, BUILD / name / "program", rate,
-                                              args.cycles, "program", args.repeats)
+                for threads in thread_counts:
+                    key = "program" if threads == 1 else f"program_threads_{threads}"
+                    run[key] = hardware_run(network, BUILD / name / "program", rate,
+                                            args.cycles, "program", args.repeats, threads)
             if "harness" in ways:
                 run["harness"] = hardware_run(network, BUILD / name / "harness", rate,
                                               args.cycles, "cocotb", args.repeats)
@@ -195,17 +212,18 @@ def main() -> None:
                     if way in run:
                         run[f"ratio_{way}_over_cocotb"] = (run[way]["cycles_per_second"] /
                                                            run["cocotb"]["cycles_per_second"])
-            if args.booksim is not None and network.topology.card_count == 1:  # a torus
+            if args.booksim is not None and network.topology.card_count == 1 \
+                    and network.topology.mode == "vc":  # BookSim's torus: dateline VCs
                 run["booksim"] = booksim_run(args.booksim, BUILD / name / "booksim",
                                              network.topology.radices, load, args.cycles,
                                              args.repeats)
-                if "program" in run:
-                    run["ratio_program_over_booksim"] = (run["program"]["cycles_per_second"] /
-                                                         run["booksim"]["cycles_per_second"])
+                for key in [key for key in run if key.startswith("program")]:
+                    run[f"ratio_{key}_over_booksim"] = (run[key]["cycles_per_second"] /
+                                                        run["booksim"]["cycles_per_second"])
             runs[str(load)] = run
             print(f"{name} at {load} flits/PE/cycle: " + ", ".join(
-                f"{way} {run[way]['cycles_per_second']:.0f} cycles/s" for way in
-                (*WAYS, "booksim") if way in run) + "".join(
+                f"{way} {run[way]['cycles_per_second']:.0f} cycles/s" for way in run
+                if not way.startswith("ratio_")) + "".join(
                 f"; {key.removeprefix('ratio_')} {value:.2f}x" for key, value in run.items()
                 if key.startswith("ratio_")), file=sys.stderr)
         result["cases"][name] = {"network": network.name, "pes": pes, "anchors": anchors,

@@ -6,7 +6,11 @@ import time
 from pathlib import Path
 
 from twinnet.model import checks
-from twinnet.model.fat_tree import FAT_TREE_KEYS, fat_tree_network_from_dict
+from twinnet.model.fat_tree import (
+    FAT_TREE_KEYS,
+    MAX_FAT_TREE_TERMINALS,
+    fat_tree_network_from_dict,
+)
 from twinnet.model.king import KINDS
 from twinnet.model.king_network import (
     ESCAPES,
@@ -23,9 +27,11 @@ from twinnet.model.network import (
     MAX_FLIT_WIDTH,
     MAX_PACKET_LENGTH,
     MAX_ROUTERS,
+    MAX_VC_ROUTERS,
     TWIN_NETWORK_KEYS,
     twin_network_from_dict,
 )
+from twinnet.model.twisted_network import MAX_NODES as TWISTED_MAX_NODES
 from twinnet.model.twisted_network import TWISTED_KEYS, twisted_network_from_dict
 
 from . import args as parse
@@ -108,8 +114,10 @@ FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
 TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
                    "king": "king", "twisted": "twisted"}
 
-LIMITS_HELP = (f"Limits: at most {MAX_ROUTERS} routers (3DT 8x8x8 and the 2D 32x32 torus, the "
-               f"papers' largest; generation takes about 25 s and 0.7 GiB), flit width at most "
+LIMITS_HELP = (f"Limits: at most {MAX_ROUTERS} routers in a torus or twin torus (the 2D 64x64 "
+               f"torus, 3DT 16x16x8; {MAX_VC_ROUTERS} in mode vc), {MAX_SIDE}x"
+               f"{MAX_SIDE} king and diagonal networks, {TWISTED_MAX_NODES} nodes in a "
+               f"twisted torus, {MAX_FAT_TREE_TERMINALS} fat-tree terminals; flit width at most "
                f"{MAX_FLIT_WIDTH}, packet length at most {MAX_PACKET_LENGTH}, buffer depth at "
                f"most {MAX_BUFFER_DEPTH} flits.")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from twinnet.model import checks
 from twinnet.model.traffic import PATTERNS
+from twinnet.sim_tb.traffic_program import MAX_THREADS
 
 from . import args as parse
 from . import gen_cmd, output
@@ -75,6 +76,11 @@ def register(commands) -> None:
                              "all-pairs, the whole run), report them (JSON link_loads) and draw "
                              "the network with each link coloured by its load into FILE (.svg "
                              "or .png), with a histogram of the loads beside it")
+    parser.add_argument("--threads", type=parse.integer, default=1, metavar="N",
+                        help="--check end-to-end on Verilator: evaluate the C++ program's "
+                             f"models on N threads, 1 to {MAX_THREADS} (the results do not "
+                             "depend on N; more threads than idle cores slow it down) "
+                             "(default 1)")
     parser.set_defaults(func=run)
 
 
@@ -239,6 +245,12 @@ def traffic_settings(network, args) -> dict:
         if check != "end-to-end" or args.simulator != "verilator" or args.waves:
             raise UsageError(f"--link-loads {loads}: applies to --check end-to-end on "
                              "Verilator without --waves (the C++ program counts every link)")
+    threads = getattr(args, "threads", 1)
+    if not 1 <= threads <= MAX_THREADS:
+        raise UsageError(f"--threads {threads}: must be from 1 to {MAX_THREADS}")
+    if threads > 1 and (check != "end-to-end" or args.simulator != "verilator" or args.waves):
+        raise UsageError(f"--threads {threads}: applies to --check end-to-end on Verilator "
+                         "without --waves (the C++ program's threads)")
     if check == "end-to-end":
         settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
                     "measure": max(1, round(packets / (rate * pes))),
@@ -345,8 +357,8 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
     """The run with traffic generated and checked in hardware (``--check end-to-end``)."""
     from twinnet.sim_tb import network_sim
 
-    logs, results = _simulate(network, args, family, build_dir,
-                              {network_sim.TRAFFIC_TEST: {"points": [settings]}})
+    logs, results = _simulate(network, args, family, build_dir, {network_sim.TRAFFIC_TEST: {
+        "points": [settings], "threads": getattr(args, "threads", 1)}})
     point = results[network_sim.TRAFFIC_TEST]["points"][0]
     length = network.packet_length
     lines = [

@@ -9,10 +9,23 @@ instance, joined the way :class:`twinnet.hdl.network.Network` and
 :class:`twinnet.hdl.traffic.TrafficHarness` join them: channels by the routers' port
 signatures, terminals to sources and sinks, the harness's controls to every source and sink.
 
-Every cycle the program settles the combinational paths between models with the clock low
-(it copies each connected output to its input, evaluates the models whose inputs changed, and
-again until nothing changes), then raises the clock on every model. The harness's cycle count
-``now`` is kept here, as the harness's register is. Counters are summed here when read.
+Its code is the same for every network of the same router kinds; the network is in its
+tables (one row per wire between routers, per terminal and per link), so a 4,096-router
+network compiles as fast as a small one. Each router kind has a port table (where Verilator
+keeps each port of a model), and the wires copy values between those places.
+
+Every cycle the program first carries what the last rising edge changed to the inputs it
+drives, then settles the combinational paths between models with the clock low: it evaluates
+the models whose inputs changed (and every awake one), carries their outputs, and again until
+nothing changes. Then it raises the clock on every awake model. A router whose whole state
+(Verilator's root of the model: registers, ports and its scheduler's flags) is the same after
+a rising edge as after the one before is asleep: with unchanged inputs it would stay so, so it
+is left out until an input changes. Sources and sinks never sleep (their time input changes
+every cycle). The results are those of evaluating every model every cycle, cycle for cycle.
+The program's first argument is the number of threads evaluating the models (default 1); the
+results do not depend on it. A second argument ``awake`` keeps every model awake (the
+reference the sleeping is tested against). The harness's cycle count ``now`` is kept here, as the
+harness's register is. Counters are summed here when read.
 
 The program reads commands on stdin, one per line, and answers on stdout:
 
@@ -22,8 +35,9 @@ The program reads commands on stdin, one per line, and answers on stdout:
 - ``run N``: N clock cycles; answers ``ok``;
 - ``read``: answers one line of ``name=value`` pairs, the harness's outputs (and ``hist<i>``,
   its histogram bins, ``stall_<reason>``, the routers' stall counters summed, when they
-  have them, ``idle``, the cycles since a flit last moved on any link or terminal port, and
-  ``hops``, the head flits that crossed a link between routers since reset);
+  have them, ``idle``, the cycles since a flit last moved on any link or terminal port,
+  ``hops``, the head flits that crossed a link between routers since reset, and ``asleep``,
+  the routers asleep now);
 - ``held``: answers one line with, per router in the netlist's order, the flits it holds
   (flits in minus flits out since reset, counted on its links and terminal ports), for the
   watchdog's report;
@@ -66,22 +80,6 @@ def _constant(shape, value) -> int:
     return Const.cast(shape.const(value)).value
 
 
-def _bit(word: str, width: int, offset: int) -> str:
-    """C++: bit ``offset`` of Verilator's value ``word`` of ``width`` bits (a word array
-    beyond 64 bits)."""
-    if width > 64:
-        word, offset = f"{word}[{offset // 32}]", offset % 32
-    return f"(({word} >> {offset}) & 1)"
-
-
-def _assign_wide(target: str, width: int, value: int) -> str:
-    if width <= 64:
-        return f"{target} = {value:#x}ULL;"
-    words = (width + 31) // 32
-    return " ".join(f"{target}[{i}] = {(value >> (32 * i)) & 0xFFFFFFFF:#x}u;"
-                    for i in range(words))
-
-
 class Program:
     """Lines of C++, indented."""
 
@@ -95,12 +93,480 @@ class Program:
         return "\n".join(self.lines) + "\n"
 
 
+#: The generic part of the program: models, their activity, the settling of the paths between
+#: them, the clock, the counters. What depends on the network follows it (tables and the
+#: ``Harness``, which knows the types of its models).
+ENGINE = r"""
+double sc_time_stamp() { return 0; }
+
+// A port of a model: where Verilator keeps its value and in how many bytes (a value of up to
+// 8 bits in a uint8_t, 16 in a uint16_t, 32 in a uint32_t, 64 in a uint64_t, wider ones in
+// 32-bit words).
+struct Port {
+    void* at;
+    int bytes;
+};
+
+static inline uint64_t get(const Port& port) {
+    switch (port.bytes) {
+    case 1: return *(const uint8_t*)port.at;
+    case 2: return *(const uint16_t*)port.at;
+    case 4: return *(const uint32_t*)port.at;
+    default: return *(const uint64_t*)port.at;
+    }
+}
+
+static inline bool put(const Port& port, uint64_t value) {
+    if (get(port) == value) return false;
+    switch (port.bytes) {
+    case 1: *(uint8_t*)port.at = (uint8_t)value; break;
+    case 2: *(uint16_t*)port.at = (uint16_t)value; break;
+    case 4: *(uint32_t*)port.at = (uint32_t)value; break;
+    default: *(uint64_t*)port.at = value; break;
+    }
+    return true;
+}
+
+template <class T> static inline bool copy_as(void* to, const void* from) {
+    const T value = *(const T*)from;
+    if (*(T*)to == value) return false;
+    *(T*)to = value;
+    return true;
+}
+
+// A wire between routers: an output, the input it drives (of the same width) and the model
+// of that input.
+struct Wire {
+    const void* from;
+    void* to;
+    int bytes, target;
+
+    // Carries the value; whether the input changed.
+    bool carry() const {
+        switch (bytes) {
+        case 1: return copy_as<uint8_t>(to, from);
+        case 2: return copy_as<uint16_t>(to, from);
+        case 4: return copy_as<uint32_t>(to, from);
+        case 8: return copy_as<uint64_t>(to, from);
+        default:
+            if (!std::memcmp(to, from, bytes)) return false;
+            std::memcpy(to, from, bytes);
+            return true;
+        }
+    }
+};
+
+static inline uint64_t bit(const Port& port, int offset) {
+    if (port.bytes <= 8) return (get(port) >> offset) & 1;
+    return (((const uint32_t*)port.at)[offset / 32] >> (offset % 32)) & 1;
+}
+
+template <class T> static void assign(T& target, const uint32_t* words) {
+    target = (T)((uint64_t)words[0] | ((uint64_t)words[1] << 32));
+}
+template <std::size_t N> static void assign(VlWide<N>& target, const uint32_t* words) {
+    for (std::size_t i = 0; i < N; i++) target[i] = words[i];
+}
+
+// What a model's outputs drive: a wire between routers, or one side of a terminal.
+enum Drive : uint8_t { WIRE, SOURCE_TO_ROUTER, ROUTER_TO_SOURCE, ROUTER_TO_SINK,
+                       SINK_TO_ROUTER };
+struct Link {
+    Drive what;
+    int index;
+};
+
+// One Verilated instance and its activity. A model that may sleep is left out of the clock
+// once its whole state (Verilator's root: registers, inputs, outputs, its scheduler's flags)
+// is the same after a rising edge as after the one before: with the same inputs it would stay
+// so. An input that changes wakes it.
+struct Model {
+    std::vector<Port> ports;  // in the order of its kind's port table
+    std::vector<Link> drives;
+    std::vector<unsigned char> saved;
+    bool sleeps = false, awake = true, queued = false;
+    virtual ~Model() {}
+    virtual void eval() = 0;
+    virtual void clock(uint8_t value) = 0;
+    virtual void reset(uint8_t value) = 0;
+    virtual const void* state() = 0;
+
+    // The rising edge; whether the model stays awake.
+    bool edge() {
+        clock(1);
+        eval();
+        if (!sleeps) return true;
+        const void* now = state();
+        if (!std::memcmp(now, saved.data(), saved.size())) return awake = false;
+        std::memcpy(saved.data(), now, saved.size());
+        return true;
+    }
+};
+
+template <class V> struct Of : Model {
+    V* v;
+    Of(VerilatedContext* context, bool may_sleep) : v(new V{context}) {
+        sleeps = may_sleep;
+        saved.assign(sizeof(*v->rootp), 0);
+    }
+    ~Of() { delete v; }
+    void eval() override { v->eval(); }
+    void clock(uint8_t value) override { v->clk = value; }
+    void reset(uint8_t value) override { v->rst = value; }
+    const void* state() override { return v->rootp; }
+};
+
+// A link between routers: the models at its ends, in the netlist's channel order.
+struct Crossing {
+    int source, target;  // router numbers
+    Port valid, payload;  // of the flit at the target's input
+    int first;  // the head bit in the payload
+};
+
+// A terminal: its router's ports and the fields of their payloads.
+struct Terminal {
+    int router;
+    Port in_valid, in_payload, in_ready, out_valid, out_payload, out_ready;
+    int data_at, first_at, last_at, out_data_at, out_first_at, out_last_at;
+    uint64_t out_data_mask;
+};
+
+// Evaluation over several threads: the calling thread and ``threads - 1`` workers each
+// evaluate every ``threads``-th model of a list (models of one kind sit next to each other);
+// a worker waits for the next list spinning, then yielding. Models are separate objects, so
+// the results do not depend on the number of threads.
+struct Crew {
+    enum Job { EVAL, EDGE };
+    int threads = 1;
+    std::vector<std::thread> workers;
+    std::atomic<uint64_t> epoch{0};
+    std::atomic<int> finished{0};
+    bool stopping = false;
+    Job job = EVAL;
+    const std::vector<int>* list = nullptr;
+    std::vector<Model*>* models = nullptr;
+    std::vector<uint8_t> stays;  // per model, after an EDGE: whether it stays awake
+
+    static void wait() {
+        static thread_local int spins = 0;
+        if (++spins % 4096 == 0) std::this_thread::yield();
+    }
+
+    void start(int count, std::vector<Model*>* all) {
+        models = all;
+        threads = count;
+        stays.assign(all->size(), 0);
+        for (int rank = 1; rank < threads; rank++) workers.emplace_back([this, rank] {
+            uint64_t seen = 0;
+            for (;;) {
+                uint64_t now;
+                while ((now = epoch.load(std::memory_order_acquire)) == seen) wait();
+                seen = now;
+                if (stopping) return;
+                slice(rank, threads);
+                finished.fetch_add(1, std::memory_order_acq_rel);
+            }
+        });
+    }
+
+    void slice(int rank, int stride) {
+        const std::vector<int>& items = *list;
+        for (std::size_t i = rank; i < items.size(); i += stride) {
+            Model* model = (*models)[items[i]];
+            if (job == EVAL) model->eval();
+            else stays[items[i]] = model->edge();
+        }
+    }
+
+    void run(Job what, const std::vector<int>& items) {
+        job = what;
+        list = &items;
+        if (threads == 1 || (int)items.size() < 2 * threads) return slice(0, 1);
+        finished.store(0, std::memory_order_relaxed);
+        epoch.fetch_add(1, std::memory_order_acq_rel);
+        slice(0, threads);
+        while (finished.load(std::memory_order_acquire) != threads - 1) wait();
+    }
+
+    ~Crew() {
+        stopping = true;
+        epoch.fetch_add(1, std::memory_order_acq_rel);
+        for (auto& worker : workers) worker.join();
+    }
+};
+
+template <class Source, class Sink> struct Engine {
+    VerilatedContext context;
+    Crew crew;
+    std::vector<Model*> models;  // routers, then sources, then sinks
+    std::vector<Source*> src;
+    std::vector<Sink*> snk;
+    int routers = 0, pes = 0;
+    std::vector<Wire> wires;
+    std::vector<Terminal> terminals;
+    std::vector<Crossing> crossings;
+    std::vector<int> queue, round, awake, edged;
+    std::vector<int64_t> held;
+    std::vector<uint64_t> link_flits, link_packets, pe_flits, pe_packets;
+    uint64_t now = 0, last_move = 0, hops = 0;
+    int rst = 0, fault = 0;
+
+    // After the routers are made: the sources and sinks, the links of the tables, the threads.
+    void join(int threads, const int32_t (*wire_table)[4], int wire_count,
+              const int32_t (*terms)[14], const int32_t (*channels)[5], int channel_count,
+              int terminal_count) {
+        routers = (int)models.size();
+        pes = terminal_count;
+        for (int t = 0; t < pes; t++) {
+            auto* source = new Of<Source>(&context, false);
+            src.push_back(source->v);
+            models.push_back(source);
+        }
+        for (int t = 0; t < pes; t++) {
+            auto* sink = new Of<Sink>(&context, false);
+            snk.push_back(sink->v);
+            models.push_back(sink);
+        }
+        for (int w = 0; w < wire_count; w++) {
+            const int32_t* row = wire_table[w];
+            const Port& from = models[row[0]]->ports[row[1]];
+            wires.push_back({from.at, models[row[2]]->ports[row[3]].at, from.bytes, row[2]});
+            models[row[0]]->drives.push_back({WIRE, w});
+        }
+        for (int t = 0; t < pes; t++) {
+            const int32_t* row = terms[t];
+            const auto& ports = models[row[0]]->ports;
+            uint64_t mask = row[13] >= 64 ? ~0ULL : (1ULL << row[13]) - 1;
+            terminals.push_back({row[0], ports[row[1]], ports[row[2]], ports[row[3]],
+                                 ports[row[4]], ports[row[5]], ports[row[6]], row[7], row[8],
+                                 row[9], row[10], row[11], row[12], mask});
+            models[routers + t]->drives.push_back({SOURCE_TO_ROUTER, t});
+            models[row[0]]->drives.push_back({ROUTER_TO_SOURCE, t});
+            models[row[0]]->drives.push_back({ROUTER_TO_SINK, t});
+            models[routers + pes + t]->drives.push_back({SINK_TO_ROUTER, t});
+        }
+        for (int c = 0; c < channel_count; c++) {
+            const int32_t* row = channels[c];
+            const auto& ports = models[row[1]]->ports;
+            crossings.push_back({row[0], row[1], ports[row[2]], ports[row[3]], row[4]});
+        }
+        crew.start(threads, &models);
+        held.assign(routers, 0);
+        link_flits.assign(channel_count, 0);
+        link_packets.assign(channel_count, 0);
+        pe_flits.assign(2 * pes, 0);
+        pe_packets.assign(2 * pes, 0);
+        wake_all();
+    }
+
+    void mark(int m) {
+        Model* model = models[m];
+        if (!model->awake) {
+            model->awake = true;
+            model->clock(0);
+        }
+        if (!model->queued) {
+            model->queued = true;
+            queue.push_back(m);
+        }
+    }
+
+    void wake_all() {
+        for (int m = 0; m < (int)models.size(); m++) mark(m);
+    }
+
+    // Everything model ``m`` drives, marking each model whose input changed.
+    void drive(int m) {
+        for (const Link& link : models[m]->drives) {
+            if (link.what == WIRE) {
+                if (wires[link.index].carry()) mark(wires[link.index].target);
+                continue;
+            }
+            const int t = link.index;
+            const Terminal& term = terminals[t];
+            Source* source = src[t];
+            Sink* sink = snk[t];
+            switch (link.what) {
+            case SOURCE_TO_ROUTER: {
+                uint64_t payload = ((uint64_t)source->data << term.data_at)
+                                   | ((uint64_t)source->first << term.first_at)
+                                   | ((uint64_t)source->last << term.last_at);
+                bool changed = put(term.in_valid, source->valid);
+                if (put(term.in_payload, payload) || changed) mark(term.router);
+                break;
+            }
+            case ROUTER_TO_SOURCE:
+                if (source->ready != (uint8_t)get(term.in_ready)) {
+                    source->ready = (uint8_t)get(term.in_ready);
+                    mark(routers + t);
+                }
+                break;
+            case ROUTER_TO_SINK: {
+                uint64_t word = get(term.out_payload);
+                bool changed = false;
+                using Data = std::remove_reference_t<decltype(sink->data)>;
+                auto data = (Data)((word >> term.out_data_at) & term.out_data_mask);
+                auto first = (uint8_t)((word >> term.out_first_at) & 1);
+                auto last = (uint8_t)((word >> term.out_last_at) & 1);
+                auto valid = (uint8_t)get(term.out_valid);
+                if (sink->data != data) { sink->data = data; changed = true; }
+                if (sink->first != first) { sink->first = first; changed = true; }
+                if (sink->last != last) { sink->last = last; changed = true; }
+                if (sink->valid != valid) { sink->valid = valid; changed = true; }
+                if (changed) mark(routers + pes + t);
+                break;
+            }
+            case SINK_TO_ROUTER:
+                if (put(term.out_ready, sink->ready)) mark(term.router);
+                break;
+            default:
+                break;
+            }
+        }
+    }
+
+    // The combinational paths between models, with the clock low: evaluate the marked models,
+    // carry their outputs, again until nothing changes.
+    void settle() {
+        for (int step = 0; !queue.empty(); step++) {
+            if (step > 1000) {
+                std::fprintf(stderr, "combinational loop between models\n");
+                std::exit(3);
+            }
+            round.swap(queue);
+            queue.clear();
+            for (int m : round) models[m]->queued = false;
+            crew.run(Crew::EVAL, round);
+            for (int m : round) drive(m);
+        }
+    }
+
+    // Flits moving this cycle, per router (the watchdog's ``idle`` and ``held``).
+    void count_moves() {
+        bool moved = false;
+        for (std::size_t c = 0; c < crossings.size(); c++) {
+            const Crossing& crossing = crossings[c];
+            if (!get(crossing.valid)) continue;
+            uint64_t head = bit(crossing.payload, crossing.first);
+            held[crossing.source]--;
+            held[crossing.target]++;
+            hops += head;
+            moved = true;
+            link_flits[c]++;
+            link_packets[c] += head;
+        }
+        for (int t = 0; t < pes; t++) {
+            int router = terminals[t].router;
+            if (src[t]->valid && src[t]->ready) {
+                held[router]++;
+                moved = true;
+                pe_flits[2 * t]++;
+                pe_packets[2 * t] += src[t]->first;
+            }
+            if (snk[t]->valid && snk[t]->ready) {
+                held[router]--;
+                moved = true;
+                pe_flits[2 * t + 1]++;
+                pe_packets[2 * t + 1] += snk[t]->first;
+            }
+        }
+        if (moved) last_move = now;
+    }
+
+    // One clock cycle: what the last rising edge changed reaches its inputs, the awake models
+    // settle with the clock low, the flits are counted, the clock rises on the awake models.
+    void cycle() {
+        for (int m : edged) drive(m);
+        edged.clear();
+        for (int m = 0; m < (int)models.size(); m++) {
+            if (!models[m]->awake) continue;
+            models[m]->clock(0);
+            if (!models[m]->queued) {
+                models[m]->queued = true;
+                queue.push_back(m);
+            }
+        }
+        for (int t = 0; t < pes; t++) {
+            src[t]->now = (uint32_t)now;
+            snk[t]->now = (uint32_t)now;
+        }
+        settle();
+        count_moves();
+        awake.clear();
+        for (int m = 0; m < (int)models.size(); m++)
+            if (models[m]->awake) awake.push_back(m);
+        crew.run(Crew::EDGE, awake);
+        for (int m : awake)
+            if (crew.stays[m]) edged.push_back(m);
+        now = rst ? 0 : now + 1;
+    }
+
+    void set_rst(int value) {
+        rst = value;
+        for (Model* model : models) model->reset((uint8_t)rst);
+        if (rst) {
+            for (auto& h : held) h = 0;
+            last_move = hops = 0;
+            for (auto& c : link_flits) c = 0;
+            for (auto& c : link_packets) c = 0;
+            for (auto& c : pe_flits) c = 0;
+            for (auto& c : pe_packets) c = 0;
+        }
+        wake_all();
+    }
+
+    void print_held() {
+        for (int i = 0; i < routers; i++)
+            std::printf(i ? " %lld" : "%lld", (long long)held[i]);
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+
+    void print_links() {
+        for (std::size_t i = 0; i < link_flits.size(); i++)
+            std::printf(i ? " %llu %llu" : "%llu %llu", (unsigned long long)link_flits[i],
+                        (unsigned long long)link_packets[i]);
+        for (int i = 0; i < 2 * pes; i++)
+            std::printf(" %llu %llu", (unsigned long long)pe_flits[i],
+                        (unsigned long long)pe_packets[i]);
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+};
+"""
+
+
+def _words(value: int, width: int) -> list[int]:
+    """``value`` of ``width`` bits as 32-bit words, at least two (see ``assign``)."""
+    return [(value >> (32 * i)) & 0xFFFFFFFF for i in range(max(2, (width + 31) // 32))]
+
+
+def _table(kind: str, name: str, rows: list[list[int]], columns: int) -> list[str]:
+    """A C++ constant table of ``rows`` (at least one row, as C++ wants)."""
+    body = ",".join("{" + ",".join(map(str, row)) + "}" for row in rows or [[0] * columns])
+    return [f"static const {kind} {name}[][{columns}] = {{{body}}};"]
+
+
+class _Ports:
+    """Each router kind's ports the program reaches, numbered in the order first asked."""
+
+    def __init__(self):
+        self.numbers: dict[str, dict[str, int]] = {}
+
+    def __call__(self, kind: str, port: str) -> int:
+        numbers = self.numbers.setdefault(kind, {})
+        return numbers.setdefault(port, len(numbers))
+
+
 def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
               terminal_constants: list) -> str:
     """The C++ main (see the module docstring) for ``netlist`` (router kind → module name in
     ``modules``) with the harness's ``source`` and ``sink`` for its format ``fmt`` (their
     module names and the network's in ``harness_modules``) and the per-terminal
-    ``(source constants, sink constants)`` values."""
+    ``(source constants, sink constants)`` values.
+
+    Its size grows with the network only in its tables (one row per wire, terminal and link):
+    the code is the same for every network of the same router kinds."""
     from twinnet.hdl.traffic import TrafficHarness
     from twinnet.sim_tb.traffic_program import MAX_FLIT_WIDTH
 
@@ -109,200 +575,132 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         raise ValueError(f"the C++ harness takes flits of up to {MAX_FLIT_WIDTH} bits, not "
                          f"{fmt.flit_width}")
     kinds = sorted({router.kind for router in netlist.routers})
-    index = {kind: {} for kind in kinds}  # kind -> router label -> index among its kind
-    for router in netlist.routers:
-        index[router.kind][router.label] = len(index[router.kind])
+    number = {router.label: i for i, router in enumerate(netlist.routers)}
+    routers, pes = len(netlist.routers), len(netlist.terminals)
+    ports = _Ports()
 
-    def model(label: str) -> str:
-        kind = netlist.by_label[label].kind
-        return f"r_{kind}[{index[kind][label]}]"
+    # Wires between routers: each port of a channel, from the model driving it.
+    wires = []
+    for channel in netlist.channels:
+        member = netlist.kind_of(channel.source).signature.members[f"out_{channel.source_port}"]
+        source_kind = netlist.by_label[channel.source].kind
+        target_kind = netlist.by_label[channel.target].kind
+        ends = [(number[channel.source], source_kind, f"out_{channel.source_port}"),
+                (number[channel.target], target_kind, f"in_{channel.target_port}")]
+        for path, port in member.signature.members.flatten():
+            if not port.is_port:
+                continue
+            (sender, sender_kind, sent), (receiver, receiver_kind, received) = \
+                ends if port.flow == Out else ends[::-1]
+            wires.append([sender, ports(sender_kind, _port(sent, path)),
+                          receiver, ports(receiver_kind, _port(received, path))])
 
-    def dirty(label: str) -> str:
-        kind = netlist.by_label[label].kind
-        return f"d_{kind}[{index[kind][label]}]"
+    # Terminals: the router's ports and where the fields sit in their payloads.
+    terminals = []
+    for attached in netlist.terminals:
+        kind, port = netlist.by_label[attached.router].kind, attached.port
+        signature = netlist.kinds[kind].signature
+        fields = {name: field.offset for name, field in
+                  signature.members[f"in_{port}"].signature.members["payload"].shape}
+        out_fields = {name: (field.offset, field.width) for name, field in
+                      signature.members[f"out_{port}"].signature.members["payload"].shape}
+        terminals.append([number[attached.router],
+                          *(ports(kind, _port(f"{side}_{port}", [name]))
+                            for side, name in (("in", "valid"), ("in", "payload"),
+                                               ("in", "ready"), ("out", "valid"),
+                                               ("out", "payload"), ("out", "ready"))),
+                          fields["data"], fields["first"], fields["last"],
+                          out_fields["data"][0], out_fields["first"][0],
+                          out_fields["last"][0], out_fields["data"][1]])
+
+    # Links, for the counts: the flit's valid and payload at the receiving input.
+    crossings = []
+    for channel in netlist.channels:
+        kind = netlist.by_label[channel.target].kind
+        flit = netlist.kinds[kind].signature.members[f"in_{channel.target_port}"] \
+            .signature.members["flit"].signature.members["payload"].shape
+        crossings.append([number[channel.source], number[channel.target],
+                          ports(kind, _port(f"in_{channel.target_port}", ["flit", "valid"])),
+                          ports(kind, _port(f"in_{channel.target_port}", ["flit", "payload"])),
+                          flit["first"].offset])
 
     out = Program()
     out("// Generated by twinnet (gen/traffic_cpp.py): the traffic harness of "
         f"{harness_modules['network']} over separately Verilated modules.",
-        "#include <cstdint>", "#include <cstdio>", "#include <cstdlib>", "#include <cstring>",
-        "#include <iostream>", "#include <string>", '#include "verilated.h"')
-    for kind in kinds:
-        out(f'#include "V{modules[kind]}.h"')
-    out(f'#include "V{source_module}.h"', f'#include "V{sink_module}.h"', "",
-        "template <class T> static inline bool put(T& target, const T& value) {",
-        "    if (!(target != value)) return false;", "    target = value;", "    return true;",
-        "}",
-        "template <class T> static inline bool put_value(T& target, uint64_t value) {",
-        "    return put(target, (T)value);", "}", "",
-        "double sc_time_stamp() { return 0; }", "")
-    pes = len(netlist.terminals)
-    out("struct Harness {", "    VerilatedContext context;")
-    for kind in kinds:
-        count = len(index[kind])
-        out(f"    V{modules[kind]}* r_{kind}[{count}];", f"    bool d_{kind}[{count}];")
-    out(f"    V{source_module}* src[{pes}];", f"    V{sink_module}* snk[{pes}];",
-        f"    bool d_src[{pes}], d_snk[{pes}];",
-        f"    int64_t held[{len(netlist.routers)}] = {{0}};",
-        f"    uint64_t link_flits[{len(netlist.channels)}] = {{0}}, "
-        f"link_packets[{len(netlist.channels)}] = {{0}};",
-        f"    uint64_t pe_flits[{2 * pes}] = {{0}}, pe_packets[{2 * pes}] = {{0}};",
-        "    uint64_t now = 0, last_move = 0, hops = 0;", "    int rst = 0, fault = 0;", "")
-
-    # Construction: models, per-node constants, per-terminal constants.
-    out("    Harness() {")
+        *(f"#include <{header}>" for header in (
+            "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "iostream", "string", "thread",
+            "type_traits", "vector")),
+        '#include "verilated.h"')
+    for module in [*(modules[kind] for kind in kinds), source_module, sink_module]:
+        out(f'#include "V{module}.h"', f'#include "V{module}___024root.h"')
+    out(ENGINE.strip("\n"), "")
+    out(*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 14),
+        *_table("int32_t", "CROSSINGS", crossings, 5))
+    statics = {}
     for kind in kinds:
         router = netlist.kinds[kind]
-        layout = router.signature.members["node_static"].shape \
-            if "node_static" in router.signature.members else None
-        for router_instance in netlist.routers:
-            if router_instance.kind != kind:
-                continue
-            name = model(router_instance.label)
-            out(f"{name} = new V{modules[kind]}{{&context}};", indent=2)
-            if layout is not None and router_instance.static is not None:
-                value = _constant(layout, router_instance.static)
-                out(_assign_wide(f"{name}->node_static", Shape.cast(layout).width, value),
-                    indent=2)
-    source_width = Shape.cast(source.constants_layout).width
-    sink_width = Shape.cast(sink.constants_layout).width
-    for terminal, (source_constants, sink_constants) in enumerate(terminal_constants):
-        out(f"src[{terminal}] = new V{source_module}{{&context}};",
-            f"snk[{terminal}] = new V{sink_module}{{&context}};", indent=2)
-        out(_assign_wide(f"src[{terminal}]->constants", source_width,
-                         _constant(source.constants_layout, source_constants)), indent=2)
-        out(_assign_wide(f"snk[{terminal}]->constants", sink_width,
-                         _constant(sink.constants_layout, sink_constants)), indent=2)
-    out("        touch_all();", "    }", "")
+        if "node_static" not in router.signature.members:
+            continue
+        layout = router.signature.members["node_static"].shape
+        width = Shape.cast(layout).width
+        statics[kind] = [_words(0 if instance.static is None
+                                else _constant(layout, instance.static), width)
+                         for instance in netlist.routers if instance.kind == kind]
+        out(*_table("uint32_t", f"STATIC_{kind}", statics[kind], len(statics[kind][0])))
+    for part, component, index in (("SOURCE", source, 0), ("SINK", sink, 1)):
+        width = Shape.cast(component.constants_layout).width
+        rows = [_words(_constant(component.constants_layout, constants[index]), width)
+                for constants in terminal_constants]
+        out(*_table("uint32_t", f"{part}_CONSTANTS", rows, len(rows[0])))
+    out("")
 
-    # Marking every model to be evaluated.
-    out("    void touch_all() {")
+    # The port tables of each router kind.
     for kind in kinds:
-        out(f"for (bool& d : d_{kind}) d = true;", indent=2)
-    out(f"for (int i = 0; i < {pes}; i++) d_src[i] = d_snk[i] = true;", indent=2)
+        module = f"V{modules[kind]}"
+        members = ", ".join(f"{{&m->{name}, (int)sizeof m->{name}}}"
+                            for name in ports.numbers.get(kind, {}))
+        out(f"static std::vector<Port> ports_{kind}({module}* m) {{",
+            f"    return {{{members}}};", "}")
+    out("")
+
+    out(f"struct Harness : Engine<V{source_module}, V{sink_module}> {{")
+    for kind in kinds:
+        out(f"    std::vector<V{modules[kind]}*> r_{kind};")
+    out("", "    Harness(int threads, bool sleep) {")
+    out("static const uint8_t KINDS[] = {"
+        + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};",
+        indent=2)
+    out(f"for (int r = 0; r < {routers}; r++) {{", indent=2)
+    for position, kind in enumerate(kinds):
+        module = f"V{modules[kind]}"
+        out(f"if (KINDS[r] == {position}) {{", indent=3)
+        out(f"auto* model = new Of<{module}>(&context, sleep);",
+            f"model->ports = ports_{kind}(model->v);", indent=4)
+        if kind in statics:
+            out(f"assign(model->v->node_static, STATIC_{kind}[r_{kind}.size()]);", indent=4)
+        out(f"r_{kind}.push_back(model->v);", "models.push_back(model);", indent=4)
+        out("}", indent=3)
+    out("}", indent=2)
+    out(f"join(threads, WIRES, {len(wires)}, TERMINALS, CROSSINGS, {len(crossings)}, "
+        f"{pes});", indent=2)
+    out(f"for (int t = 0; t < {pes}; t++) {{", "assign(src[t]->constants, SOURCE_CONSTANTS[t]);",
+        "assign(snk[t]->constants, SINK_CONSTANTS[t]);", "}", indent=2)
     out("    }", "")
 
     # Controls.
     out("    void set(const std::string& name, uint64_t value) {")
-    out("if (name == \"rst\") { rst = (int)value; set_all_rst(); return; }", indent=2)
+    out("if (name == \"rst\") { set_rst((int)value); return; }", indent=2)
     duplicate = HARNESS_FAULTS.index("duplicate")
     out(f"if (name == \"fault\") {{ fault = (int)value; src[0]->replay = fault == {duplicate}; "
-        "d_src[0] = true; return; }", indent=2)
+        f"mark({routers}); return; }}", indent=2)
     for control in dict.fromkeys(SOURCE_CONTROLS + SINK_CONTROLS):
-        parts = [f"{part}[i]->{control} = value; d_{part}[i] = true;"
-                 for part, controls in (("src", SOURCE_CONTROLS), ("snk", SINK_CONTROLS))
+        parts = [f"{part}[i]->{control} = value; mark({offset} + i);"
+                 for part, controls, offset in (("src", SOURCE_CONTROLS, routers),
+                                                ("snk", SINK_CONTROLS, routers + pes))
                  if control in controls]
         out(f"if (name == \"{control}\") {{ for (int i = 0; i < {pes}; i++) {{ "
             f"{' '.join(parts)} }} return; }}", indent=2)
     out('std::fprintf(stderr, "unknown control %s\\n", name.c_str()); std::exit(2);', indent=2)
-    out("    }", "", "    void set_all_rst() {")
-    for kind in kinds:
-        out(f"for (auto* m : r_{kind}) m->rst = rst;", indent=2)
-    out("for (auto* m : src) m->rst = rst;", "for (auto* m : snk) m->rst = rst;", indent=2)
-    out("if (rst) { for (auto& h : held) h = 0; last_move = hops = 0; "
-        "for (auto& c : link_flits) c = 0; for (auto& c : link_packets) c = 0; "
-        "for (auto& c : pe_flits) c = 0; for (auto& c : pe_packets) c = 0; }",
-        "touch_all();", indent=2)
-    out("    }", "")
-
-    # Propagation: every connection, marking the receiving model when its input changes.
-    out("    bool propagate() {", "        bool changed = false;")
-    for channel in netlist.channels:
-        member = netlist.kind_of(channel.source).signature.members[f"out_{channel.source_port}"]
-        sender, receiver = model(channel.source), model(channel.target)
-        for path, port in member.signature.members.flatten():
-            if not port.is_port:
-                continue
-            sent = _port(f"out_{channel.source_port}", path)
-            received = _port(f"in_{channel.target_port}", path)
-            if port.flow == Out:
-                out(f"if (put({receiver}->{received}, {sender}->{sent})) "
-                    f"{dirty(channel.target)} = changed = true;", indent=2)
-            else:
-                out(f"if (put({sender}->{sent}, {receiver}->{received})) "
-                    f"{dirty(channel.source)} = changed = true;", indent=2)
-    for terminal, attached in enumerate(netlist.terminals):
-        router, port = model(attached.router), attached.port
-        kind = netlist.kind_of(attached.router)
-        layout = kind.signature.members[f"in_{port}"].signature.members["payload"].shape
-        fields = {name: field.offset for name, field in layout}
-        src, snk = f"src[{terminal}]", f"snk[{terminal}]"
-        payload = " | ".join([f"((uint64_t){src}->data << {fields['data']})",
-                              f"((uint64_t){src}->first << {fields['first']})",
-                              f"((uint64_t){src}->last << {fields['last']})"])
-        dirty_router = dirty(attached.router)
-        out(f"if (put_value({router}->{_port(f'in_{port}', ['valid'])}, {src}->valid)) "
-            f"{dirty_router} = changed = true;", indent=2)
-        out(f"if (put_value({router}->{_port(f'in_{port}', ['payload'])}, {payload})) "
-            f"{dirty_router} = changed = true;", indent=2)
-        out(f"if (put_value({src}->ready, {router}->{_port(f'in_{port}', ['ready'])})) "
-            f"d_src[{terminal}] = changed = true;", indent=2)
-        out_layout = kind.signature.members[f"out_{port}"].signature.members["payload"].shape
-        out_fields = {name: (field.offset, field.width) for name, field in out_layout}
-        word = f"{router}->{_port(f'out_{port}', ['payload'])}"
-        for name in ("data", "first", "last"):
-            offset, width = out_fields[name]
-            mask = (1 << width) - 1
-            out(f"if (put_value({snk}->{name}, ((uint64_t){word} >> {offset}) & {mask:#x}ULL)) "
-                f"d_snk[{terminal}] = changed = true;", indent=2)
-        out(f"if (put_value({snk}->valid, {router}->{_port(f'out_{port}', ['valid'])})) "
-            f"d_snk[{terminal}] = changed = true;", indent=2)
-        out(f"if (put_value({router}->{_port(f'out_{port}', ['ready'])}, {snk}->ready)) "
-            f"{dirty_router} = changed = true;", indent=2)
-    out("        return changed;", "    }", "")
-
-    # Evaluation of the marked models.
-    out("    void evaluate() {")
-    for kind in kinds:
-        out(f"for (int i = 0; i < {len(index[kind])}; i++) if (d_{kind}[i]) "
-            f"{{ d_{kind}[i] = false; r_{kind}[i]->eval(); }}", indent=2)
-    out(f"for (int i = 0; i < {pes}; i++) {{ if (d_src[i]) {{ d_src[i] = false; "
-        "src[i]->eval(); } if (d_snk[i]) { d_snk[i] = false; snk[i]->eval(); } }", indent=2)
-    out("    }", "")
-
-    # Flits moving this cycle, per router (the watchdog's ``idle`` and ``held``).
-    number = {router.label: i for i, router in enumerate(netlist.routers)}
-    out("    void count_moves() {", "        bool moved = false;")
-    for position, channel in enumerate(netlist.channels):
-        receiver = model(channel.target)
-        flit = netlist.kind_of(channel.target).signature.members[f"in_{channel.target_port}"] \
-            .signature.members["flit"].signature.members["payload"].shape
-        head = _bit(f"{receiver}->{_port(f'in_{channel.target_port}', ['flit', 'payload'])}",
-                    Shape.cast(flit).width, flit["first"].offset)
-        valid = _port(f"in_{channel.target_port}", ["flit", "valid"])
-        out(f"if ({receiver}->{valid}) {{ held[{number[channel.source]}]--; "
-            f"held[{number[channel.target]}]++; hops += {head}; moved = true; "
-            f"link_flits[{position}]++; link_packets[{position}] += {head}; }}", indent=2)
-    for terminal, attached in enumerate(netlist.terminals):
-        router = number[attached.router]
-        out(f"if (src[{terminal}]->valid && src[{terminal}]->ready) "
-            f"{{ held[{router}]++; moved = true; pe_flits[{2 * terminal}]++; "
-            f"pe_packets[{2 * terminal}] += src[{terminal}]->first; }}", indent=2)
-        out(f"if (snk[{terminal}]->valid && snk[{terminal}]->ready) "
-            f"{{ held[{router}]--; moved = true; pe_flits[{2 * terminal + 1}]++; "
-            f"pe_packets[{2 * terminal + 1}] += snk[{terminal}]->first; }}", indent=2)
-    out("if (moved) last_move = now;", indent=2)
-    out("    }", "")
-
-    # One clock cycle.
-    out("    void cycle() {")
-    for kind in kinds:
-        out(f"for (auto* m : r_{kind}) m->clk = 0;", indent=2)
-    out(f"for (int i = 0; i < {pes}; i++) {{ src[i]->clk = 0; snk[i]->clk = 0; "
-        "src[i]->now = (uint32_t)now; snk[i]->now = (uint32_t)now; }", indent=2)
-    # The outputs the last rising edge changed reach their inputs before the first
-    # evaluation (evaluating first and propagating after costs every model a second
-    # evaluation: 3DT 4x4x4 ran 8,000 instead of 10,500 cycles/s).
-    out("touch_all();", "propagate();", "for (int round = 0;; round++) {", indent=2)
-    out("evaluate();", "if (!propagate()) break;",
-        "if (round > 1000) { std::fprintf(stderr, \"combinational loop between models\\n\"); "
-        "std::exit(3); }", indent=3)
-    out("}", indent=2)
-    out("count_moves();", indent=2)
-    for kind in kinds:
-        out(f"for (auto* m : r_{kind}) {{ m->clk = 1; m->eval(); }}", indent=2)
-    out(f"for (int i = 0; i < {pes}; i++) {{ src[i]->clk = 1; src[i]->eval(); "
-        "snk[i]->clk = 1; snk[i]->eval(); }", indent=2)
-    out("now = rst ? 0 : now + 1;", indent=2)
     out("    }", "")
 
     # Reading the harness's outputs.
@@ -328,12 +726,14 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     out(f"uint64_t hist[{bins}] = {{0}};",
         f"for (auto* m : snk) for (int b = 0; b < {bins}; b++) hist[b] += m->histogram[b];",
         indent=2)
-    out("uint64_t idle = now - last_move;", indent=2)
+    out("uint64_t idle = now - last_move, asleep = 0;",
+        "for (Model* model : models) asleep += !model->awake;", indent=2)
     fields = " ".join(f"{name}=%llu" for name in [*sums, "drop_count", "latency_max",
-                                                  "faults", "now", "idle", "hops"])
+                                                  "faults", "now", "idle", "hops",
+                                                  "asleep"])
     values = ", ".join(f"(unsigned long long){name}"
                        for name in [*sums, "drop_count", "latency_max", "replayed", "now",
-                                    "idle", "hops"])
+                                    "idle", "hops", "asleep"])
     if all("stalls" in netlist.kinds[kind].signature.members for kind in kinds):
         # The routers' stall counters, summed (each 48 bits: no sum wraps).
         for reason in STALL_REASONS:
@@ -347,20 +747,14 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         f'for (int b = 0; b < {bins}; b++) std::printf(" hist%d=%llu", b, '
         "(unsigned long long)hist[b]);", 'std::printf("\\n");', "std::fflush(stdout);",
         indent=2)
-    out("    }", "")
-    out("    void print_held() {",
-        f"        for (int i = 0; i < {len(netlist.routers)}; i++) "
-        "std::printf(i ? \" %lld\" : \"%lld\", (long long)held[i]);",
-        '        std::printf("\\n");', "        std::fflush(stdout);", "    }")
-    out("    void print_links() {",
-        f"        for (int i = 0; i < {len(netlist.channels)}; i++) "
-        "std::printf(i ? \" %llu %llu\" : \"%llu %llu\", (unsigned long long)link_flits[i], "
-        "(unsigned long long)link_packets[i]);",
-        f"        for (int i = 0; i < {2 * pes}; i++) std::printf(\" %llu %llu\", "
-        "(unsigned long long)pe_flits[i], (unsigned long long)pe_packets[i]);",
-        '        std::printf("\\n");', "        std::fflush(stdout);", "    }", "};", "")
+    out("    }", "};", "")
 
-    out("int main(int argc, char** argv) {", "    Harness h;", "    std::string command;",
+    out("int main(int argc, char** argv) {",
+        "    int threads = argc > 1 ? std::atoi(argv[1]) : 1;",
+        "    bool sleep = !(argc > 2 && std::string(argv[2]) == \"awake\");",
+        "    if (threads < 1) { std::fprintf(stderr, \"threads must be at least 1\\n\"); "
+        "return 2; }",
+        "    Harness h(threads, sleep);", "    std::string command;",
         "    while (std::cin >> command) {",
         "        if (command == \"set\") { std::string name; uint64_t value; "
         "std::cin >> name >> value; h.set(name, value); }",

@@ -9,8 +9,9 @@ carries a *label* saying where it came from (``--k``, ``net.toml: k``, ``preset 
 and every message names that label, the value and what is allowed.
 
 Size limits (:data:`MAX_ROUTERS` and the others) are chosen so that anything accepted finishes
-on a 2-core, 24 GiB machine: generating 3DT 8×8×8 (1,024 cards) takes about 25 s and 0.7 GiB;
-the router's FIFOs grow with flit width × buffer depth × VCs, and Verilator's build with both.
+on a 2-core, 24 GiB machine: generating 3DT 8×8×8 (1,024 cards) takes about 3 s and 0.2 GB,
+the 2D 64×64 torus (4,096 routers) about 20 s (``bench/generation.py``); the router's FIFOs
+grow with flit width × buffer depth × VCs, and Verilator's build with both.
 """
 
 import math
@@ -29,9 +30,13 @@ from .sizes import (  # noqa: F401 (the limits are part of this module's interfa
 )
 from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusConfig, default_configuration
 
-#: Routers (cards) in one generated network: 3DT 8×8×8 and the 2D 32×32 torus are the largest
-#: instances of the papers (003 §7.4), both 1,024.
-MAX_ROUTERS = 1024
+#: Routers (cards) in one generated network: four times the largest instances of the papers
+#: (003 §7.4: 3DT 8×8×8 and the 2D 32×32 torus, both 1,024), e.g. the 2D 64×64 torus or 3DT
+#: 16×16×8.
+MAX_ROUTERS = 4096
+#: Routers in mode ``vc``: its VC rules depend on absolute coordinates, so its deadlock check
+#: walks every pair of nodes (17 s for the 2D 32×32 torus; 16 times that at 4,096).
+MAX_VC_ROUTERS = 1024
 #: Dimensions of a torus given by ``n`` (a 2-ary 10-cube already has 1,024 nodes).
 MAX_DIMENSIONS = 10
 
@@ -181,15 +186,20 @@ def twin_network_from_dict(values: dict, labels: dict | str = "configuration"
         raise ValueError(f"{names['topology']} must be 'twin-torus', not {topology!r}")
     twin = twin_torus_from_dict(
         values, names, max_nodes=MAX_ROUTERS,
-        why=f" (at most {MAX_ROUTERS:,} routers: 3DT 8x8x8 and the 2D 32x32 torus are the "
-            "papers' largest; generation time and memory grow with the router count)")
+        why=f" (at most {MAX_ROUTERS:,} routers, e.g. the 2D 64x64 torus; generation time and "
+            "memory grow with the router count)")
     if twin.router_count > MAX_ROUTERS:
         size = " and ".join(names[key] for key in ("radices", "n", "k") if key in values)
         shown = "x".join(map(str, twin.radices))
         raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has "
                          f"{twin.router_count:,} cards (two per node); at most "
-                         f"{MAX_ROUTERS:,} routers are allowed (3DT 8x8x8 and the 2D 32x32 "
-                         "torus are the papers' largest)")
+                         f"{MAX_ROUTERS:,} routers are allowed (e.g. 3DT 16x16x8)")
+    if twin.mode == "vc" and twin.router_count > MAX_VC_ROUTERS:
+        size = " and ".join(names[key] for key in ("radices", "n", "k") if key in values)
+        raise ValueError(f"{names.get('mode', 'mode')} 'vc' takes at most {MAX_VC_ROUTERS:,} "
+                         f"routers, not {twin.router_count:,} ({size or 'n, k'}): its deadlock "
+                         "check walks every pair of nodes; modes bubble and none take "
+                         f"{MAX_ROUTERS:,}")
     sizes = {}
     for key, maximum in (("flit_width", MAX_FLIT_WIDTH), ("packet_length", MAX_PACKET_LENGTH),
                          ("buffer_depth", MAX_BUFFER_DEPTH)):

@@ -61,7 +61,8 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     test, :class:`SimulationFailed` when a test fails.
 
     The test ``hardware_traffic`` (alone) runs traffic in hardware instead (its settings are
-    ``{"points": [...], "engine": ...}``, see :data:`ENGINES` and
+    ``{"points": [...], "engine": ..., "threads": ...}``, see :data:`ENGINES`,
+    :func:`twinnet.sim_tb.traffic_program.run` and
     :mod:`twinnet.sim_tb.traffic_phases`; each point's result names its ``engine``): the
     network is generated with the traffic harness and without the trace. ``run_dir`` (default
     ``build_dir``) holds the run's configuration and results, so that several runs of one
@@ -188,7 +189,8 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
                 raise ValueError("the traffic program runs on Verilator only")
             executable = traffic_program.build(build_dir / "rtl", build_dir / "program",
                                                manifest)
-            traffic_program.run(executable, manifest, points, results)
+            traffic_program.run(executable, manifest, points, results,
+                                settings.get("threads", 1))
             return
         traffic = manifest["traffic"]
         if traffic.get("verilog") is None:

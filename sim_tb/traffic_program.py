@@ -30,6 +30,9 @@ FAULTS = ("none", "duplicate")
 #: Widest flit the program carries: a flit and its first/last/VC bits in 64 (the generator
 #: writes the program only up to it).
 MAX_FLIT_WIDTH = 61
+#: Most threads the program evaluates its models on (each waits for the others spinning: more
+#: threads than free cores only slow it down).
+MAX_THREADS = 16
 #: The C++ compiler's optimisation: -O2 on the models and the program (the models are small,
 #: each compiled once; -O1 ran 15 % slower for a few seconds less of building).
 OPT = "-O2"
@@ -87,7 +90,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
             folder = build_dir / "models" / module
             folder.mkdir(parents=True, exist_ok=True)
             call(["verilator", "--cc", "--build", "-j", str(os.cpu_count() or 1),
-                  "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", module,
+                  "-Wno-fatal", "-Wno-lint", "-Wno-style", "--flatten", "--top-module", module,
                   "--prefix", f"V{module}", "-Mdir", folder, rtl / f"{module}.v"])
             libraries.append(folder / f"libV{module}.a")
             includes += ["-I", folder]
@@ -103,8 +106,11 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
 class ProgramHarness(Harness):
     """The running program, driven through its stdin and stdout."""
 
-    def __init__(self, executable: Path):
-        self.process = subprocess.Popen([str(executable)], stdin=subprocess.PIPE,
+    def __init__(self, executable: Path, threads: int = 1, sleep: bool = True):
+        """``threads`` evaluate the models; without ``sleep`` every model is evaluated every
+        cycle (the same results, slower)."""
+        command = [str(executable), str(threads)] + ([] if sleep else ["awake"])
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, bufsize=1)
 
     def _send(self, line: str) -> None:
@@ -152,6 +158,10 @@ class ProgramHarness(Harness):
     def hops(self) -> int | None:
         return self._values()["hops"]
 
+    def asleep(self) -> int:
+        """The routers asleep now (left out of the clock until an input changes)."""
+        return self._values()["asleep"]
+
     def held(self) -> list[int] | None:
         self._send("held")
         return [int(count) for count in self._answer().split()]
@@ -170,11 +180,15 @@ class ProgramHarness(Harness):
         self.process.wait()
 
 
-def run(executable: Path, manifest: dict, points: list[dict], results: Path) -> None:
-    """Run ``points`` one after the other on the program; write ``results`` as the cocotb
-    bench does (``{"hardware_traffic": {"points": [...]}}``, with ``failure`` set when one
-    failed) and raise ``AssertionError`` for a failed point."""
-    harness = ProgramHarness(executable)
+def run(executable: Path, manifest: dict, points: list[dict], results: Path,
+        threads: int = 1) -> None:
+    """Run ``points`` one after the other on the program (evaluating its models on
+    ``threads`` threads, at most :data:`MAX_THREADS`; the counts do not depend on them);
+    write ``results`` as the cocotb bench does (``{"hardware_traffic": {"points": [...]}}``,
+    with ``failure`` set when one failed) and raise ``AssertionError`` for a failed point."""
+    if not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be from 1 to {MAX_THREADS}, not {threads}")
+    harness = ProgramHarness(executable, threads)
     done, failure = [], None
     try:
         for point in points:

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1852 in ``VALUE_FLAGS``, 237 missing values, 356
+Case count (pytest items, one per case): 1862 in ``VALUE_FLAGS``, 238 missing values, 364
 combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2702 in all (``test_case_count`` keeps this sentence honest).
+this count — 2721 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -77,7 +77,9 @@ def _constant(name: str, literal, *modules: str):
 
 
 # The contract's limits: the constants once they exist, else the literal values agreed on.
-MAX_ROUTERS = _constant("MAX_ROUTERS", 1024, "twinnet.model.network")
+MAX_ROUTERS = _constant("MAX_ROUTERS", 4096, "twinnet.model.network")
+MAX_VC_ROUTERS = _constant("MAX_VC_ROUTERS", 1024, "twinnet.model.network")
+MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.sim_tb.traffic_program")
 MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
 MAX_PACKET_LENGTH = _constant("MAX_PACKET_LENGTH", 64, "twinnet.model.network")
 MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
@@ -375,6 +377,7 @@ VALUE_FLAGS = [
     (TRAFFIC, "--rate", RATE, ()),
     (TRAFFIC, "--eject-ready", FRACTION, ("--check", "hops")),
     (("sim", "sweep"), "--eject-ready", FRACTION, ()),
+    (("sim",), "--threads", INTEGER + [above(MAX_THREADS)], ()),
     (("sim", "sweep"), "--stall-bursts", [c for c in INTEGER if c[0] != "zero"]
      + [above(MAX_STALL_BURST)], ()),
     (("demo",), "--stall-bursts", [c for c in INTEGER if c[0] != "zero"]
@@ -573,6 +576,8 @@ COMBINATIONS = [
     # A network no board can hold, refused before synthesis (it ran past 3 GiB).
     _combination("board build", "--preset 3dt-8x8x8", flag("--board"), "1024 routers",
                  re.compile(r"at most 32"), label="network-too-large-for-a-board"),
+    _combination("sim", "--check hops --threads 2", flag("--threads"), "2",
+                 re.compile(r"end-to-end on Verilator"), label="threads-with-hops"),
     _combination("sim", "--check hops --stall-bursts 8", flag("--stall-bursts"), "8",
                  re.compile(r"end-to-end"), label="stall-bursts-with-per-hop-check"),
     # Link loads: the C++ program counts them, and the load map is a picture.
@@ -588,12 +593,15 @@ COMBINATIONS = [
     _combination("sim", "--link-loads no/such/folder/loads.svg", flag("--link-loads"),
                  re.compile(r"not a folder this can write in"),
                  label="link-loads-in-a-missing-folder"),
-    # Networks over MAX_ROUTERS: 41 x 25 plain torus (1 router a node), 27 x 19 twin torus
-    # (2 a node), 4^10 twin torus.
-    *[_combination(c, "--config torus --radix 41,25", flag("--radix"), sizes("41,25"),
+    # Networks over MAX_ROUTERS: 65 x 64 plain torus (1 router a node), 46 x 45 twin torus
+    # (2 a node), 4^10 twin torus; over MAX_VC_ROUTERS in mode vc: 33 x 32 plain torus.
+    *[_combination(c, "--config torus --radix 65,64", flag("--radix"), sizes("65,64"),
                    number(MAX_ROUTERS), label="torus-routers-limit+1") for c in NETWORK],
-    *[_combination(c, "--radix 27,19", flag("--radix"), sizes("27,19"), number(MAX_ROUTERS),
+    *[_combination(c, "--radix 46,45", flag("--radix"), sizes("46,45"), number(MAX_ROUTERS),
                    label="twin-routers-limit+2") for c in NETWORK],
+    *[_combination(c, "--config torus --radix 33,32 --mode vc", flag("--mode"), "vc",
+                   number(MAX_VC_ROUTERS), number(33 * 32), label="vc-routers-limit+1")
+      for c in NETWORK],
     *[_combination(c, "--n 10", flag("--n"), "10", number(MAX_ROUTERS),
                    label="twin-routers-4^10") for c in NETWORK],
     # Flags that only make sense together, or not together.
@@ -671,7 +679,7 @@ TOML_FILES = [
     ("buffer-depth-limit+1", f"buffer_depth = {MAX_BUFFER_DEPTH + 1}\n", key("buffer_depth"),
      str(MAX_BUFFER_DEPTH + 1), UPPER, number(MAX_BUFFER_DEPTH)),
     ("radices-zero-item", "radices = [4, 4, 0]\n", key("radices"), LOWER),
-    ("radices-over-max-routers", "radices = [27, 19]\n", key("radices"),
+    ("radices-over-max-routers", "radices = [46, 45]\n", key("radices"),
      number(MAX_ROUTERS)),
     ("radices-and-n", "radices = [4, 4]\nn = 2\n", key("radices"), key("n")),
     ("preset-changes-family", 'preset = "2d-8x8"\nconfiguration = "D"\n',

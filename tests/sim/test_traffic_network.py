@@ -5,6 +5,7 @@ the right terminal (the sinks' error counters are zero and received == injected,
 fails). The expected figures are hand calculations.
 """
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -108,7 +109,8 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     """The C++ program over separately Verilated modules is the Verilog harness cycle for
     cycle: the same points give the same counts, latencies and histograms on both engines
     (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
-    sinks pushing back (refusals and stall bursts), a duplicated packet."""
+    sinks pushing back (refusals and stall bursts), a duplicated packet. Its sleeping
+    routers and threads change nothing in any cycle (:func:`assert_the_same_every_cycle`)."""
     network = engines_network(family)
     points = [{"pattern": "uniform", "rate": 0.05, "warmup": 200, "measure": 1000},
               {"pattern": "uniform", "rate": 0.25, "warmup": 200, "measure": 1000},
@@ -129,6 +131,50 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
     assert engines["program"][1]["overflowed"] > 0  # beyond saturation
     assert engines["program"][-2]["refused"] > 1000  # pushed back
     assert engines["program"][-1]["errors"] == {"out_of_order": 1}
+    assert_the_same_every_cycle(BUILD / f"traffic-{family}-engines-program-verilator",
+                                network_sim.manifest_of(
+                                    BUILD / f"traffic-{family}-engines-program-verilator"))
+
+
+def assert_the_same_every_cycle(build_dir: Path, manifest: dict) -> None:
+    """The program's optimisations change no count in any cycle: with every model evaluated
+    every cycle (none asleep), with sleeping routers, and on two threads, the harness's
+    counters, each router's flits held and each link's flits read the same after every
+    cycle: a light load with idle routers, a burst beyond saturation, the drain."""
+    from twinnet.sim_tb.traffic_program import ProgramHarness
+
+    executable = build_dir / "program" / "traffic_program"
+    scale = 1 << manifest["traffic"]["rate_bits"]
+
+    async def drive(harness, key) -> list:
+        seen = []
+        for name, value in (("pattern", 0), ("seed", 7), ("rate", scale // 50),
+                            ("enable", 0), ("measure", 1)):
+            harness.set(name, value)
+        await harness.reset()
+        harness.set("enable", 1)
+        for rate, cycles in ((scale // 50, 300), (scale // 2, 150), (0, 150)):
+            harness.set("rate", rate)
+            for _ in range(cycles):
+                await harness.cycles(1)
+                seen.append((harness.read(), harness.held(), harness.links()))
+                asleep.setdefault(key, []).append(harness.asleep())
+        return seen
+
+    runs, asleep = {}, {}
+    for key in ((1, False), (1, True), (2, True)):
+        harness = ProgramHarness(executable, *key)
+        try:
+            runs[key] = asyncio.run(drive(harness, key))
+        finally:
+            harness.close()
+    reference = runs[1, False]
+    assert reference[-1][0]["received"] > 100  # traffic went through
+    assert max(asleep[1, False]) == 0
+    assert max(asleep[1, True][:300]) > 0  # routers slept under the light load
+    for key, seen in runs.items():
+        for cycle, (expected, got) in enumerate(zip(reference, seen)):
+            assert got == expected, f"threads {key[0]}, sleep {key[1]}: cycle {cycle} differs"
 
 
 def test_fat_tree_link_loads_and_a_short_soak_on_the_program():
