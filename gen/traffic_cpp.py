@@ -186,11 +186,13 @@ struct Model {
     std::vector<Link> drives;
     std::vector<unsigned char> saved;  // its state after the last edge, when ``fresh``
     bool sleeps = false, awake = true, queued = false, empty = false, fresh = false;
+    uint8_t* clk = nullptr;  // its clock and reset inputs, where Verilator keeps them
+    uint8_t* rst = nullptr;
     virtual ~Model() {}
     virtual void eval() = 0;
-    virtual void clock(uint8_t value) = 0;
-    virtual void reset(uint8_t value) = 0;
     virtual const void* state() = 0;
+    void clock(uint8_t value) { *clk = value; }
+    void reset(uint8_t value) { *rst = value; }
 
     // The rising edge; whether the model stays awake.
     bool edge() {
@@ -211,11 +213,11 @@ template <class V> struct Of : Model {
     Of(VerilatedContext* context, bool may_sleep) : v(new V{context}) {
         sleeps = may_sleep;
         saved.assign(sizeof(*v->rootp), 0);
+        clk = &v->clk;
+        rst = &v->rst;
     }
     ~Of() { delete v; }
     void eval() override { v->eval(); }
-    void clock(uint8_t value) override { v->clk = value; }
-    void reset(uint8_t value) override { v->rst = value; }
     const void* state() override { return v->rootp; }
 };
 
@@ -226,8 +228,20 @@ struct Crossing {
     int first;  // the head bit in the payload
 };
 
-// A terminal: its router's ports and the fields of their payloads.
+// A source's or a sink's ports.
+struct Side {
+    Port valid, data, first, last, ready;
+};
+
+template <class Part> static Side side(Part* part) {
+    return {{&part->valid, (int)sizeof part->valid}, {&part->data, (int)sizeof part->data},
+            {&part->first, (int)sizeof part->first}, {&part->last, (int)sizeof part->last},
+            {&part->ready, (int)sizeof part->ready}};
+}
+
+// A terminal: its source and sink, its router's ports and the fields of their payloads.
 struct Terminal {
+    Side source, sink;
     int router;
     Port in_valid, in_payload, in_ready, out_valid, out_payload, out_ready;
     int data_at, first_at, last_at, out_data_at, out_first_at, out_last_at;
@@ -345,7 +359,8 @@ template <class Source, class Sink> struct Engine {
             const int32_t* row = terms[t];
             const auto& ports = models[row[0]]->ports;
             uint64_t mask = row[13] >= 64 ? ~0ULL : (1ULL << row[13]) - 1;
-            terminals.push_back({row[0], ports[row[1]], ports[row[2]], ports[row[3]],
+            terminals.push_back({side(src[t]), side(snk[t]), row[0], ports[row[1]],
+                                 ports[row[2]], ports[row[3]],
                                  ports[row[4]], ports[row[5]], ports[row[6]], row[7], row[8],
                                  row[9], row[10], row[11], row[12], mask});
             models[routers + t]->drives.push_back({SOURCE_TO_ROUTER, t});
@@ -392,40 +407,31 @@ template <class Source, class Sink> struct Engine {
             }
             const int t = link.index;
             const Terminal& term = terminals[t];
-            Source* source = src[t];
-            Sink* sink = snk[t];
+            const Side& source = term.source;
+            const Side& sink = term.sink;
             switch (link.what) {
             case SOURCE_TO_ROUTER: {
-                uint64_t payload = ((uint64_t)source->data << term.data_at)
-                                   | ((uint64_t)source->first << term.first_at)
-                                   | ((uint64_t)source->last << term.last_at);
-                bool changed = put(term.in_valid, source->valid);
+                uint64_t payload = (get(source.data) << term.data_at)
+                                   | (get(source.first) << term.first_at)
+                                   | (get(source.last) << term.last_at);
+                bool changed = put(term.in_valid, get(source.valid));
                 if (put(term.in_payload, payload) || changed) mark(term.router);
                 break;
             }
             case ROUTER_TO_SOURCE:
-                if (source->ready != (uint8_t)get(term.in_ready)) {
-                    source->ready = (uint8_t)get(term.in_ready);
-                    mark(routers + t);
-                }
+                if (put(source.ready, get(term.in_ready))) mark(routers + t);
                 break;
             case ROUTER_TO_SINK: {
                 uint64_t word = get(term.out_payload);
-                bool changed = false;
-                using Data = std::remove_reference_t<decltype(sink->data)>;
-                auto data = (Data)((word >> term.out_data_at) & term.out_data_mask);
-                auto first = (uint8_t)((word >> term.out_first_at) & 1);
-                auto last = (uint8_t)((word >> term.out_last_at) & 1);
-                auto valid = (uint8_t)get(term.out_valid);
-                if (sink->data != data) { sink->data = data; changed = true; }
-                if (sink->first != first) { sink->first = first; changed = true; }
-                if (sink->last != last) { sink->last = last; changed = true; }
-                if (sink->valid != valid) { sink->valid = valid; changed = true; }
+                bool changed = put(sink.data, (word >> term.out_data_at) & term.out_data_mask);
+                changed |= put(sink.first, (word >> term.out_first_at) & 1);
+                changed |= put(sink.last, (word >> term.out_last_at) & 1);
+                changed |= put(sink.valid, get(term.out_valid));
                 if (changed) mark(routers + pes + t);
                 break;
             }
             case SINK_TO_ROUTER:
-                if (put(term.out_ready, sink->ready)) mark(term.router);
+                if (put(term.out_ready, get(sink.ready))) mark(term.router);
                 break;
             default:
                 break;
@@ -464,18 +470,18 @@ template <class Source, class Sink> struct Engine {
             link_packets[c] += head;
         }
         for (int t = 0; t < pes; t++) {
-            int router = terminals[t].router;
-            if (src[t]->valid && src[t]->ready) {
-                held[router]++;
+            const Terminal& term = terminals[t];
+            if (get(term.source.valid) && get(term.source.ready)) {
+                held[term.router]++;
                 moved = true;
                 pe_flits[2 * t]++;
-                pe_packets[2 * t] += src[t]->first;
+                pe_packets[2 * t] += get(term.source.first);
             }
-            if (snk[t]->valid && snk[t]->ready) {
-                held[router]--;
+            if (get(term.sink.valid) && get(term.sink.ready)) {
+                held[term.router]--;
                 moved = true;
                 pe_flits[2 * t + 1]++;
-                pe_packets[2 * t + 1] += snk[t]->first;
+                pe_packets[2 * t + 1] += get(term.sink.first);
             }
         }
         if (moved) last_move = now;
@@ -640,7 +646,7 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         f"{harness_modules['network']} over separately Verilated modules.",
         *(f"#include <{header}>" for header in (
             "algorithm", "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "iostream",
-            "string", "thread", "type_traits", "vector")),
+            "string", "thread", "vector")),
         '#include "verilated.h"')
     for module in [*(modules[kind] for kind in kinds), source_module, sink_module]:
         out(f'#include "V{module}.h"', f'#include "V{module}___024root.h"')
