@@ -684,7 +684,7 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     for kind in kinds:
         out(f"    std::vector<V{modules[kind]}*> r_{kind};")
     out("", "    Harness(int threads, bool sleep) {")
-    out("static const uint8_t KINDS[] = {"
+    out("static const uint16_t KINDS[] = {"
         + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};",
         indent=2)
     out(f"for (int r = 0; r < {routers}; r++) {{", indent=2)
