@@ -10,8 +10,9 @@ and every message names that label, the value and what is allowed.
 
 Size limits (:data:`MAX_ROUTERS` and the others) are chosen so that anything accepted finishes
 on a 2-core, 24 GiB machine: generating 3DT 8×8×8 (1,024 cards) takes about 3 s and 0.2 GB,
-the 2D 64×64 torus (4,096 routers) about 20 s (``bench/generation.py``); the router's FIFOs
-grow with flit width × buffer depth × VCs, and Verilator's build with both.
+the 2D 64×64 torus (4,096 routers) about 2 s (``bench/generation.py``; 13 s with the traffic
+harness's sources and sinks); the router's FIFOs grow with flit width × buffer depth × VCs,
+and Verilator's build with both.
 """
 
 import math
