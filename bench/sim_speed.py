@@ -29,12 +29,14 @@ routing over 2 VCs of 8 flits, 4-flit packets, uniform traffic at the same offer
 flits per node per cycle, one period of ``--cycles`` (in BookSim's throughput mode: its latency
 mode abandons a run beyond saturation, as 16x16 at 0.3 is, after warming up); BookSim's speed
 is its simulated cycles ("Time taken is N cycles") per CPU-second of its process, the
-program's its cycles per second of the run (one core either way), and the result holds their
-ratio (the aim: at least 2x). ``--ways program`` leaves out the two slower ways. Usage::
+program's its cycles per second of the run (one core, or ``--threads`` cores for the
+``program_threads_N`` entries: a wall-clock figure), and the result holds their ratio (the
+aim: at least 2x). ``--ways program`` leaves out the two slower ways. The 64x64 torus (4,096
+routers) has no BookSim run: it is in mode bubble, BookSim's torus uses dateline VCs. Usage::
 
     .venv/bin/python bench/sim_speed.py [--cycles 10000] [--repeats 3]
     .venv/bin/python bench/sim_speed.py --cases torus-8x8,torus-16x16 --ways program \
-        --booksim ../booksim2/src/booksim
+        --threads 1,2 --booksim ../booksim2/src/booksim
 """
 
 import argparse

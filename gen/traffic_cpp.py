@@ -495,10 +495,7 @@ template <class Source, class Sink> struct Engine {
         for (int m = 0; m < (int)models.size(); m++) {
             if (!models[m]->awake) continue;
             models[m]->clock(0);
-            if (!models[m]->queued) {
-                models[m]->queued = true;
-                queue.push_back(m);
-            }
+            mark(m);
         }
         for (int t = 0; t < pes; t++) {
             src[t]->now = (uint32_t)now;
