@@ -33,10 +33,14 @@ class ShiftFIFO(CheckedComponent):
         super().__init__({"w_en": In(1), "w_data": In(width), "w_rdy": Out(1),
                           "r_en": In(1), "r_data": Out(width), "r_rdy": Out(1)})
 
+    def registers(self) -> tuple[list, list]:
+        """Per slot, front first: "holds an entry" and the entry."""
+        return ([Signal(name=f"valid_{k}") for k in range(self.depth)],
+                [Signal(self.width, name=f"entry_{k}") for k in range(self.depth)])
+
     def elaborate(self, platform):
         m = Module()
-        valid = [Signal(name=f"valid_{k}") for k in range(self.depth)]
-        entries = [Signal(self.width, name=f"entry_{k}") for k in range(self.depth)]
+        valid, entries = self.registers()
         pop = self.r_en & valid[0]
         before = None  # slot k - 1 after the shift
         for k in range(self.depth):

@@ -8,17 +8,17 @@ a subclass overriding one method; a route mutant is a route compute subclass ove
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Mux, Signal
-from amaranth.lib.fifo import SyncFIFO
 
 from .. import onehot
 from ..header_route import HeaderRouteCompute
-from ..shift_fifo import ShiftFIFO
 from .stages import (
     FormalRouter,
     ObservedArbiter,
+    ObservedFlitBuffer,
     ObservedInputUnit,
     ObservedOutputUnit,
     ObservedPacketAllocator,
+    ObservedShiftFIFO,
     ObservedSplitComposition,
 )
 
@@ -48,10 +48,10 @@ class ShortBufferInputUnit(ObservedInputUnit):
 
     def _make_buffers(self, m):
         stage, port = self.stage, self._port
-        fifos = [SyncFIFO(width=stage.flit_layout.size, depth=port.buffer_depth - 1)
+        fifos = [self.flit_buffer(stage.flit_layout.size, port.buffer_depth - 1)
                  for _ in self.vcs]
-        queues = [ShiftFIFO(stage.route_layout.size,
-                            -(-port.buffer_depth // stage.config.packet_length))
+        queues = [self.route_queue(stage.route_layout.size,
+                                   -(-port.buffer_depth // stage.config.packet_length))
                   for _ in self.vcs]
         for v, (fifo, queue) in enumerate(zip(fifos, queues)):
             m.submodules[f"fifo_{v}"], m.submodules[f"routes_{v}"] = fifo, queue
@@ -64,6 +64,32 @@ class TailDroppingInputUnit(ObservedInputUnit):
 
     def _per_packet_route(self, m, vc_port, fifo, queue, write, stored, route):
         super()._per_packet_route(m, vc_port, fifo, queue, write & ~stored.last, stored, route)
+
+
+class ReadingAheadBuffer(ObservedFlitBuffer):
+    """Presents the second flit instead of the front one while two or more wait."""
+
+    def front(self, consume, level):
+        second = Mux(consume == self.depth - 1, 0, consume + 1)
+        return Mux(level >= 2, second, consume)
+
+
+class ReadingAheadInputUnit(ObservedInputUnit):
+    flit_buffer = ReadingAheadBuffer
+
+
+class ClearingQueue(ObservedShiftFIFO):
+    """Clears an entry as it moves to the front of the route queue."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(self.r_en & self.slots[0] & (self.depth > 1)):
+            m.d.sync += self.entries[0].eq(0)
+        return m
+
+
+class ClearingQueueInputUnit(ObservedInputUnit):
+    route_queue = ClearingQueue
 
 
 class InterleavingComposition(ObservedSplitComposition):
@@ -143,6 +169,14 @@ class TailDropped(FormalRouter):
     input_unit = TailDroppingInputUnit
 
 
+class BufferReadsAhead(FormalRouter):
+    input_unit = ReadingAheadInputUnit
+
+
+class RouteQueueClears(FormalRouter):
+    input_unit = ClearingQueueInputUnit
+
+
 class PacketsInterleave(FormalRouter):
     split_composition = InterleavingComposition
 
@@ -186,6 +220,10 @@ MUTANTS = {mutant.name: mutant for mutant in [
            router=DropCountedTwice),
     Mutant("misrouted", "each request reaches the allocator as one for the next output",
            router=Misrouted),
+    Mutant("buffer-reads-ahead", "an input buffer presents its second flit instead of the "
+           "front one while two or more wait", router=BufferReadsAhead),
+    Mutant("route-queue-clears", "a route queue clears each entry as it moves to the front",
+           router=RouteQueueClears),
     Mutant("route-bubble-stuck", "the default router's route compute asks for room for two "
            "packets on every move", route=BubbleStuckRoute),
 ]}

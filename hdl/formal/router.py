@@ -1,15 +1,16 @@
 """The split router's property set: a lone router between its neighbours
 (:mod:`.environment`), its observed stages (:mod:`.stages`) and the properties below.
 
-The properties speak of the router's own logic. Its buffers (Amaranth's ``SyncFIFO`` for
-flits, the project's ``ShiftFIFO`` for routes) keep their entries in registers that
-assertions cannot name, so one storage lemma is assumed rather than proven here: a route
-queue returns only routes that were written into it (each write is asserted to be a legal
-route). The buffers' levels and pointers are part of the proof (``SyncFIFO`` asserts its own
-pointer invariants when elaborated for the ``formal`` platform).
+The properties speak of the router's own logic, its buffers included: the flit buffers
+(:class:`~twinnet.hdl.flit_buffer.FlitBuffer`) are read through a second port of their memory
+and the route queues (:class:`~twinnet.hdl.shift_fifo.ShiftFIFO`) through their registers, so
+that induction relates what a buffer holds to what was written into it. A flit is followed
+through the router by a tracker per buffer that the prover starts on any write it likes (a
+free input): every flit is, in some run, the tracked one.
 """
 
-from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, Value
+from amaranth.lib import data
 from amaranth.lib.wiring import In
 
 from .allocator import first_in_turn, turns_before
@@ -45,6 +46,10 @@ PROPERTIES = [
              "every flit accepted is buffered, every flit read from a buffer leaves on "
              "exactly one output in that cycle or is drained, and every flit an output sends "
              "was read from the input VC that owns it"),
+    Property("flits_intact_in_order",
+             "every buffer gives back each flit unchanged, after the flits written before it "
+             "and before those written after it; a flit read from an input VC leaves "
+             "unchanged on the output its packet holds (or is drained, malformed)"),
     Property("credit_accounting", "each credit counter equals the buffer depth less L, the "
              "flits downstream or on the link, and the flits reserved but not yet sent; "
              "each upstream credit count plus its buffer's level and the credits on their way "
@@ -65,12 +70,15 @@ class RouterProof(Elaboratable):
             them only the base case is meaningful, and a bug may show in a property that the
             invariants would have preceded).
 
-    ``properties`` is its :class:`PropertySet`; :meth:`ports` lists the router's inputs, which
-    the prover leaves free within the assumptions.
+    ``properties`` is its :class:`PropertySet`; :meth:`ports` lists the router's inputs and
+    ``track`` (bit b: start following the flit written into buffer b now; input VCs first,
+    then the ejection buffers), which the prover leaves free within the assumptions.
     """
 
     def __init__(self, router: FormalRouter, unit: str = "router", *, invariants: bool = True):
         self.router = router
+        config = router.config
+        self.track = Signal(sum(config.vc_counts) + len(config.pe_ports), name="track")
         left_out = frozenset() if invariants else frozenset(
             prop.name for prop in PROPERTIES if prop.invariant)
         self.properties = PropertySet(unit, PROPERTIES, left_out)
@@ -78,7 +86,7 @@ class RouterProof(Elaboratable):
     def ports(self) -> list:
         """The router's input signals (free, within the neighbours' assumptions)."""
         return [Value.cast(value) for path, member, value
-                in self.router.signature.flatten(self.router) if member.flow == In]
+                in self.router.signature.flatten(self.router) if member.flow == In] + [self.track]
 
     def elaborate(self, platform):
         m = Module()
@@ -86,6 +94,7 @@ class RouterProof(Elaboratable):
         m.submodules.router = seen.fragment
         checks = _Checks(m, self.router, seen, self.properties)
         checks.inputs()
+        checks.buffers(self.track)
         checks.outputs()
         checks.allocation()
         checks.drops()
@@ -133,8 +142,7 @@ class _Checks:
             m.d.comb += written.eq(queue.w_data)
             self.props.check(m, "route_honoured", ~queue.w_en | self.legal(written))
             self.props.check(m, "route_honoured", ~queue.w_en | self.computed(unit, written))
-            # The storage lemma (see the module docstring).
-            m.d.comb += Assume(~queue.r_rdy | self.legal(vc.port.route))
+            self._queued_routes(queue, i)
             self.props.check(m, "router_state", (vc.port.valid == fifo.r_rdy)
                              & (vc.port.head == queue.r_rdy) & (state.active | (state.sent == 0))
                              & (state.last == (state.active & vc.port.valid
@@ -155,6 +163,57 @@ class _Checks:
             self.props.check(m, "flits_conserved",
                              ~vc.control.read | owned.any() | self.draining[i])
         self._credits_back()
+
+    def _queued_routes(self, queue, i: int) -> None:
+        """Input VC ``i``'s route queue holds legal routes only, front first."""
+        for k, (slot, entry) in enumerate(zip(queue.slots, queue.entries)):
+            route = Signal(self.router.stage.route_layout, name=f"route_queued_{i}_{k}")
+            self.m.d.comb += route.eq(entry)
+            self.check("router_state", ~slot | self.legal(route))
+            if k:
+                self.check("router_state", ~slot | queue.slots[k - 1])
+
+    def buffers(self, track) -> None:
+        """Every flit buffer gives back what was written, in order (:meth:`_follow`); a flit
+        read from an input VC crosses to the output its packet holds, unchanged."""
+        starts = iter(track)
+        layout = self.router.stage.flit_layout
+        for i, (p, v) in enumerate(self.place):
+            leaving, value = self._follow(self.seen.inputs[p].buffers[v], next(starts), f"{i}")
+            tracked = data.View(layout, value)
+            crossed = self.draining[i]
+            for o, unit in enumerate(self.seen.outputs):
+                sent = unit.flit
+                crossed = crossed | (self.owns[i][o] & sent.valid
+                                     & (sent.payload.data == tracked.data)
+                                     & (sent.payload.first == tracked.first)
+                                     & (sent.payload.last == tracked.last))
+            self.check("flits_intact_in_order", ~leaving | crossed)
+        for o in self.config.pe_ports:
+            self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
+
+    def _follow(self, fifo, start, name: str):
+        """Follow the flit written into ``fifo`` when ``start`` (and no flit is followed):
+        its value and the flits ahead of it. Returns "it is read now" and its value."""
+        m, depth = self.m, fifo.depth
+        tracking = Signal(name=f"tracking_{name}")
+        ahead = Signal(range(depth), name=f"ahead_{name}")
+        value = Signal(fifo.width, name=f"tracked_{name}")
+        leaving = Signal(name=f"leaving_{name}")
+        write, read = fifo.w_en & fifo.w_rdy, fifo.r_en & fifo.r_rdy
+        m.d.comb += leaving.eq(tracking & read & (ahead == 0))
+        with m.If(start & ~tracking & write):
+            m.d.sync += [tracking.eq(1), value.eq(fifo.w_data), ahead.eq(fifo.level - read)]
+        with m.Elif(leaving):
+            m.d.sync += tracking.eq(0)
+        with m.Elif(tracking & read):
+            m.d.sync += ahead.eq(ahead - 1)
+        self.check("flits_intact_in_order", ~leaving | (fifo.r_data == value))
+        m.d.comb += fifo.peek.addr.eq(_wrap(fifo.consume + ahead, depth))
+        self.check("router_state", ~tracking | ((ahead < fifo.level) & (fifo.peek.data == value)))
+        self.check("router_state", (fifo.consume < depth) & (fifo.level <= depth)
+                   & (fifo.produce == _wrap(fifo.consume + fifo.level, depth)))
+        return leaving, value
 
     def _credits_back(self) -> None:
         """Link inputs: upstream credits, buffer level and credits on their way back add up to
@@ -330,3 +389,8 @@ class _Checks:
                             + ports * turns_before(vc_first, v, count))
                 # The strong form: fewer grants to others remain than requesters ahead.
                 self.check("fair_allocation", wait + position <= bound)
+
+
+def _wrap(index, depth: int):
+    """``index mod depth`` for ``index`` in ``[0, 2 * depth)``."""
+    return Mux(index >= depth, index - depth, index)

@@ -12,21 +12,50 @@ from dataclasses import dataclass
 from amaranth.hdl import Fragment
 
 from ..arbiter import RoundRobinArbiter
+from ..flit_buffer import FlitBuffer
 from ..router import Router
 from ..router.input_unit import InputUnit
 from ..router.output_unit import OutputUnit
 from ..router.packet_allocator import PacketAllocator
 from ..router.split import SplitComposition
+from ..shift_fifo import ShiftFIFO
+
+
+class ObservedFlitBuffer(FlitBuffer):
+    """A :class:`FlitBuffer` that keeps its memory (``memory``), its pointers (``produce``,
+    ``consume``) and a second, asynchronous read port of its memory (``peek``), whose address
+    the proof drives."""
+
+    def storage(self, m):
+        self.memory = super().storage(m)
+        self.peek = self.memory.read_port(domain="comb")
+        return self.memory
+
+    def pointers(self):
+        self.produce, self.consume = super().pointers()
+        return self.produce, self.consume
+
+
+class ObservedShiftFIFO(ShiftFIFO):
+    """A :class:`ShiftFIFO` that keeps its registers (``slots``: holds an entry;
+    ``entries``), front first."""
+
+    def registers(self):
+        self.slots, self.entries = super().registers()
+        return self.slots, self.entries
 
 
 class ObservedInputUnit(InputUnit):
     """An :class:`InputUnit` that hands itself to ``observer`` and keeps its flit buffers
-    (``buffers``), route queues (``route_queues``), waiting credits (``credit_waits``, split
+    (``buffers``, :class:`ObservedFlitBuffer`), route queues (``route_queues``,
+    :class:`ObservedShiftFIFO`), waiting credits (``credit_waits``, split
     router) and, on a PE port, its framing registers (``framing``: flit count and VC of the
     packet being written)."""
 
     credit_waits = ()
     framing = None
+    flit_buffer = ObservedFlitBuffer
+    route_queue = ObservedShiftFIFO
 
     def __init__(self, stage, port_index, route_compute, *, observer):
         super().__init__(stage, port_index, route_compute)
@@ -47,10 +76,11 @@ class ObservedInputUnit(InputUnit):
 
 class ObservedOutputUnit(OutputUnit):
     """An :class:`OutputUnit` that keeps its credit counters (``spare``, per output VC) and,
-    on a PE port, its ejection buffer (``eject``)."""
+    on a PE port, its ejection buffer (``eject``, an :class:`ObservedFlitBuffer`)."""
 
     eject = None
     spare = ()
+    flit_buffer = ObservedFlitBuffer
 
     def _credit_counter(self, m, w: int, returned):
         return self.keep(super()._credit_counter(m, w, returned))

@@ -2,10 +2,10 @@
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from .. import flit, onehot
+from ..flit_buffer import FlitBuffer
 from ..shift_fifo import ShiftFIFO
 from .stage_config import StageConfig
 
@@ -57,7 +57,13 @@ class InputUnit(wiring.Component):
     router) the credit leaves in the next cycle; when several are (the split router: a
     crossbar input per VC), credits wait in a counter per VC and the lowest VC with one goes
     first, since a link returns one credit per cycle.
+
+    The buffers are of classes :attr:`flit_buffer` and :attr:`route_queue` (a subclass may
+    replace them).
     """
+
+    flit_buffer = FlitBuffer
+    route_queue = ShiftFIFO
 
     def __init__(self, stage: StageConfig, port_index: int, route_compute):
         self.stage, self.port_index, self.route_compute = stage, port_index, route_compute
@@ -115,10 +121,10 @@ class InputUnit(wiring.Component):
         stage, port = self.stage, self._port
         per_packet = stage.holds_outputs
         width = (stage.flit_layout if per_packet else stage.entry_layout).size
-        fifos = [SyncFIFO(width=width, depth=port.buffer_depth) for _ in self.vcs]
+        fifos = [self.flit_buffer(width, port.buffer_depth) for _ in self.vcs]
         queue_depth = -(-port.buffer_depth // stage.config.packet_length)
-        route_queues = ([ShiftFIFO(stage.route_layout.size, queue_depth) for _ in self.vcs]
-                        if per_packet else [])
+        route_queues = ([self.route_queue(stage.route_layout.size, queue_depth)
+                         for _ in self.vcs] if per_packet else [])
         for v, fifo in enumerate(fifos):
             m.submodules[f"fifo_{v}"] = fifo
         for v, queue in enumerate(route_queues):

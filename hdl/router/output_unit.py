@@ -3,10 +3,10 @@ ejection buffer."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from .. import flit
+from ..flit_buffer import FlitBuffer
 from .stage_config import StageConfig
 
 
@@ -38,7 +38,11 @@ class OutputUnit(wiring.Component):
         free_one, free_two: Out(max VCs) — bit w: VC w is free with room for one / two whole
             packets.
         busy: Out(max VCs) — bit w: VC w carries a packet (free or not by its credits).
+
+    The ejection buffer is of class :attr:`flit_buffer` (a subclass may replace it).
     """
+
+    flit_buffer = FlitBuffer
 
     def __init__(self, stage: StageConfig, port_index: int):
         self.stage, self.port_index = stage, port_index
@@ -80,8 +84,8 @@ class OutputUnit(wiring.Component):
     def _ejection_buffer(self):
         """The ejection buffer of a PE port: whole flits with their marks."""
         config = self.stage.config
-        return SyncFIFO(width=flit.pe_out_layout(config.flit_width).size,
-                        depth=config.ports[self.port_index].buffer_depth)
+        return self.flit_buffer(flit.pe_out_layout(config.flit_width).size,
+                                config.ports[self.port_index].buffer_depth)
 
     def _drive(self, m) -> list:
         """The flit into the link register or the ejection buffer. Returns, per output VC,
