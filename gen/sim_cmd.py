@@ -67,9 +67,10 @@ def register(commands) -> None:
     gen_cmd.add_network_args(parser)
     add_traffic_args(parser)
     parser.add_argument("--broadcast-fraction", type=parse.number, default=0.0,
-                        help="--check hops, uniform traffic, a network built with --broadcast: "
-                             "share of the offered packets that are broadcasts, 0 to 1 "
-                             "(default 0)")
+                        help="uniform traffic on a network built with --broadcast, either "
+                             "--check: share of the offered packets that are broadcasts, 0 to 1 "
+                             "(default 0); every copy is checked (once, intact, at every other "
+                             "router)")
     parser.add_argument("--link-loads", type=parse.path, metavar="FILE",
                         help="--check end-to-end on Verilator: count the flits and packets of "
                              "every link and terminal port (over the measured cycles; under "
@@ -225,10 +226,9 @@ def traffic_settings(network, args) -> dict:
             raise UsageError(f"--broadcast-fraction {fraction}: needs routers that replicate "
                              f"broadcasts, which {network.name} lacks; build them with "
                              "--broadcast (king family, KM and KT)")
-        if check != "hops" or traffic != "uniform":
-            raise UsageError(f"--broadcast-fraction {fraction}: applies to --check hops with "
-                             "--traffic uniform (the per-hop scoreboard checks every copy; "
-                             "the hardware harness sends unicast packets only)")
+        if traffic != "uniform":
+            raise UsageError(f"--broadcast-fraction {fraction}: applies only to --traffic "
+                             f"uniform, not {traffic}")
         settings["broadcast_fraction"] = float(fraction)
     if check == "hops" and args.injection != "bernoulli":
         raise UsageError(f"--injection {args.injection}: applies only to --check end-to-end "
@@ -264,6 +264,8 @@ def traffic_settings(network, args) -> dict:
                             measure=(pes - 1) * 8 * length)
         if loads is not None:
             settings["link_loads"] = True
+        if fraction:
+            settings["broadcast_fraction"] = float(fraction)
     return settings
 
 
@@ -366,13 +368,21 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         "hardware",
         f"  packets delivered       {point['packets']}, each once, intact, in order per pair, "
         "at the right PE",
+        *([f"  broadcasts              {point['broadcasts_sent']} sent, "
+           f"{point['broadcast_copies_delivered']} copies delivered: one at every other router "
+           f"({point['copies_per_broadcast']} each), once, intact, in order per source"]
+          if point.get("broadcasts_sent") else []),
         f"  offered load            {point['offered_flits_per_pe_cycle']:.3f} flits/PE/cycle"
         f" ({point['overflowed']} packets refused by full source queues)",
         f"  accepted throughput     {point['accepted_flits_per_pe_cycle']:.3f} flits/PE/cycle "
         f"over the {settings['measure']} measured cycles",
         f"  mean latency            {point['mean_latency']:.2f} cycles in the network, "
         f"{point['mean_total_latency']:.2f} with source queueing (max {point['max_latency']}; "
-        f"{point['measured_packets']} measured packets of {length} flits)",
+        f"{point['measured_packets']} measured packets of {length} flits)"
+        if point["mean_latency"] is not None else
+        "  mean latency            no measured unicast packet"
+        + (" (every packet was a broadcast)" if point.get("broadcasts_sent") else ""),
+        *_hops_line(point),
         *_backpressure_line(point),
         *_link_load_lines(network, family, point, getattr(args, "link_loads", None)),
         f"  simulated               {point['cycles']} cycles in {point['wall_seconds']:.1f} s "

@@ -36,8 +36,9 @@ The program reads commands on stdin, one per line, and answers on stdout:
 - ``read``: answers one line of ``name=value`` pairs, the harness's outputs (and ``hist<i>``,
   its histogram bins, ``stall_<reason>``, the routers' stall counters summed, when they
   have them, ``idle``, the cycles since a flit last moved on any link or terminal port,
-  ``hops``, the head flits that crossed a link between routers since reset, and ``asleep``,
-  the routers asleep now);
+  ``hops``, the head flits of unicast packets that crossed a link between routers since
+  reset, ``max_hops``, the most links a unicast packet delivered since reset crossed, and
+  ``asleep``, the routers asleep now);
 - ``held``: answers one line with, per router in the netlist's order, the flits it holds
   (flits in minus flits out since reset, counted on its links and terminal ports), for the
   watchdog's report;
@@ -46,6 +47,12 @@ The program reads commands on stdin, one per line, and answers on stdout:
   ejected flits and packets (``flits packets`` pairs: channels, then per terminal injection
   and ejection), for the per-link loads;
 - ``quit``.
+
+A packet's hops are counted on its head: each head flit of a unicast packet crossing a link
+adds one to the count kept for its head word (route, source, sequence number: unique among
+the packets in flight unless a pair has 2**seq_bits of them, or a packet is duplicated), and
+the sink that receives the head takes the count out. Broadcast copies (the head's
+``route.broadcast`` bit) are not counted.
 
 Of the harness's faults it has ``duplicate`` (a source's own); ``misroute`` and ``corrupt``,
 which the harness applies on a link, are not modelled here (:data:`FAULTS`).
@@ -63,7 +70,7 @@ from twinnet.hdl.traffic import FAULTS as HARNESS_FAULTS
 FAULTS = ("none", "duplicate")
 #: Controls of the harness that every source takes, and that every sink takes.
 SOURCE_CONTROLS = ("enable", "measure", "rate", "pattern", "hotspot_rate", "seed", "onoff",
-                   "turn_on", "turn_off")
+                   "turn_on", "turn_off", "broadcast_rate")
 SINK_CONTROLS = ("measure", "seed", "refuse_rate", "stall_start", "stall_max")
 
 
@@ -226,6 +233,7 @@ struct Crossing {
     int source, target;  // router numbers
     Port valid, payload;  // of the flit at the target's input
     int first;  // the head bit in the payload
+    int data_at;  // where the flit's data sits in the payload
 };
 
 // A source's or a sink's ports.
@@ -330,12 +338,21 @@ template <class Source, class Sink> struct Engine {
     std::vector<int> queue, round, awake, edged;
     std::vector<int64_t> held;
     std::vector<uint64_t> link_flits, link_packets, pe_flits, pe_packets;
-    uint64_t now = 0, last_move = 0, hops = 0;
+    uint64_t now = 0, last_move = 0, hops = 0, max_hops = 0;
     int rst = 0, fault = 0;
+    // Hops of the unicast packets in flight, by head word (data bits, ``data_mask``); the
+    // head's broadcast bit, or -1.
+    std::unordered_map<uint64_t, uint32_t> hop_count;
+    uint64_t data_mask = ~0ULL;
+    int broadcast_bit = -1;
+
+    bool unicast(uint64_t head) const {
+        return broadcast_bit < 0 || !((head >> broadcast_bit) & 1);
+    }
 
     // After the routers are made: the sources and sinks, the links of the tables, the threads.
     void join(int threads, const int32_t (*wire_table)[4], int wire_count,
-              const int32_t (*terms)[14], const int32_t (*channels)[5], int channel_count,
+              const int32_t (*terms)[14], const int32_t (*channels)[6], int channel_count,
               int terminal_count) {
         routers = (int)models.size();
         pes = terminal_count;
@@ -371,7 +388,7 @@ template <class Source, class Sink> struct Engine {
         for (int c = 0; c < channel_count; c++) {
             const int32_t* row = channels[c];
             const auto& ports = models[row[1]]->ports;
-            crossings.push_back({row[0], row[1], ports[row[2]], ports[row[3]], row[4]});
+            crossings.push_back({row[0], row[1], ports[row[2]], ports[row[3]], row[4], row[5]});
         }
         crew.start(threads, &models);
         held.assign(routers, 0);
@@ -464,7 +481,13 @@ template <class Source, class Sink> struct Engine {
             uint64_t head = bit(crossing.payload, crossing.first);
             held[crossing.source]--;
             held[crossing.target]++;
-            hops += head;
+            if (head) {
+                uint64_t word = (get(crossing.payload) >> crossing.data_at) & data_mask;
+                if (unicast(word)) {
+                    hops++;
+                    hop_count[word]++;
+                }
+            }
             moved = true;
             link_flits[c]++;
             link_packets[c] += head;
@@ -482,9 +505,19 @@ template <class Source, class Sink> struct Engine {
                 moved = true;
                 pe_flits[2 * t + 1]++;
                 pe_packets[2 * t + 1] += get(term.sink.first);
+                if (get(term.sink.first)) arrived(get(term.sink.data));
             }
         }
         if (moved) last_move = now;
+    }
+
+    // A head flit ejected: its packet's hops (0 without a crossing: the source's router).
+    void arrived(uint64_t word) {
+        if (!unicast(word)) return;
+        auto found = hop_count.find(word);
+        if (found == hop_count.end()) return;
+        if (found->second > max_hops) max_hops = found->second;
+        hop_count.erase(found);
     }
 
     // One clock cycle: what the last rising edge changed reaches its inputs, the awake models
@@ -520,7 +553,8 @@ template <class Source, class Sink> struct Engine {
         for (Model* model : models) model->reset((uint8_t)rst);
         if (rst) {
             for (auto& h : held) h = 0;
-            last_move = hops = 0;
+            last_move = hops = max_hops = 0;
+            hop_count.clear();
             for (auto& c : link_flits) c = 0;
             for (auto& c : link_packets) c = 0;
             for (auto& c : pe_flits) c = 0;
@@ -636,20 +670,20 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         crossings.append([number[channel.source], number[channel.target],
                           ports(kind, _port(f"in_{channel.target_port}", ["flit", "valid"])),
                           ports(kind, _port(f"in_{channel.target_port}", ["flit", "payload"])),
-                          flit["first"].offset])
+                          flit["first"].offset, flit["data"].offset])
 
     out = Program()
     out("// Generated by twinnet (gen/traffic_cpp.py): the traffic harness of "
         f"{harness_modules['network']} over separately Verilated modules.",
         *(f"#include <{header}>" for header in (
             "algorithm", "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "iostream",
-            "string", "thread", "vector")),
+            "string", "thread", "unordered_map", "vector")),
         '#include "verilated.h"')
     for module in [*(modules[kind] for kind in kinds), source_module, sink_module]:
         out(f'#include "V{module}.h"', f'#include "V{module}___024root.h"')
     out(ENGINE.strip("\n"), "")
     out(*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 14),
-        *_table("int32_t", "CROSSINGS", crossings, 5))
+        *_table("int32_t", "CROSSINGS", crossings, 6))
     statics = {}
     for kind in kinds:
         router = netlist.kinds[kind]
@@ -697,6 +731,11 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     out("}", indent=2)
     out(f"join(threads, WIRES, {len(wires)}, TERMINALS, CROSSINGS, {len(crossings)}, "
         f"{pes});", indent=2)
+    mask = (1 << fmt.flit_width) - 1
+    out(f"data_mask = {mask:#x}ULL;", indent=2)
+    if fmt.broadcast:
+        route = fmt.head_layout["route"]
+        out(f"broadcast_bit = {route.offset + route.shape['broadcast'].offset};", indent=2)
     out(f"for (int t = 0; t < {pes}; t++) {{", "assign(src[t]->constants, SOURCE_CONSTANTS[t]);",
         "assign(snk[t]->constants, SINK_CONSTANTS[t]);", "}", indent=2)
     out("    }", "")
@@ -709,9 +748,12 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         f"mark({routers}); return; }}", indent=2)
     for control in dict.fromkeys(SOURCE_CONTROLS + SINK_CONTROLS):
         parts = [f"{part}[i]->{control} = value; mark({offset} + i);"
-                 for part, controls, offset in (("src", SOURCE_CONTROLS, routers),
-                                                ("snk", SINK_CONTROLS, routers + pes))
-                 if control in controls]
+                 for part, component, controls, offset in (
+                     ("src", source, SOURCE_CONTROLS, routers),
+                     ("snk", sink, SINK_CONTROLS, routers + pes))
+                 if control in controls and control in component.signature.members]
+        if not parts:
+            continue
         out(f"if (name == \"{control}\") {{ for (int i = 0; i < {pes}; i++) {{ "
             f"{' '.join(parts)} }} return; }}", indent=2)
     out('std::fprintf(stderr, "unknown control %s\\n", name.c_str()); std::exit(2);', indent=2)
@@ -719,7 +761,7 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
 
     # Reading the harness's outputs.
     out("    void read() {")
-    sums = list(TrafficHarness.SUMS)
+    sums = list(TrafficHarness.sums(fmt))
     out("uint64_t " + ", ".join(f"{name} = 0" for name in sums) + ";", indent=2)
     out(f"for (int i = 0; i < {pes}; i++) {{", indent=2)
     for name in sums:
@@ -744,10 +786,10 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         "for (Model* model : models) asleep += !model->awake;", indent=2)
     fields = " ".join(f"{name}=%llu" for name in [*sums, "drop_count", "latency_max",
                                                   "faults", "now", "idle", "hops",
-                                                  "asleep"])
+                                                  "max_hops", "asleep"])
     values = ", ".join(f"(unsigned long long){name}"
                        for name in [*sums, "drop_count", "latency_max", "replayed", "now",
-                                    "idle", "hops", "asleep"])
+                                    "idle", "hops", "max_hops", "asleep"])
     if all("stalls" in netlist.kinds[kind].signature.members for kind in kinds):
         # The routers' stall counters, summed (each 48 bits: no sum wraps).
         for reason in STALL_REASONS:

@@ -48,6 +48,22 @@ Its random bits come from its own xorshift32 generators, seeded from ``seed`` an
 terminal. ``refused`` counts the cycles a sink refused a flit the network offered. Both
 controls at 0 (their reset value): the sink takes every flit at once.
 
+Broadcasts (only when the routers replicate them: the head's route has a ``broadcast`` field,
+as the king family's routers built with ``--broadcast``; otherwise none of this is built):
+each packet a source takes from its queue is a broadcast instead of a unicast packet with
+probability ``broadcast_rate``/65536 (65536: every one). A broadcast's head has
+``route.broadcast`` = 1 and every other route field 0 (its copies leave at PE 0 of every
+router but the source's; the routers fill in the TTL), and carries the next number of the
+source's own broadcast sequence. Its copies follow the forwarding rule's fixed tree on one VC,
+so each sink sees a source's broadcasts in order: a sink checks each copy's number against the
+next one it expects from that source (``out_of_order``: a lost or duplicated copy), its PE
+field against its own (``wrong_destination``), its flits as any packet's (``corrupt``,
+``framing``), and counts it on ``copies`` instead of ``received``; sources count the
+broadcasts they inject on ``broadcasts`` (also on ``injected``; the measured ones also on
+``broadcasts_measured``). Once the network has
+drained, ``copies`` must be ``broadcasts`` times the copies of one broadcast (a copy at the
+wrong router or a missing one changes it). Copies add nothing to the latency sums.
+
 The harness sums every terminal's counters (balanced adder trees) onto its outputs.
 """
 
@@ -115,7 +131,9 @@ def _max_tree(values):
 
 class TrafficFormat:
     """What a source and a sink agree on: the head flit's layout (of the network's routers),
-    the terminal digits, the packet length, the sequence and time field widths.
+    the terminal digits, the packet length, the sequence and time field widths, and whether
+    packets may be broadcasts (``broadcast``: the route has a ``broadcast`` field; see the
+    module docstring).
 
     Parameters:
         head_layout: the routers' head flit layout (``FlitFormat.head_layout``).
@@ -147,6 +165,15 @@ class TrafficFormat:
         self.ordered = ordered
         self.time_bits = min(16, self.flit_width // 2)
         self.index_bits = max(1, (packet_length - 1).bit_length())
+        self.broadcast = "broadcast" in self.route_layout.members
+        # A copy must arrive at the PE a broadcast's route names (the king family's
+        # ``route.pe``, with several PEs per router).
+        self.broadcast_digits = [path for path, _ in self.digits
+                                 if path == ("pe",)] if self.broadcast else []
+
+    def broadcast_route(self):
+        """The route-field value of a broadcast (copies at PE 0; the TTL left 0)."""
+        return self.route_layout.const({"broadcast": 1})
 
     def route_of(self, terminal: int) -> dict:
         """The route-field value (for ``route_layout.const``) of terminal ``terminal``."""
@@ -194,6 +221,8 @@ class TrafficSource(wiring.Component):
             "created": Out(COUNT_WIDTH), "created_measured": Out(COUNT_WIDTH),
             "overflowed": Out(COUNT_WIDTH), "injected": Out(COUNT_WIDTH),
             "sent_hash": Out(32), "replayed": Out(1),
+            **({"broadcast_rate": In(RATE_BITS + 1), "broadcasts": Out(COUNT_WIDTH),
+                "broadcasts_measured": Out(COUNT_WIDTH)} if fmt.broadcast else {}),
         })
 
     def elaborate(self, platform):
@@ -201,7 +230,9 @@ class TrafficSource(wiring.Component):
         random = self._random(m)
         create, queue, fixed, fixed_index, pairs_left = self._creation(m, random)
         chosen, usable, pair = self._destination(m, random, fixed, fixed_index)
-        self._injection(m, create, queue, chosen, usable, pair, pairs_left)
+        # Broadcasts: the draw that makes the next packet one (bits no other draw uses).
+        broadcast = (random[1][16:32] < self.broadcast_rate) if self.fmt.broadcast else None
+        self._injection(m, create, queue, chosen, usable, pair, pairs_left, broadcast)
         return m
 
     def _pattern_is(self, name: str):
@@ -278,21 +309,19 @@ class TrafficSource(wiring.Component):
         usable = ~(random_choice & fmt.same_terminal(uniform, constants.own))
         return chosen, usable, pair
 
-    def _injection(self, m, create, queue, chosen, usable, pair, pairs_left) -> None:
+    def _injection(self, m, create, queue, chosen, usable, pair, pairs_left,
+                   broadcast) -> None:
         """Injection. A replayed packet (``replay``: the first packet after reset is sent
         twice, the fault the harness injects to show the sinks catch a duplicate) counts twice
-        on ``injected``."""
+        on ``injected``. ``broadcast``: None (no broadcasts), or "the next packet is a
+        broadcast"."""
         constants, fmt, pattern_is = self.constants, self.fmt, self._pattern_is
-        route = fmt.route_layout
         busy = Signal()
         replaying = Signal()
-        index = Signal(fmt.index_bits)
-        destination = Signal(route)
+        destination = Signal(fmt.route_layout)
         seq = Signal(fmt.seq_bits)
         birth = Signal(16)
         measured = Signal()
-        injected_at = Signal(fmt.time_bits)
-        queued = Signal(fmt.time_bits)
         # Per destination, the sequence number of the next packet (kept across resets, as the
         # sinks keep theirs).
         m.submodules.next_seq = next_seq = memory.Memory(shape=fmt.seq_bits,
@@ -300,21 +329,50 @@ class TrafficSource(wiring.Component):
         read, write = next_seq.read_port(domain="comb"), next_seq.write_port()
         m.d.comb += [read.addr.eq(fmt.terminal_of(chosen)), write.addr.eq(read.addr),
                      write.data.eq(read.data + 1)]
-        with m.If(~busy & queue.r_rdy & usable):
-            m.d.comb += [queue.r_en.eq(1), write.en.eq(1)]
+        unicast = Const(1, 1) if broadcast is None else ~broadcast
+        take = ~busy & queue.r_rdy & (usable if broadcast is None else usable | broadcast)
+        with m.If(take):
+            m.d.comb += [queue.r_en.eq(1), write.en.eq(unicast)]
             if not fmt.ordered:
-                m.d.sync += self.sent_hash.eq(self.sent_hash + packet_hash(
-                    constants.source, read.addr, read.data)[:32])
-            m.d.sync += [busy.eq(1), index.eq(0), destination.eq(chosen), seq.eq(read.data),
+                with m.If(unicast):
+                    m.d.sync += self.sent_hash.eq(self.sent_hash + packet_hash(
+                        constants.source, read.addr, read.data)[:32])
+            m.d.sync += [busy.eq(1), destination.eq(chosen), seq.eq(read.data),
                          birth.eq(queue.r_data[:16]), measured.eq(queue.r_data[16]),
                          replaying.eq(self.replay & ~self.replayed)]
-            with m.If(pattern_is("all-pairs")):
+            with m.If(pattern_is("all-pairs") & unicast):
                 m.d.sync += pair.eq(self._next_terminal(pair, m))
+        if broadcast is not None:
+            self._broadcast(m, take & broadcast, destination, seq, busy, measured)
         with m.If(create & queue.w_rdy & pattern_is("all-pairs")):
             m.d.sync += pairs_left.eq(pairs_left - 1)
         with m.If(ResetSignal()):
             m.d.sync += [pairs_left.eq(fmt.terminals - 1), pair.eq(constants.first_pair)]
+        self._flits(m, busy, replaying, destination, seq, birth, measured)
 
+    def _broadcast(self, m, taken, destination, seq, busy, measured) -> None:
+        """``taken``: the packet taken from the queue now is a broadcast: its route and the
+        next number of the source's broadcast sequence (a register kept across resets, as the
+        sinks keep theirs); ``broadcasts`` (and ``broadcasts_measured`` if ``measured``)
+        counts it once sent. (Its statements follow the unicast ones, so they win.)"""
+        fmt = self.fmt
+        next_broadcast = Signal(fmt.seq_bits, reset_less=True)
+        sending = Signal()  # the packet being sent is a broadcast
+        with m.If(~busy):
+            m.d.sync += sending.eq(taken)
+        with m.If(taken):
+            m.d.sync += [destination.eq(fmt.broadcast_route()), seq.eq(next_broadcast),
+                         next_broadcast.eq(next_broadcast + 1)]
+        with m.If(busy & self.ready & self.last & sending):
+            m.d.sync += [self.broadcasts.eq(self.broadcasts + 1),
+                         self.broadcasts_measured.eq(self.broadcasts_measured + measured)]
+
+    def _flits(self, m, busy, replaying, destination, seq, birth, measured) -> None:
+        """The flits of the packet being sent: the head, the time stamps, the body words."""
+        constants, fmt = self.constants, self.fmt
+        index = Signal(fmt.index_bits)
+        injected_at = Signal(fmt.time_bits)
+        queued = Signal(fmt.time_bits)
         head = Signal(fmt.head_layout)
         m.d.comb += [head.route.eq(destination), head.source.eq(constants.source),
                      head.payload.eq(Cat(seq, measured))]
@@ -334,6 +392,8 @@ class TrafficSource(wiring.Component):
                 m.d.comb += self.data.eq(stamped)
             with m.Default():
                 m.d.comb += self.data.eq(body_word(constants.source, seq, index, fmt.flit_width))
+        with m.If(~busy):
+            m.d.sync += index.eq(0)
         with m.If(busy & self.ready):
             m.d.sync += index.eq(index + 1)
             with m.If(index == 0):
@@ -377,6 +437,7 @@ class TrafficSink(wiring.Component):
             "wrong_destination": Out(COUNT_WIDTH), "out_of_order": Out(COUNT_WIDTH),
             "corrupt": Out(COUNT_WIDTH), "framing": Out(COUNT_WIDTH),
             "received_hash": Out(32),
+            **({"copies": Out(COUNT_WIDTH)} if fmt.broadcast else {}),
         })
 
     def elaborate(self, platform):
@@ -403,23 +464,30 @@ class TrafficSink(wiring.Component):
         m.d.comb += [read.addr.eq(head.source), write.addr.eq(head.source),
                      write.data.eq(seq + 1)]
         in_order = seq == read.data if fmt.ordered else Const(1, 1)
+        right = fmt.same_terminal(head.route, self.constants.own)
+        # A broadcast's copy: its own sequence, its own checks (see the module docstring).
+        copy, in_order, right = (self._copy_checks(m, head, seq, valid & self.first, in_order,
+                                                   right, write)
+                                 if fmt.broadcast else (None, in_order, right))
 
         with m.If(valid & self.measure):
             m.d.sync += self.flits_measured.eq(self.flits_measured + 1)
         with m.If(valid & self.first):
-            m.d.comb += write.en.eq(1)
+            if copy is None:
+                m.d.comb += write.en.eq(1)
             m.d.sync += [
                 open_.eq(1), index.eq(1), source.eq(head.source), packet_seq.eq(seq),
                 measured.eq(head.payload[fmt.seq_bits]), head_time.eq(self.now[:time_bits]),
                 self.framing.eq(self.framing + (open_ | self.last)),
-                self.wrong_destination.eq(self.wrong_destination
-                                          + ~fmt.same_terminal(head.route, self.constants.own)),
+                self.wrong_destination.eq(self.wrong_destination + ~right),
                 self.out_of_order.eq(self.out_of_order + ~in_order),
             ]
             if not fmt.ordered:
                 own = fmt.terminal_of(self.constants.own)
-                m.d.sync += self.received_hash.eq(self.received_hash
-                                                  + packet_hash(head.source, own, seq)[:32])
+                hashed = self.received_hash + packet_hash(head.source, own, seq)[:32]
+                m.d.sync += self.received_hash.eq(
+                    hashed if copy is None else Mux(head.route.broadcast, self.received_hash,
+                                                    hashed))
         with m.Elif(valid):
             with m.If(~open_):
                 m.d.sync += self.framing.eq(self.framing + 1)
@@ -429,14 +497,47 @@ class TrafficSink(wiring.Component):
                 with m.If(self.last != expected_last):
                     m.d.sync += self.framing.eq(self.framing + 1)
                 with m.If(self.last):
-                    m.d.sync += [open_.eq(0), self.received.eq(self.received + 1),
-                                 self.received_measured.eq(self.received_measured + measured)]
+                    m.d.sync += open_.eq(0)
+                    self._count(m, copy, measured)
                 with m.If(index == 1):
-                    self._stamps(m, head_time, measured)
+                    self._stamps(m, head_time, measured if copy is None else measured & ~copy)
                 with m.Else():
                     word = body_word(source, packet_seq, index, width)
                     m.d.sync += self.corrupt.eq(self.corrupt + (self.data != word))
         return m
+
+    def _count(self, m, copy, measured) -> None:
+        """A packet's last flit: a unicast packet counts on ``received`` (and
+        ``received_measured``), a broadcast's copy (``copy``, None without broadcasts) on
+        ``copies``."""
+        if copy is None:
+            m.d.sync += [self.received.eq(self.received + 1),
+                         self.received_measured.eq(self.received_measured + measured)]
+            return
+        m.d.sync += [self.received.eq(self.received + ~copy),
+                     self.received_measured.eq(self.received_measured + (measured & ~copy)),
+                     self.copies.eq(self.copies + copy)]
+
+    def _copy_checks(self, m, head, seq, arrives, in_order, right, write):
+        """With broadcasts: the register ``copy`` (the packet being received is a broadcast's
+        copy), and the order and destination checks of the head ``head`` arriving now
+        (``arrives``) either way: a copy's sequence number is the next of its source's
+        broadcasts (one memory entry per source, kept across resets), its PE the sink's own
+        (the unicast memory's ``write`` is left alone)."""
+        fmt = self.fmt
+        m.submodules.expected_broadcast = expected = memory.Memory(
+            shape=fmt.seq_bits, depth=fmt.terminals, init=[])
+        read, write_copy = expected.read_port(domain="comb"), expected.write_port()
+        is_copy = head.route.broadcast
+        m.d.comb += [read.addr.eq(head.source), write_copy.addr.eq(head.source),
+                     write_copy.data.eq(seq + 1), write_copy.en.eq(arrives & is_copy),
+                     write.en.eq(arrives & ~is_copy)]
+        copy = Signal()
+        with m.If(arrives):
+            m.d.sync += copy.eq(is_copy)
+        at_pe = Cat(Const(1, 1), *[_field(head.route, path) == _field(self.constants.own, path)
+                                   for path in fmt.broadcast_digits]).all()
+        return copy, Mux(is_copy, seq == read.data, in_order), Mux(is_copy, at_pe, right)
 
     def _back_pressure(self, m) -> None:
         """``ready``: refused with probability ``refuse_rate``/65536 each cycle, and during a
@@ -491,9 +592,10 @@ class TrafficHarness(wiring.Component):
 
     Ports: the controls ``enable``, ``measure``, ``rate``, ``pattern``, ``hotspot_rate``,
     ``seed`` (sampled at reset), ``onoff``, ``turn_on``, ``turn_off`` (the injection process,
-    see :class:`TrafficSource`), ``refuse_rate``, ``stall_start``, ``stall_max`` (the sinks'
-    back-pressure, see :class:`TrafficSink`) and ``fault`` (an index of :data:`FAULTS`); the
-    sums of every terminal's counters plus ``now`` (the cycle count), ``drop_count`` and
+    see :class:`TrafficSource`), ``broadcast_rate`` (with broadcasts), ``refuse_rate``,
+    ``stall_start``, ``stall_max`` (the sinks' back-pressure, see :class:`TrafficSink`) and
+    ``fault`` (an index of :data:`FAULTS`); the sums of every terminal's counters
+    (:meth:`sums`) plus ``now`` (the cycle count), ``drop_count`` and
     ``faults`` (faults injected since reset: 0 or 1).
     """
 
@@ -501,6 +603,13 @@ class TrafficHarness(wiring.Component):
             "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
             "wrong_destination", "out_of_order", "corrupt", "framing", "sent_hash",
             "received_hash", "refused")
+    #: The sums added with broadcasts (:attr:`TrafficFormat.broadcast`).
+    BROADCAST_SUMS = ("broadcasts", "broadcasts_measured", "copies")
+
+    @classmethod
+    def sums(cls, fmt: TrafficFormat) -> tuple[str, ...]:
+        """The counters summed over the terminals for format ``fmt``."""
+        return cls.SUMS + (cls.BROADCAST_SUMS if fmt.broadcast else ())
 
     def __init__(self, network: Network, fmt: TrafficFormat, statics, modules: dict):
         self.network, self.fmt, self.statics, self.modules = network, fmt, statics, modules
@@ -514,7 +623,9 @@ class TrafficHarness(wiring.Component):
                    "now": Out(32), "latency_max": Out(fmt.time_bits),
                    "histogram": Out(data.ArrayLayout(unsigned(SUM_WIDTH), HISTOGRAM_BINS)),
                    "drop_count": Out(DROP_COUNT_WIDTH)}
-        members.update({name: Out(SUM_WIDTH) for name in self.SUMS})
+        if fmt.broadcast:
+            members["broadcast_rate"] = In(RATE_BITS + 1)
+        members.update({name: Out(SUM_WIDTH) for name in self.sums(fmt)})
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -545,6 +656,8 @@ class TrafficHarness(wiring.Component):
                 sink.first.eq(net.pe_out_first[terminal]),
                 sink.last.eq(net.pe_out_last[terminal]),
             ]
+            if fmt.broadcast:
+                m.d.comb += source.broadcast_rate.eq(self.broadcast_rate)
             ejected = net.pe_out_data[bits]
             if terminal == 0:
                 ejected, damaged = self._damage(m, ejected,
@@ -561,7 +674,7 @@ class TrafficHarness(wiring.Component):
                      net.pe_in_last.eq(Cat(source.last for source in sources)),
                      net.pe_in_data.eq(Cat(source.data for source in sources)),
                      net.pe_out_ready.eq(Cat(sink.ready for sink in sinks))]
-        for name in self.SUMS:
+        for name in self.sums(fmt):
             parts = sources if hasattr(sources[0], name) else sinks
             m.d.comb += getattr(self, name).eq(
                 sum_tree([getattr(part, name) for part in parts], SUM_WIDTH))

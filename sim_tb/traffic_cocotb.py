@@ -15,7 +15,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
 from .runner import load_config
-from .traffic_phases import COUNTERS, Deadlock, Harness, TrafficError, run_point
+from .traffic_phases import BROADCAST_COUNTERS, COUNTERS, Deadlock, Harness, TrafficError, run_point
 
 PERIOD_NS = 10
 
@@ -24,8 +24,10 @@ class CocotbHarness(Harness):
     """The Verilog harness driven through cocotb: the clock runs in the simulator (a GPI
     clock), so no Python runs between reads."""
 
-    def __init__(self, dut, bins: int):
+    def __init__(self, dut, bins: int, ports):
+        """``ports``: the harness's port names (the manifest's ``traffic.ports``)."""
         self.dut, self.bins = dut, bins
+        self.counters = COUNTERS + tuple(name for name in BROADCAST_COUNTERS if name in ports)
 
     def set(self, name: str, value: int) -> None:
         getattr(self.dut, name).value = value
@@ -41,7 +43,7 @@ class CocotbHarness(Harness):
             await Timer(count * PERIOD_NS, unit="ns")
 
     def read(self) -> dict:
-        return {name: int(getattr(self.dut, name).value) for name in COUNTERS}
+        return {name: int(getattr(self.dut, name).value) for name in self.counters}
 
     def histogram(self) -> list[int]:
         word, width = int(self.dut.histogram.value), len(self.dut.histogram) // self.bins
@@ -55,7 +57,8 @@ async def hardware_traffic(dut):
     manifest = json.loads(Path(config["manifest"]).read_text())
     points = config["tests"]["hardware_traffic"]["points"]
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start())
-    harness = CocotbHarness(dut, manifest["traffic"]["histogram_bins"])
+    harness = CocotbHarness(dut, manifest["traffic"]["histogram_bins"],
+                            {port["name"] for port in manifest["traffic"]["ports"]})
     results, failure = [], None
     try:
         for point in points:

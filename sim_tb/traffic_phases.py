@@ -34,7 +34,14 @@ dict of
 - ``chunk``: cycles per wait (no Python runs in between); the counters are read, and the
   watchdog looks, between chunks;
 - ``link_loads``: true to measure the load of every link (:func:`link_loads`; the C++
-  program counts them on the links between its models).
+  program counts them on the links between its models);
+- ``broadcast_fraction`` (0 to 1; a network whose routers replicate broadcasts): the share of
+  packets sent as broadcasts instead (see :mod:`twinnet.hdl.traffic`). The point then also
+  waits for every copy, and fails unless the copies delivered are the broadcasts sent times
+  the copies of one (:func:`copies_per_broadcast`: one at every router but the source's);
+  it reports ``broadcasts_sent`` and ``broadcast_copies_delivered``. Latencies, hops and
+  ``packets`` are the unicast packets'; the accepted throughput counts every flit ejected,
+  copies included.
 
 The watchdog: a driver that sees every link (the C++ program) says how many cycles no flit
 has moved anywhere (:meth:`Harness.idle`) and which routers hold flits
@@ -42,11 +49,11 @@ has moved anywhere (:meth:`Harness.idle`) and which routers hold flits
 no packet injected or delivered. Either way the point stops with :class:`Deadlock` and one
 line: the cycle, the packets in flight and queued, and the routers holding flits when known.
 
-A point's result has ``packet_hops`` (the hops of every packet delivered since the reset,
-summed) and ``mean_hops`` when the driver counts them (the C++ program does; None
-otherwise); ``stalls`` when the routers were built with their stall counters and
-the driver reads them (the C++ program does): their growth over the measured cycles, summed
-over the routers (:mod:`twinnet.hdl.router.stalls`).
+A point's result has ``packet_hops`` (the hops of every unicast packet delivered since the
+reset, summed), ``mean_hops`` and ``max_hops`` (the most of one packet since the reset) when
+the driver counts them (the C++ program does; None otherwise); ``stalls`` when the routers
+were built with their stall counters and the driver reads them (the C++ program does): their
+growth over the measured cycles, summed over the routers (:mod:`twinnet.hdl.router.stalls`).
 """
 
 import time
@@ -57,12 +64,14 @@ COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
             "wrong_destination", "out_of_order", "corrupt", "framing", "latency_max",
             "drop_count", "faults", "now", "sent_hash", "received_hash", "refused")
+#: Counters of a harness with broadcasts (:attr:`twinnet.hdl.traffic.TrafficHarness.sums`).
+BROADCAST_COUNTERS = ("broadcasts", "broadcasts_measured", "copies")
 ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "drop_count")
 DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
             "injection": "bernoulli", "burst": 8, "fault": "none",
             "eject_ready": 1.0, "stall_bursts": 0,
             "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
-            "chunk": 200, "link_loads": False}
+            "chunk": 200, "link_loads": False, "broadcast_fraction": 0.0}
 
 
 class Deadlock(AssertionError):
@@ -89,7 +98,8 @@ class Harness:
         raise NotImplementedError
 
     def read(self) -> dict:
-        """The harness's outputs named in :data:`COUNTERS`, as integers."""
+        """The harness's outputs named in :data:`COUNTERS` (and :data:`BROADCAST_COUNTERS`
+        when it has them), as integers."""
         raise NotImplementedError
 
     def histogram(self) -> list[int]:
@@ -113,6 +123,11 @@ class Harness:
     def hops(self) -> int | None:
         """Head flits that crossed a link between routers since reset: the packets' hops
         summed (None: this driver does not see the links)."""
+        return None
+
+    def max_hops(self) -> int | None:
+        """The most links between routers a unicast packet delivered since reset crossed
+        (None: this driver does not see the links)."""
         return None
 
     def links(self) -> list[int] | None:
@@ -150,6 +165,23 @@ def link_loads(manifest: dict, before: list[int], after: list[int], cycles: int)
     return loads
 
 
+def copies_per_broadcast(manifest: dict) -> int | None:
+    """The copies of one broadcast: one at every router with terminals but the source's (None
+    when the network's routers do not replicate broadcasts: no ``route.broadcast`` field)."""
+    if not any(field["name"] == "route.broadcast" for field in manifest["head_flit"]["fields"]):
+        return None
+    return len(set(manifest["terminals"])) - 1
+
+
+def in_flight(values: dict, copies: int | None) -> tuple[int, int]:
+    """Unicast packets injected and not yet received, and broadcast copies not yet
+    delivered (``copies`` per broadcast, None without broadcasts)."""
+    if copies is None:
+        return values["injected"] - values["received"], 0
+    return (values["injected"] - values["broadcasts"] - values["received"],
+            values["broadcasts"] * copies - values["copies"])
+
+
 #: Routers named in a deadlock report, at most.
 REPORTED_ROUTERS = 8
 
@@ -161,6 +193,7 @@ class Watchdog:
     def __init__(self, harness: Harness, limit: int, manifest: dict):
         self.harness, self.limit, self.manifest = harness, limit, manifest
         self.progress, self.still = None, 0
+        self.copies = copies_per_broadcast(manifest)
 
     async def cycles(self, count: int, chunk: int) -> dict:
         """Let ``count`` cycles pass, looking every ``chunk``; return the counters read
@@ -177,10 +210,11 @@ class Watchdog:
         """Read the counters after ``step`` cycles; raise :class:`Deadlock` when nothing has
         moved for too long."""
         values = self.harness.read()
-        pending = values["created"] - values["received"]
+        packets, copies = in_flight(values, self.copies)
+        pending = values["created"] - values["injected"] + packets + copies
         idle = self.harness.idle()
         if idle is None:
-            progress = (values["injected"], values["received"])
+            progress = (values["injected"], values["received"], values.get("copies"))
             self.still = self.still + step if progress == self.progress else 0
             self.progress, idle = progress, self.still
         if pending > 0 and idle >= self.limit:
@@ -188,10 +222,11 @@ class Watchdog:
         return values
 
     def report(self, values: dict, idle: int) -> str:
-        in_flight = values["injected"] - values["received"]
-        line = (f"nothing moved for {idle} cycles with {in_flight} packets in flight and "
-                f"{values['created'] - values['injected']} queued at their sources (cycle "
-                f"{values['now']})")
+        packets, copies = in_flight(values, self.copies)
+        line = (f"nothing moved for {idle} cycles with {packets} packets in flight"
+                + (f", {copies} broadcast copies undelivered" if copies else "")
+                + f" and {values['created'] - values['injected']} queued at their sources "
+                f"(cycle {values['now']})")
         held = self.harness.held()
         if held is None:
             return line
@@ -210,6 +245,13 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
     point = {**DEFAULTS, **point}
     traffic = manifest["traffic"]
+    copies = copies_per_broadcast(manifest)
+    fraction = point["broadcast_fraction"]
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"broadcast_fraction must be from 0 to 1, not {fraction}")
+    if fraction and copies is None:
+        raise ValueError(f"broadcast_fraction {fraction}: this network's routers do not "
+                         "replicate broadcasts")
     length = manifest["parameters"]["packet_length"]
     terminals = manifest["derived"]["pe_count"]
     scale = 1 << traffic["rate_bits"]
@@ -227,6 +269,8 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     harness.set("pattern", PATTERNS.index(point["pattern"]))
     harness.set("hotspot_rate", min(scale - 1, round(point["hotspot_fraction"] * scale)))
     harness.set("seed", point["seed"])
+    if copies is not None:  # (1: every packet; the control takes 65536)
+        harness.set("broadcast_rate", round(fraction * scale))
     harness.set("refuse_rate", min(scale - 1, round((1 - point["eject_ready"]) * scale)))
     bursts = point["stall_bursts"]
     harness.set("stall_max", bursts)
@@ -260,8 +304,9 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     everything = terminals * (terminals - 1) if every_pair else 0
     values = window
     while True:
-        if values["received_measured"] >= window["created_measured"] and \
-                values["created"] >= everything:
+        # (A measured broadcast is done with once injected: its copies drain below.)
+        if values["received_measured"] + values.get("broadcasts_measured", 0) >= \
+                window["created_measured"] and values["created"] >= everything:
             break
         if spent >= point["drain_limit"]:
             # Beyond saturation some measured packets may starve while traffic goes on: stop
@@ -275,7 +320,9 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     duplicates = values["faults"] if point["fault"] == "duplicate" else 0
     while True:  # everything drains
         values = harness.read()
-        if values["received"] == values["injected"] == values["created"] + duplicates:
+        packets, missing = in_flight(values, copies)
+        if packets == 0 and values["injected"] == values["created"] + duplicates \
+                and missing <= 0:
             break
         await watchdog.cycles(chunk, chunk)
     seconds = time.perf_counter() - started
@@ -290,9 +337,11 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     # Adaptive routing: the sums of packet hashes sent and received (both 0 otherwise).
     if (values["sent_hash"] - values["received_hash"]) % (1 << 32):
         errors["checksum"] = 1
+    if missing:  # (negative: copies beyond the broadcasts' count)
+        errors["broadcast_copies"] = abs(missing)
     if errors and point["fault"] == "none":
         raise TrafficError(f"the sinks counted errors: {errors}")
-    measured = window["created_measured"]
+    measured = window["created_measured"] - values.get("broadcasts_measured", 0)
     cycles = values["now"] - 2
     return dict(
         pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
@@ -311,6 +360,10 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
         latency_histogram=harness.histogram(),
         unstable=unstable, packet_hops=hops,
         mean_hops=hops / values["received"] if hops is not None and values["received"] else None,
+        max_hops=harness.max_hops() if values["received"] else None,
+        **({} if copies is None else {
+            "broadcast_fraction": fraction, "broadcasts_sent": values["broadcasts"],
+            "broadcast_copies_delivered": values["copies"], "copies_per_broadcast": copies}),
         **({} if stalls is None else {"stalls": stalls}),
         **({} if loads is None else {"link_loads": loads}),
         cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)

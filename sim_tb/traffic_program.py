@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 
 from . import runner
-from .traffic_phases import COUNTERS, Deadlock, Harness, TrafficError, run_point
+from .traffic_phases import BROADCAST_COUNTERS, COUNTERS, Deadlock, Harness, TrafficError, run_point
 
 #: Faults the program injects (:data:`twinnet.gen.traffic_cpp.FAULTS`, repeated here so that
 #: running needs no Amaranth; a test keeps the two equal).
@@ -143,7 +143,8 @@ class ProgramHarness(Harness):
 
     def read(self) -> dict:
         values = self._values()
-        return {name: values[name] for name in COUNTERS}
+        return {name: values[name] for name in COUNTERS + BROADCAST_COUNTERS
+                if name in values}
 
     def stalls(self) -> dict | None:
         values = self._values()
@@ -157,6 +158,9 @@ class ProgramHarness(Harness):
 
     def hops(self) -> int | None:
         return self._values()["hops"]
+
+    def max_hops(self) -> int | None:
+        return self._values()["max_hops"]
 
     def asleep(self) -> int:
         """The routers asleep now (left out of the clock until an input changes)."""

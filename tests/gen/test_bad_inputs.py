@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1862 in ``VALUE_FLAGS``, 238 missing values, 364
+Case count (pytest items, one per case): 1862 in ``VALUE_FLAGS``, 238 missing values, 365
 combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2721 in all (``test_case_count`` keeps this sentence honest).
+this count — 2722 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -564,9 +564,11 @@ COMBINATIONS = [
     _combination("sim", "king --kind KM --broadcast-fraction 0.1 --check hops",
                  flag("--broadcast-fraction"), "--broadcast", label="broadcast-fraction-without"
                  "-broadcast-routers"),
-    _combination("sim", "king --kind KM --broadcast --broadcast-fraction 0.1",
-                 flag("--broadcast-fraction"), "--check hops", label="broadcast-fraction-end-to"
-                 "-end"),
+    _combination("sim", "king --kind KM --broadcast-fraction 1", flag("--broadcast-fraction"),
+                 "--broadcast", label="broadcast-fraction-without-broadcast-routers-end-to-end"),
+    _combination("sim", "king --kind KM --broadcast --broadcast-fraction 0.1 --traffic tornado",
+                 flag("--broadcast-fraction"), "--traffic uniform",
+                 label="broadcast-fraction-not-uniform"),
     _combination("sim", "--injection onoff --rate 0.25", flag("--injection"), "onoff",
                  re.compile(r"below 1"), label="onoff-at-full-rate"),
     _combination("sweep", "--injection onoff --loads 0.5,1", flag("--injection"), "onoff",

@@ -177,3 +177,34 @@ def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys):
     drawn = picture.read_text()
     assert drawn.count('id="link:') == 2 * 4 * 4  # 16 nodes x 2 dimensions, one per link pair
     assert (tmp_path / "loads-histogram.svg").is_file()
+
+
+def test_broadcast_fraction_1_on_the_default_engine_is_reported(tmp_path, capsys, monkeypatch):
+    """``--broadcast-fraction 1`` reaches the hardware point as given, and a run in which
+    every packet was a broadcast (no unicast latency or hops) is reported, not a crash (the
+    simulation is replaced by its result here; tests/sim/test_king_network.py runs it)."""
+    from twinnet.sim_tb import network_sim
+
+    seen = {}
+
+    def simulated(network, simulator, build_dir, tests, **kwargs):
+        point = tests[network_sim.TRAFFIC_TEST]["points"][0]
+        seen.update(point)
+        return {network_sim.TRAFFIC_TEST: {"points": [{
+            **point, "engine": "program", "packets": 0, "created": 40, "overflowed": 0,
+            "offered_flits_per_pe_cycle": 0.08, "accepted_flits_per_pe_cycle": 0.9,
+            "mean_latency": None, "mean_total_latency": None, "max_latency": 0,
+            "measured_packets": 0, "mean_hops": None, "max_hops": None, "refused": 0,
+            "broadcasts_sent": 40, "broadcast_copies_delivered": 600,
+            "copies_per_broadcast": 15, "cycles": 500, "wall_seconds": 0.1,
+            "cycles_per_second": 5000.0}]}}
+
+    monkeypatch.setattr(network_sim, "simulate", simulated)
+    if runner.missing("verilator"):
+        pytest.skip(runner.missing("verilator"))
+    assert main(["sim", "king", "--kind", "KT", "--side", "4", "--broadcast",
+                 "--broadcast-fraction", "1", "--out", str(tmp_path)]) == 0
+    assert seen["broadcast_fraction"] == 1.0 and seen["pattern"] == "uniform"
+    out = capsys.readouterr().out
+    assert "40 sent, 600 copies delivered" in out
+    assert "no measured unicast packet (every packet was a broadcast)" in out

@@ -79,6 +79,8 @@ def run_sink(flit_lists, own=5, headless=(), fmt=FORMAT):
                      "received_hash"):
             counters[name] = ctx.get(getattr(sink, name))
         counters["histogram"] = [ctx.get(sink.histogram[i]) for i in range(16)]
+        if fmt.broadcast:
+            counters["copies"] = ctx.get(sink.copies)
 
     simulate(sink, bench, {"own": {"dest": own}})
     return counters
@@ -114,6 +116,39 @@ def test_sink_counts_every_kind_of_error():
     assert counters["corrupt"] == 1
     assert counters["framing"] == 3
     assert counters["received"] == 5
+
+
+#: A format with broadcasts: the route's ``broadcast`` bit (bit 4 of the head) marks one.
+BROADCAST_HEAD = data.StructLayout({
+    "route": data.StructLayout({"dest": unsigned(4), "broadcast": unsigned(1)}),
+    "source": unsigned(4), "payload": unsigned(23)})  # 32 bits, as FORMAT's
+BROADCAST_FORMAT = TrafficFormat(BROADCAST_HEAD, [(("dest",), TERMINALS)], TERMINALS, LENGTH)
+
+
+def broadcast_packet(source, seq, *, dest=0, broadcast=1):
+    head = dest | broadcast << 4 | source << 5 | seq << 9
+    return [head, 0] + [body_word(source, seq, i, 32) for i in range(2, LENGTH)]
+
+
+def test_sink_checks_each_broadcast_copy_in_its_own_sequence():
+    """Copies are numbered per source apart from the unicast packets and counted on
+    ``copies``: a copy lost (a number skipped) or repeated is out of order; the route's
+    other fields do not matter (no PE field here); unicast packets go on as before."""
+    assert BROADCAST_FORMAT.broadcast and not FORMAT.broadcast
+    counters = run_sink([
+        broadcast_packet(3, 0, dest=9), broadcast_packet(3, 1),  # in order
+        packet_of_broadcast_format(3, 5, 0),                     # unicast number 0: in order
+        broadcast_packet(3, 1),                                  # repeated: out of order
+        broadcast_packet(3, 3),                                  # 2 lost: out of order
+        broadcast_packet(4, 0),                                  # another source's first
+    ], fmt=BROADCAST_FORMAT)
+    assert counters["copies"] == 5 and counters["received"] == 1
+    assert counters["out_of_order"] == 2
+    assert [counters[n] for n in ("wrong_destination", "corrupt", "framing")] == [0, 0, 0]
+
+
+def packet_of_broadcast_format(source, dest, seq):
+    return broadcast_packet(source, seq, dest=dest, broadcast=0)
 
 
 def push_back(refuse_rate: int, stall_start: int, stall_max: int, cycles: int = 4000):

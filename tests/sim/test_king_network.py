@@ -151,6 +151,9 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     # the mean the topology's mean distance.
     assert results[-2]["mean_hops"] == pytest.approx(
         distance_summary(network.topology).distance_sum / (64 * 63))
+    # ... and the most hops of a packet its diameter (8 on the torus, 4 on the king torus).
+    assert results[-2]["max_hops"] == distance_summary(network.topology).diameter == \
+        {"T": 8, "KT": 4}[kind]
     assert_soaked(results[-1])
 
 
@@ -246,6 +249,92 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     assert only["packets"] == 0 and only["mean_latency"] is None
     assert only["broadcasts_sent"] == 40
     assert only["broadcast_copies_delivered"] == 40 * (nodes - 1)
+
+
+def broadcast_points(nodes: int) -> list[dict]:
+    """Points of broadcasts in hardware on a network of ``nodes`` routers with one PE each:
+    a fifth of the packets broadcasts at a light and a heavy load, broadcasts only (fraction
+    1), a broadcast sent twice, then all-pairs without broadcasts (one simulation: the
+    broadcast sequences go on across the points)."""
+    return [
+        {"pattern": "uniform", "rate": 0.03, "warmup": 100, "measure": 1500,
+         "broadcast_fraction": 0.2},
+        {"pattern": "uniform", "rate": 0.1, "warmup": 100, "measure": 1000,
+         "broadcast_fraction": 0.2},
+        {"pattern": "uniform", "rate": 0.02, "warmup": 0, "measure": 600,
+         "broadcast_fraction": 1.0},
+        {"pattern": "uniform", "rate": 0.02, "warmup": 0, "measure": 300,
+         "broadcast_fraction": 1.0, "fault": "duplicate"},
+        {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": (nodes - 1) * 16},
+    ]
+
+
+def assert_broadcasts_checked(results: list[dict], network) -> None:
+    """What :func:`broadcast_points` must give: every copy delivered once (one at every
+    other router), the duplicated broadcast caught at each of them, all-pairs untouched."""
+    nodes = network.topology.node_count
+    light, heavy, only, duplicate, pairs = results
+    for point in (light, heavy, only):
+        assert not point["errors"] and point["copies_per_broadcast"] == nodes - 1
+        assert point["broadcasts_sent"] > 0
+        assert point["broadcast_copies_delivered"] == point["broadcasts_sent"] * (nodes - 1)
+        assert point["packets"] == point["created"] - point["broadcasts_sent"]
+    # About a fifth of the packets are broadcasts (binomial: within 4 standard deviations).
+    for point in (light, heavy):
+        share, count = point["broadcasts_sent"] / point["created"], point["created"]
+        assert abs(share - 0.2) < 4 * (0.2 * 0.8 / count) ** 0.5
+        assert point["packets"] > 0 and point["mean_latency"] > 0
+    assert only["packets"] == 0 and only["mean_latency"] is None
+    # The first broadcast after reset sent twice: every router but the source's sees its
+    # copy twice, the second out of order.
+    assert duplicate["faults_applied"] == 1
+    assert duplicate["errors"] == {"out_of_order": nodes - 1}
+    assert duplicate["broadcasts_sent"] == duplicate["created"] + 1
+    assert pairs["packets"] == nodes * (nodes - 1) and pairs["broadcasts_sent"] == 0
+
+
+def test_broadcasts_checked_in_hardware_on_the_program():
+    """KT4 with broadcast, traffic and checks in hardware on the C++ program
+    (:func:`broadcast_points`): every copy of every broadcast arrives exactly once, intact,
+    in order per source, at every other router (:func:`assert_broadcasts_checked`); a
+    duplicated broadcast is caught by every sink that receives it. Under all-pairs the hops
+    the program counts are the model's: the mean the average distance, the largest the
+    diameter (2 on the 4x4 king torus)."""
+    network = king_network_from_dict({"kind": "KT", "side": 4, "broadcast": True,
+                                      "pipeline": PIPELINE})
+    results = traffic("KT4-b", network, broadcast_points(16))
+    assert [point["engine"] for point in results] == ["program"] * len(results)
+    assert_broadcasts_checked(results, network)
+    summary = distance_summary(network.topology)
+    assert summary.diameter == 2
+    assert results[-1]["max_hops"] == summary.diameter
+    assert results[-1]["mean_hops"] == pytest.approx(summary.distance_sum / (16 * 15))
+
+
+# Icarus: the slow tier (the Verilog harness on Icarus).
+@pytest.mark.parametrize("simulator", default_only(runner.SIMULATORS, {"verilator"}))
+def test_broadcasts_on_the_verilog_harness_count_what_the_program_counts(simulator):
+    """The same points on the Verilog harness through cocotb: the same checks pass, and
+    every count is the program's (:func:`test_broadcasts_checked_in_hardware_on_the_program`
+    runs them there; the hops only the program counts)."""
+    reason = runner.missing(simulator)
+    if reason:
+        pytest.skip(reason)
+    network = king_network_from_dict({"kind": "KT", "side": 4, "broadcast": True,
+                                      "pipeline": PIPELINE})
+    points = broadcast_points(16)
+    results = network_sim.simulate(
+        network, simulator, BUILD / f"king-traffic-KT4-b-cocotb-{simulator}",
+        {network_sim.TRAFFIC_TEST: {"points": points, "engine": "cocotb"}},
+        family=FAMILY)[network_sim.TRAFFIC_TEST]["points"]
+    assert [point["engine"] for point in results] == ["cocotb"] * len(results)
+    assert_broadcasts_checked(results, network)
+    program = traffic("KT4-b", network, points)
+    run = ("engine", "wall_seconds", "cycles_per_second", "packet_hops", "mean_hops",
+           "max_hops")
+    for cocotb, ours in zip(results, program):
+        assert {k: v for k, v in cocotb.items() if k not in run} == \
+            {k: v for k, v in ours.items() if k not in run}
 
 
 #: Every kind at side 8 (and 5, odd) with every routing that applies to it.

@@ -93,7 +93,8 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
 
 #: What a point's result says about the simulation rather than the simulated design, and
 #: the hops only the program counts.
-RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second", "packet_hops", "mean_hops")
+RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second", "packet_hops", "mean_hops",
+            "max_hops")
 
 
 def engines_network(family: str):
