@@ -41,7 +41,9 @@ PROPERTIES = [
              "on drop_count"),
     Property("fair_allocation",
              "an input VC that keeps asking for an output is granted it before that output "
-             "is granted P * V - 1 times to others (P input ports, V VCs of its port)"),
+             "is granted P * V - 1 times to others (P input ports, V VCs of its port), and an "
+             "open output that is asked for is granted: within P * V - 1 cycles in which its "
+             "output is open"),
     Property("flits_conserved",
              "every flit accepted is buffered, every flit read from a buffer leaves on "
              "exactly one output in that cycle or is drained, and every flit an output sends "
@@ -374,6 +376,10 @@ class _Checks:
             port_first, port_ok = first_in_turn(m, allocator.port_arbiters[o], f"first_port_{o}")
             self.check("router_state", port_ok)
             grants = comp.grants[o]
+            # Work-conserving: an open output some input VC asks for is granted, so the bound
+            # below in grants to others is one in cycles in which the output is open.
+            asked = Cat(vc.request.to[o] for vc in self.flat).any()
+            self.check("fair_allocation", ~(allocator.open[o] & asked) | grants.any())
             for i, vc in enumerate(self.flat):
                 p, v = self.place[i]
                 count = self.config.vc_counts[p]
