@@ -25,7 +25,8 @@ MANIFEST_VERSION = 2
 
 def generate_network(config, outdir, *, family=None, trace: bool = False,
                      traffic: bool = False, harness: bool = True, stalls: bool = False,
-                     progress=None, components=None) -> list[Path]:
+                     link_counters: bool = False, progress=None, components=None
+                     ) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
     netlist, manifest section and deadlock verdict through :func:`generate`. ``family``
     defaults to the family ``config`` belongs to (:func:`twinnet.gen.families.family_for`).
@@ -39,7 +40,8 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     harness over the sources, sinks and routers alone, and the top's conversion grows faster
     than the terminals (144 PEs: 18 s of the generation). ``stalls`` builds the routers with
     their stall counters
-    (:mod:`twinnet.hdl.router.stalls`).
+    (:mod:`twinnet.hdl.router.stalls`); ``link_counters`` adds the link counters
+    (:mod:`twinnet.hdl.link_counter`, see :func:`generate`).
     ``components``, a dict, receives the converted components (see :func:`generate`)."""
     from .families import family_for
 
@@ -68,7 +70,8 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
             ordered = family.deterministic(config)
         return generate(config.name, netlist, outdir, family=section, trace=trace,
                         progress=progress, deadlock=deadlock, traffic=digits,
-                        harness=harness, ordered=ordered, components=components)
+                        harness=harness, ordered=ordered, components=components,
+                        link_counters=link_counters)
 
 
 def _timed(function, *args):
@@ -86,7 +89,8 @@ def _verdict_line(verdict: dict | None) -> str:
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
              progress=None, deadlock=None, traffic=None, harness: bool = True,
-             ordered: bool = True, components=None) -> list[Path]:
+             ordered: bool = True, components=None, link_counters: bool = False
+             ) -> list[Path]:
     """Write network ``name`` into ``outdir``; return the files written (manifest last).
 
     ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
@@ -104,18 +108,22 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     dict if given, receives the components converted: ``top`` (the
     :class:`twinnet.hdl.network.Network`) and, with ``traffic``, ``harness`` (the
     :class:`twinnet.hdl.traffic.TrafficHarness`), for a wrapper that instantiates them.
+    ``link_counters`` adds the link counters (:class:`twinnet.hdl.link_counter.LinkCounters`,
+    ``<name>_links.v``) to the top, its ``link_counts`` output, and the C++ program (manifest
+    key ``link_counters``: the module, the counters of a row and the links in bus order).
     """
     outdir = Path(outdir)
     say = progress or (lambda text: None)
     with output.staged(outdir) as stage:
         written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None),
-                         traffic, harness, ordered, {} if components is None else components)
+                         traffic, harness, ordered, {} if components is None else components,
+                         link_counters)
     return [outdir / path.name for path in written]
 
 
 def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
-           say, deadlock, traffic, harness: bool, ordered: bool, components: dict
-           ) -> list[Path]:
+           say, deadlock, traffic, harness: bool, ordered: bool, components: dict,
+           link_counters: bool = False) -> list[Path]:
     files, modules = [], modules_of(name, netlist)
     for kind, router in netlist.kinds.items():
         started = time.perf_counter()
@@ -124,8 +132,9 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
         path.write_text(verilog.convert(router, name=module))
         files.append(path)
         say(f"{kind}: {path.name} ({time.perf_counter() - started:.1f} s)")
+    counters = _write_link_counters(name, netlist, outdir, files, say) if link_counters else None
     started = time.perf_counter()
-    components["top"] = top = Network(netlist, modules, trace=trace)
+    components["top"] = top = Network(netlist, modules, trace=trace, link_counters=counters)
     path = outdir / f"{name}.v"
     path.write_text(top.verilog(name))
     files.append(path)
@@ -136,9 +145,35 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
     manifest = outdir / f"{name}.manifest.json"
     description = describe(name, netlist, top, files, family, deadlock())
     description["traffic"] = section
+    description["link_counters"] = None if counters is None else _link_counters_section(*counters)
     manifest.write_text(json.dumps(description, indent=2))
     files.append(manifest)
     return files
+
+
+def _write_link_counters(name: str, netlist: Netlist, outdir: Path, files: list, say):
+    """``<name>_links.v``, the link counters; returns ``(LinkCounters, module name)``."""
+    from twinnet.hdl.link_counter import LinkCounters
+
+    started = time.perf_counter()
+    counters, module = LinkCounters(netlist), f"{name}_links"
+    path = outdir / f"{module}.v"
+    path.write_text(verilog.convert(counters, name=module))
+    files.append(path)
+    say(f"link counters: {path.name} ({time.perf_counter() - started:.1f} s)")
+    return counters, module
+
+
+def _link_counters_section(counters, module: str) -> dict:
+    """The manifest's ``link_counters``: how to read the ``link_counts_<k>`` ports (one bus,
+    ``ports`` one after the other from bit 0)."""
+    from twinnet.hdl.link_counter import COUNTER_WIDTH, COUNTERS
+
+    return {"module": module, "bus_width": counters.bus_width,
+            "ports": [{"name": f"link_counts_{k}", "width": width}
+                      for k, width in enumerate(counters.chunks)],
+            "counter_width": COUNTER_WIDTH, "counters": list(COUNTERS),
+            "links": [[kind, index, vcs] for kind, index, vcs in counters.links]}
 
 
 def traffic_format(name: str, netlist: Netlist, digits, ordered: bool = True):
@@ -187,7 +222,7 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
 
         program = outdir / f"{name}_traffic.cpp"
         program.write_text(write_cpp(netlist, top.modules, fmt, source, sink, modules,
-                                     constants))
+                                     constants, link_counters=top.link_counters))
         files.append(program)
     say(f"traffic harness: {path.name if harness is not None else 'sources, sinks'}"
         f"{' and its program' if program else ''} ({time.perf_counter() - started:.1f} s)")

@@ -72,9 +72,10 @@ def register(commands) -> None:
                              "(default 0); every copy is checked (once, intact, at every other "
                              "router)")
     parser.add_argument("--link-loads", type=parse.path, metavar="FILE",
-                        help="--check end-to-end on Verilator: count the flits and packets of "
-                             "every link and terminal port (over the measured cycles; under "
-                             "all-pairs, the whole run), report them (JSON link_loads) and draw "
+                        help="--check end-to-end: build the network with link counters, count "
+                             "the flits, packets and blocked cycles of every link (per VC) and "
+                             "terminal port (over the measured cycles; under all-pairs, the "
+                             "whole run), report them (JSON link_loads) and draw "
                              "the network with each link coloured by its load into FILE (.svg "
                              "or .png), with a histogram of the loads beside it")
     parser.add_argument("--threads", type=parse.integer, default=1, metavar="N",
@@ -242,9 +243,9 @@ def traffic_settings(network, args) -> dict:
         from .draw_cmd import picture
 
         picture("--link-loads", loads)
-        if check != "end-to-end" or args.simulator != "verilator" or args.waves:
-            raise UsageError(f"--link-loads {loads}: applies to --check end-to-end on "
-                             "Verilator without --waves (the C++ program counts every link)")
+        if check != "end-to-end":
+            raise UsageError(f"--link-loads {loads}: applies only to --check end-to-end (the "
+                             "link counters are read with the traffic harness)")
     threads = getattr(args, "threads", 1)
     if not 1 <= threads <= MAX_THREADS:
         raise UsageError(f"--threads {threads}: must be from 1 to {MAX_THREADS}")
@@ -290,7 +291,10 @@ def build_folder(network, args) -> Path:
     parameter that changes the Verilog), simulator and check (end to end: the traffic
     harness; per hop: with or without the link trace)."""
     if args.check == "end-to-end":
-        return output.target(args.out, f"{network.name}-{args.simulator}-traffic", "--out")
+        # (The link counters are a build of their own.)
+        suffix = "-links" if getattr(args, "link_loads", None) is not None else ""
+        return output.target(args.out, f"{network.name}-{args.simulator}-traffic{suffix}",
+                             "--out")
     name = f"{network.name}-{args.simulator}" + ("-notrace" if args.no_trace else "")
     return output.target(args.out, name, "--out")
 
@@ -338,7 +342,8 @@ def simulate_uniform(network, args) -> Report:
         "results": measured, "build_dir": str(logs)})
 
 
-def _simulate(network, args, family, build_dir: Path, tests: dict, *, trace: bool = True):
+def _simulate(network, args, family, build_dir: Path, tests: dict, *, trace: bool = True,
+              link_counters: bool = False):
     """Run ``tests`` through :func:`twinnet.sim_tb.network_sim.simulate`; return the folder of
     the logs (a build with waveforms sits beside the plain one) and the results. A failed
     check stops with one line (exit status 1)."""
@@ -348,7 +353,7 @@ def _simulate(network, args, family, build_dir: Path, tests: dict, *, trace: boo
     try:
         return logs, network_sim.simulate(
             network, args.simulator, build_dir, tests, family=family, trace=trace,
-            waves=args.waves, log=True, run_dir=logs,
+            waves=args.waves, log=True, run_dir=logs, link_counters=link_counters,
             progress=lambda line: print(f"  {line}", file=sys.stderr))
     except network_sim.SimulationFailed as failure:
         raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
@@ -360,7 +365,8 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
     from twinnet.sim_tb import network_sim
 
     logs, results = _simulate(network, args, family, build_dir, {network_sim.TRAFFIC_TEST: {
-        "points": [settings], "threads": getattr(args, "threads", 1)}})
+        "points": [settings], "threads": getattr(args, "threads", 1)}},
+        link_counters=bool(settings.get("link_loads")))
     point = results[network_sim.TRAFFIC_TEST]["points"][0]
     length = network.packet_length
     lines = [
@@ -407,8 +413,10 @@ def _link_load_lines(network, family, point: dict, picture) -> list[str]:
     for kind in ("network", "internal", "injection", "ejection"):
         busy = [load["busy"] for load in loads if load["kind"] == kind]
         if busy:
+            blocked = sum(load["blocked"] for load in loads if load["kind"] == kind)
             lines.append(f"  {kind + ' channels':<24}{len(busy)}: mean "
-                         f"{sum(busy) / len(busy):.3f}, max {max(busy):.3f} flits/cycle")
+                         f"{sum(busy) / len(busy):.3f}, max {max(busy):.3f} flits/cycle, "
+                         f"blocked {blocked} cycles")
     channels = [load for load in loads if "link" in load]
     if channels:
         top = max(channels, key=lambda load: load["busy"])

@@ -18,6 +18,10 @@ beside the measured saturation.
 throughput, averaged over the seeds, is below :data:`SATURATED` of the offered load; between
 the highest unsaturated load and the lowest saturated one the sweep runs the midpoint (every
 seed), and again, until the two are at most TOL apart. The JSON's ``knee`` gives the bracket.
+
+``--link-loads FILE`` builds the network with its link counters
+(:mod:`twinnet.hdl.link_counter`): every point reports ``link_loads`` over its measured cycles
+and gets its load map beside ``FILE`` (:func:`load_maps`).
 """
 
 import csv
@@ -87,6 +91,12 @@ def register(commands) -> None:
                         help="build the routers with stall counters and report, per point, "
                              "why waiting packets were not allocated (arbitration, output "
                              "held, credits, bubble; needs --simulator verilator)")
+    parser.add_argument("--link-loads", type=parse.path, metavar="FILE",
+                        help="build the network with link counters: every point reports the "
+                             "flits, packets and blocked cycles of every link (per VC) and "
+                             "terminal port over its measured cycles (JSON link_loads), and "
+                             "its load map is drawn beside FILE (.svg or .png) as "
+                             "FILE-<offered load>-s<seed>, with its histogram")
     parser.add_argument("--knee", type=parse.number, default=None,
                         help=f"refine the loads around saturation by bisection until the "
                              f"knee is bracketed within KNEE flits/PE/cycle (e.g. 0.01), "
@@ -196,7 +206,14 @@ def run(args) -> Report:
     if args.stalls and args.simulator != "verilator":
         raise UsageError(f"--stalls: the stall counters are read by the Verilator traffic "
                          f"program, not on --simulator {args.simulator}")
-    suffix = "-stalls" if args.stalls else ""
+    maps = None
+    if args.link_loads is not None:
+        from .draw_cmd import picture
+
+        maps = picture("--link-loads", args.link_loads)
+        for point in points:
+            point["link_loads"] = True
+    suffix = ("-stalls" if args.stalls else "") + ("-links" if maps is not None else "")
     build_dir = output.target(args.out, f"{network.name}-{args.simulator}-traffic{suffix}",
                               "--out")
     client = _client(args.scheduler) if args.scheduler is not None else None
@@ -208,7 +225,8 @@ def run(args) -> Report:
     first = network_sim.simulate(network, args.simulator, build_dir,
                                  {network_sim.TRAFFIC_TEST: {"points": [points[0]]}},
                                  family=family, log=True, run_dir=build_dir / "runs" / "0",
-                                 progress=lambda line: say(f"  {line}"), stalls=args.stalls)
+                                 progress=lambda line: say(f"  {line}"), stalls=args.stalls,
+                                 link_counters=maps is not None)
     results = [first[network_sim.TRAFFIC_TEST]["points"][0]]
     say(f"  point 1/{len(points)} done ({time.perf_counter() - started:.0f} s)")
     calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(i)), point)
@@ -227,6 +245,8 @@ def run(args) -> Report:
     data = _summary(network, family, args, results, bound)
     data["knee"] = knee
     files = _write(Path(args.out), network.name, data)
+    if maps is not None:
+        files += load_maps(network, family, data["points"], maps)
     if failed:
         raise CheckFailed(f"{len(failed)} of {len(points)} points failed, first: "
                           f"{failed[0]['failure']} (results in {files[0]})")
@@ -406,8 +426,39 @@ def _text(data: dict, files: list[Path]) -> str:
         for r in sorted(counted, key=lambda r: (r["rate"], r["seed"])):
             lines.append(f"  {r['offered_flits_per_pe_cycle']:>8.3f} {r['seed']:>5} "
                          + stall_shares(r["stalls"]))
+    for r in sorted((r for r in data["points"] if "link_loads" in r),
+                    key=lambda r: (r["rate"], r["seed"])):
+        lines.append(f"  {r['offered_flits_per_pe_cycle']:>8.3f} {r['seed']:>5} "
+                     + link_load_line(r))
     lines += [f"  {path}" for path in files]
     return "\n".join(lines)
+
+
+def load_maps(network, family, points: list[dict], template: Path) -> list[Path]:
+    """``--link-loads``: each point's load map (and its histogram) beside ``template``, named
+    ``<template stem>-<offered load>-s<seed><suffix>``; returns the maps written."""
+    from .draw_cmd import load_map
+
+    written = []
+    for point in points:
+        if "link_loads" not in point:
+            continue
+        offered = point["offered_flits_per_pe_cycle"]
+        path = template.with_name(f"{template.stem}-{offered:.3f}-s{point['seed']}"
+                                  f"{template.suffix}")
+        load_map(network, family, point["link_loads"], path,
+                 f"{network.name}: {point['pattern']} at {offered:.3f} flits/PE/cycle")
+        written.append(path)
+    return written
+
+
+def link_load_line(point: dict) -> str:
+    """One line of a point's link loads: the network channels' mean and largest load and
+    the cycles their VCs were blocked."""
+    channels = [load for load in point["link_loads"] if "link" in load]
+    busy = [load["busy"] for load in channels] or [0]
+    return (f"links: mean {sum(busy) / len(busy):.3f}, max {max(busy):.3f} flits/cycle, "
+            f"blocked {sum(load['blocked'] for load in channels)} VC-cycles")
 
 
 def stall_shares(stalls: dict) -> str:

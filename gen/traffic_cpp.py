@@ -45,8 +45,15 @@ The program reads commands on stdin, one per line, and answers on stdout:
 - ``links``: answers one line with the flits and the head flits (packets) that crossed each
   link since reset, in the netlist's channel order, then each terminal's injected and
   ejected flits and packets (``flits packets`` pairs: channels, then per terminal injection
-  and ejection), for the per-link loads;
+  and ejection), counted where the program copies them: the check of the link counters;
+- ``counts``: answers one line with the 32-bit words of the link counters' ``counts_<k>``
+  ports, lowest first, one port after the other (:mod:`twinnet.hdl.link_counter`; an empty
+  line without them);
 - ``quit``.
+
+With link counters (``write_cpp(..., link_counters=...)``) their module is one more model,
+never asleep: after the paths settle each cycle, the wires of every channel and terminal are
+copied to its inputs (the ``TAPS`` table) before the clock rises, as the network top feeds them.
 
 A packet's hops are counted on its head: each head flit of a unicast packet crossing a link
 adds one to the count kept for its head word (route, source, sequence number: unique among
@@ -332,7 +339,7 @@ template <class Source, class Sink> struct Engine {
     std::vector<Source*> src;
     std::vector<Sink*> snk;
     int routers = 0, pes = 0;
-    std::vector<Wire> wires;
+    std::vector<Wire> wires, taps;  // taps: into the link counters
     std::vector<Terminal> terminals;
     std::vector<Crossing> crossings;
     std::vector<int> queue, round, awake, edged;
@@ -353,7 +360,8 @@ template <class Source, class Sink> struct Engine {
     // After the routers are made: the sources and sinks, the links of the tables, the threads.
     void join(int threads, const int32_t (*wire_table)[4], int wire_count,
               const int32_t (*terms)[14], const int32_t (*channels)[6], int channel_count,
-              int terminal_count) {
+              int terminal_count, Model* counters, const int32_t (*tap_table)[3],
+              int tap_count) {
         routers = (int)models.size();
         pes = terminal_count;
         for (int t = 0; t < pes; t++) {
@@ -365,6 +373,20 @@ template <class Source, class Sink> struct Engine {
             auto* sink = new Of<Sink>(&context, false);
             snk.push_back(sink->v);
             models.push_back(sink);
+        }
+        for (int t = 0; t < pes; t++) {  // (for the taps: valid, data, first, last, ready)
+            Side s = side(src[t]), k = side(snk[t]);
+            models[routers + t]->ports = {s.valid, s.data, s.first, s.last, s.ready};
+            models[routers + pes + t]->ports = {k.valid, k.data, k.first, k.last, k.ready};
+        }
+        if (counters) {
+            int at = (int)models.size();
+            models.push_back(counters);
+            for (int i = 0; i < tap_count; i++) {
+                const int32_t* row = tap_table[i];
+                const Port& from = models[row[0]]->ports[row[1]];
+                taps.push_back({from.at, counters->ports[row[2]].at, from.bytes, at});
+            }
         }
         for (int w = 0; w < wire_count; w++) {
             const int32_t* row = wire_table[w];
@@ -536,6 +558,7 @@ template <class Source, class Sink> struct Engine {
         }
         settle();
         count_moves();
+        for (const Wire& tap : taps) tap.carry();
         awake.clear();
         for (int m = 0; m < (int)models.size(); m++) {
             if (!models[m]->awake) continue;
@@ -606,15 +629,53 @@ class _Ports:
         return numbers.setdefault(port, len(numbers))
 
 
+def _taps(netlist, counters, number: dict, ports, routers: int) -> tuple[list, dict]:
+    """The ``TAPS`` table (from model, its port, the link counters' port) and the link
+    counters' port numbers (see :class:`twinnet.hdl.link_counter.LinkCounters`)."""
+    own: dict[str, int] = {}
+
+    def to(name: str) -> int:
+        return own.setdefault(name, len(own))
+
+    rows, pes = [], len(netlist.terminals)
+    for channel in netlist.channels:
+        j = channel.index
+        source, target = number[channel.source], number[channel.target]
+        source_kind = netlist.by_label[channel.source].kind
+        target_kind = netlist.by_label[channel.target].kind
+        out, into = f"out_{channel.source_port}", f"in_{channel.target_port}"
+        rows += [[source, ports(source_kind, _port(out, ["flit", "valid"])), to(f"c{j}_valid")],
+                 [source, ports(source_kind, _port(out, ["flit", "payload"])),
+                  to(f"c{j}_payload")],
+                 [target, ports(target_kind, _port(into, ["credit", "valid"])),
+                  to(f"c{j}_credit_valid")],
+                 [target, ports(target_kind, _port(into, ["credit", "payload"])),
+                  to(f"c{j}_credit_vc")]]
+    # A source's and a sink's ports: valid, data, first, last, ready (in ``join``).
+    for t, attached in enumerate(netlist.terminals):
+        router, kind = number[attached.router], netlist.by_label[attached.router].kind
+        rows += [[routers + t, 0, to(f"i{t}_valid")], [routers + t, 2, to(f"i{t}_first")],
+                 [router, ports(kind, _port(f"in_{attached.port}", ["ready"])),
+                  to(f"i{t}_ready")],
+                 [router, ports(kind, _port(f"out_{attached.port}", ["valid"])),
+                  to(f"e{t}_valid")],
+                 [router, ports(kind, _port(f"out_{attached.port}", ["payload"])),
+                  to(f"e{t}_payload")],
+                 [routers + pes + t, 4, to(f"e{t}_ready")]]
+    return rows, own
+
+
 def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
-              terminal_constants: list) -> str:
+              terminal_constants: list, *, link_counters=None) -> str:
     """The C++ main (see the module docstring) for ``netlist`` (router kind → module name in
     ``modules``) with the harness's ``source`` and ``sink`` for its format ``fmt`` (their
     module names and the network's in ``harness_modules``) and the per-terminal
     ``(source constants, sink constants)`` values.
 
     Its size grows with the network only in its tables (one row per wire, terminal and link):
-    the code is the same for every network of the same router kinds."""
+    the code is the same for every network of the same router kinds. ``link_counters``,
+    ``(LinkCounters, module name)`` or None, adds the link counters as a model (the module
+    docstring)."""
     from twinnet.hdl.traffic import TrafficHarness
     from twinnet.sim_tb.traffic_program import MAX_FLIT_WIDTH
 
@@ -672,6 +733,9 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
                           ports(kind, _port(f"in_{channel.target_port}", ["flit", "payload"])),
                           flit["first"].offset, flit["data"].offset])
 
+    taps, tapped = (_taps(netlist, link_counters[0], number, ports, routers)
+                    if link_counters is not None else ([], {}))
+
     out = Program()
     out("// Generated by twinnet (gen/traffic_cpp.py): the traffic harness of "
         f"{harness_modules['network']} over separately Verilated modules.",
@@ -679,11 +743,12 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
             "algorithm", "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "iostream",
             "string", "thread", "unordered_map", "vector")),
         '#include "verilated.h"')
-    for module in [*(modules[kind] for kind in kinds), source_module, sink_module]:
+    extra = [link_counters[1]] if link_counters is not None else []
+    for module in [*(modules[kind] for kind in kinds), source_module, sink_module, *extra]:
         out(f'#include "V{module}.h"', f'#include "V{module}___024root.h"')
     out(ENGINE.strip("\n"), "")
     out(*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 14),
-        *_table("int32_t", "CROSSINGS", crossings, 6))
+        *_table("int32_t", "CROSSINGS", crossings, 6), *_table("int32_t", "TAPS", taps, 3))
     statics = {}
     for kind in kinds:
         router = netlist.kinds[kind]
@@ -709,11 +774,17 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
                             for name in ports.numbers.get(kind, {}))
         out(f"static std::vector<Port> ports_{kind}({module}* m) {{",
             f"    return {{{members}}};", "}")
+    if link_counters is not None:
+        members = ", ".join(f"{{&m->{name}, (int)sizeof m->{name}}}" for name in tapped)
+        out(f"static std::vector<Port> ports_links(V{link_counters[1]}* m) {{",
+            f"    return {{{members}}};", "}")
     out("")
 
     out(f"struct Harness : Engine<V{source_module}, V{sink_module}> {{")
     for kind in kinds:
         out(f"    std::vector<V{modules[kind]}*> r_{kind};")
+    if link_counters is not None:
+        out(f"    V{link_counters[1]}* counters = nullptr;")
     out("", "    Harness(int threads, bool sleep) {")
     out("static const uint16_t KINDS[] = {"
         + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};",
@@ -729,8 +800,13 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         out(f"r_{kind}.push_back(model->v);", "models.push_back(model);", indent=4)
         out("}", indent=3)
     out("}", indent=2)
+    counters_model = "nullptr"
+    if link_counters is not None:
+        out(f"auto* counting = new Of<V{link_counters[1]}>(&context, false);",
+            "counting->ports = ports_links(counting->v);", "counters = counting->v;", indent=2)
+        counters_model = "counting"
     out(f"join(threads, WIRES, {len(wires)}, TERMINALS, CROSSINGS, {len(crossings)}, "
-        f"{pes});", indent=2)
+        f"{pes}, {counters_model}, TAPS, {len(taps)});", indent=2)
     mask = (1 << fmt.flit_width) - 1
     out(f"data_mask = {mask:#x}ULL;", indent=2)
     if fmt.broadcast:
@@ -803,6 +879,16 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         f'for (int b = 0; b < {bins}; b++) std::printf(" hist%d=%llu", b, '
         "(unsigned long long)hist[b]);", 'std::printf("\\n");', "std::fflush(stdout);",
         indent=2)
+    out("    }", "")
+    out("    void print_counts() {")
+    if link_counters is not None:
+        # Each port holds whole rows of 96 bits: whole 32-bit words, read one port after the
+        # other, separated by spaces.
+        for k, width in enumerate(link_counters[0].chunks):
+            separator = '(i ? " " : "")' if k == 0 else '" "'
+            out(f'for (int i = 0; i < {width // 32}; i++) std::printf("%s%u", {separator}, '
+                f"(unsigned)counters->counts_{k}[i]);", indent=2)
+    out('std::printf("\\n");', "std::fflush(stdout);", indent=2)
     out("    }", "};", "")
 
     out("int main(int argc, char** argv) {",
@@ -820,6 +906,7 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         "        else if (command == \"read\") h.read();",
         "        else if (command == \"held\") h.print_held();",
         "        else if (command == \"links\") h.print_links();",
+        "        else if (command == \"counts\") h.print_counts();",
         "        else if (command == \"quit\") break;",
         "        else { std::fprintf(stderr, \"unknown command %s\\n\", command.c_str()); "
         "return 2; }",

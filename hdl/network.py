@@ -26,6 +26,10 @@ PE bus and bits ``[i*W, (i+1)*W)`` of each data bus:
 With ``trace=True`` the top also shows every channel to a testbench: ``trace_valid`` (one bit per
 channel: a flit is on it this cycle) and ``trace_flit`` (channel ``j``'s flit payload at bits
 ``[j*S, (j+1)*S)``, S = :attr:`Network.trace_stride`: data, first, last, then the VC).
+
+With ``link_counters`` (a :class:`twinnet.hdl.link_counter.LinkCounters` of the netlist and the
+Verilog module it was converted under) the top also instantiates it, fed from every channel's
+and terminal's wires, and shows its counters: ``link_counts_<k>`` (its ``counts_<k>`` ports).
 """
 
 from dataclasses import dataclass, field
@@ -148,10 +152,14 @@ class Network:
         netlist: the :class:`Netlist`.
         modules: kind name → the Verilog module name that kind was converted under.
         trace: add the ``trace_valid``/``trace_flit`` outputs.
+        link_counters: ``(LinkCounters, module name)`` to add the link counters and their
+            ``link_counts_<k>`` outputs, or None.
     """
 
-    def __init__(self, netlist: Netlist, modules: dict[str, str], *, trace: bool = False):
+    def __init__(self, netlist: Netlist, modules: dict[str, str], *, trace: bool = False,
+                 link_counters=None):
         self.netlist, self.modules, self.trace = netlist, modules, trace
+        self.link_counters = link_counters
         vc_counts = [channel.vc_count for channel in netlist.channels] or [1]
         self.vc_bits = max(1, max(vc_counts) - 1).bit_length()
         self.trace_stride = netlist.flit_width + 2 + self.vc_bits
@@ -166,6 +174,9 @@ class Network:
         if trace:
             members["trace_valid"] = Out(len(netlist.channels))
             members["trace_flit"] = Out(len(netlist.channels) * self.trace_stride)
+        if link_counters is not None:
+            for k, width in enumerate(link_counters[0].chunks):
+                members[f"link_counts_{k}"] = Out(width)
         self.signature = wiring.Signature(members)
 
     def verilog(self, name: str) -> str:
@@ -307,7 +318,38 @@ class _TopWriter:
             lines += [f"  assign trace_valid = {_concatenation(valid)};",
                       f"  assign trace_flit = {_concatenation(flit)};"]
         lines += self.drop_count()
+        if top.link_counters is not None:
+            lines.append(self.link_counters())
         return "\n".join(lines + ["endmodule", ""])
+
+    def link_counters(self) -> str:
+        """The instance of the link counters, fed from the wires of every channel and
+        terminal (see :class:`twinnet.hdl.link_counter.LinkCounters`)."""
+        counters, module = self.top.link_counters
+        names = {name for name, _, _ in module_ports(counters)}
+        taps = {}
+        for channel in self.netlist.channels:
+            j = channel.index
+            source, target = self.index[channel.source], self.index[channel.target]
+            out, into = f"out_{channel.source_port}", f"in_{channel.target_port}"
+            taps.update({f"c{j}_valid": self.wire(source, (out, "flit", "valid")),
+                         f"c{j}_payload": self.wire(source, (out, "flit", "payload")),
+                         f"c{j}_credit_valid": self.wire(target, (into, "credit", "valid")),
+                         f"c{j}_credit_vc": self.wire(target, (into, "credit", "payload"))})
+        for t, attached in enumerate(self.netlist.terminals):
+            router = self.index[attached.router]
+            taps.update({f"i{t}_valid": f"pe_in_valid[{t}]", f"i{t}_first": f"pe_in_first[{t}]",
+                         f"i{t}_ready": self.wire(router, (f"in_{attached.port}", "ready")),
+                         f"e{t}_valid": self.wire(router, (f"out_{attached.port}", "valid")),
+                         f"e{t}_payload": self.wire(router, (f"out_{attached.port}", "payload")),
+                         f"e{t}_ready": f"pe_out_ready[{t}]"})
+        taps.update({f"counts_{k}": f"link_counts_{k}"
+                     for k in range(len(counters.chunks))})
+        if set(taps) != names:
+            raise ValueError("the link counters' ports do not match the network's links")
+        connections = [".clk(clk)", ".rst(rst)", *(f".{name}({value})"
+                                                   for name, value in taps.items())]
+        return f"  {module} link_counters (" + ", ".join(connections) + ");"
 
     def drop_count(self) -> list[str]:
         """``drop_count``: every router's count summed by a balanced tree of adders (each

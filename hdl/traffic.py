@@ -596,7 +596,8 @@ class TrafficHarness(wiring.Component):
     ``stall_start``, ``stall_max`` (the sinks' back-pressure, see :class:`TrafficSink`) and
     ``fault`` (an index of :data:`FAULTS`); the sums of every terminal's counters
     (:meth:`sums`) plus ``now`` (the cycle count), ``drop_count`` and
-    ``faults`` (faults injected since reset: 0 or 1).
+    ``faults`` (faults injected since reset: 0 or 1); ``link_counts_<k>``, the network's link
+    counters (:mod:`twinnet.hdl.link_counter`), when the network has them.
     """
 
     SUMS = ("created", "created_measured", "overflowed", "injected", "received",
@@ -626,6 +627,10 @@ class TrafficHarness(wiring.Component):
         if fmt.broadcast:
             members["broadcast_rate"] = In(RATE_BITS + 1)
         members.update({name: Out(SUM_WIDTH) for name in self.sums(fmt)})
+        #: The link counters' ports (none when the network has no link counters).
+        self.link_ports = [name for name in network.signature.members
+                           if name.startswith("link_counts_")]
+        members.update({name: network.signature.members[name] for name in self.link_ports})
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -634,6 +639,8 @@ class TrafficHarness(wiring.Component):
         m.d.sync += self.now.eq(self.now + 1)
         net = instantiate(m, "network", self.modules["network"], self.network)
         m.d.comb += self.drop_count.eq(net.drop_count)
+        for name in self.link_ports:
+            m.d.comb += getattr(self, name).eq(getattr(net, name))
         sources, sinks = [], []
         for terminal, (source_constants, sink_constants) in enumerate(self.statics):
             source = instantiate(m, f"source{terminal}", self.modules["source"], self.source)

@@ -48,7 +48,8 @@ TESTS = ("uniform_traffic", "all_pairs", "load_sweep", "saturation_drains", "dea
 
 def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
              trace: bool = True, waves: bool | None = None, log: bool = False,
-             progress=None, run_dir=None, stalls: bool = False) -> dict:
+             progress=None, run_dir=None, stalls: bool = False,
+             link_counters: bool = False) -> dict:
     """Generate ``network`` into ``build_dir/rtl``, build it on ``simulator`` in ``build_dir``
     and run ``tests`` (cocotb test name → its settings); return test name → recorded values.
     ``family`` is the network's :class:`twinnet.gen.families.Family` (by default the one its
@@ -67,7 +68,9 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     network is generated with the traffic harness and without the trace. ``run_dir`` (default
     ``build_dir``) holds the run's configuration and results, so that several runs of one
     build can go on at once. ``stalls`` builds the routers with their stall counters, which
-    the C++ program reads into each point's ``stalls``.
+    the C++ program reads into each point's ``stalls``; ``link_counters`` adds the link
+    counters (:mod:`twinnet.hdl.link_counter`), which both drivers read into a point's
+    ``link_loads`` when it asks for them.
     """
     hardware = TRAFFIC_TEST in tests
     if hardware and len(tests) > 1:
@@ -78,6 +81,10 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
         raise ValueError(f"unknown network test {unknown[0]!r}; the tests are "
                          f"{', '.join((*TESTS, TRAFFIC_TEST))}")
     from twinnet.gen.generate import generate_network  # Amaranth only when generating
+
+    # A point that asks for link loads needs the link counters.
+    link_counters = link_counters or (hardware and any(
+        point.get("link_loads") for point in tests[TRAFFIC_TEST]["points"]))
 
     say = progress or (lambda text: None)
     build_dir = Path(build_dir)
@@ -90,7 +97,8 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     harness = hardware and not _on_program(tests[TRAFFIC_TEST], simulator, waves,
                                            network.flit_width)
     fingerprint = generation_fingerprint(network, family, trace=trace and not hardware,
-                                         traffic=hardware, harness=harness, stalls=stalls)
+                                         traffic=hardware, harness=harness, stalls=stalls,
+                                         **({"link_counters": True} if link_counters else {}))
     if rtl.is_dir() and stamp.exists() and stamp.read_text() == fingerprint:
         files = sorted(rtl.iterdir())
         routers = len(json.loads(_manifest(files).read_text())["routers"])
@@ -99,7 +107,8 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     else:
         stamp.unlink(missing_ok=True)
         files = generate_network(network, rtl, family=family, trace=trace and not hardware,
-                                 traffic=hardware, harness=harness, stalls=stalls)
+                                 traffic=hardware, harness=harness, stalls=stalls,
+                                 link_counters=link_counters)
         stamp.write_text(fingerprint)
         routers = len(json.loads(_manifest(files).read_text())["routers"])
         say(f"generated {network.name}: {routers} routers "

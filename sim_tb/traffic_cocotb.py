@@ -45,6 +45,16 @@ class CocotbHarness(Harness):
     def read(self) -> dict:
         return {name: int(getattr(self.dut, name).value) for name in self.counters}
 
+    def link_counts(self) -> int | None:
+        if not hasattr(self.dut, "link_counts_0"):
+            return None
+        bus, at, k = 0, 0, 0
+        while hasattr(self.dut, f"link_counts_{k}"):
+            port = getattr(self.dut, f"link_counts_{k}")
+            bus |= int(port.value) << at
+            at, k = at + len(port), k + 1
+        return bus
+
     def histogram(self) -> list[int]:
         word, width = int(self.dut.histogram.value), len(self.dut.histogram) // self.bins
         return [(word >> (i * width)) & ((1 << width) - 1) for i in range(self.bins)]

@@ -33,8 +33,11 @@ dict of
   stall burst and four packets' time at the slowest ejection are added to it);
 - ``chunk``: cycles per wait (no Python runs in between); the counters are read, and the
   watchdog looks, between chunks;
-- ``link_loads``: true to measure the load of every link (:func:`link_loads`; the C++
-  program counts them on the links between its models);
+- ``link_loads``: true to measure the load of every link (:func:`link_loads`): the network
+  must have been generated with its link counters (:mod:`twinnet.hdl.link_counter`), which
+  either driver reads (:meth:`Harness.link_counts`); the C++ program also counts flits and
+  heads where it copies each link between its models, and the point fails unless the two
+  agree on every link;
 - ``broadcast_fraction`` (0 to 1; a network whose routers replicate broadcasts): the share of
   packets sent as broadcasts instead (see :mod:`twinnet.hdl.traffic`). The point then also
   waits for every copy, and fails unless the copies delivered are the broadcasts sent times
@@ -130,6 +133,11 @@ class Harness:
         (None: this driver does not see the links)."""
         return None
 
+    def link_counts(self) -> int | None:
+        """The link counters' ``link_counts`` bus as one integer (None: the network has no
+        link counters)."""
+        return None
+
     def links(self) -> list[int] | None:
         """Since reset, ``flits, packets`` of every link of the manifest in its order, then
         of every terminal's injection and ejection (None: this driver does not see the
@@ -137,32 +145,70 @@ class Harness:
         return None
 
 
-def link_loads(manifest: dict, before: list[int], after: list[int], cycles: int) -> list[dict]:
-    """The load of every link between two readings of :meth:`Harness.links` ``cycles``
+def link_rows(manifest: dict, before: int, after: int) -> list[list[dict]]:
+    """Per link of the link counters (manifest ``link_counters``: the channels, then per
+    terminal its injection and ejection), per VC, the growth of each counter between two
+    readings of :meth:`Harness.link_counts` (counters wrap)."""
+    section = manifest["link_counters"]
+    width, names = section["counter_width"], section["counters"]
+    mask, row = (1 << width) - 1, 0
+    rows = []
+    for _, _, vcs in section["links"]:
+        per_vc = []
+        for _ in range(vcs):
+            at = row * width * len(names)
+            per_vc.append({name: (((after >> (at + i * width)) & mask)
+                                  - ((before >> (at + i * width)) & mask)) & mask
+                           for i, name in enumerate(names)})
+            row += 1
+        rows.append(per_vc)
+    return rows
+
+
+def link_loads(manifest: dict, before: int, after: int, cycles: int) -> list[dict]:
+    """The load of every link between two readings of :meth:`Harness.link_counts` ``cycles``
     apart: per link of the manifest its ``kind`` (``network``; ``internal`` between two
     routers of one node or switch, whose labels differ only after the ``/``), ``router``
     and ``port`` it leaves, ``to`` (the router and port it enters), ``flits``, ``packets`` (head
-    flits) and ``busy`` (flits per cycle); then per terminal its ``injection`` and
-    ``ejection``, with the router it is attached to."""
-    counts = [b - a for a, b in zip(before, after)]
-    pairs = [(counts[2 * i], counts[2 * i + 1]) for i in range(len(counts) // 2)]
+    flits), ``blocked`` (see :mod:`twinnet.hdl.link_counter`), summed over its VCs, ``busy``
+    (flits per cycle) and ``vc``, the same counts per VC (``[{vc, flits, packets, blocked}]``);
+    then per terminal its ``injection`` and ``ejection``, with the router it is attached
+    to."""
+    rows = link_rows(manifest, before, after)
+
+    def counted(per_vc: list[dict]) -> dict:
+        totals = {name: sum(row[name] for row in per_vc) for name in per_vc[0]}
+        return {**totals, "busy": totals["flits"] / cycles if cycles else None,
+                "vc": [{"vc": vc, **row} for vc, row in enumerate(per_vc)]}
+
     loads = []
-    for link, (flits, packets) in zip(manifest["links"], pairs):
+    for link, per_vc in zip(manifest["links"], rows):
         source, target = link["from"], link["to"]
         internal = source["router"].split("/")[0] == target["router"].split("/")[0]
         loads.append({"link": link["index"], "kind": "internal" if internal else "network",
                       "router": source["router"], "port": source["port"],
                       "to": {"router": target["router"], "port": target["port"]},
-                      "flits": flits,
-                      "packets": packets, "busy": flits / cycles if cycles else None})
-    terminals = pairs[len(manifest["links"]):]
+                      **counted(per_vc)})
+    terminals = rows[len(manifest["links"]):]
     for terminal, router in enumerate(manifest["terminals"]):
-        for kind, (flits, packets) in zip(("injection", "ejection"),
-                                          terminals[2 * terminal:2 * terminal + 2]):
+        for kind, per_vc in zip(("injection", "ejection"),
+                                terminals[2 * terminal:2 * terminal + 2]):
             loads.append({"kind": kind, "terminal": terminal, "router": router,
-                          "flits": flits, "packets": packets,
-                          "busy": flits / cycles if cycles else None})
+                          **counted(per_vc)})
     return loads
+
+
+def check_link_loads(loads: list[dict], before: list[int], after: list[int]) -> None:
+    """Raise :class:`TrafficError` unless the link counters' flits and packets (``loads``)
+    are those the driver counted itself between two readings of :meth:`Harness.links`."""
+    counts = [b - a for a, b in zip(before, after)]
+    for load, flits, packets in zip(loads, counts[::2], counts[1::2]):
+        if (load["flits"], load["packets"]) != (flits, packets):
+            where = (f"link {load['link']}" if "link" in load
+                     else f"terminal {load['terminal']}'s {load['kind']}")
+            raise TrafficError(f"the link counters of {where} counted {load['flits']} flits "
+                               f"and {load['packets']} packets, the program {flits} and "
+                               f"{packets}")
 
 
 def copies_per_broadcast(manifest: dict) -> int | None:
@@ -240,6 +286,12 @@ class Watchdog:
         return (f"{line}; {len(holding)} routers hold {sum(held)} flits: {named}{more}")
 
 
+def snapshot(harness: Harness, wanted: bool):
+    """``(link counters, the driver's own link counts or None)`` now, or None when not
+    ``wanted``."""
+    return (harness.link_counts(), harness.links()) if wanted else None
+
+
 async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     """Reset, run one point's phases and return what it measured (see the module
     docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
@@ -284,17 +336,19 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     patience = point["watchdog"] + bursts + round(4 * length / point["eject_ready"])
     watchdog = Watchdog(harness, patience, manifest)
     every_pair = point["pattern"] == "all-pairs"
-    if point["link_loads"] and harness.links() is None:
-        raise ValueError("this engine does not count link loads (the C++ program does)")
+    if point["link_loads"] and (manifest.get("link_counters") is None
+                                or harness.link_counts() is None):
+        raise ValueError("link loads: the network was generated without its link counters "
+                         "(generate_network(..., link_counters=True))")
     harness.set("enable", 1)
     await watchdog.cycles(point["warmup"], chunk)
     stalls_before = harness.stalls()
-    links_before = harness.links() if point["link_loads"] else None
+    links_before = snapshot(harness, point["link_loads"])
     harness.set("measure", 1)
     await watchdog.cycles(point["measure"], chunk)
     harness.set("measure", 0)
     window = harness.read()
-    links_window = harness.links() if point["link_loads"] else None
+    links_window = snapshot(harness, point["link_loads"])
     stalls = harness.stalls()
     if stalls is not None:
         stalls = {reason: count - stalls_before[reason] for reason, count in stalls.items()}
@@ -330,9 +384,12 @@ async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
     loads = None
     if point["link_loads"]:
         # Under all-pairs, every packet of the run; otherwise the measured cycles.
-        loads = (link_loads(manifest, [0] * len(links_before), harness.links(),
-                            values["now"] - 2) if every_pair else
-                 link_loads(manifest, links_before, links_window, point["measure"]))
+        start, end, cycles = ((None, snapshot(harness, True), values["now"] - 2) if every_pair
+                              else (links_before, links_window, point["measure"]))
+        start = start or (0, None if end[1] is None else [0] * len(end[1]))
+        loads = link_loads(manifest, start[0], end[0], cycles)
+        if end[1] is not None:
+            check_link_loads(loads, start[1], end[1])
     errors = {name: values[name] for name in ERRORS if values[name]}
     # Adaptive routing: the sums of packet hashes sent and received (both 0 otherwise).
     if (values["sent_hash"] - values["received_hash"]) % (1 << 32):

@@ -50,7 +50,9 @@ def chosen(engine: str, simulator: str, waves: bool, flit_width: int, points: li
 
 
 def _modules(manifest: dict) -> list[str]:
-    return sorted(set(manifest["modules"].values())) + list(manifest["traffic"]["modules"])
+    counters = manifest.get("link_counters")
+    return (sorted(set(manifest["modules"].values())) + list(manifest["traffic"]["modules"])
+            + ([counters["module"]] if counters else []))
 
 
 def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
@@ -169,6 +171,13 @@ class ProgramHarness(Harness):
     def held(self) -> list[int] | None:
         self._send("held")
         return [int(count) for count in self._answer().split()]
+
+    def link_counts(self) -> int | None:
+        self._send("counts")
+        words = self._answer().split()
+        if not words:
+            return None
+        return sum(int(word) << (32 * i) for i, word in enumerate(words))
 
     def links(self) -> list[int] | None:
         self._send("links")

@@ -23,6 +23,9 @@ def expected_link_packets(family, network, manifest: dict) -> dict[int, int]:
 def assert_link_packets(loads: list[dict], family, network, manifest: dict) -> None:
     """An all-pairs point's measured ``link_loads`` carry the model's packets on every link,
     and every terminal injected and ejected one packet per other terminal."""
+    for load in loads:  # each VC's counts add up to the link's
+        for name in ("flits", "packets", "blocked"):
+            assert sum(row[name] for row in load["vc"]) == load[name]
     measured = {load["link"]: load["packets"] for load in loads if "link" in load}
     assert measured == expected_link_packets(family, network, manifest)
     terminals = family.terminal_count(network)

@@ -94,3 +94,15 @@ def paper_transit_paths(configuration: str, k: int) -> int:
     four_times = next(form(k) for cases, form in table.items() if configuration in cases)
     assert four_times % 4 == 0, f"003's form for {configuration} at k={k} is not an integer"
     return four_times // 4
+
+
+def measured_internal_packets(loads: list[dict]) -> dict[tuple, int]:
+    """From a point's ``link_loads``: ``(node, from_card)`` → packets counted on that direction
+    of the node's internal link (the load's router is named ``x,y,z/cN``)."""
+    measured = {}
+    for load in loads:
+        if load["kind"] == "internal":
+            node, card = load["router"].split("/c")
+            assert load["to"]["router"] == f"{node}/c{1 - int(card)}"
+            measured[tuple(map(int, node.split(","))), int(card)] = load["packets"]
+    return measured

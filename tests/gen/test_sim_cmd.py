@@ -155,22 +155,29 @@ def test_fat_tree_all_pairs_reports_hops_and_crossings(tmp_path, capsys):
         [(0, 4), (0, 4), (1, 0), (1, 0)]
 
 
-def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys):
-    """``twinnet sim --traffic all-pairs --link-loads FILE`` on the 4x4 torus: every link's
-    packets are the model's (each ordered pair's path counted on its links), every terminal
-    injects and ejects 15 packets, and the load map and its histogram are written, one line
-    per link of the drawing."""
-    if runner.missing("verilator"):
-        pytest.skip(runner.missing("verilator"))
+@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys, simulator):
+    """``twinnet sim --traffic all-pairs --link-loads FILE`` on the 4x4 torus, its link
+    counters read by the C++ program on Verilator (which holds them to its own count of the
+    links it copies) and through cocotb on Icarus: every link's packets are the model's (each
+    ordered pair's path counted on its links), each VC's counts add up to the link's, every
+    terminal injects and ejects 15 packets, and the load map and its histogram are written,
+    one line per link of the drawing."""
+    if runner.missing(simulator):
+        pytest.skip(runner.missing(simulator))
     from twinnet.gen.families import family_for
     from twinnet.model.network import twin_network_from_dict
 
     picture = tmp_path / "loads.svg"
     status = main(["sim", "torus", "--n", "2", "--k", "4", "--mode", "vc", "--traffic",
-                   "all-pairs", "--link-loads", str(picture), "--out", str(tmp_path), "--json"])
+                   "all-pairs", "--simulator", simulator, "--link-loads", str(picture),
+                   "--out", str(tmp_path), "--json"])
     captured = capsys.readouterr()
     assert status == 0, captured.err
     data = json.loads(captured.out)
+    assert data["results"]["engine"] == ("program" if simulator == "verilator" else "cocotb")
+    assert all(len(load["vc"]) == (2 if "link" in load else 1)
+               for load in data["results"]["link_loads"])
     network = twin_network_from_dict(data["parameters"])
     manifest = json.loads(next(Path(data["build_dir"]).glob("rtl/*.manifest.json")).read_text())
     assert_link_packets(data["results"]["link_loads"], family_for(network), network, manifest)

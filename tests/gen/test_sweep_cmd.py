@@ -134,3 +134,37 @@ def test_knee_of_the_8x8_torus_over_three_seeds(tmp_path, capsys):
     assert all(row["seeds"] == 3 and row["accepted_std"] >= 0 for row in data["loads"])
     assert any(row["accepted_std"] > 0 for row in data["loads"])
     assert knee["unsaturated"] < data["model_throughput_bound"]
+
+
+def test_link_loads_of_every_point_and_blocked_cycles(tmp_path, capsys):
+    """``--link-loads``: every point reports every link's counts from the link counters; a
+    link's flits are the sum over its VCs (the 3x3 torus in mode vc has 2); at 0.02
+    flits/PE/cycle no VC's buffer fills (``blocked`` 0 everywhere), past saturation buffers
+    fill on the network links and the sources wait at injection; a load map per point."""
+    if runner.missing("verilator"):
+        pytest.skip(runner.missing("verilator"))
+    argv = ["sweep", "torus", "--radix", "3,3", "--mode", "vc", "--simulator", "verilator",
+            "--loads", "0.02,0.95", "--warmup", "200", "--measure", "1000", "--jobs", "1",
+            "--link-loads", str(tmp_path / "maps" / "loads.svg")]
+    (tmp_path / "maps").mkdir()
+    assert main([*argv, "--out", str(tmp_path), "--json"]) == 0
+    captured = capsys.readouterr()
+    points = sorted(json.loads(captured.out)["points"], key=lambda p: p["rate"])
+    for point in points:
+        loads = point["link_loads"]
+        assert len(loads) == 9 * 4 + 2 * 9  # 4 channels leave each router; 9 PEs
+        for load in loads:
+            assert sum(row["flits"] for row in load["vc"]) == load["flits"]
+            assert sum(row["packets"] for row in load["vc"]) == load["packets"]
+            assert sum(row["blocked"] for row in load["vc"]) == load["blocked"]
+            assert len(load["vc"]) == (2 if "link" in load else 1)
+        assert sum(load["flits"] for load in loads if load["kind"] == "injection") > 0
+    low, high = ([load["blocked"] for load in point["link_loads"]] for point in points)
+    assert max(low) == 0
+    links = [load for load in points[1]["link_loads"] if "link" in load]
+    assert sum(load["blocked"] for load in links) > 0
+    assert sum(load["blocked"] for load in points[1]["link_loads"]
+               if load["kind"] == "injection") > 0
+    for offered in ("0.020", "0.950"):
+        assert (tmp_path / "maps" / f"loads-{offered}-s1.svg").is_file()
+        assert (tmp_path / "maps" / f"loads-{offered}-s1-histogram.svg").is_file()

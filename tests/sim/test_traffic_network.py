@@ -14,6 +14,7 @@ import pytest
 from link_counts import assert_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import marked
+from twin_crossings import crossings, measured_internal_packets, packets_per_link
 from variants import BUILD, PIPELINE
 
 from twinnet.gen.families import family_for
@@ -229,7 +230,27 @@ def test_3dt_under_saturation_on_verilator():
     assert results[-2]["packets"] == 54 * 53
     assert_link_packets(results[-2]["link_loads"], family_for(network), network,
                         network_sim.manifest_of(BUILD / "traffic-3dt-3x3x3-verilator"))
+    # Each direction of each internal link: the brute force of 003's DOR (85 packets at k 3).
+    internal = measured_internal_packets(results[-2]["link_loads"])
+    assert internal == packets_per_link(crossings(3, "D"))
+    assert set(internal.values()) == {85}
     assert_soaked(results[-1])
+
+
+# Icarus: the slow tier (54 PEs all-pairs through cocotb; the program runs it above).
+@pytest.mark.slow
+def test_3dt_link_counters_on_icarus():
+    """3DT 3x3x3 in configuration D under all-pairs through cocotb on Icarus: the link
+    counters of the Verilog harness count on every link, internal links included, the
+    packets of the model's paths (the program's are checked above)."""
+    network = twin_network_from_dict({"radices": [3, 3, 3], "configuration": "D",
+                                      "mode": "bubble", "pipeline": PIPELINE})
+    (pairs,) = run(network, "icarus", "3dt-3x3x3-links", [
+        {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16,
+         "link_loads": True}])
+    assert pairs["packets"] == 54 * 53 and pairs["engine"] == "cocotb"
+    assert_link_packets(pairs["link_loads"], family_for(network), network,
+                        network_sim.manifest_of(BUILD / "traffic-3dt-3x3x3-links-icarus"))
 
 
 def test_the_watchdog_stops_a_deadlocked_torus_with_one_line():

@@ -1,0 +1,172 @@
+"""Link counters: the traffic every link of a network carried, counted in hardware.
+
+Built only when asked (``link_counters=True`` of :func:`twinnet.gen.generate.generate_network`):
+:class:`LinkCounters` is one module beside the routers with a :class:`LinkCounter` on every
+link between routers (network and internal), on every terminal's injection port and on every
+ejection port. It only watches the link's wires; the routers are not changed. The network top
+(:class:`twinnet.hdl.network.Network`) feeds it and shows its counts as ``link_counts``; the
+C++ traffic program (:mod:`twinnet.gen.traffic_cpp`) runs the same module as a model of its
+own, fed from the same wires.
+
+Per link, and per VC where the link has several (the VC tag of the flits; a terminal port has
+one row), three counters of :data:`COUNTER_WIDTH` bits, wrapping, since reset:
+
+- ``flits``: flits that crossed it (a link carries at most one flit per cycle, so these are
+  also the cycles it was busy);
+- ``packets``: head flits among them;
+- ``blocked``: on a link between routers, the cycles in which the VC's buffer at the receiving
+  input was full as its sender saw it (no credit left: flits sent minus credits returned equal
+  the buffer's depth), so that no flit could go on that VC and the flits in the buffer waited;
+  on an injection port, the cycles the source offered a flit the router did not take (its
+  injection buffer full); on an ejection port, the cycles the router offered a flit the sink
+  did not take.
+"""
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from . import flit
+
+#: Bits of each counter.
+COUNTER_WIDTH = 32
+#: The counters of one row (one VC of one link), in the order they are packed.
+COUNTERS = ("flits", "packets", "blocked")
+#: One row of counters.
+counts_layout = data.StructLayout({name: COUNTER_WIDTH for name in COUNTERS})
+#: Rows per ``counts_<k>`` port: the bus comes out in ports of whole rows (24,576 bits), far
+#: below Amaranth's widest signal (65,536 bits), whatever the network's size.
+CHUNK_ROWS = 256
+
+
+class LinkCounter(wiring.Component):
+    """The counters of one link (see the module docstring).
+
+    Parameters:
+        vc_count: the link's VCs (one row of counters each).
+        buffer_depth: flits per VC in the receiving input's buffer, for a link between routers
+            (credit flow control); ``None`` for a terminal port (valid/ready).
+
+    Ports:
+        valid, first: In(1) — a flit on the link this cycle, and whether it is a head;
+        vc: In(:func:`twinnet.hdl.flit.vc_shape`) — its VC tag;
+        credit_valid: In(1), credit_vc: In(vc_shape) — a credit returned this cycle, for VC
+            ``credit_vc`` (links between routers only);
+        ready: In(1) — the receiver takes the flit offered (terminal ports only);
+        counts: Out(ArrayLayout(:data:`counts_layout`, vc_count)) — the counters per VC.
+    """
+
+    def __init__(self, vc_count: int, buffer_depth: int | None):
+        if not isinstance(vc_count, int) or vc_count < 1:
+            raise ValueError(f"vc_count must be an integer >= 1, not {vc_count!r}")
+        if buffer_depth is not None and (not isinstance(buffer_depth, int) or buffer_depth < 1):
+            raise ValueError(f"buffer_depth must be an integer >= 1 or None, not "
+                             f"{buffer_depth!r}")
+        self.vc_count, self.buffer_depth = vc_count, buffer_depth
+        vc = flit.vc_shape(vc_count)
+        members = {"valid": In(1), "first": In(1), "vc": In(vc)}
+        if buffer_depth is None:
+            members["ready"] = In(1)
+        else:
+            members.update(credit_valid=In(1), credit_vc=In(vc))
+        members["counts"] = Out(data.ArrayLayout(counts_layout, vc_count))
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        for v in range(self.vc_count):
+            counts = self.counts[v]
+            here = self.valid & (self.vc == v)
+            if self.buffer_depth is None:
+                moved, blocked = here & self.ready, here & ~self.ready
+            else:
+                # The sender's view of the receiving buffer: flits sent minus credits back.
+                held = Signal(range(self.buffer_depth + 1), name=f"held_{v}")
+                back = self.credit_valid & (self.credit_vc == v)
+                m.d.sync += held.eq(held + here - back)
+                moved, blocked = here, held == self.buffer_depth
+            m.d.sync += [counts.flits.eq(counts.flits + moved),
+                         counts.packets.eq(counts.packets + (moved & self.first)),
+                         counts.blocked.eq(counts.blocked + blocked)]
+        return m
+
+
+class LinkCounters(wiring.Component):
+    """A :class:`LinkCounter` on every link of ``netlist`` (a
+    :class:`twinnet.hdl.network.Netlist`): its channels, then per terminal its injection and
+    its ejection port.
+
+    Ports, per channel ``j`` (the wires of the channel, as the routers drive them):
+    ``c<j>_valid``, ``c<j>_payload`` (the flit's valid and payload at the sending output),
+    ``c<j>_credit_valid``, ``c<j>_credit_vc`` (the credit the receiving input returns); per
+    terminal ``t``: ``i<t>_valid``, ``i<t>_first``, ``i<t>_ready`` (the injection stream) and
+    ``e<t>_valid``, ``e<t>_payload``, ``e<t>_ready`` (the ejection stream); ``counts_<k>``
+    (``k`` from 0, :attr:`chunks`): every row's counters (:data:`counts_layout`) one after the
+    other in the order of :attr:`rows`, :data:`CHUNK_ROWS` rows per port: read one after the
+    other from bit 0, the ports make one bus of :attr:`bus_width` bits.
+    """
+
+    def __init__(self, netlist):
+        self.netlist = netlist
+        width = netlist.flit_width
+        #: ``(kind, index, VCs)`` per link in bus order: ``("channel", j, n)``,
+        #: ``("injection", t, 1)``, ``("ejection", t, 1)``.
+        self.links = [("channel", channel.index, channel.vc_count)
+                      for channel in netlist.channels]
+        for terminal in range(len(netlist.terminals)):
+            self.links += [("injection", terminal, 1), ("ejection", terminal, 1)]
+        members = {}
+        for channel in netlist.channels:
+            j, vcs = channel.index, channel.vc_count
+            members.update({f"c{j}_valid": In(1),
+                            f"c{j}_payload": In(flit.link_flit_layout(width, vcs)),
+                            f"c{j}_credit_valid": In(1), f"c{j}_credit_vc": In(flit.vc_shape(vcs))})
+        for t in range(len(netlist.terminals)):
+            members.update({f"i{t}_valid": In(1), f"i{t}_first": In(1), f"i{t}_ready": In(1),
+                            f"e{t}_valid": In(1), f"e{t}_payload": In(flit.pe_out_layout(width)),
+                            f"e{t}_ready": In(1)})
+        rows = sum(vcs for _, _, vcs in self.links)
+        self.bus_width = rows * counts_layout.size
+        #: The widths of the ``counts_<k>`` ports.
+        self.chunks = [min(CHUNK_ROWS, rows - first) * counts_layout.size
+                       for first in range(0, rows, CHUNK_ROWS)]
+        for k, width in enumerate(self.chunks):
+            members[f"counts_{k}"] = Out(width)
+        super().__init__(members)
+
+    @property
+    def rows(self) -> list[dict]:
+        """One dict per row of ``counts``: ``{kind, index, vc}``."""
+        return [{"kind": kind, "index": index, "vc": vc}
+                for kind, index, vcs in self.links for vc in range(vcs)]
+
+    def elaborate(self, platform):
+        m = Module()
+        parts = []
+        for kind, index, vcs in self.links:
+            if kind == "channel":
+                target = self.netlist.channels[index]
+                depth = self.netlist.kind_of(target.target).config.ports[
+                    target.target_port].buffer_depth
+                counter = m.submodules[f"channel_{index}"] = LinkCounter(vcs, depth)
+                payload = getattr(self, f"c{index}_payload")
+                m.d.comb += [counter.valid.eq(getattr(self, f"c{index}_valid")),
+                             counter.first.eq(payload.first), counter.vc.eq(payload.vc),
+                             counter.credit_valid.eq(getattr(self, f"c{index}_credit_valid")),
+                             counter.credit_vc.eq(getattr(self, f"c{index}_credit_vc"))]
+            else:
+                counter = m.submodules[f"{kind}_{index}"] = LinkCounter(1, None)
+                side = "i" if kind == "injection" else "e"
+                first = (getattr(self, f"i{index}_first") if kind == "injection"
+                         else getattr(self, f"e{index}_payload").first)
+                m.d.comb += [counter.valid.eq(getattr(self, f"{side}{index}_valid")),
+                             counter.first.eq(first),
+                             counter.ready.eq(getattr(self, f"{side}{index}_ready"))]
+            parts.append(counter.counts.as_value())
+        bus = Cat(*parts)
+        at = 0
+        for k, width in enumerate(self.chunks):
+            m.d.comb += getattr(self, f"counts_{k}").eq(bus[at:at + width])
+            at += width
+        return m
+
