@@ -1,14 +1,16 @@
 """Route computes written again from the papers' formulas, and the proof that a route
 compute equals its specification for every input of the configured size.
 
-The specifications here are arithmetic over the header and the node's coordinates, built
-from the papers' statements of the routing functions (003 Alg. 1–6 for twin tori, 001's
-DESTRO for fat trees, 002 Alg. 1 and §2 for the king family), not
-from the route computes under test nor from tables of the reference model; only the port
-layout of a card (which ports it has, in which order) is read from the configuration.
+The specifications are arithmetic over the header and the node's coordinates, built from the
+papers' statements of the routing functions (003 Alg. 1–6 for twin tori, 001's DESTRO for fat
+trees here; 002 §2–3 and Alg. 1 for the king family in :mod:`.king_spec`; 004 §II's twisted
+torus in :mod:`.twisted_spec`) and the documented escape rules
+(:mod:`twinnet.hdl.ring_escape`), not from the route computes under test nor from tables of
+the reference model; only the port layout of a router (which ports it has, in which order)
+is read from the configuration.
 """
 
-from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value, signed
+from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib.wiring import In
 
 from twinnet.model.twin import INTERNAL, PE_PORT, Port
@@ -17,30 +19,35 @@ from ..fat_tree_route import FatTreeRouteCompute
 from ..header_route import HeaderRouteCompute
 from ..king_route import KingRouteCompute
 from ..twin_route import TwinRouteCompute, card_ports
+from ..twisted_route import TwistedRouteCompute
+from .king_spec import king_spec
 from .properties import Property, PropertySet
+from .spec_common import Expected
+from .twisted_spec import twisted_spec
 
 #: The properties of :class:`RouteComputeProof`: the whole result, or (for a specification
-#: that leaves the VC and the bubble flag open) the output port.
+#: that leaves the VC and the bubble flag open) the output port, or (for one that allows
+#: several ports) the result against the ports allowed; and, for adaptive routing, the
+#: grades.
 PROPERTIES = [Property("route_compute_matches_spec",
                        "for every header, input VC and node, each input port's route compute "
                        "flags the same headers malformed as the specification and otherwise "
-                       "gives its output port, VC mask and bubble flag"),
+                       "gives its output port, VC mask and bubble flag (under adaptive "
+                       "routing: of the escape move)"),
               Property("route_port_matches_spec",
                        "for every header, input VC and node, each input port's route compute "
                        "flags the same headers malformed as the specification and otherwise "
-                       "gives its output port (its VCs, bubble flag and adaptive grades are "
-                       "not specified)")]
-
-
-class Expected:
-    """What a specification says for one input: ``port``, ``mask``, ``bubble``,
-    ``malformed`` (Amaranth values; ``mask`` and ``bubble`` None when it leaves them open) and
-    ``assumptions`` on the inputs (what a network guarantees, e.g. a node's coordinates are
-    in range)."""
-
-    def __init__(self, port, mask, bubble, malformed, assumptions=()):
-        self.port, self.mask, self.bubble, self.malformed = port, mask, bubble, malformed
-        self.assumptions = list(assumptions)
+                       "gives its output port (its VCs and bubble flag are not specified)"),
+              Property("route_compute_within_spec",
+                       "for every header, input VC and node, each input port's route compute "
+                       "flags the same headers malformed as the specification and otherwise "
+                       "gives one of the output ports it allows, with the VC mask and bubble "
+                       "flag it gives for that port (a routing that chooses among several "
+                       "ports by state, e.g. an LFSR)"),
+              Property("route_grades_match_spec",
+                       "for every header, input VC and node, each input port's adaptive route "
+                       "compute offers, for every header not malformed, the grade-1 and "
+                       "grade-2 outputs of the specification, on the adaptive VCs it names")]
 
 
 def header_spec(m, rc, in_port: int) -> Expected:
@@ -167,117 +174,20 @@ def destro_spec(m, rc, in_port: int) -> Expected:
                     malformed | ~reachable, assumptions)
 
 
-def _ring(b, a, side: int):
-    """The signed ring offset from ``a`` to ``b`` on a ring of ``side``: ``(b - a) mod side``,
-    less ``side`` above half of it (an offset of exactly half goes +)."""
-    ahead = _ahead(b, a, side)
-    return Mux(ahead * 2 > side, ahead - side, ahead)
-
-
-def _ahead(b, a, side: int):
-    """``(b - a) mod side`` for ``a``, ``b`` in ``[0, side)`` (a conditional subtraction: a
-    divider by a ``side`` that is not a power of two would cost the prover minutes)."""
-    return Mux(b >= a, b - a, b + side - a).as_signed()
-
-
-def _diagonal_mesh_length(cx, cy):
-    """Hops of the diagonal-mesh route for offset ``(cx, cy)`` (002 §2): the larger
-    magnitude when both have one sign, else the sum of the magnitudes."""
-    same = ((cx >= 0) & (cy >= 0)) | ((cx <= 0) & (cy <= 0))
-    ax, ay = abs(cx), abs(cy)
-    return Mux(same, Mux(ax >= ay, ax, ay), ax + ay)
-
-
-def _king_offset(m, rc):
-    """The offset the route follows: plain on a mesh, the ring offsets on a torus, and on DT
-    002 Alg. 1's wrap-around image of the destination with the shortest diagonal-mesh route
-    (the first of ``(x, y)``, ``(x - s, y - s)``, ``(x - s, y)``, ``(x, y - s)`` on a tie).
-    Intermediate values are signals of ``m``: an expression used twice is converted twice."""
-    topology = rc.network.topology
-    side, width = topology.side, rc.network.coordinate_width + 2
-    here, there = rc.node_static, rc.header
-    p = rc.port_index
-    dx, dy = Signal(signed(width), name=f"spec_dx_{p}"), Signal(signed(width), name=f"spec_dy_{p}")
-    if not topology.wrap:
-        m.d.comb += [dx.eq(there.x - here.x), dy.eq(there.y - here.y)]
-    elif topology.kind != "DT":
-        m.d.comb += [dx.eq(_ring(there.x, here.x, side)), dy.eq(_ring(there.y, here.y, side))]
-    else:
-        x, y = Signal(signed(width), name=f"spec_x_{p}"), Signal(signed(width), name=f"spec_y_{p}")
-        m.d.comb += [x.eq(_ahead(there.x, here.x, side)), y.eq(_ahead(there.y, here.y, side))]
-        images = [(x, y), (x - side, y - side), (x - side, y), (x, y - side)]
-        # The first shortest image: each stage keeps the earlier one unless strictly longer.
-        best_x, best_y, best = x, y, Signal(range(2 * side + 1), name=f"spec_best_{p}_0")
-        m.d.comb += best.eq(_diagonal_mesh_length(x, y))
-        for k, (cx, cy) in enumerate(images[1:], 1):
-            length = Signal(range(2 * side + 1), name=f"spec_length_{p}_{k}")
-            stage_x = Signal(signed(width), name=f"spec_x_{p}_{k}")
-            stage_y = Signal(signed(width), name=f"spec_y_{p}_{k}")
-            stage = Signal(range(2 * side + 1), name=f"spec_best_{p}_{k}")
-            m.d.comb += [length.eq(_diagonal_mesh_length(cx, cy)),
-                         stage_x.eq(Mux(length < best, cx, best_x)),
-                         stage_y.eq(Mux(length < best, cy, best_y)),
-                         stage.eq(Mux(length < best, length, best))]
-            best_x, best_y, best = stage_x, stage_y, stage
-        m.d.comb += [dx.eq(best_x), dy.eq(best_y)]
-    return dx, dy
-
-
-def king_spec(m, rc, in_port: int) -> Expected | None:
-    """The king family's deterministic move (002 §2–3; the escape move under adaptive
-    routing): DOR (x while ``dx != 0``, then y), diagonal (with offsets of one sign: x while
-    ``|dx| > |dy|``, z when equal, y while smaller; otherwise DOR) or Knaive (as diagonal for
-    one sign; for opposite signs t instead of z); arrived: the PE port the header names.
-    Ports the router lacks (a mesh border) and coordinates or PEs out of range are malformed.
-    None for DT with pseudo-random ties (not a function of the inputs)."""
-    network = rc.network
-    side = network.topology.side
-    if network.ties != "first":
-        return None
-    here, there = rc.node_static, rc.header
-    assumptions = [here.x < side, here.y < side]
-    malformed = (there.x >= side) | (there.y >= side)
-    pe = Const(0, 1)
-    if network.pe_width:
-        pe = there.pe
-        malformed = malformed | (pe >= network.pe_ports)
-    dx, dy = _king_offset(m, rc)
-    ax = Signal(range(2 * side), name=f"spec_ax_{in_port}")
-    ay = Signal(range(2 * side), name=f"spec_ay_{in_port}")
-    m.d.comb += [ax.eq(abs(dx)), ay.eq(abs(dy))]
-    same = ((dx >= 0) & (dy >= 0)) | ((dx <= 0) & (dy <= 0))
-    x, y = Mux(dx > 0, 0, 1), Mux(dy > 0, 0, 1)  # 0: the + port, 1: the - port
-    moves = {"dor": [(dx != 0, "x", x), (dy != 0, "y", y)]}
-    moves["diagonal"] = [(same & (ax > ay), "x", x), (same & (ax < ay), "y", y),
-                         (same & (ax != 0), "z", x), *moves["dor"]]
-    moves["knaive"] = [(ax > ay, "x", x), (ax < ay, "y", y), (same & (ax != 0), "z", x),
-                       (ax != 0, "t", y)]
-    local = {label: index for index, label in enumerate(rc.ports)}
-    pes = [local[f"pe{k}"] for k in range(network.pe_ports)]
-    port = Const(pes[0], range(max(2, len(rc.ports))))
-    for k, index in enumerate(pes[1:], 1):
-        port = Mux(pe == k, index, port)
-    present = Const(1, 1)
-    for condition, axis, minus in reversed(moves[network.escape_routing]):
-        plus_index, minus_index = local.get(f"{axis}+"), local.get(f"{axis}-")
-        index = Mux(minus, minus_index or 0, plus_index or 0)
-        exists = Mux(minus, int(minus_index is not None), int(plus_index is not None))
-        port = Mux(condition, index, port)
-        present = Mux(condition, exists, present)
-    return Expected(port, None, None, malformed | ~present, assumptions)
-
-
 #: Specifications by route compute class.
 SPECS = {HeaderRouteCompute: header_spec, TwinRouteCompute: twin_spec,
-         FatTreeRouteCompute: destro_spec, KingRouteCompute: king_spec}
+         FatTreeRouteCompute: destro_spec, KingRouteCompute: king_spec,
+         TwistedRouteCompute: twisted_spec}
 
 
 def spec_for(rc):
     """The specification of route compute ``rc`` (a function ``(m, rc, in_port) ->
-    Expected`` that may add named signals to module ``m``), or None when there is none
-    (yet)."""
+    Expected`` that may add named signals to module ``m``), or None when there is none:
+    a king route compute with broadcast (the routers that replicate are not proven)."""
+    if isinstance(rc, KingRouteCompute) and rc.network.broadcast:
+        return None
     for cls, spec in SPECS.items():
-        if isinstance(rc, cls) and (spec is not king_spec or rc.network.ties == "first"):
+        if isinstance(rc, cls):
             return spec
     return None
 
@@ -288,10 +198,13 @@ class RouteComputeProof(Elaboratable):
     Parameters:
         route_computes: one route compute per input port (as a router builds them).
         unit: the unit's name in reports.
+        spec: the specification (a function as :func:`spec_for` returns); by default
+            :func:`spec_for`'s (a test may give a wrong one to see the proof fail).
     """
 
-    def __init__(self, route_computes: list, unit: str = "route compute"):
+    def __init__(self, route_computes: list, unit: str = "route compute", spec=None):
         self.route_computes = route_computes
+        self.spec = spec
         self.properties = PropertySet(unit, PROPERTIES)
 
     def ports(self) -> list:
@@ -305,23 +218,46 @@ class RouteComputeProof(Elaboratable):
         for p, rc in enumerate(self.route_computes):
             m.submodules[f"route_{p}"] = rc
             m.d.comb += rc.in_port.eq(p)
-            expected = spec_for(rc)(m, rc, p)
+            expected = (self.spec or spec_for(rc))(m, rc, p)
             count = rc.config.vc_counts[p]
             assumptions = [*expected.assumptions, rc.in_vc < count]
             m.d.comb += [Assume(test) for test in assumptions]
             # Named, so that a counterexample trace shows what the specification says.
-            port = Signal.like(rc.out_port, name=f"expected_port_{p}")
             malformed = Signal(name=f"expected_malformed_{p}")
-            m.d.comb += [port.eq(expected.port), malformed.eq(expected.malformed)]
+            m.d.comb += malformed.eq(expected.malformed)
+            if rc.adaptive_vcs:
+                self._check_grades(m, rc, p, expected, malformed)
+            if expected.port is None:
+                port_ok = Signal(name=f"expected_port_allowed_{p}")
+                m.d.comb += port_ok.eq(expected.allowed)
+            else:
+                port = Signal.like(rc.out_port, name=f"expected_port_{p}")
+                m.d.comb += port.eq(expected.port)
+                port_ok = rc.out_port == port
             if expected.mask is None:
                 self.properties.check(m, "route_port_matches_spec", (
-                    (rc.malformed == malformed) & (malformed | (rc.out_port == port))))
+                    (rc.malformed == malformed) & (malformed | port_ok)))
                 continue
             mask = Signal.like(rc.vc_mask, name=f"expected_mask_{p}")
             bubble = Signal(name=f"expected_bubble_{p}")
             m.d.comb += [mask.eq(expected.mask), bubble.eq(expected.bubble)]
-            self.properties.check(m, "route_compute_matches_spec", (
-                (rc.malformed == malformed)
-                & (malformed | ((rc.out_port == port) & (rc.vc_mask == mask)
-                                & (rc.bubble == bubble)))))
+            result = (rc.malformed == malformed) & (malformed | (
+                port_ok & (rc.vc_mask == mask) & (rc.bubble == bubble)))
+            if expected.port is None:
+                self.properties.check(m, "route_compute_within_spec", result)
+            else:
+                self.properties.check(m, "route_compute_matches_spec", result)
         return m
+
+    def _check_grades(self, m, rc, p: int, expected, malformed) -> None:
+        """``route_grades_match_spec`` for the adaptive route compute ``rc`` of port ``p``."""
+        if expected.grades is None:
+            raise ValueError(f"the specification of {type(rc).__name__} gives no grades for "
+                             "an adaptive route compute")
+        grade_1 = Signal.like(rc.grade_1, name=f"expected_grade_1_{p}")
+        grade_2 = Signal.like(rc.grade_2, name=f"expected_grade_2_{p}")
+        m.d.comb += [grade_1.eq(expected.grades[0]), grade_2.eq(expected.grades[1])]
+        # The adaptive VCs are a parameter of the route compute, not an output: a constant.
+        vcs = Const(int(rc.adaptive_vcs == expected.adaptive_vcs), 1)
+        self.properties.check(m, "route_grades_match_spec", vcs & (
+            malformed | ((rc.grade_1 == grade_1) & (rc.grade_2 == grade_2))))

@@ -70,8 +70,7 @@ def test_route_compute_equals_its_specification(tmp_path, params):
             TwinRouteCompute, twin=network.topology, card=0))
     [verdict] = suite.prove_route(target, tmp_path)
     assert verdict.verdict == "proven"
-    assert verdict.name == ("route_port_matches_spec" if params == "king"
-                            else "route_compute_matches_spec")
+    assert verdict.name == "route_compute_matches_spec"
 
 
 @pytest.mark.parametrize("mutant", marked(MUTANTS, set(MUTANTS) - {"tail-dropped"}))
