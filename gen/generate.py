@@ -52,7 +52,8 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
         check = pool.submit(_timed, family.deadlock, config)
         # (A family that cannot count stalls need not take the keyword.)
-        netlist = (family.netlist(config, stall_counters=True) if stalls
+        # (Link counters read the routers' ``waits``, which come with their stall counters.)
+        netlist = (family.netlist(config, stall_counters=True) if stalls or link_counters
                    else family.netlist(config))
 
         def deadlock() -> dict | None:

@@ -640,17 +640,13 @@ def _taps(netlist, counters, number: dict, ports, routers: int) -> tuple[list, d
     rows, pes = [], len(netlist.terminals)
     for channel in netlist.channels:
         j = channel.index
-        source, target = number[channel.source], number[channel.target]
+        source = number[channel.source]
         source_kind = netlist.by_label[channel.source].kind
-        target_kind = netlist.by_label[channel.target].kind
-        out, into = f"out_{channel.source_port}", f"in_{channel.target_port}"
+        out = f"out_{channel.source_port}"
         rows += [[source, ports(source_kind, _port(out, ["flit", "valid"])), to(f"c{j}_valid")],
                  [source, ports(source_kind, _port(out, ["flit", "payload"])),
                   to(f"c{j}_payload")],
-                 [target, ports(target_kind, _port(into, ["credit", "valid"])),
-                  to(f"c{j}_credit_valid")],
-                 [target, ports(target_kind, _port(into, ["credit", "payload"])),
-                  to(f"c{j}_credit_vc")]]
+                 [source, ports(source_kind, _port("waits", [out])), to(f"c{j}_waits")]]
     # A source's and a sink's ports: valid, data, first, last, ready (in ``join``).
     for t, attached in enumerate(netlist.terminals):
         router, kind = number[attached.router], netlist.by_label[attached.router].kind

@@ -14,15 +14,19 @@ one row), three counters of :data:`COUNTER_WIDTH` bits, wrapping, since reset:
 - ``flits``: flits that crossed it (a link carries at most one flit per cycle, so these are
   also the cycles it was busy);
 - ``packets``: head flits among them;
-- ``blocked``: on a link between routers, the cycles in which the VC's buffer at the receiving
-  input was full as its sender saw it (no credit left: flits sent minus credits returned equal
-  the buffer's depth), so that no flit could go on that VC and the flits in the buffer waited;
-  on an injection port, the cycles the source offered a flit the router did not take (its
-  injection buffer full); on an ejection port, the cycles the router offered a flit the sink
-  did not take.
+- ``blocked``: on a link between routers, the cycles in which a packet at the sending router
+  could have been allocated this link's VC and was not (its route takes that VC of that
+  output, and it lost arbitration, found the output carrying another packet, or its VC
+  without room for the packet, or for two on entering a ring: the routers' ``waits``, see
+  :mod:`twinnet.hdl.router.stalls`); on an injection port, the cycles the source offered a
+  flit the router did not take (its injection buffer full); on an ejection port, the cycles
+  the router offered a flit the sink did not take.
+
+The routers of a network with link counters are built with their stall counters, which give
+``waits``.
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -44,31 +48,24 @@ class LinkCounter(wiring.Component):
 
     Parameters:
         vc_count: the link's VCs (one row of counters each).
-        buffer_depth: flits per VC in the receiving input's buffer, for a link between routers
-            (credit flow control); ``None`` for a terminal port (valid/ready).
+        between_routers: a link between routers (its sender's ``waits`` say when it is
+            blocked), else a terminal port (valid/ready).
 
     Ports:
         valid, first: In(1) — a flit on the link this cycle, and whether it is a head;
         vc: In(:func:`twinnet.hdl.flit.vc_shape`) — its VC tag;
-        credit_valid: In(1), credit_vc: In(vc_shape) — a credit returned this cycle, for VC
-            ``credit_vc`` (links between routers only);
+        waits: In(vc_count) — a packet at the sender waits for that VC (links between routers
+            only);
         ready: In(1) — the receiver takes the flit offered (terminal ports only);
         counts: Out(ArrayLayout(:data:`counts_layout`, vc_count)) — the counters per VC.
     """
 
-    def __init__(self, vc_count: int, buffer_depth: int | None):
+    def __init__(self, vc_count: int, between_routers: bool):
         if not isinstance(vc_count, int) or vc_count < 1:
             raise ValueError(f"vc_count must be an integer >= 1, not {vc_count!r}")
-        if buffer_depth is not None and (not isinstance(buffer_depth, int) or buffer_depth < 1):
-            raise ValueError(f"buffer_depth must be an integer >= 1 or None, not "
-                             f"{buffer_depth!r}")
-        self.vc_count, self.buffer_depth = vc_count, buffer_depth
-        vc = flit.vc_shape(vc_count)
-        members = {"valid": In(1), "first": In(1), "vc": In(vc)}
-        if buffer_depth is None:
-            members["ready"] = In(1)
-        else:
-            members.update(credit_valid=In(1), credit_vc=In(vc))
+        self.vc_count, self.between_routers = vc_count, between_routers
+        members = {"valid": In(1), "first": In(1), "vc": In(flit.vc_shape(vc_count))}
+        members.update({"waits": In(vc_count)} if between_routers else {"ready": In(1)})
         members["counts"] = Out(data.ArrayLayout(counts_layout, vc_count))
         super().__init__(members)
 
@@ -77,14 +74,10 @@ class LinkCounter(wiring.Component):
         for v in range(self.vc_count):
             counts = self.counts[v]
             here = self.valid & (self.vc == v)
-            if self.buffer_depth is None:
-                moved, blocked = here & self.ready, here & ~self.ready
+            if self.between_routers:
+                moved, blocked = here, self.waits[v]
             else:
-                # The sender's view of the receiving buffer: flits sent minus credits back.
-                held = Signal(range(self.buffer_depth + 1), name=f"held_{v}")
-                back = self.credit_valid & (self.credit_vc == v)
-                m.d.sync += held.eq(held + here - back)
-                moved, blocked = here, held == self.buffer_depth
+                moved, blocked = here & self.ready, here & ~self.ready
             m.d.sync += [counts.flits.eq(counts.flits + moved),
                          counts.packets.eq(counts.packets + (moved & self.first)),
                          counts.blocked.eq(counts.blocked + blocked)]
@@ -98,7 +91,7 @@ class LinkCounters(wiring.Component):
 
     Ports, per channel ``j`` (the wires of the channel, as the routers drive them):
     ``c<j>_valid``, ``c<j>_payload`` (the flit's valid and payload at the sending output),
-    ``c<j>_credit_valid``, ``c<j>_credit_vc`` (the credit the receiving input returns); per
+    ``c<j>_waits`` (the sending router's ``waits`` of that output); per
     terminal ``t``: ``i<t>_valid``, ``i<t>_first``, ``i<t>_ready`` (the injection stream) and
     ``e<t>_valid``, ``e<t>_payload``, ``e<t>_ready`` (the ejection stream); ``counts_<k>``
     (``k`` from 0, :attr:`chunks`): every row's counters (:data:`counts_layout`) one after the
@@ -120,7 +113,7 @@ class LinkCounters(wiring.Component):
             j, vcs = channel.index, channel.vc_count
             members.update({f"c{j}_valid": In(1),
                             f"c{j}_payload": In(flit.link_flit_layout(width, vcs)),
-                            f"c{j}_credit_valid": In(1), f"c{j}_credit_vc": In(flit.vc_shape(vcs))})
+                            f"c{j}_waits": In(vcs)})
         for t in range(len(netlist.terminals)):
             members.update({f"i{t}_valid": In(1), f"i{t}_first": In(1), f"i{t}_ready": In(1),
                             f"e{t}_valid": In(1), f"e{t}_payload": In(flit.pe_out_layout(width)),
@@ -145,17 +138,13 @@ class LinkCounters(wiring.Component):
         parts = []
         for kind, index, vcs in self.links:
             if kind == "channel":
-                target = self.netlist.channels[index]
-                depth = self.netlist.kind_of(target.target).config.ports[
-                    target.target_port].buffer_depth
-                counter = m.submodules[f"channel_{index}"] = LinkCounter(vcs, depth)
+                counter = m.submodules[f"channel_{index}"] = LinkCounter(vcs, True)
                 payload = getattr(self, f"c{index}_payload")
                 m.d.comb += [counter.valid.eq(getattr(self, f"c{index}_valid")),
                              counter.first.eq(payload.first), counter.vc.eq(payload.vc),
-                             counter.credit_valid.eq(getattr(self, f"c{index}_credit_valid")),
-                             counter.credit_vc.eq(getattr(self, f"c{index}_credit_vc"))]
+                             counter.waits.eq(getattr(self, f"c{index}_waits"))]
             else:
-                counter = m.submodules[f"{kind}_{index}"] = LinkCounter(1, None)
+                counter = m.submodules[f"{kind}_{index}"] = LinkCounter(1, False)
                 side = "i" if kind == "injection" else "e"
                 first = (getattr(self, f"i{index}_first") if kind == "injection"
                          else getattr(self, f"e{index}_payload").first)

@@ -330,12 +330,13 @@ class _TopWriter:
         taps = {}
         for channel in self.netlist.channels:
             j = channel.index
-            source, target = self.index[channel.source], self.index[channel.target]
-            out, into = f"out_{channel.source_port}", f"in_{channel.target_port}"
+            source, out = self.index[channel.source], f"out_{channel.source_port}"
+            if self.port(source, ("waits", out)) is None:
+                raise ValueError("the link counters read the routers' waits: build the "
+                                 "routers with their stall counters")
             taps.update({f"c{j}_valid": self.wire(source, (out, "flit", "valid")),
                          f"c{j}_payload": self.wire(source, (out, "flit", "payload")),
-                         f"c{j}_credit_valid": self.wire(target, (into, "credit", "valid")),
-                         f"c{j}_credit_vc": self.wire(target, (into, "credit", "payload"))})
+                         f"c{j}_waits": self.wire(source, ("waits", out))})
         for t, attached in enumerate(self.netlist.terminals):
             router = self.index[attached.router]
             taps.update({f"i{t}_valid": f"pe_in_valid[{t}]", f"i{t}_first": f"pe_in_first[{t}]",

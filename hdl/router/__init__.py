@@ -59,6 +59,10 @@ class Router(CheckedComponent):
             (saturates at its largest value).
         stalls: Out(:class:`~.stalls.StallSignature`) — with ``config.stall_counters`` only:
             why waiting packets were not allocated (:mod:`.stalls`).
+        waits: Out(``out_<o>``: one bit per VC of output o) — with ``config.stall_counters``
+            only: this cycle, a packet that could have been allocated and was not takes that
+            VC of that output by its route (the link counters' ``blocked``,
+            :mod:`twinnet.hdl.link_counter`).
 
     Raises ``TypeError`` for a wrong config or factory (before anything is built) and
     ``ValueError`` when the route computes of the ports disagree or the routing header does
@@ -132,6 +136,8 @@ class Router(CheckedComponent):
         members["drop_count"] = Out(config.drop_count_width)
         if config.stall_counters:
             members["stalls"] = Out(StallSignature())
+            members["waits"] = Out(wiring.Signature({
+                f"out_{o}": Out(count) for o, count in enumerate(config.output_vc_counts)}))
         super().__init__(members)
 
     def port_in(self, index: int):
@@ -164,6 +170,8 @@ class Router(CheckedComponent):
             m.d.comb += [bits.eq(composed.stall_bits(vc))
                          for bits, vc in zip(counters.reasons, composed.flat)]
             wiring.connect(m, counters.counts, wiring.flipped(self.stalls))
+            for o, bits in enumerate(composed.waits()):
+                m.d.comb += getattr(self.waits, f"out_{o}").eq(bits)
 
         # Malformed packets dropped (counted at their head flit), saturating.
         dropped = sum((head.as_unsigned() for head in drop_heads), Const(0, 1))

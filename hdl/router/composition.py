@@ -136,6 +136,28 @@ class Composition:
                      bits.bubble.eq(rest & room), bits.switch.eq(self.switch_lost(vc))]
         return bits
 
+    def waits(self) -> list:
+        """Per output ``o``, one bit per VC ``w`` of it: a packet that could be allocated now
+        and was not (a stall of :mod:`.stalls`, whatever its reason) takes VC ``w`` of output
+        ``o`` by its route (its escape move under adaptive routing; a broadcast's copy VC at
+        each of its outputs)."""
+        m, config = self.m, self.config
+        waits = []
+        for o, count in enumerate(config.output_vc_counts):
+            bits = Const(0, count)
+            for vc in self.flat:
+                route = vc.port.route
+                lost = self.head_waiting(vc) & ~self.head_granted(vc)
+                here, mask = route.port == o, route.mask[:count]
+                if self.fanout:
+                    here = Mux(route.multi, route.targets[o], here)
+                    mask = Mux(route.multi, 1 << self.free.copy_vc[o], mask)
+                bits = bits | Mux(lost & here, mask, 0)
+            waiting = Signal(count, name=f"waits_{o}")
+            m.d.comb += waiting.eq(bits)
+            waits.append(waiting)
+        return waits
+
     def _free_state(self) -> FreeState:
         m, config, stage = self.m, self.config, self.stage
         one = [unit.free_one for unit in self.outputs]

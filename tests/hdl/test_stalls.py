@@ -21,6 +21,12 @@ def counts(ctx, dut):
     return {reason: ctx.get(getattr(dut.stalls, reason)) for reason in STALL_REASONS}
 
 
+def waits(ctx, dut):
+    """The ``waits`` bits now: ``{(output, vc)}`` set."""
+    return {(o, w) for o, count in enumerate(CONFIG.output_vc_counts) for w in range(count)
+            if ctx.get(getattr(dut.waits, f"out_{o}")) >> w & 1}
+
+
 def window(pipeline, packets, start=30, length=20):
     """Send ``packets`` (``(port, vc, route)``, one after the other on each port), never
     return a credit, and return the counters' growth over cycles ``start`` to
@@ -46,6 +52,10 @@ def window(pipeline, packets, start=30, length=20):
                     idle(ctx, dut, port)
             if cycle == start:
                 before = counts(ctx, dut)
+            if cycle >= start:
+                for bit in waits(ctx, dut):
+                    grown.setdefault("waits", {}).setdefault(bit, 0)
+                    grown["waits"][bit] += 1
             await ctx.tick()
         after = counts(ctx, dut)
         grown.update({reason: after[reason] - before[reason] for reason in STALL_REASONS})
@@ -60,8 +70,11 @@ def test_no_credits(pipeline):
     """Port 1's output has one VC of 3 flits downstream: the first packet takes them all and
     none come back, so the second waits for credits every cycle."""
     grown = window(pipeline, [(0, 0, {"port": 1, "vc": 0}), (0, 1, {"port": 1, "vc": 0})])
-    assert grown | {"total": None} == {"heads": 20, "arbitration": 0, "output": 0,
-                                       "credits": 20, "bubble": 0, "switch": 0, "total": None}
+    assert grown | {"total": None, "waits": None} == {
+        "heads": 20, "arbitration": 0, "output": 0, "credits": 20, "bubble": 0, "switch": 0,
+        "total": None, "waits": None}
+    # The link counters' "blocked": output 1's VC 0 is waited for in every cycle, no other.
+    assert grown["waits"] == {(1, 0): 20}
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
@@ -71,6 +84,7 @@ def test_bubble(pipeline):
     grown = window(pipeline, [(1, 0, {"port": 0, "vc": 0}),
                               (2, 0, {"port": 0, "vc": 0, "bubble": 1})])
     assert grown["heads"] == grown["bubble"] == 20
+    assert grown["waits"] == {(0, 0): 20}
     assert grown["credits"] == grown["output"] == grown["arbitration"] == 0
 
 
