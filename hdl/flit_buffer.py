@@ -9,31 +9,41 @@ from twinnet.model import checks
 from .checked import CheckedComponent
 
 
-class FlitBuffer(CheckedComponent):
+class Queue(CheckedComponent):
+    """The ports of a first-in first-out queue of ``depth`` entries of ``width`` bits, as
+    :class:`amaranth.lib.fifo.SyncFIFO`'s (first-word fall-through), plus ``members``.
+
+    Ports:
+        w_en, w_data: In — write ``w_data`` this cycle.
+        w_rdy: Out — a write is taken.
+        r_en: In — remove the front entry this cycle (ignored when empty).
+        r_data, r_rdy: Out — the front entry, and that there is one.
+    """
+
+    @classmethod
+    def check(cls, width: int, depth: int, **members) -> None:
+        checks.check_int("width", width, minimum=1)
+        checks.check_int("depth", depth, minimum=1)
+
+    def __init__(self, width: int, depth: int, **members):
+        self.width, self.depth = width, depth
+        super().__init__({"w_en": In(1), "w_data": In(width), "w_rdy": Out(1),
+                          "r_en": In(1), "r_data": Out(width), "r_rdy": Out(1), **members})
+
+
+class FlitBuffer(Queue):
     """A queue of ``depth`` entries of ``width`` bits in a memory with an asynchronous read
     port (LUT RAM on an FPGA), first-word fall-through: the front entry is on ``r_data``
     whenever ``r_rdy``. It behaves as :class:`amaranth.lib.fifo.SyncFIFO` does; being the
     project's own, its memory and pointers are reachable by a subclass (:meth:`storage`,
     :meth:`pointers`), so that a proof can follow an entry from its write to its read.
 
-    Ports:
-        w_en, w_data: In — write ``w_data`` this cycle (ignored when full, even with a read).
-        w_rdy: Out — not full.
-        r_en: In — remove the front entry this cycle (ignored when empty).
-        r_data, r_rdy: Out — the front entry, and that there is one.
+    Ports (:class:`Queue`'s, a write ignored when full, even with a read), and:
         level: Out(range(depth + 1)) — entries held.
     """
 
-    @classmethod
-    def check(cls, width: int, depth: int) -> None:
-        checks.check_int("width", width, minimum=1)
-        checks.check_int("depth", depth, minimum=1)
-
     def __init__(self, width: int, depth: int):
-        self.width, self.depth = width, depth
-        super().__init__({"w_en": In(1), "w_data": In(width), "w_rdy": Out(1),
-                          "r_en": In(1), "r_data": Out(width), "r_rdy": Out(1),
-                          "level": Out(range(depth + 1))})
+        super().__init__(width, depth, level=Out(range(depth + 1)))
 
     def storage(self, m) -> Memory:
         """The entries, a submodule of ``m``; entry ``(consume + j) mod depth`` is the j-th

@@ -1,37 +1,20 @@
 """A small FIFO of registers whose front entry is a register: reading it costs no logic."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib.wiring import In, Out
 
-from twinnet.model import checks
-
-from .checked import CheckedComponent
+from .flit_buffer import Queue
 
 
-class ShiftFIFO(CheckedComponent):
+class ShiftFIFO(Queue):
     """A first-in first-out queue of ``depth`` entries of ``width`` bits, kept in registers
     that shift toward the front on every read, so that ``r_data`` and ``r_rdy`` come straight
     from flip-flops. Meant for a few entries (the split router keeps one route result per
     packet in one); :class:`amaranth.lib.fifo.SyncFIFO` suits deep queues.
 
-    Ports (as :class:`amaranth.lib.fifo.SyncFIFO`'s, first-word fall-through):
-        w_en, w_data: In — write ``w_data`` this cycle (ignored when full, unless a read
-            makes room in the same cycle).
-        w_rdy: Out — not full (a register: it does not wait for ``r_en``).
-        r_en: In — remove the front entry this cycle (ignored when empty).
-        r_data, r_rdy: Out — the front entry, and that there is one.
-
+    Ports (:class:`~.flit_buffer.Queue`'s): a write when full is taken when a read makes
+    room in the same cycle; ``w_rdy`` (not full) is a register: it does not wait for
+    ``r_en``.
     """
-
-    @classmethod
-    def check(cls, width: int, depth: int) -> None:
-        checks.check_int("width", width, minimum=1)
-        checks.check_int("depth", depth, minimum=1)
-
-    def __init__(self, width: int, depth: int):
-        self.width, self.depth = width, depth
-        super().__init__({"w_en": In(1), "w_data": In(width), "w_rdy": Out(1),
-                          "r_en": In(1), "r_data": Out(width), "r_rdy": Out(1)})
 
     def registers(self) -> tuple[list, list]:
         """Per slot, front first: "holds an entry" and the entry."""
