@@ -134,8 +134,8 @@ class Harness:
         return None
 
     def link_counts(self) -> int | None:
-        """The link counters' ``link_counts`` bus as one integer (None: the network has no
-        link counters)."""
+        """The link counters' ``link_counts_<k>`` ports, read one after the other from bit 0,
+        as one integer (None: the network has no link counters)."""
         return None
 
     def links(self) -> list[int] | None:
