@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from twinnet.boards.targets import BOARDS, board_build
+from twinnet.cli.gen_cmd import network_from_args
+from twinnet.cli.main import build_parser
 from twinnet.gen import fpga
-from twinnet.gen.cli import build_parser
-from twinnet.gen.gen_cmd import network_from_args
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "boards"

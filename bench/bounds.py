@@ -1,6 +1,6 @@
 """The channel-load bound of the routing a network was built with, for the benches."""
 
-from twinnet.gen.families import family_for
+from twinnet.families import family_for
 from twinnet.model.traffic import channel_loads
 
 

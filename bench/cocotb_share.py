@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from twinnet.gen.gen_cmd import PRESETS
+from twinnet.cli.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
 from twinnet.sim_tb import network_sim, runner
 

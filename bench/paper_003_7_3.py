@@ -35,7 +35,7 @@ from curves import plot_rows
 from peaks import peak
 from provenance import provenance
 
-from twinnet.gen.gen_cmd import PRESETS
+from twinnet.cli.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
 from twinnet.sim_tb import network_sim

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from curves import plot_rows
 
-from twinnet.gen.gen_cmd import PRESETS
+from twinnet.cli.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
 from twinnet.sim_tb import network_sim
 

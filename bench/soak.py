@@ -40,9 +40,8 @@ from pathlib import Path
 
 from provenance import provenance
 
-from twinnet.gen.cli import FAMILY_NAMES
-from twinnet.gen.families import family_for
-from twinnet.gen.gen_cmd import PRESETS, add_network_args, network_from_args
+from twinnet.cli.gen_cmd import PRESETS, add_network_args, network_from_args
+from twinnet.families import family_for, family_words
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "soak"
@@ -192,7 +191,7 @@ def table(data: dict) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--families", default=",".join(FAMILY_NAMES))
+    parser.add_argument("--families", default=",".join(family_words()))
     parser.add_argument("--networks", default=",".join(["default", *PRESETS]),
                         help="'default' and preset names (default: all)")
     parser.add_argument("--packets", type=int, default=1_000_000,

@@ -178,7 +178,7 @@ def simulate(network, simulator: str, build_dir, *, fault: str = "none",
     counts and the UART line."""
     import json
 
-    from twinnet.gen.families import family_for
+    from twinnet.families import family_for
     from twinnet.hdl import verilog
     from twinnet.sim_tb import runner
 
@@ -197,10 +197,10 @@ def simulate(network, simulator: str, build_dir, *, fault: str = "none",
 
 def default_network(board_name: str):
     """The network a board runs unless told otherwise."""
-    from twinnet.gen.families import FAMILIES
+    from twinnet.families import family
 
     values = dict(BOARDS[board_name].network)
-    return FAMILIES[values.pop("family")].network(values)
+    return family(values.pop("family")).network(values)
 
 
 def board_build(board_name: str, out, network=None, *, do_build: bool = True,
@@ -214,8 +214,8 @@ def board_build(board_name: str, out, network=None, *, do_build: bool = True,
     fails, e.g. when the design does not fit."""
     import subprocess
 
+    from twinnet.families import family_for
     from twinnet.gen import fpga, output
-    from twinnet.gen.families import family_for
 
     board = BOARDS[board_name]
     network = network if network is not None else default_network(board_name)

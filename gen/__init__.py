@@ -1,1 +1,2 @@
-"""Generators (configuration to files) and the ``twinnet`` command line."""
+"""Generators: a network configuration to files (Verilog, manifest, the traffic program's C++,
+FPGA reports)."""

@@ -29,7 +29,7 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
                      ) -> list[Path]:
     """Generate ``config`` (a family's network configuration) into ``outdir``: its family's
     netlist, manifest section and deadlock verdict through :func:`generate`. ``family``
-    defaults to the family ``config`` belongs to (:func:`twinnet.gen.families.family_for`).
+    defaults to the family ``config`` belongs to (:func:`twinnet.families.family_for`).
 
     The model's channel-dependency check runs in a second process while this one builds the
     Verilog (on 3DT 8×8×8 each takes tens of seconds). ``traffic`` adds the traffic harness
@@ -43,7 +43,7 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     (:mod:`twinnet.hdl.router.stalls`); ``link_counters`` adds the link counters
     (:mod:`twinnet.hdl.link_counter`, see :func:`generate`).
     ``components``, a dict, receives the converted components (see :func:`generate`)."""
-    from .families import family_for
+    from twinnet.families import family_for
 
     family = family or family_for(config)
     section = {**family.section(config),
@@ -197,8 +197,8 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
     """The traffic harness's modules (its top, :class:`twinnet.hdl.traffic.TrafficHarness`,
     only if ``verilog_top``) and C++ program; returns the manifest's ``traffic`` section."""
     from twinnet.hdl import traffic
+    from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
     from twinnet.model.traffic import PATTERNS
-    from twinnet.sim_tb.traffic_program import MAX_FLIT_WIDTH
 
     started = time.perf_counter()
     fmt, modules, constants = traffic_format(name, netlist, digits, ordered)
@@ -217,7 +217,7 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
         path.write_text(verilog.convert(harness, name=f"{name}_traffic"))
         files.append(path)
     program = None
-    if fmt.flit_width <= MAX_FLIT_WIDTH:
+    if fmt.flit_width <= MAX_PROGRAM_FLIT_WIDTH:
         # The same harness as a C++ program over separately Verilated modules (faster).
         from .traffic_cpp import write_cpp
 

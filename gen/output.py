@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-from .cli import UsageError
+from twinnet.model.checks import UsageError
 
 
 def read_toml(path: Path, flag: str) -> dict:

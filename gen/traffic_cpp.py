@@ -673,11 +673,11 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     ``(LinkCounters, module name)`` or None, adds the link counters as a model (the module
     docstring)."""
     from twinnet.hdl.traffic import TrafficHarness
-    from twinnet.sim_tb.traffic_program import MAX_FLIT_WIDTH
+    from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
 
     source_module, sink_module = harness_modules["source"], harness_modules["sink"]
-    if fmt.flit_width > MAX_FLIT_WIDTH:
-        raise ValueError(f"the C++ harness takes flits of up to {MAX_FLIT_WIDTH} bits, not "
+    if fmt.flit_width > MAX_PROGRAM_FLIT_WIDTH:
+        raise ValueError(f"the C++ harness takes flits of up to {MAX_PROGRAM_FLIT_WIDTH} bits, not "
                          f"{fmt.flit_width}")
     kinds = sorted({router.kind for router in netlist.routers})
     number = {router.label: i for i, router in enumerate(netlist.routers)}

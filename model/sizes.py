@@ -15,6 +15,10 @@ DEFAULT_PACKET_LENGTH = 4
 MAX_FLIT_WIDTH = 1024
 #: Flits per packet (002 Table 2 uses 8-phit packets; 003 §7.1 uses 4 flits).
 MAX_PACKET_LENGTH = 64
+#: Widest flit the C++ traffic program (:mod:`twinnet.sim_tb.traffic_program`) carries: a
+#: flit and its first/last/VC bits in 64 bits (the generator writes the program only up to it;
+#: wider networks run their traffic through cocotb).
+MAX_PROGRAM_FLIT_WIDTH = 61
 #: Flits per input-VC buffer (every buffer holds at least one packet, two on bubble ports).
 MAX_BUFFER_DEPTH = 256
 #: Router microarchitectures, named by their zero-load latency in cycles per hop: 2, the

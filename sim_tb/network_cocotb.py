@@ -16,7 +16,7 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 
-from twinnet.gen.families import family_of
+from twinnet.families import family_of
 from twinnet.model.traffic import fixed_destination
 
 from .network_tb import CheckError, Deadlock, NetworkBench

@@ -52,7 +52,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
              link_counters: bool = False) -> dict:
     """Generate ``network`` into ``build_dir/rtl``, build it on ``simulator`` in ``build_dir``
     and run ``tests`` (cocotb test name → its settings); return test name → recorded values.
-    ``family`` is the network's :class:`twinnet.gen.families.Family` (by default the one its
+    ``family`` is the network's :class:`twinnet.families.Family` (by default the one its
     configuration belongs to).
 
     ``trace`` adds the link trace (the scoreboard then checks every hop); ``waves`` dumps
@@ -138,7 +138,7 @@ def generation_fingerprint(network, family, **options) -> str:
     import platform
     from importlib.metadata import version
 
-    from twinnet.gen.families import family_for
+    from twinnet.families import family_for
 
     family = family or family_for(network)
     digest = hashlib.sha256(json.dumps(

@@ -12,9 +12,9 @@ cost independent of how many signals a PE has.
 - :class:`Scoreboard` checks each delivered packet against the reference model: delivered
   exactly once, intact, at the right PE, in order per source–destination pair under
   deterministic routing, and, when traced, every hop's (router, output port, VC) allowed by
-  the family's model relation (:meth:`twinnet.gen.families.Family.path_error`: the model's
+  the family's model relation (:meth:`twinnet.families.Family.path_error`: the model's
   path under deterministic routing); a broadcast's copies each intact, and all of them, once
-  complete, against :meth:`twinnet.gen.families.Family.broadcast_error` (one copy per router,
+  complete, against :meth:`twinnet.families.Family.broadcast_error` (one copy per router,
   every link crossing the forwarding rule's).
 
 Terminals (PEs) are numbers ``0 … P-1``, in the order of the top's PE buses.
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from twinnet.gen.families import Family
+from twinnet.families import Family
 
 
 class Deadlock(AssertionError):
@@ -163,7 +163,7 @@ class NetworkBench:
     Parameters:
         dut: the cocotb handle of the network top.
         manifest: the generator's manifest (dict), for the link list and trace layout.
-        family: the network's :class:`twinnet.gen.families.Family`.
+        family: the network's :class:`twinnet.families.Family`.
         network: the configuration rebuilt from the manifest's parameters.
         eject_ready: probability that a PE accepts an ejected flit in a cycle (back-pressure).
         watchdog: cycles without any flit moving, while packets are in flight, that count as

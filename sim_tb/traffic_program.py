@@ -21,15 +21,14 @@ import os
 import subprocess
 from pathlib import Path
 
+from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
+
 from . import runner
 from .traffic_phases import BROADCAST_COUNTERS, COUNTERS, Deadlock, Harness, TrafficError, run_point
 
 #: Faults the program injects (:data:`twinnet.gen.traffic_cpp.FAULTS`, repeated here so that
 #: running needs no Amaranth; a test keeps the two equal).
 FAULTS = ("none", "duplicate")
-#: Widest flit the program carries: a flit and its first/last/VC bits in 64 (the generator
-#: writes the program only up to it).
-MAX_FLIT_WIDTH = 61
 #: Most threads the program evaluates its models on (each waits for the others spinning: more
 #: threads than free cores only slow it down).
 MAX_THREADS = 16
@@ -45,7 +44,7 @@ def chosen(engine: str, simulator: str, waves: bool, flit_width: int, points: li
     for, or ``auto`` on Verilator without waveforms for a flit width and faults it takes."""
     return engine == "program" or (
         engine == "auto" and simulator == "verilator" and not waves
-        and flit_width <= MAX_FLIT_WIDTH
+        and flit_width <= MAX_PROGRAM_FLIT_WIDTH
         and all(point.get("fault", "none") in FAULTS for point in points))
 
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 def expected_link_packets(family, network, manifest: dict) -> dict[int, int]:
     """Link index → packets crossing it when every terminal sends one packet to every other,
-    each along the model's path (:meth:`twinnet.gen.families.Family.hops`; deterministic
+    each along the model's path (:meth:`twinnet.families.Family.hops`; deterministic
     routing)."""
     index = {(link["from"]["router"], link["from"]["port"]): link["index"]
              for link in manifest["links"]}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from twinnet.gen.cli import main as twinnet_main
+from twinnet.cli.main import main as twinnet_main
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "verilog.md"

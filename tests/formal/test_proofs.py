@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tiers import marked
 
-from twinnet.gen.cli import main
+from twinnet.cli.main import main
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.formal import sby, suite
 from twinnet.hdl.formal.mutants import MUTANTS

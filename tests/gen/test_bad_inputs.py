@@ -19,7 +19,7 @@ have upper limits so that anything accepted finishes (``MAX_ROUTERS``, ``MAX_FLI
 ``MAX_PACKET_LENGTH``, ``MAX_BUFFER_DEPTH`` in :mod:`twinnet.model.network`, at most 1,000,000
 simulated packets, a PE offered at most one flit per cycle).
 
-Cases run in-process through :func:`twinnet.gen.cli.main`. No valid command is run (except one
+Cases run in-process through :func:`twinnet.cli.main.main`. No valid command is run (except one
 tiny analysis in the broken-pipe case): the generator's and the simulator's entry points are
 replaced by stubs that fail the case if a bad input reaches them, and each case has a time and
 a memory limit, so a value that is wrongly accepted fails fast instead of running for ever.
@@ -59,8 +59,8 @@ from pathlib import Path
 
 import pytest
 
-from twinnet.gen.cli import build_parser, main
-from twinnet.gen.fpga_cmd import MAX_SEED as FPGA_MAX_SEED
+from twinnet.cli.main import build_parser, main
+from twinnet.cli.fpga_cmd import MAX_SEED as FPGA_MAX_SEED
 
 
 def _constant(name: str, literal, *modules: str):
@@ -83,11 +83,11 @@ MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.sim_tb.traffic_program")
 MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
 MAX_PACKET_LENGTH = _constant("MAX_PACKET_LENGTH", 64, "twinnet.model.network")
 MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
-MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.gen.sim_cmd", "twinnet.model.network",
+MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.cli.sim_cmd", "twinnet.model.network",
                         "twinnet.sim_tb.network_sim")
-MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.gen.sim_cmd")
-MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.gen.sim_cmd")
-MAX_STALL_BURST = _constant("MAX_STALL_BURST", 10_000, "twinnet.gen.sim_cmd")
+MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.cli.sim_cmd")
+MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.cli.sim_cmd")
+MAX_STALL_BURST = _constant("MAX_STALL_BURST", 10_000, "twinnet.cli.sim_cmd")
 MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
 MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
 MAX_VCS = _constant("MAX_VCS", 8, "twinnet.model.king_network")
@@ -732,7 +732,7 @@ def sandbox(monkeypatch, tmp_path):
     _patch(monkeypatch, "twinnet.sim_tb.network_sim", "simulate",
            _refuse("simulating"))
     _patch(monkeypatch, "twinnet.gen.fpga", "measure", _refuse("synthesising"))
-    _patch(monkeypatch, "twinnet.gen.draw_cmd", "render", _refuse("drawing"))
+    _patch(monkeypatch, "twinnet.cli.draw_cmd", "render", _refuse("drawing"))
     _patch(monkeypatch, "twinnet.hdl.formal.sby", "run_job", _refuse("proving"))
     _patch(monkeypatch, "twinnet.boards.targets", "board_build", _refuse("building a board"))
     # A simulator missing here must not hide an accepted bad value.
@@ -914,7 +914,7 @@ def test_every_value_flag_has_bad_value_cases():
 
 def test_closed_stdout_prints_no_broken_pipe_traceback(tmp_path):
     """``twinnet analyze … --json | head -c 10``, with the reader gone before the first byte."""
-    argv = [sys.executable, "-m", "twinnet.gen.cli", "analyze", "king", "--kind", "M",
+    argv = [sys.executable, "-m", "twinnet.cli.main", "analyze", "king", "--kind", "M",
             "--side", "2", "--json"]
     process = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from twinnet.gen.cli import main
+from twinnet.cli.main import main
 
 
 def run(capsys, *argv):

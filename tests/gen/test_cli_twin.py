@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from twinnet.gen import demo
-from twinnet.gen.cli import main
-from twinnet.gen.gen_cmd import PRESETS
+from twinnet.cli import demo
+from twinnet.cli.main import main
+from twinnet.cli.gen_cmd import PRESETS
 from twinnet.model.network import twin_network_from_dict
 
 

@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from twinnet.gen.cli import main
-from twinnet.gen.draw_cmd import layout
-from twinnet.gen.families import family_for
-from twinnet.gen.gen_cmd import PRESETS, add_network_args, network_from_args
+from twinnet.cli.main import main
+from twinnet.cli.draw_cmd import layout
+from twinnet.families import family_for
+from twinnet.cli.gen_cmd import PRESETS, add_network_args, network_from_args
 
 #: (flags, routers, link kinds): hand counts.
 CASES = {

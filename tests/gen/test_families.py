@@ -2,7 +2,7 @@
 
 import pytest
 
-from twinnet.gen.families import FAMILIES
+from twinnet import families
 from twinnet.model.fat_tree import fat_tree_network_from_dict
 from twinnet.model.network import twin_network_from_dict
 
@@ -19,7 +19,7 @@ NETWORKS = [
 def test_terminal_digits_number_the_terminals_as_the_codec_does(family, network):
     """Terminal t written in the mixed radix of the digits (least significant first) gives
     exactly the route fields of ``destination(t)``."""
-    plugin = FAMILIES[family]
+    plugin = families.family(family)
     digits = plugin.terminal_digits(network)
     size = 1
     for _, radix in digits:

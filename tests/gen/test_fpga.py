@@ -15,8 +15,8 @@ import warnings
 import pytest
 
 from twinnet.gen import fpga
-from twinnet.gen.cli import main
-from twinnet.gen.families import FAMILIES
+from twinnet.cli.main import main
+from twinnet.families import family
 from twinnet.hdl import verilog
 from twinnet.model.network import twin_network_from_dict
 
@@ -33,7 +33,7 @@ def small_torus():
 
 
 def test_the_harness_drives_every_input_and_folds_every_output():
-    design = fpga.router_design(small_torus(), FAMILIES["twin-torus"])
+    design = fpga.router_design(small_torus(), family("twin-torus"))
     text = verilog.convert(fpga.Harness(design), name="top")
     ports = [(path, member.flow) for path, member, _ in
              design.component.signature.flatten(design.component)]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from link_counts import assert_link_packets
 
-from twinnet.gen.cli import main
+from twinnet.cli.main import main
 from twinnet.sim_tb import runner
 
 
@@ -165,7 +165,7 @@ def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys, simulator):
     one line per link of the drawing."""
     if runner.missing(simulator):
         pytest.skip(runner.missing(simulator))
-    from twinnet.gen.families import family_for
+    from twinnet.families import family_for
     from twinnet.model.network import twin_network_from_dict
 
     picture = tmp_path / "loads.svg"

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from twinnet.gen.cli import main
+from twinnet.cli.main import main
 from twinnet.sim_tb import runner
 
 ARGV = ["sweep", "torus", "--radix", "3,3", "--mode", "vc", "--simulator", "icarus",

@@ -69,7 +69,7 @@ def test_bad_parameters(vc_count):
 def test_the_network_top_feeds_a_counter_on_every_link():
     """The 3x3 torus in mode vc: 36 channels of 2 VCs, 9 terminals; the top instantiates the
     counters once, every port connected, and shows their bus."""
-    from twinnet.gen.families import family_for
+    from twinnet.families import family_for
     from twinnet.gen.fpga import unconverted
     from twinnet.gen.generate import modules_of
     from twinnet.hdl.network import Network
@@ -96,7 +96,7 @@ def test_a_large_network_shows_its_counters_in_ports_of_whole_rows():
     """3DT 4x4x4 in mode vc: more counters than Amaranth's widest signal holds: they come out
     in ports of at most CHUNK_ROWS rows each, whole rows, that make the bus when read one
     after the other; each port is converted."""
-    from twinnet.gen.families import family_for
+    from twinnet.families import family_for
     from twinnet.gen.fpga import unconverted
     from twinnet.hdl import verilog
     from twinnet.hdl.link_counter import CHUNK_ROWS

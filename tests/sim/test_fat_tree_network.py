@@ -16,11 +16,11 @@ from link_counts import assert_traced_link_packets
 from tiers import default_only
 from variants import BUILD, pipeline_of, uniform_packets
 
-from twinnet.gen.families import FAMILIES
+from twinnet.families import family
 from twinnet.model.fat_tree import fat_tree_network_from_dict
 from twinnet.sim_tb import network_sim, runner
 
-FAMILY = FAMILIES["fat-tree"]
+FAMILY = family("fat-tree")
 
 #: (k, n, split, r) per case: the acceptance matrix of (k, n) = (2, 3), (4, 2), (4, 3) with
 #: the splits optimal and down-alpha and r = 1, 2, plus the plain fat tree (4, 2) of

@@ -23,13 +23,13 @@ from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
 from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
 
-from twinnet.gen.families import FAMILIES
+from twinnet.families import family
 from twinnet.model.king import KINDS, distance_summary
 from twinnet.model.king_network import ROUTINGS, king_network_from_dict
 from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import network_sim, runner
 
-FAMILY = FAMILIES["king"]
+FAMILY = family("king")
 
 #: name → configuration: every kind with its routing, bubble and dateline on the tori, at
 #: side 5 (odd; coordinates 5 to 7 are malformed) and 4.

@@ -17,7 +17,7 @@ from tiers import marked
 from twin_crossings import crossings, measured_internal_packets, packets_per_link
 from variants import BUILD, PIPELINE
 
-from twinnet.gen.families import family_for
+from twinnet.families import family_for
 from twinnet.model.fat_tree import fat_tree_network_from_dict
 from twinnet.model.network import twin_network_from_dict
 from twinnet.model.traffic import PATTERNS
@@ -297,7 +297,7 @@ def test_a_deadlock_with_waves_leaves_the_waveform_beside_its_log(tmp_path, caps
     """``twinnet sim --waves`` on the deadlocking 4x4 torus: the run goes through the Verilog
     harness, stops with the watchdog's line, and the waveform (ending with the cycles before
     the stop) and the log sit in the folder the line names. Slow tier (a traced build)."""
-    from twinnet.gen.cli import main
+    from twinnet.cli.main import main
 
     if runner.missing("verilator"):
         pytest.skip(runner.missing("verilator"))

@@ -16,13 +16,13 @@ from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
 from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
 
-from twinnet.gen.families import FAMILIES
+from twinnet.families import family
 from twinnet.model.traffic import PATTERNS
 from twinnet.model.twist import metrics
 from twinnet.model.twisted_network import twisted_network_from_dict
 from twinnet.sim_tb import network_sim, runner
 
-FAMILY = FAMILIES["twisted"]
+FAMILY = family("twisted")
 
 #: The issue's instances: 8x4 with t_YX = 0 and 4, 6x3 with t_YX = 3, 4x4x2 with one twist,
 #: each with the bubble and the dateline.

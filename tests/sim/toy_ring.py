@@ -3,7 +3,7 @@
 N routers in a ring, each with a clockwise link (two VCs) and a PE. A packet goes clockwise
 until it reaches its destination; it uses VC 0 until it crosses the link from router N-1 to
 router 0 (the dateline) and VC 1 after it, so the ring's channels never close a cycle. All of
-it is written against the public framework (:mod:`twinnet.gen.families`,
+it is written against the public framework (:mod:`twinnet.families`,
 :mod:`twinnet.hdl.network`): nothing shared is edited.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from amaranth.hdl import Module, Mux
 from amaranth.lib import data
 
-from twinnet.gen.families import Family
+from twinnet.families import Family
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.network import Channel, Netlist, RouterInstance, Terminal
 from twinnet.hdl.route_compute import RouteCompute

@@ -9,9 +9,9 @@ against the reference model.
 from twinnet.model.network import twin_network_from_dict
 
 from . import gen_cmd, sim_cmd
-from .cli import Report
+from .main import Report
 
-#: The default network: a preset of :data:`twinnet.gen.gen_cmd.PRESETS`.
+#: The default network: a preset of :data:`twinnet.cli.gen_cmd.PRESETS`.
 DEFAULT_PRESET = "3dt-4x4x4"
 
 

@@ -22,7 +22,7 @@ from twinnet.model.twin_analysis import (
 from twinnet.model.twin_routing import path
 
 from . import args as parse
-from .cli import Report, UsageError, add_json_flag
+from .main import Report, UsageError, add_json_flag
 
 #: Nodes each analysis accepts, so that anything accepted finishes within about a minute on
 #: one core (measured: transit counts 0.2 s and distances 1 s at 4,096 nodes, growing

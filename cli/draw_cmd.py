@@ -1,6 +1,6 @@
 """``twinnet draw``: a picture of a network, from the same preset/TOML/flags as ``twinnet gen``.
 
-The drawing comes from the network's netlist (:meth:`twinnet.gen.families.Family.netlist`:
+The drawing comes from the network's netlist (:meth:`twinnet.families.Family.netlist`:
 the routers and the channels the generated Verilog joins) laid out per family:
 
 - tori and twin tori on a grid of nodes, a 3-D torus as its Z planes side by side (a Z link
@@ -24,10 +24,11 @@ import os
 import sys
 from pathlib import Path
 
+from twinnet.families import family_for
+
 from . import args as parse
 from . import gen_cmd
-from .cli import Report, UsageError, add_json_flag
-from .families import family_for
+from .main import Report, UsageError, add_json_flag
 
 #: What ``--out`` may end with.
 FORMATS = (".svg", ".png")
@@ -282,7 +283,7 @@ def load_map(network, family, link_loads: list[dict], out: Path, title: str) -> 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    from .fpga import unconverted
+    from twinnet.gen.fpga import unconverted
 
     with unconverted():  # the netlist's routers are only looked at, never converted
         drawing = layout(network, family)

@@ -27,7 +27,7 @@ from twinnet.model.king import (
 )
 
 from . import args as parse
-from .cli import Report, UsageError, add_json_flag
+from .main import Report, UsageError, add_json_flag
 
 #: Largest side: distances run a BFS from every node (3 s at side 32, 16x that at 64); the
 #: escape-network check of ``--deadlock`` routes every pair of nodes (57 s at side 16).

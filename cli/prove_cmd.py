@@ -13,10 +13,11 @@ import time
 import warnings
 from pathlib import Path
 
+from twinnet.families import family_for
+
 from . import args as parse
 from . import gen_cmd
-from .cli import CheckFailed, Report, UsageError, add_json_flag
-from .families import family_for
+from .main import CheckFailed, Report, UsageError, add_json_flag
 
 #: Sizes of a family's routers when no preset or TOML file gives them.
 PROVE_PACKET_LENGTH = 2

@@ -9,14 +9,15 @@ reference model.
 import sys
 from pathlib import Path
 
+from twinnet.families import family_for
+from twinnet.gen import output
 from twinnet.model import checks
 from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb.traffic_program import MAX_THREADS
 
 from . import args as parse
-from . import gen_cmd, output
-from .cli import CheckFailed, Report, UsageError, add_json_flag
-from .families import family_for
+from . import gen_cmd
+from .main import CheckFailed, Report, UsageError, add_json_flag
 
 SIMULATORS = ("verilator", "icarus")
 #: How a run is checked: in hardware, end to end (the traffic harness: every packet once,

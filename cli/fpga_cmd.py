@@ -12,19 +12,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from twinnet.families import family_for
+from twinnet.gen import output
 from twinnet.model import checks
 
 from . import args as parse
-from . import gen_cmd, output
-from .cli import CheckFailed, Report, UsageError, add_json_flag
-from .families import family_for
+from . import gen_cmd
+from .main import CheckFailed, Report, UsageError, add_json_flag
 
 DESIGNS = ("router", "network")
 MAX_SEED = 2**31 - 1
 
 
 def register(commands) -> None:
-    from .fpga import DEVICES, MAX_NETWORK_ROUTERS
+    from twinnet.gen.fpga import DEVICES, MAX_NETWORK_ROUTERS
 
     parser = commands.add_parser(
         "fpga", help="synthesise, place and route a router or a small network",
@@ -56,7 +57,7 @@ def register(commands) -> None:
 
 
 def devices_of(text: str) -> list[str]:
-    from .fpga import DEVICES
+    from twinnet.gen.fpga import DEVICES
 
     devices = [device.strip() for device in text.split(",")]
     for device in devices:
@@ -74,7 +75,7 @@ def say(line: str) -> None:
 
 
 def run(args) -> Report:
-    from .fpga import FpgaError, check_tools, measure, network_design, router_design
+    from twinnet.gen.fpga import FpgaError, check_tools, measure, network_design, router_design
 
     devices = devices_of(args.device)
     checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)

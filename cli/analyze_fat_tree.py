@@ -18,7 +18,7 @@ from twinnet.model.fat_tree import (
 )
 
 from . import args as parse
-from .cli import Report, UsageError, add_json_flag
+from .main import Report, UsageError, add_json_flag
 
 #: Terminals: the generator's limit (every ordered pair is routed several times over: 18 s at
 #: 256 terminals for k = 4, n = 4; 44 s for k = 2, n = 8).

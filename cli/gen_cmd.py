@@ -5,6 +5,8 @@ import sys
 import time
 from pathlib import Path
 
+from twinnet.families import family_words
+from twinnet.gen import output
 from twinnet.model import checks
 from twinnet.model.fat_tree import (
     FAT_TREE_KEYS,
@@ -35,8 +37,7 @@ from twinnet.model.twisted_network import MAX_NODES as TWISTED_MAX_NODES
 from twinnet.model.twisted_network import TWISTED_KEYS, twisted_network_from_dict
 
 from . import args as parse
-from . import output
-from .cli import FAMILY_NAMES, Report, UsageError, add_json_flag
+from .main import Report, UsageError, add_json_flag
 
 #: The papers' twin-torus instances (003 §7.4: all in configuration D).
 PRESETS = {
@@ -347,8 +348,8 @@ def _family(args, sources) -> str:
     named = [(source["topology"], source_labels["topology"]) for source, source_labels
              in sources if "topology" in source]
     family = args.family
-    if family is not None and family not in FAMILY_NAMES:
-        raise UsageError(f"FAMILY {family!r}: must be one of {', '.join(FAMILY_NAMES)}")
+    if family is not None and family not in family_words():
+        raise UsageError(f"FAMILY {family!r}: must be one of {', '.join(family_words())}")
     for topology, label in named:
         group = TOPOLOGY_GROUPS.get(topology) if isinstance(topology, str) else None
         if group is None:
@@ -418,8 +419,8 @@ def run(args) -> Report:
     outdir = output.target(args.out, network.name, "--out")
     started = time.perf_counter()
     print(f"twinnet gen: {network.name} -> {outdir}", file=sys.stderr)
-    from .families import family_for
-    from .generate import generate_network  # Amaranth is imported only when generating
+    from twinnet.families import family_for
+    from twinnet.gen.generate import generate_network  # Amaranth is imported only when generating
     files = generate_network(network, outdir, family=family_for(network), trace=args.trace,
                              progress=lambda line: print(f"  {line}", file=sys.stderr))
     seconds = time.perf_counter() - started

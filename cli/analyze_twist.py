@@ -21,7 +21,7 @@ from twinnet.model.twist import (
 )
 
 from . import args as parse
-from .cli import Report, UsageError, add_json_flag
+from .main import Report, UsageError, add_json_flag
 
 BRUTE_FORCE_LIMIT = 4096
 #: Nodes of one analysis (metrics run a BFS from every node when the torus is not

@@ -32,13 +32,14 @@ import sys
 import time
 from pathlib import Path
 
+from twinnet.families import family_for
+from twinnet.gen import output
 from twinnet.model import checks
 from twinnet.model.traffic import PATTERNS, throughput_bound
 
 from . import args as parse
-from . import gen_cmd, output
-from .cli import CheckFailed, Report, UsageError, add_json_flag
-from .families import family_for
+from . import gen_cmd
+from .main import CheckFailed, Report, UsageError, add_json_flag
 from .sim_cmd import (
     MAX_SEED,
     MAX_WARMUP,

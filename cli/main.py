@@ -15,12 +15,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-#: Modules under ``twinnet.gen`` that add ``twinnet analyze …`` subcommands.
+from twinnet.families import family_words
+from twinnet.model.checks import UsageError  # noqa: F401 (the commands' error, here for them)
+
+#: Modules of this package that add ``twinnet analyze …`` subcommands.
 ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
-#: The families ``twinnet gen``/``sim`` build (the optional FAMILY word): the plain torus is
-#: the twin-torus family with configuration ``torus``.
-FAMILY_NAMES = ("twin-torus", "torus", "fat-tree", "king", "twisted")
-#: Modules under ``twinnet.gen`` that add top-level subcommands.
+#: Modules of this package that add top-level subcommands.
 COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "fpga_cmd", "board_cmd", "demo",
                    "prove_cmd", "draw_cmd")
 
@@ -31,10 +31,6 @@ class Report:
 
     text: str
     data: dict = field(default_factory=dict)
-
-
-class UsageError(ValueError):
-    """A command-line argument that cannot be parsed into a configuration value."""
 
 
 class CheckFailed(Exception):
@@ -67,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Topology and routing analyses computed by the pure-Python reference model.")
     analyses = analyze.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
     for name in ANALYSIS_MODULES:
-        importlib.import_module(f"twinnet.gen.{name}").register(analyses)
+        importlib.import_module(f"twinnet.cli.{name}").register(analyses)
     for name in COMMAND_MODULES:
-        importlib.import_module(f"twinnet.gen.{name}").register(commands)
+        importlib.import_module(f"twinnet.cli.{name}").register(commands)
     return parser
 
 
@@ -114,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         # An unknown flag's value may have been taken for the optional FAMILY word: show it
         # with the flag it belongs to.
         stray = getattr(args, "family", None)
-        if stray is not None and stray not in FAMILY_NAMES:
+        if stray is not None and stray not in family_words():
             extras.append(stray)
         command = " ".join(filter(None, [args.command, getattr(args, "analysis", None)]))
         _say(f"{command}: unrecognized arguments: {' '.join(extras)} "

@@ -11,10 +11,12 @@ FAMILY, preset, TOML file and flags describe (as for ``twinnet gen``), into
 import sys
 from pathlib import Path
 
+from twinnet.families import family_for
+from twinnet.gen import output
+
 from . import args as parse
-from . import gen_cmd, output
-from .cli import CheckFailed, Report, add_json_flag
-from .families import family_for
+from . import gen_cmd
+from .main import CheckFailed, Report, add_json_flag
 
 
 def register(commands) -> None:

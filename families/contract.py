@@ -1,0 +1,159 @@
+"""The family contract: what a topology family supplies so that every command and bench runs it.
+
+A family is a :class:`Family` registered under the entry-point group ``twinnet.families``
+(:mod:`twinnet.families`). Everything else (the network top, the generator, the manifest, the
+cocotb bench and scoreboard, the traffic harness and program, the commands) is shared. The
+contract has two parts:
+
+**The model part** (pure Python; no Amaranth is imported for it):
+
+- its configuration class (:attr:`Family.configuration`): a :class:`twinnet.model.schema`
+  configuration whose fields declare the family's parameters once (flags, TOML keys, presets,
+  the manifest's ``parameters`` all come from them); :meth:`Family.network` builds one from
+  plain values, :attr:`Family.presets` names the papers' instances;
+- its manifest section (:meth:`Family.section`) and sizes (:meth:`Family.terminal_count`,
+  :meth:`Family.router_count`, :meth:`Family.header_width`);
+- its destination codec: :meth:`Family.destination` gives the head flit's route fields for a
+  terminal, :meth:`Family.terminal_digits` the fields that number the terminals (for the
+  traffic harness), :meth:`Family.malformed` an example of a header the routers must drop;
+- its routes: :meth:`Family.hops`, the (router, output port, VC) of every link a packet
+  crosses, from the reference model (deterministic routing: one path per pair), and
+  :meth:`Family.path_error`, which holds an observed path to it (adaptive routing allows
+  several paths per pair; :meth:`Family.deterministic` says which);
+- its deadlock argument (:meth:`Family.deadlock`): the model's channel-dependency check of the
+  instance, written into the manifest at generation;
+- broadcast, for a family whose routers replicate packets: :meth:`Family.broadcast_route`
+  gives a broadcast's route fields and :meth:`Family.broadcast_error` holds its copies (the
+  links they crossed and the terminals that received one) to the model.
+
+**The hardware part** (Amaranth): the module named by :attr:`Family.hardware`, imported only
+when generating, whose ``netlist(config, *, stall_counters=False)`` returns the
+:class:`twinnet.hdl.network.Netlist`: router kinds (each a :class:`twinnet.hdl.router.Router`
+with the family's route compute, a :class:`twinnet.hdl.route_compute.RouteCompute`), router
+instances with their per-node constants, links and terminals. With ``stall_counters=True``
+the routers carry their stall counters (:mod:`twinnet.hdl.router.stalls`).
+"""
+
+import importlib
+import random
+
+
+class Family:
+    """A topology family; see the module docstring. A subclass sets :attr:`name`,
+    :attr:`configuration` and :attr:`hardware` and implements the model part's methods."""
+
+    #: The family's name: the ``FAMILY`` word of the commands and the manifest's ``family``.
+    name = ""
+    #: The configuration class of its networks (:meth:`network` builds one).
+    configuration: type = object
+    #: The module of the hardware part, with ``netlist(config, *, stall_counters=False)``.
+    hardware = ""
+    #: Named instances, preset name → configuration values (keys as in a TOML file).
+    presets: dict = {}
+    #: Other words for the family on the command line, word → the values the word fixes.
+    aliases: dict = {}
+
+    def network(self, values: dict, labels: dict | str = "configuration"):
+        """A configuration from plain values (``labels`` names each key in messages: a dict
+        key → label such as ``--k`` or ``net.toml: k``, or one source name); raises
+        ``TypeError``/``ValueError`` naming the label, the value and what is allowed."""
+        return self.configuration.from_dict(values, labels)
+
+    def netlist(self, config, *, stall_counters: bool = False):
+        """The hardware part's netlist of ``config``."""
+        return importlib.import_module(self.hardware).netlist(
+            config, stall_counters=stall_counters)
+
+    def section(self, config) -> dict:
+        """The manifest's family section (see :func:`twinnet.gen.generate.generate`)."""
+        raise NotImplementedError
+
+    def describe(self, config, **keys) -> dict:
+        """A manifest section: the family's ``name`` and the configuration's ``parameters``,
+        then ``keys``."""
+        return {"name": self.name, "parameters": config.to_dict(), **keys}
+
+    def terminal_count(self, config) -> int:
+        raise NotImplementedError
+
+    def router_count(self, config) -> int:
+        """Routers in the netlist, counted without building them where the family knows how
+        (for refusing a network too large before anything is built)."""
+        return len(self.netlist(config).routers)
+
+    def header_width(self, config) -> int:
+        """Bits of a head flit that are not payload: the route fields and the source."""
+        raise NotImplementedError
+
+    def terminal_label(self, config, terminal: int) -> str:
+        return f"T{terminal}"
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        raise NotImplementedError
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        """Route fields of a header the routers must drop, or None if every header is valid."""
+        raise NotImplementedError
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        raise NotImplementedError
+
+    def deterministic(self, config) -> bool:
+        """One path per pair: :meth:`hops` is the path and each pair's packets stay in order."""
+        return True
+
+    def path_error(self, config, source: int, destination: int,
+                   hops: list[tuple[str, str, int]]) -> str | None:
+        """Why the observed ``hops`` are not a path the model allows (None when they are):
+        under deterministic routing they must be exactly :meth:`hops`."""
+        expected = self.hops(config, source, destination)
+        return None if hops == expected else f"model says {expected}"
+
+    def broadcast_route(self, config, pe: int) -> dict[str, int] | None:
+        """Route fields of a broadcast whose copies leave at PE ``pe`` of each router, or None
+        when ``config``'s routers do not replicate broadcasts."""
+        return None
+
+    def broadcast_error(self, config, source: int, pe: int, hops: list[tuple[str, str, int]],
+                        receivers: list[int]) -> str | None:
+        """Why a broadcast's copies (every link crossing as ``(router, output port, VC)`` and
+        the terminal of every copy delivered) are not what the model says, or None."""
+        raise NotImplementedError
+
+    def internal_crossings(self, manifest: dict, link_heads: dict) -> list[dict] | None:
+        """Packets that crossed each router pair's internal link, from the head flits seen on
+        each link (``link_heads``: link index → count), or None for a family without one."""
+        return None
+
+    def terminal_digits(self, config) -> list[tuple[str, int]] | None:
+        """The head-flit route fields that number the terminals, least significant first, as
+        ``(field, radix)``: terminal ``t = d0 + r0 * (d1 + r1 * …)`` and
+        :meth:`destination` gives those digits. The traffic harness
+        (:mod:`twinnet.hdl.traffic`) draws destinations with them; None: no harness."""
+        return None
+
+    def deadlock(self, config) -> dict | None:
+        """The manifest's ``deadlock`` verdict (see :func:`verdict`) from the model's
+        channel-dependency check of ``config``, or None for a family without a check."""
+        return None
+
+
+def verdict(cycle, *, rule: str, channels: int, dependencies: int, label=str) -> dict:
+    """A deadlock verdict for the manifest: ``deadlock_free`` (the checked graph is acyclic:
+    Dally and Seitz's condition), ``rule`` (which graph was checked), the graph's size and
+    ``cycle``, one cycle of channels (``label`` names each) or None."""
+    return {"deadlock_free": cycle is None, "rule": rule, "channels": channels,
+            "dependencies": dependencies,
+            "cycle": None if cycle is None else [label(channel) for channel in cycle]}
+
+
+def escape_verdict(graph, escape: str, rings: str) -> dict:
+    """The verdict of a ring family's channel-dependency ``graph`` under ``escape``
+    (``bubble``: of the ``rings`` entered; ``dateline``: two VCs; ``none``: one VC)."""
+    rule = {"bubble": f"the dependencies between the {rings} entered (escape bubble: the "
+                      f"bubble guards each of the {rings})",
+            "dateline": "the channel-dependency graph, two VCs per link (escape dateline)",
+            "none": "the channel-dependency graph, one VC per link"}[escape]
+    return verdict(graph.find_cycle(), rule=rule, channels=graph.channel_count,
+                   dependencies=graph.edge_count, label=str)
+

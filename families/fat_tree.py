@@ -1,0 +1,86 @@
+"""The fat-tree family (001): k-ary n-trees of twin switches under DESTRO."""
+
+import random
+
+from twinnet.model import fat_tree
+
+from .contract import Family, verdict
+
+
+class FatTreeFamily(Family):
+    """k-ary n-trees of twin switches (or plain switches) under DESTRO:
+    :mod:`twinnet.model.fat_tree`."""
+
+    name = "fat-tree"
+    configuration = fat_tree.FatTreeNetworkConfig
+    hardware = "twinnet.hdl.fat_tree"
+
+    def network(self, values: dict, labels: dict | str = "configuration"):
+        return fat_tree.fat_tree_network_from_dict(values, labels)
+
+    def section(self, config) -> dict:
+        tree = config.tree
+        splits = ([{"stage": stage, "alpha": sorted(split.alpha), "beta": sorted(split.beta)}
+                   for stage, split in enumerate(config.splits)] if config.is_twin else None)
+        return {
+            "name": self.name,
+            "parameters": config.to_dict(),
+            "derived": {"switch_count": tree.switch_count, "buffer_depth": config.depth},
+            "terminal_order": "terminal h = sum of h_i * k**i (h0 least significant); it hangs "
+                              "on down port h0 of stage-0 switch <0, h_{n-1} ... h1>",
+            "route": "route.h<i> are the destination terminal's base-k digits, h0 least "
+                     "significant",
+            "malformed": "a destination >= k**n (route.h<n-1> >= k) or any digit >= k: the "
+                         "packet is dropped at injection and counted on drop_count",
+            "section": {"k": tree.k, "n": tree.n, "twin": config.is_twin,
+                        "internal_ports": config.internal_port_count, "splits": splits},
+        }
+
+    def terminal_count(self, config) -> int:
+        return config.tree.terminal_count
+
+    def router_count(self, config) -> int:
+        from twinnet.hdl.fat_tree import halves
+
+        return sum(len(halves(config, switch.stage)) for switch in config.tree.switches())
+
+    def header_width(self, config) -> int:
+        return config.header_width
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        return {f"route.h{i}": digit
+                for i, digit in enumerate(config.tree.terminal_digits(terminal))}
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        tree = config.tree
+        fields = {f"route.h{i}": rng.randrange(tree.k) for i in range(tree.n)}
+        fields[f"route.h{tree.n - 1}"] = tree.k + rng.randrange(
+            (1 << tree.k.bit_length()) - tree.k)
+        return fields
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        return fat_tree.router_hops(config, source, destination)
+
+    def internal_crossings(self, manifest: dict, link_heads: dict) -> list[dict] | None:
+        """Per twin switch (``<stage,digits>``), the packets that crossed its internal link in
+        either direction: the head flits on its internal links (ports ``i<j>``)."""
+        if not manifest[self.name]["twin"]:
+            return None
+        # Every twin switch, including those whose internal link is left out (0 crossings).
+        crossings = {router["label"].split("/")[0]: 0 for router in manifest["routers"]}
+        for link in manifest["links"]:
+            if link["from"]["port"].startswith("i"):
+                switch = link["from"]["router"].split("/")[0]
+                crossings[switch] += link_heads.get(str(link["index"]), 0)
+        return [{"router": switch, "stage": int(switch[1:switch.index(",")]),
+                 "crossings": count} for switch, count in crossings.items()]
+
+
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        return [(f"route.h{i}", config.tree.k) for i in range(config.tree.n)]
+
+    def deadlock(self, config) -> dict:
+        graph = fat_tree.dependency_graph(config.tree, twin=config.twin)
+        return verdict(graph.find_cycle(), rule="the channel-dependency graph of the DESTRO "
+                       "paths, one VC, each twin switch's internal ports as channels",
+                       channels=graph.channel_count, dependencies=graph.edge_count)

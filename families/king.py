@@ -1,0 +1,100 @@
+"""The king family (002): meshes and tori with diagonal and king links."""
+
+import random
+
+from twinnet.model import king_network
+
+from .contract import Family, escape_verdict
+
+
+class KingFamily(Family):
+    """The square networks of 002 (M, DM, KM, T, DT, KT) under deterministic or adaptive
+    routing: :mod:`twinnet.model.king_network`."""
+
+    name = "king"
+    configuration = king_network.KingNetworkConfig
+    hardware = "twinnet.hdl.king"
+
+    def network(self, values: dict, labels: dict | str = "configuration"):
+        return king_network.king_network_from_dict(values, labels)
+
+    def section(self, config) -> dict:
+        topology = config.topology
+        return self.describe(
+            config,
+            derived={"node_count": topology.node_count, "buffer_depth": config.depth,
+                     "vc_count": config.vc_count, "escape_vcs": config.escape_vc_count,
+                     "escape_routing": config.escape_routing,
+                     "broadcast_vc": config.broadcast_vc},
+            terminal_order="terminal t = pe + pe_ports * (x + side * y) is PE port pe<pe> of "
+                           "router x,y",
+            route="route.x and route.y are the destination's coordinates, route.pe (with "
+                  "several PEs per router) its PE; with broadcast, route.broadcast = 1 marks a "
+                  "broadcast (x and y ignored, a copy at PE route.pe of every other router) "
+                  "and route.ttl is its TTL (a PE leaves it 0)",
+            malformed="a destination coordinate >= side or PE >= pe_ports (when the field can "
+                      "hold one): the packet is dropped at injection and counted on drop_count",
+            section={"kind": topology.kind, "side": topology.side, "routing": config.routing,
+                     "escape": config.escape, "pe_ports": config.pe_ports,
+                     "broadcast": config.broadcast, "ties": config.ties})
+
+    def terminal_count(self, config) -> int:
+        return config.terminal_count
+
+    def router_count(self, config) -> int:
+        return config.topology.node_count
+
+    def header_width(self, config) -> int:
+        return config.header_width
+
+    def terminal_label(self, config, terminal: int) -> str:
+        label = king_network.node_label(config.node_of(terminal))
+        return f"{label}/pe{config.pe_of(terminal)}" if config.pe_ports > 1 else label
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        x, y = config.node_of(terminal)
+        pe = {"route.pe": config.pe_of(terminal)} if config.pe_width else {}
+        return {"route.x": x, "route.y": y, **pe}
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        side = config.topology.side
+        # Each field with its count of valid values and its width.
+        fields = {"route.x": (side, config.coordinate_width),
+                  "route.y": (side, config.coordinate_width)}
+        if config.pe_width:
+            fields["route.pe"] = (config.pe_ports, config.pe_width)
+        spare = [name for name, (count, width) in fields.items() if (1 << width) > count]
+        if not spare:
+            return None
+        values = {name: rng.randrange(count) for name, (count, _) in fields.items()}
+        name = rng.choice(spare)
+        count, width = fields[name]
+        values[name] = rng.randrange(count, 1 << width)
+        return values
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        return king_network.router_hops(config, source, destination)
+
+    def deterministic(self, config) -> bool:
+        return config.deterministic
+
+    def path_error(self, config, source: int, destination: int,
+                   hops: list[tuple[str, str, int]]) -> str | None:
+        return king_network.path_error(config, source, destination, hops)
+
+    def broadcast_route(self, config, pe: int) -> dict[str, int] | None:
+        if not config.broadcast:
+            return None
+        return {"route.broadcast": 1, **({"route.pe": pe} if config.pe_width else {})}
+
+    def broadcast_error(self, config, source: int, pe: int, hops: list[tuple[str, str, int]],
+                        receivers: list[int]) -> str | None:
+        return king_network.broadcast_error(config, source, pe, hops, receivers)
+
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        side = config.topology.side
+        pe = [("route.pe", config.pe_ports)] if config.pe_width else []
+        return [*pe, ("route.x", side), ("route.y", side)]
+
+    def deadlock(self, config) -> dict:
+        return escape_verdict(king_network.dependency_graph(config), config.escape, "rings")

@@ -1,0 +1,68 @@
+"""The twisted-torus family (004)."""
+
+import random
+
+from twinnet.model import twisted_network
+
+from .contract import Family, escape_verdict
+
+
+class TwistedFamily(Family):
+    """Twisted tori (004) under dimension-order routing over their minimal record:
+    :mod:`twinnet.model.twisted_network`."""
+
+    name = "twisted"
+    configuration = twisted_network.TwistedNetworkConfig
+    hardware = "twinnet.hdl.twisted"
+
+    def network(self, values: dict, labels: dict | str = "configuration"):
+        return twisted_network.twisted_network_from_dict(values, labels)
+
+    def section(self, config) -> dict:
+        topology = config.topology
+        return self.describe(
+            config,
+            derived={"node_count": topology.node_count, "buffer_depth": config.depth,
+                     "vc_count": config.vc_count, "label": topology.label()},
+            terminal_order="terminal t = o0 + d0 * (o1 + d1 * o2) hangs on router o0,o1[,o2] "
+                           "(o0 is X)",
+            route="route.o<i> are the destination's coordinates (o0 is X)",
+            malformed="a destination coordinate >= its radix (when the field can hold one): "
+                      "the packet is dropped at injection and counted on drop_count",
+            section={"radices": list(topology.radices), "twists": config.to_dict()["twists"],
+                     "escape": config.escape})
+
+    def terminal_count(self, config) -> int:
+        return config.topology.node_count
+
+    def router_count(self, config) -> int:
+        return config.topology.node_count
+
+    def header_width(self, config) -> int:
+        return config.header_width
+
+    def terminal_label(self, config, terminal: int) -> str:
+        return twisted_network.node_label(config.node_of(terminal))
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        return {f"route.o{dim}": x for dim, x in enumerate(config.node_of(terminal))}
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        radices, widths = config.topology.radices, config.digit_widths
+        spare = [dim for dim, (d, w) in enumerate(zip(radices, widths)) if (1 << w) > d]
+        if not spare:
+            return None
+        fields = {f"route.o{dim}": rng.randrange(d) for dim, d in enumerate(radices)}
+        dim = rng.choice(spare)
+        fields[f"route.o{dim}"] = rng.randrange(radices[dim], 1 << widths[dim])
+        return fields
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        return twisted_network.router_hops(config, source, destination)
+
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        return [(f"route.o{dim}", d) for dim, d in enumerate(config.topology.radices)]
+
+    def deadlock(self, config) -> dict:
+        return escape_verdict(twisted_network.dependency_graph(config), config.escape,
+                              "cycles")
