@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from twinnet.cli.gen_cmd import PRESETS
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     if reason:
         print(f"cocotb_share: {reason}", file=sys.stderr)
         return 1
-    network = twin_network_from_dict(PRESETS[PRESET])
+    network = TwinNetworkConfig.from_dict(PRESETS[PRESET])
     name, rtl = network.name, BUILD / "cocotb" / "rtl"
 
     runs = {}

@@ -43,7 +43,7 @@ from curves import plot_rows
 from provenance import provenance
 
 from twinnet import families
-from twinnet.model.king_network import king_network_from_dict
+from twinnet.model.king_network import KingNetworkConfig
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINES
 from twinnet.model.traffic import channel_loads
 from twinnet.sim_tb import network_sim
@@ -77,7 +77,7 @@ def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False, vcs:
               "pipeline": pipeline}
     if adaptive:
         values.update(routing=ADAPTIVE[kind], vcs=vcs, buffer_depth=depth or BUFFER_DEPTH // 2)
-    return king_network_from_dict(values)
+    return KingNetworkConfig.from_dict(values)
 
 
 def bound_per_node(kind: str, side: int, pattern: str = "uniform") -> float:

@@ -36,7 +36,7 @@ from peaks import peak
 from provenance import provenance
 
 from twinnet.cli.gen_cmd import PRESETS
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
 from twinnet.sim_tb import network_sim
 
@@ -50,7 +50,7 @@ PAPER = {"bubble_128_pe_gain_percent": [10, 23]}
 
 def network_of(configuration: str, mode: str, pipeline: int):
     preset = {key: value for key, value in PRESETS[f"003-{mode}"].items() if key != "topology"}
-    return twin_network_from_dict({**preset, "configuration": configuration,
+    return TwinNetworkConfig.from_dict({**preset, "configuration": configuration,
                                    "pipeline": pipeline})
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from curves import plot_rows
 
 from twinnet.cli.gen_cmd import PRESETS
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -44,7 +44,7 @@ def run(preset: str, mode: str, loads, warmup: int, measure: int) -> dict:
     router = {key: PRESETS[f"003-{mode}"][key] for key in ("mode", "packet_length",
                                                           "buffer_depth")}
     config = {key: value for key, value in PRESETS[preset].items() if key != "topology"}
-    network = twin_network_from_dict({**config, **router})
+    network = TwinNetworkConfig.from_dict({**config, **router})
     points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 20_000}
               for load in loads]

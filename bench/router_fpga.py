@@ -38,7 +38,7 @@ from twinnet.hdl import king, verilog
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.header_route import HeaderRouteCompute
 from twinnet.hdl.router import Router
-from twinnet.model.king_network import king_network_from_dict
+from twinnet.model.king_network import KingNetworkConfig
 
 CONFIG = RouterConfig(
     flit_width=32, packet_length=4,
@@ -55,11 +55,11 @@ CONFIG_SMALL = RouterConfig(
            PortConfig("pe", vc_count=2, buffer_depth=4)))
 
 #: The king torus KT8 with two VCs per link (the dateline escape): 9 ports, 8 flits per VC.
-KING = king_network_from_dict({"kind": "KT", "side": 8, "escape": "dateline"})
+KING = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "escape": "dateline"})
 
 #: KT8 under 2S hop-by-hop adaptive routing over the bubble escape (002 Table 2's settings):
 #: two VCs per link, VC 0 the escape, VC 1 adaptive; the route result holds the two grades.
-KING_2S = king_network_from_dict({"kind": "KT", "side": 8, "routing": "2s"})
+KING_2S = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "routing": "2s"})
 
 #: Name → a function building the router to measure: a name without suffix is the compact
 #: router (``pipeline=2``, 2 cycles per hop), as the results recorded under it; ``-p3`` the

@@ -54,7 +54,7 @@ from pathlib import Path
 from provenance import provenance
 
 from twinnet.cli.gen_cmd import PRESETS
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -192,7 +192,7 @@ def main() -> None:
               "cases": {}}
     for name in args.cases.split(","):
         config, loads, anchors = CASES[name]
-        network = twin_network_from_dict({key: value for key, value in config.items()
+        network = TwinNetworkConfig.from_dict({key: value for key, value in config.items()
                                           if key != "topology"})
         pes, length = network.topology.pe_count, network.packet_length
         runs = {}

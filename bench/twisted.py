@@ -46,7 +46,7 @@ from provenance import provenance
 
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
 from twinnet.model.twist import metrics
-from twinnet.model.twisted_network import twisted_network_from_dict
+from twinnet.model.twisted_network import TwistedNetworkConfig
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -58,7 +58,7 @@ CASES = ("8x4", "16x8", "12x12", "24x12", "36x12", "48x12")
 
 def network_of(radices, twist: int, escape: str = "bubble", buffer_depth: int = 16,
                pipeline: int = DEFAULT_PIPELINE):
-    return twisted_network_from_dict({"radices": list(radices),
+    return TwistedNetworkConfig.from_dict({"radices": list(radices),
                                       "twists": {"YX": twist} if twist else {},
                                       "escape": escape, "buffer_depth": buffer_depth,
                                       "pipeline": pipeline})

@@ -8,9 +8,9 @@ with and without the twin switches' internal links.
 from twinnet.model import checks
 from twinnet.model.fat_tree import (
     MAX_FAT_TREE_TERMINALS,
+    FatTreeNetworkConfig,
     TwinFatTree,
     dependency_graph,
-    fat_tree_network_from_dict,
     internal_crossings,
     link_loads,
     load_ranges,
@@ -53,7 +53,7 @@ def register(analyses) -> None:
 
 def build_twin(args) -> TwinFatTree:
     """The twin fat tree the arguments describe, by the rules of ``twinnet gen fat-tree``
-    (:func:`twinnet.model.fat_tree.fat_tree_network_from_dict`); raises ``UsageError``."""
+    (:func:`twinnet.model.fat_tree.FatTreeNetworkConfig`); raises ``UsageError``."""
     from .gen_cmd import split_value
 
     split = split_value(args.split)
@@ -63,7 +63,7 @@ def build_twin(args) -> TwinFatTree:
     values = {"k": args.k, "n": args.n, "split": split, "internal_ports": args.internal_ports}
     flags = {"k": "--k", "n": "--n", "split": "--split", "internal_ports": "--internal-ports"}
     try:
-        return fat_tree_network_from_dict(values, flags).twin
+        return FatTreeNetworkConfig.from_dict(values, flags).twin
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
 

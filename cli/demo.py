@@ -6,7 +6,7 @@ and prints packets delivered, mean latency and throughput, every packet and hop 
 against the reference model.
 """
 
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.network import TwinNetworkConfig
 
 from . import gen_cmd, sim_cmd
 from .main import Report
@@ -27,5 +27,5 @@ def register(commands) -> None:
 
 
 def run(args) -> Report:
-    network = twin_network_from_dict(gen_cmd.PRESETS[DEFAULT_PRESET], DEFAULT_PRESET)
+    network = TwinNetworkConfig.from_dict(gen_cmd.PRESETS[DEFAULT_PRESET], DEFAULT_PRESET)
     return sim_cmd.simulate_uniform(network, args)

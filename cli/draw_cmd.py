@@ -89,28 +89,27 @@ def run(args) -> Report:
 
 def layout(network, family) -> dict:
     """The drawing: ``routers`` (label → dict of ``x``, ``y``, ``w``, ``h``, ``text``) and
-    ``links`` (``a``, ``b``, their ``ports``, ``kind``), one per pair of opposite
-    channels."""
+    ``links`` (``a``, ``b``, their ``ports``, ``kind``), one per cable (a pair of opposite
+    directed links), and ``directed_links``, their count."""
     netlist = family.netlist(network)
     place = {"fat-tree": _tree_positions}.get(family.name, _grid_positions)
     routers = place(netlist)
     ports: dict[str, list[str]] = {label: [] for label in routers}
     links: dict[frozenset, dict] = {}
-    for channel in netlist.channels:
-        ports[channel.source].append(channel.source_port_label)
-        # A link's two channels: a's port p to b's port q, and b's q to a's p.
-        ends = frozenset({(channel.source, channel.source_port_label),
-                          (channel.target, channel.target_port_label)})
-        links.setdefault(ends, {"a": channel.source, "b": channel.target,
-                                "ports": (channel.source_port_label,
-                                          channel.target_port_label),
-                                "kind": _kind(family.name, routers, channel.source,
-                                              channel.target)})
+    for link in netlist.links:
+        ports[link.source].append(link.source_port_label)
+        # A cable's two directions: a's port p to b's port q, and b's q to a's p.
+        ends = frozenset({(link.source, link.source_port_label),
+                          (link.target, link.target_port_label)})
+        links.setdefault(ends, {"a": link.source, "b": link.target,
+                                "ports": (link.source_port_label, link.target_port_label),
+                                "kind": _kind(family.name, routers, link.source,
+                                              link.target)})
     for label, box in routers.items():
         if box.get("card"):
             box["text"] = ",".join(p for p in ports[label] if p != "I")
-    return {"routers": routers, "links": list(links.values()), "channels":
-            len(netlist.channels)}
+    return {"routers": routers, "links": list(links.values()),
+            "directed_links": len(netlist.links)}
 
 
 def _numbers(text: str) -> list[int]:

@@ -8,21 +8,15 @@ from pathlib import Path
 from twinnet.families import family_words
 from twinnet.gen import output
 from twinnet.model import checks
-from twinnet.model.fat_tree import (
-    FAT_TREE_KEYS,
-    MAX_FAT_TREE_TERMINALS,
-    fat_tree_network_from_dict,
-)
+from twinnet.model.fat_tree import MAX_FAT_TREE_TERMINALS
 from twinnet.model.king import KINDS
 from twinnet.model.king_network import (
     ESCAPES,
-    KING_KEYS,
     MAX_PE_PORTS,
     MAX_SIDE,
     MAX_VCS,
     ROUTINGS,
     TIES,
-    king_network_from_dict,
 )
 from twinnet.model.network import (
     MAX_BUFFER_DEPTH,
@@ -30,11 +24,8 @@ from twinnet.model.network import (
     MAX_PACKET_LENGTH,
     MAX_ROUTERS,
     MAX_VC_ROUTERS,
-    TWIN_NETWORK_KEYS,
-    twin_network_from_dict,
 )
 from twinnet.model.twisted_network import MAX_NODES as TWISTED_MAX_NODES
-from twinnet.model.twisted_network import TWISTED_KEYS, twisted_network_from_dict
 
 from . import args as parse
 from .main import Report, UsageError, add_json_flag
@@ -100,7 +91,7 @@ PRESETS.update({
 FLAGS = {"n": "n", "k": "k", "radix": "radices", "config": "configuration", "mode": "mode",
          "flit_width": "flit_width", "packet_length": "packet_length",
          "buffer_depth": "buffer_depth", "pipeline": "pipeline", "split": "split",
-         "internal_ports": "internal_ports",
+         "internal_ports": "internal_ports", "plain": "plain",
          "kind": "kind", "side": "side", "routing": "routing", "escape": "escape",
          "pe_ports": "pe_ports", "vcs": "vcs", "broadcast": "broadcast", "ties": "ties",
          "twist": "twists"}
@@ -111,9 +102,6 @@ FAMILY_FLAGS = {"twin-torus": ("n", "k", "radix", "config", "mode"),
                 "king": ("kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast",
                          "ties"),
                 "twisted": ("radix", "twist", "escape")}
-#: Which family a preset's or a TOML file's ``topology`` describes (tori: either torus family).
-TOPOLOGY_GROUPS = {"twin-torus": "twin-torus", "torus": "twin-torus", "fat-tree": "fat-tree",
-                   "king": "king", "twisted": "twisted"}
 
 LIMITS_HELP = (f"Limits: at most {MAX_ROUTERS} routers in a torus or twin torus (the 2D 64x64 "
                f"torus, 3DT 16x16x8; {MAX_VC_ROUTERS} in mode vc), {MAX_SIDE}x"
@@ -132,7 +120,7 @@ def register(commands) -> None:
                     "OUT/<network name>/. Values come from a preset, then a TOML file, then "
                     "flags (later wins). The folder appears whole or not at all.",
         epilog=LIMITS_HELP + " Presets: " + ", ".join(PRESETS) + ". TOML keys: "
-               + ", ".join(TWIN_NETWORK_KEYS) + ", preset.")
+               + ", ".join(_toml_keys()) + ".")
     add_network_args(parser)
     parser.add_argument("--out", type=parse.path, default=Path("out"),
                         help="parent folder: the network goes to OUT/<network name>/ "
@@ -185,7 +173,7 @@ def add_network_args(parser) -> None:
                           "separated by ';' (0,1,4,5;0,1,2,3)")
     fat.add_argument("--internal-ports", type=parse.integer,
                      help="internal ports r between α and β, 1 to k (default 1)")
-    fat.add_argument("--plain", action="store_true",
+    fat.add_argument("--plain", action="store_true", default=None,
                      help="monolithic 2k-port switches instead of twin switches (for "
                           "comparison)")
     king = parser.add_argument_group("king")
@@ -263,11 +251,16 @@ def _merge_size(values: dict, labels: dict, source: dict, source_labels: dict) -
         values[key], labels[key] = value, source_labels[key]
 
 
+def _toml_keys() -> tuple[str, ...]:
+    """Every key a TOML file may hold: every family's, and ``preset``."""
+    return tuple(dict.fromkeys([key for family, _ in family_words().values()
+                                for key in family.configuration.allowed_keys()] + ["preset"]))
+
+
 def load_toml(path: Path) -> dict:
     """The TOML file's keys; an unknown key is an error naming the file and the key."""
     values = output.read_toml(path, "--toml")
-    allowed = tuple(dict.fromkeys((*TWIN_NETWORK_KEYS, *FAT_TREE_KEYS, *KING_KEYS,
-                                   *TWISTED_KEYS, "preset")))
+    allowed = _toml_keys()
     for key in values:
         if key not in allowed:
             raise UsageError(f"{path}: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
@@ -295,11 +288,6 @@ def network_values(args) -> tuple[dict, dict]:
     flags = {key: getattr(args, dest) for dest, key in FLAGS.items()
              if getattr(args, dest) is not None}
     flag_labels = {key: _flag(dest) for dest, key in FLAGS.items() if key in flags}
-    if args.plain:
-        if "split" in flags:
-            raise UsageError(f"--plain and --split {args.split}: a plain fat tree has no split; "
-                             "give one of them")
-        flags["split"], flag_labels["split"] = "plain", "--plain"
     if isinstance(flags.get("split"), str):
         flags["split"] = split_value(flags["split"])
     sources.append((flags, flag_labels))
@@ -351,13 +339,14 @@ def _family(args, sources) -> str:
     if family is not None and family not in family_words():
         raise UsageError(f"FAMILY {family!r}: must be one of {', '.join(family_words())}")
     for topology, label in named:
-        group = TOPOLOGY_GROUPS.get(topology) if isinstance(topology, str) else None
+        words = family_words()
+        group = words[topology][0].name if isinstance(topology, str) and topology in words \
+            else None
         if group is None:
-            raise UsageError(f"{label} {topology!r}: must be one of "
-                             f"{', '.join(TOPOLOGY_GROUPS)}")
+            raise UsageError(f"{label} {topology!r}: must be one of {', '.join(words)}")
         if family is None:
             family = topology
-        elif TOPOLOGY_GROUPS[family] != group:
+        elif words[family][0].name != group:
             raise UsageError(f"{label} {topology}: the network is a {family} (FAMILY); a "
                              f"{group} preset or file cannot describe it")
     family = family or "twin-torus"
@@ -402,16 +391,7 @@ def network_from_args(args):
     :class:`TwinNetworkConfig`, a :class:`twinnet.model.fat_tree.FatTreeNetworkConfig` or a
     :class:`twinnet.model.king_network.KingNetworkConfig`."""
     family, values, labels = network_values(args)
-    if family == "king":
-        return king_network_from_dict(values, labels)
-    if family == "twisted":
-        return twisted_network_from_dict(values, labels)
-    if family == "fat-tree":
-        if values.get("split") == "plain" and "internal_ports" in values:
-            raise UsageError(f"{labels['internal_ports']} {values['internal_ports']}: must be "
-                             "left out with --plain (a plain fat tree has no internal ports)")
-        return fat_tree_network_from_dict(values, labels)
-    return twin_network_from_dict(values, labels)
+    return family_words()[family][0].network(values, labels)
 
 
 def run(args) -> Report:

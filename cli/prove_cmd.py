@@ -76,15 +76,17 @@ def targets_from_args(args) -> tuple[str, list]:
     from twinnet.hdl.formal.suite import Target, lone_router
 
     if not _family_given(args):
-        from twinnet.model.sizes import sizes_from_dict
+        from twinnet.model.sizes import RouterSizes
 
         given = {key: getattr(args, key) for key in ("packet_length", "buffer_depth",
                                                      "flit_width", "pipeline")
                  if getattr(args, key) is not None}
         names = {key: f"--{key.replace('_', '-')}" for key in given}
         # The networks' limits, on the lone router's own default packet length.
-        checked = sizes_from_dict({"packet_length": PROVE_PACKET_LENGTH, **given}, names,
-                                  bubble=True)
+        checked = {"packet_length": PROVE_PACKET_LENGTH, **{
+            each.name: each.kind.check(names[each.name], given[each.name])
+            for each in RouterSizes.parameters() if each.name in given}}
+        RouterSizes.check_buffer(checked, names, bubble=True)
         sizes = {key: checked[key] for key in given}
         from twinnet.hdl.flit import FlitFormat
         from twinnet.hdl.header_route import header_layout

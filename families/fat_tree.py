@@ -15,9 +15,6 @@ class FatTreeFamily(Family):
     configuration = fat_tree.FatTreeNetworkConfig
     hardware = "twinnet.hdl.fat_tree"
 
-    def network(self, values: dict, labels: dict | str = "configuration"):
-        return fat_tree.fat_tree_network_from_dict(values, labels)
-
     def section(self, config) -> dict:
         tree = config.tree
         splits = ([{"stage": stage, "alpha": sorted(split.alpha), "beta": sorted(split.beta)}

@@ -15,9 +15,6 @@ class KingFamily(Family):
     configuration = king_network.KingNetworkConfig
     hardware = "twinnet.hdl.king"
 
-    def network(self, values: dict, labels: dict | str = "configuration"):
-        return king_network.king_network_from_dict(values, labels)
-
     def section(self, config) -> dict:
         topology = config.topology
         return self.describe(

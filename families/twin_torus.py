@@ -25,9 +25,6 @@ class TwinTorusFamily(Family):
     #: ``torus``: the plain torus, one router per node.
     aliases = {"torus": {"configuration": "torus"}}
 
-    def network(self, values: dict, labels: dict | str = "configuration"):
-        return network.twin_network_from_dict(values, labels)
-
     def section(self, config) -> dict:
         topology = config.topology
         return {

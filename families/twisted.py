@@ -15,9 +15,6 @@ class TwistedFamily(Family):
     configuration = twisted_network.TwistedNetworkConfig
     hardware = "twinnet.hdl.twisted"
 
-    def network(self, values: dict, labels: dict | str = "configuration"):
-        return twisted_network.twisted_network_from_dict(values, labels)
-
     def section(self, config) -> dict:
         topology = config.topology
         return self.describe(

@@ -7,7 +7,7 @@ its kinds) is converted to Verilog and measured twice:
 * **alone**: synthesised for the device's family (``synth_ecp5`` / ``synth_ice40``) with the
   design as top; the cell counts give LUTs, FFs, LUT RAM, block RAM and carry cells;
 * **placed**: a router or a network has hundreds of I/O bits, more than a package has pins, so
-  it is placed and routed inside :class:`Harness`: a 64-bit LFSR drives every input and an
+  it is placed and routed inside :class:`LfsrHarness`: a 64-bit LFSR drives every input and an
   XOR of every output drives one pin, so that nothing is optimised away (the harness adds 64
   FFs, about 70 LUTs and one FF). nextpnr's report gives the utilisation, Fmax and the
   critical path.
@@ -144,7 +144,7 @@ def network_design(network, family) -> Design:
     return Design(network.name, top, network.name, sources)
 
 
-class Harness(wiring.Component):
+class LfsrHarness(wiring.Component):
     """LFSR-driven inputs, XOR-reduced outputs around an instance of a design's module, so
     that a design with hundreds of I/O bits fits a package."""
 
@@ -303,7 +303,7 @@ def measure(design: Design, devices, workdir: Path, *, seed: int = 1, progress=N
     workdir.mkdir(parents=True, exist_ok=True)
     for name, text in design.sources.items():
         (workdir / name).write_text(text)
-    (workdir / "harness.v").write_text(verilog.convert(Harness(design), name="top"))
+    (workdir / "harness.v").write_text(verilog.convert(LfsrHarness(design), name="top"))
     results = {"design": design.name, "module": design.module, "alone": {}, "placed": {}}
     for family in sorted({DEVICES[d].family for d in devices}):
         say(f"{family}: synthesising {design.module} alone")

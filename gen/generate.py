@@ -277,7 +277,7 @@ def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
         "modules": modules_of(name, netlist),
         "routers": [{"label": router.label, "module": f"{name}_{router.kind}"}
                     for router in netlist.routers],
-        "links": [channel.describe() for channel in netlist.channels],
+        "links": [link.describe() for link in netlist.links],
         "terminals": [terminal.router for terminal in netlist.terminals],
         "trace": ({"valid": "trace_valid", "flit": "trace_flit", "stride": top.trace_stride,
                    "layout": [{"name": "data", "offset": 0, "width": width},

@@ -6,7 +6,7 @@ whenever one of its inputs changes, about 8 times a cycle. This writes a C++ mai
 instead Verilates each *distinct* module once (every router kind, the traffic source, the
 traffic sink: the same Verilog the harness instantiates) and makes one model object per
 instance, joined the way :class:`twinnet.hdl.network.Network` and
-:class:`twinnet.hdl.traffic.TrafficHarness` join them: channels by the routers' port
+:class:`twinnet.hdl.traffic.TrafficHarness` join them: links by the routers' port
 signatures, terminals to sources and sinks, the harness's controls to every source and sink.
 
 Its code is the same for every network of the same router kinds; the network is in its
@@ -43,8 +43,8 @@ The program reads commands on stdin, one per line, and answers on stdout:
   (flits in minus flits out since reset, counted on its links and terminal ports), for the
   watchdog's report;
 - ``links``: answers one line with the flits and the head flits (packets) that crossed each
-  link since reset, in the netlist's channel order, then each terminal's injected and
-  ejected flits and packets (``flits packets`` pairs: channels, then per terminal injection
+  link since reset, in the netlist's link order, then each terminal's injected and
+  ejected flits and packets (``flits packets`` pairs: links, then per terminal injection
   and ejection), counted where the program copies them: the check of the link counters;
 - ``counts``: answers one line with the 32-bit words of the link counters' ``counts_<k>``
   ports, lowest first, one port after the other (:mod:`twinnet.hdl.link_counter`; an empty
@@ -52,7 +52,7 @@ The program reads commands on stdin, one per line, and answers on stdout:
 - ``quit``.
 
 With link counters (``write_cpp(..., link_counters=...)``) their module is one more model,
-never asleep: after the paths settle each cycle, the wires of every channel and terminal are
+never asleep: after the paths settle each cycle, the wires of every link and terminal are
 copied to its inputs (the ``TAPS`` table) before the clock rises, as the network top feeds them.
 
 A packet's hops are counted on its head: each head flit of a unicast packet crossing a link
@@ -68,7 +68,7 @@ which the harness applies on a link, are not modelled here (:data:`FAULTS`).
 from amaranth.hdl import Const, Shape
 from amaranth.lib.wiring import Out
 
-from twinnet.hdl.network import DROP_COUNT_WIDTH
+from twinnet.hdl.config import DROP_COUNT_WIDTH
 from twinnet.hdl.router.stalls import STALL_REASONS
 from twinnet.hdl.traffic import FAULTS as HARNESS_FAULTS
 
@@ -235,7 +235,7 @@ template <class V> struct Of : Model {
     const void* state() override { return v->rootp; }
 };
 
-// A link between routers: the models at its ends, in the netlist's channel order.
+// A link between routers: the models at its ends, in the netlist's link order.
 struct Crossing {
     int source, target;  // router numbers
     Port valid, payload;  // of the flit at the target's input
@@ -359,7 +359,7 @@ template <class Source, class Sink> struct Engine {
 
     // After the routers are made: the sources and sinks, the links of the tables, the threads.
     void join(int threads, const int32_t (*wire_table)[4], int wire_count,
-              const int32_t (*terms)[14], const int32_t (*channels)[6], int channel_count,
+              const int32_t (*terms)[14], const int32_t (*links)[6], int link_count,
               int terminal_count, Model* counters, const int32_t (*tap_table)[3],
               int tap_count) {
         routers = (int)models.size();
@@ -407,15 +407,15 @@ template <class Source, class Sink> struct Engine {
             models[row[0]]->drives.push_back({ROUTER_TO_SINK, t});
             models[routers + pes + t]->drives.push_back({SINK_TO_ROUTER, t});
         }
-        for (int c = 0; c < channel_count; c++) {
-            const int32_t* row = channels[c];
+        for (int c = 0; c < link_count; c++) {
+            const int32_t* row = links[c];
             const auto& ports = models[row[1]]->ports;
             crossings.push_back({row[0], row[1], ports[row[2]], ports[row[3]], row[4], row[5]});
         }
         crew.start(threads, &models);
         held.assign(routers, 0);
-        link_flits.assign(channel_count, 0);
-        link_packets.assign(channel_count, 0);
+        link_flits.assign(link_count, 0);
+        link_packets.assign(link_count, 0);
         pe_flits.assign(2 * pes, 0);
         pe_packets.assign(2 * pes, 0);
         wake_all();
@@ -638,11 +638,11 @@ def _taps(netlist, counters, number: dict, ports, routers: int) -> tuple[list, d
         return own.setdefault(name, len(own))
 
     rows, pes = [], len(netlist.terminals)
-    for channel in netlist.channels:
-        j = channel.index
-        source = number[channel.source]
-        source_kind = netlist.by_label[channel.source].kind
-        out = f"out_{channel.source_port}"
+    for link in netlist.links:
+        j = link.index
+        source = number[link.source]
+        source_kind = netlist.by_label[link.source].kind
+        out = f"out_{link.source_port}"
         rows += [[source, ports(source_kind, _port(out, ["flit", "valid"])), to(f"c{j}_valid")],
                  [source, ports(source_kind, _port(out, ["flit", "payload"])),
                   to(f"c{j}_payload")],
@@ -684,14 +684,14 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     routers, pes = len(netlist.routers), len(netlist.terminals)
     ports = _Ports()
 
-    # Wires between routers: each port of a channel, from the model driving it.
+    # Wires between routers: each port of a link, from the model driving it.
     wires = []
-    for channel in netlist.channels:
-        member = netlist.kind_of(channel.source).signature.members[f"out_{channel.source_port}"]
-        source_kind = netlist.by_label[channel.source].kind
-        target_kind = netlist.by_label[channel.target].kind
-        ends = [(number[channel.source], source_kind, f"out_{channel.source_port}"),
-                (number[channel.target], target_kind, f"in_{channel.target_port}")]
+    for link in netlist.links:
+        member = netlist.kind_of(link.source).signature.members[f"out_{link.source_port}"]
+        source_kind = netlist.by_label[link.source].kind
+        target_kind = netlist.by_label[link.target].kind
+        ends = [(number[link.source], source_kind, f"out_{link.source_port}"),
+                (number[link.target], target_kind, f"in_{link.target_port}")]
         for path, port in member.signature.members.flatten():
             if not port.is_port:
                 continue
@@ -720,13 +720,13 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
 
     # Links, for the counts: the flit's valid and payload at the receiving input.
     crossings = []
-    for channel in netlist.channels:
-        kind = netlist.by_label[channel.target].kind
-        flit = netlist.kinds[kind].signature.members[f"in_{channel.target_port}"] \
+    for link in netlist.links:
+        kind = netlist.by_label[link.target].kind
+        flit = netlist.kinds[kind].signature.members[f"in_{link.target_port}"] \
             .signature.members["flit"].signature.members["payload"].shape
-        crossings.append([number[channel.source], number[channel.target],
-                          ports(kind, _port(f"in_{channel.target_port}", ["flit", "valid"])),
-                          ports(kind, _port(f"in_{channel.target_port}", ["flit", "payload"])),
+        crossings.append([number[link.source], number[link.target],
+                          ports(kind, _port(f"in_{link.target_port}", ["flit", "valid"])),
+                          ports(kind, _port(f"in_{link.target_port}", ["flit", "payload"])),
                           flit["first"].offset, flit["data"].offset])
 
     taps, tapped = (_taps(netlist, link_counters[0], number, ports, routers)

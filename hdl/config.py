@@ -20,9 +20,11 @@ from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINES, check_pipeline  # n
 #: card pair or a twin switch), and a processing element.
 ROLES = ("network", "internal", "pe")
 
-#: Default width of the router's ``drop_count`` status output (a lone router's status
-#: counter; a network's routers use 32 bits so that the network total is exact).
-DROP_COUNT_WIDTH = 16
+#: Width of a router's ``drop_count`` status output (the default of
+#: :attr:`RouterConfig.drop_count_width`), and of the network top's ``drop_count``, the sum over
+#: its routers (:mod:`twinnet.hdl.network`): with every router counting in as many bits as the
+#: total, none saturates before the total does.
+DROP_COUNT_WIDTH = 32
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ class RouterConfig:
         ports: the ports, a sequence of :class:`PortConfig` (at least one); port ``i`` is
             input ``i`` and output ``i``. Every buffer holds at least L flits, 2L on bubble
             ports.
-        drop_count_width: bits of the ``drop_count`` status output (1 to 64, default 16); the
-            counter saturates at its largest value.
+        drop_count_width: bits of the ``drop_count`` status output (1 to 64, default
+            :data:`DROP_COUNT_WIDTH`, 32); the counter saturates at its largest value.
         source_width, kind_width: bits of the head flit's source and packet-kind fields,
             carried for the PEs (the router does not read them; >= 0).
         pipeline: the microarchitecture, by its zero-load cycles per hop (one of

@@ -23,10 +23,11 @@ from twinnet.model.fat_tree import (
     switch_ports,
 )
 from twinnet.model.twin_switch import HALVES
+from twinnet.model.widths import index_width
 
-from .config import PortConfig, RouterConfig
+from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
 from .fat_tree_route import FatTreeRouteCompute
-from .network import DROP_COUNT_WIDTH, Channel, Netlist, RouterInstance, Terminal
+from .network import Link, Netlist, RouterInstance, Terminal
 from .router import Router
 
 
@@ -63,7 +64,7 @@ def router(network: FatTreeNetworkConfig, stage: int, half: str | None, *,
                         1, network.depth, name=port_label(tree.k, port)) for port in external]
     ports += [PortConfig("internal", 1, network.depth, name=internal_label(j)) for j in range(r)]
     config = RouterConfig(network.flit_width, network.packet_length, tuple(ports),
-                          source_width=max(1, (tree.terminal_count - 1).bit_length()),
+                          source_width=index_width(tree.terminal_count),
                           drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline,
                           stall_counters=stall_counters)
     route = functools.partial(FatTreeRouteCompute, tree=tree, external_ports=external,
@@ -103,11 +104,11 @@ def netlist(network: FatTreeNetworkConfig, *, stall_counters: bool = False) -> N
                       **{f"o{i}": digit for i, digit in enumerate(switch.digits)}}
             routers.append(RouterInstance(label, kind_names[_kind(network, switch.stage, half)],
                                           static))
-    channels = []
+    links = []
 
     def join(source, source_port, target, target_port, source_label, target_label):
-        channels.append(Channel(len(channels), source, local[source, source_port], target,
-                                local[target, target_port], source_label, target_label, 1))
+        links.append(Link(len(links), source, local[source, source_port], target,
+                          local[target, target_port], source_label, target_label, 1))
 
     def holder(switch, port):
         if not network.is_twin:
@@ -130,4 +131,4 @@ def netlist(network: FatTreeNetworkConfig, *, stall_counters: bool = False) -> N
         switch, port = tree.terminal_switch(terminal), tree.terminal_digits(terminal)[0]
         label = holder(switch, port)
         terminals.append(Terminal(label, local[label, port]))
-    return Netlist(kinds, routers, channels, terminals)
+    return Netlist(kinds, routers, links, terminals)

@@ -21,34 +21,30 @@ from amaranth.lib import data
 
 from twinnet.model import checks
 from twinnet.model.fat_tree import FatTreeConfig
+from twinnet.model.widths import index_width
 
 from .config import RouterConfig
 from .route_compute import RouteCompute
-
-
-def digit_width(k: int) -> int:
-    """Bits of one terminal (or switch) digit ``0 … k-1``."""
-    return max(1, (k - 1).bit_length())
 
 
 def destination_layout(tree: FatTreeConfig) -> data.StructLayout:
     """A destination terminal: fields ``h0 … h{n-1}``, ``h0`` the least significant digit (as
     :meth:`twinnet.model.fat_tree.FatTreeConfig.terminal_digits`).
 
-    ``h0 … h{n-2}`` are :func:`digit_width` bits wide; ``h{n-1}`` is ``k.bit_length()`` bits,
+    ``h0 … h{n-2}`` are ``index_width(k)`` bits wide; ``h{n-1}`` is ``k.bit_length()`` bits,
     one more than a digit needs when k is a power of two, so that every destination
     ``>= k**n`` is representable (and flagged malformed).
     """
-    fields = {f"h{i}": unsigned(digit_width(tree.k)) for i in range(tree.n - 1)}
+    fields = {f"h{i}": unsigned(index_width(tree.k)) for i in range(tree.n - 1)}
     fields[f"h{tree.n - 1}"] = unsigned(tree.k.bit_length())
     return data.StructLayout(fields)
 
 
 def static_layout(tree: FatTreeConfig) -> data.StructLayout:
-    """The switch ``<s, o_{n-2} … o_0>``: ``stage`` (``max(1, (n-1).bit_length())`` bits),
-    then ``o0 … o{n-2}`` (:func:`digit_width` bits each)."""
-    fields = {"stage": unsigned(max(1, (tree.n - 1).bit_length()))}
-    fields.update({f"o{i}": unsigned(digit_width(tree.k)) for i in range(tree.n - 1)})
+    """The switch ``<s, o_{n-2} … o_0>``: ``stage`` (``index_width(n)`` bits), then
+    ``o0 … o{n-2}`` (``index_width(k)`` bits each)."""
+    fields = {"stage": unsigned(index_width(tree.n))}
+    fields.update({f"o{i}": unsigned(index_width(tree.k)) for i in range(tree.n - 1)})
     return data.StructLayout(fields)
 
 
@@ -129,7 +125,7 @@ class FatTreeRouteCompute(RouteCompute):
         below = Const(1, 1)
         for i in range(1, n):
             below = below & ((stage >= i) | (h[i] == o[i - 1]))
-        h_s = Signal(digit_width(k))
+        h_s = Signal(index_width(k))
         with m.Switch(stage):
             for i in range(n):
                 with m.Case(i):

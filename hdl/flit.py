@@ -37,13 +37,15 @@ from amaranth.hdl import Shape, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from twinnet.model.widths import index_width
+
 from .config import RouterConfig
 
 
 def vc_shape(vc_count: int):
     """Shape of a VC tag: wide enough for ``vc_count - 1`` and at least 1 bit (Yosys writes
     zero-width ports as ``[-1:0]``, a 2-bit port, so a 1-VC link still carries a 0 tag)."""
-    return unsigned(max(1, (vc_count - 1).bit_length()))
+    return unsigned(index_width(vc_count))
 
 
 def link_flit_layout(flit_width: int, vc_count: int) -> data.StructLayout:

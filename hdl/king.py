@@ -14,9 +14,9 @@ import functools
 
 from twinnet.model.king_network import KingNetworkConfig, node_label
 
-from .config import PortConfig, RouterConfig
+from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
 from .king_route import KingRouteCompute, is_pe, pe_label
-from .network import DROP_COUNT_WIDTH, Channel, Netlist, RouterInstance, Terminal
+from .network import Link, Netlist, RouterInstance, Terminal
 from .ring_escape import opposite
 from .router import Router
 
@@ -65,13 +65,13 @@ def netlist(network: KingNetworkConfig, *, stall_counters: bool = False) -> Netl
             kinds[name] = router(network, ports, stall_counters=stall_counters)
         routers.append(RouterInstance(node_label(node), name, {"x": node[0], "y": node[1]}))
         local[node] = {port: index for index, port in enumerate(ports)}
-    channels = []
+    links = []
     for node in topology.nodes():
         for port, neighbour in topology.neighbors(node):
-            channels.append(Channel(len(channels), node_label(node), local[node][port],
-                                    node_label(neighbour), local[neighbour][opposite(port)],
-                                    port, opposite(port), network.vc_count))
+            links.append(Link(len(links), node_label(node), local[node][port],
+                              node_label(neighbour), local[neighbour][opposite(port)],
+                              port, opposite(port), network.vc_count))
     terminals = [Terminal(node_label(network.node_of(t)),
                           local[network.node_of(t)][pe_label(network.pe_of(t))])
                  for t in range(network.terminal_count)]
-    return Netlist(kinds, routers, channels, terminals)
+    return Netlist(kinds, routers, links, terminals)

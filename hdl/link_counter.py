@@ -86,10 +86,10 @@ class LinkCounter(wiring.Component):
 
 class LinkCounters(wiring.Component):
     """A :class:`LinkCounter` on every link of ``netlist`` (a
-    :class:`twinnet.hdl.network.Netlist`): its channels, then per terminal its injection and
-    its ejection port.
+    :class:`twinnet.hdl.network.Netlist`): its links between routers, then per terminal its
+    injection and its ejection port.
 
-    Ports, per channel ``j`` (the wires of the channel, as the routers drive them):
+    Ports, per link ``j`` between routers (its wires, as the routers drive them):
     ``c<j>_valid``, ``c<j>_payload`` (the flit's valid and payload at the sending output),
     ``c<j>_waits`` (the sending router's ``waits`` of that output); per
     terminal ``t``: ``i<t>_valid``, ``i<t>_first``, ``i<t>_ready`` (the injection stream) and
@@ -102,15 +102,14 @@ class LinkCounters(wiring.Component):
     def __init__(self, netlist):
         self.netlist = netlist
         width = netlist.flit_width
-        #: ``(kind, index, VCs)`` per link in bus order: ``("channel", j, n)``,
-        #: ``("injection", t, 1)``, ``("ejection", t, 1)``.
-        self.links = [("channel", channel.index, channel.vc_count)
-                      for channel in netlist.channels]
+        #: ``(kind, index, VCs)`` per link in bus order: ``("link", j, n)`` (link ``j`` of
+        #: the netlist), ``("injection", t, 1)``, ``("ejection", t, 1)``.
+        self.links = [("link", link.index, link.vc_count) for link in netlist.links]
         for terminal in range(len(netlist.terminals)):
             self.links += [("injection", terminal, 1), ("ejection", terminal, 1)]
         members = {}
-        for channel in netlist.channels:
-            j, vcs = channel.index, channel.vc_count
+        for link in netlist.links:
+            j, vcs = link.index, link.vc_count
             members.update({f"c{j}_valid": In(1),
                             f"c{j}_payload": In(flit.link_flit_layout(width, vcs)),
                             f"c{j}_waits": In(vcs)})
@@ -137,8 +136,8 @@ class LinkCounters(wiring.Component):
         m = Module()
         parts = []
         for kind, index, vcs in self.links:
-            if kind == "channel":
-                counter = m.submodules[f"channel_{index}"] = LinkCounter(vcs, True)
+            if kind == "link":
+                counter = m.submodules[f"link_{index}"] = LinkCounter(vcs, True)
                 payload = getattr(self, f"c{index}_payload")
                 m.d.comb += [counter.valid.eq(getattr(self, f"c{index}_valid")),
                              counter.first.eq(payload.first), counter.vc.eq(payload.vc),

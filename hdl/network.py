@@ -7,12 +7,12 @@ A topology family describes its network as a :class:`Netlist`:
 - **routers**: one :class:`RouterInstance` per router of the network, naming its kind and the
   values of its per-node constants (the route compute's ``node_static`` layout, e.g. the node's
   coordinates), tied off through that layout (``layout.const``), not packed by hand;
-- **channels**: one :class:`Channel` per direction of a cable, from a router's output port to a
+- **links**: one :class:`Link` per direction of a cable, from a router's output port to a
   router's input port;
 - **terminals**: the PE ports, in terminal-number order.
 
 :class:`Network` is the top: one instance per router, instantiating its kind's module by
-name, with ports named after the router's own signature; a channel joins an output port to an
+name, with ports named after the router's own signature; a link joins an output port to an
 input port member by member, so a width or direction mismatch between two routers is an error
 (:meth:`Network.verilog` writes the top's Verilog). Terminal ``i`` owns bit ``i`` of each 1-bit
 PE bus and bits ``[i*W, (i+1)*W)`` of each data bus:
@@ -21,14 +21,15 @@ PE bus and bits ``[i*W, (i+1)*W)`` of each data bus:
     pe_out_valid, pe_out_first, pe_out_last: Out(P) pe_out_ready: In(P)     pe_out_data: Out(P*W)
     drop_count: Out(32) — malformed packets dropped at injection, summed over every router:
         exact until the total reaches 2**32 - 1, where it saturates (each router counts in
-        :data:`DROP_COUNT_WIDTH` bits too, so none saturates before the total does).
+        :data:`twinnet.hdl.config.DROP_COUNT_WIDTH` bits too, so none saturates before the
+        total does).
 
-With ``trace=True`` the top also shows every channel to a testbench: ``trace_valid`` (one bit per
-channel: a flit is on it this cycle) and ``trace_flit`` (channel ``j``'s flit payload at bits
+With ``trace=True`` the top also shows every link to a testbench: ``trace_valid`` (one bit per
+link: a flit is on it this cycle) and ``trace_flit`` (link ``j``'s flit payload at bits
 ``[j*S, (j+1)*S)``, S = :attr:`Network.trace_stride`: data, first, last, then the VC).
 
 With ``link_counters`` (a :class:`twinnet.hdl.link_counter.LinkCounters` of the netlist and the
-Verilog module it was converted under) the top also instantiates it, fed from every channel's
+Verilog module it was converted under) the top also instantiates it, fed from every link's
 and terminal's wires, and shows its counters: ``link_counts_<k>`` (its ``counts_<k>`` ports).
 """
 
@@ -38,10 +39,10 @@ from amaranth.hdl import ClockSignal, Const, Instance, Module, ResetSignal, Shap
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .router import Router
+from twinnet.model.widths import index_width
 
-#: Width of every router's drop counter in a network, and of the network's total.
-DROP_COUNT_WIDTH = 32
+from .config import DROP_COUNT_WIDTH
+from .router import Router
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class RouterInstance:
 
 
 @dataclass(frozen=True)
-class Channel:
+class Link:
     """One direction of a cable: from output ``source_port`` of router ``source`` to input
     ``target_port`` of router ``target`` (router labels, router-local port indices).
     ``source_port_label``/``target_port_label`` name the ports in reports (``X+``, ``I``)."""
@@ -91,7 +92,7 @@ class Netlist:
 
     kinds: dict[str, Router]
     routers: list[RouterInstance]
-    channels: list[Channel]
+    links: list[Link]
     terminals: list[Terminal]
     by_label: dict[str, RouterInstance] = field(init=False)
 
@@ -99,8 +100,8 @@ class Netlist:
         self.by_label = {router.label: router for router in self.routers}
         if len(self.by_label) != len(self.routers):
             raise ValueError("router labels must be unique")
-        if [channel.index for channel in self.channels] != list(range(len(self.channels))):
-            raise ValueError("channels must be listed by index, from 0")
+        if [link.index for link in self.links] != list(range(len(self.links))):
+            raise ValueError("links must be listed by index, from 0")
         for router in self.routers:
             if router.kind not in self.kinds:
                 raise ValueError(f"router {router.label}: unknown kind {router.kind!r}")
@@ -144,7 +145,7 @@ class Network:
     The top is structure only (instances, wires, the PE buses, the trace and a tree of adders
     for ``drop_count``), so it is written as Verilog text directly: Amaranth's netlist, bit
     by bit, took 17 of the 19 s 3DT 8x8x8 needed to generate (1,024 routers), and nearly
-    1 GB. Each connection is checked as ``wiring.connect`` checks it: a channel joins an
+    1 GB. Each connection is checked as ``wiring.connect`` checks it: a link joins an
     output port to an input port of the same members, widths and opposite flows, or it is an
     error.
 
@@ -160,8 +161,8 @@ class Network:
                  link_counters=None):
         self.netlist, self.modules, self.trace = netlist, modules, trace
         self.link_counters = link_counters
-        vc_counts = [channel.vc_count for channel in netlist.channels] or [1]
-        self.vc_bits = max(1, max(vc_counts) - 1).bit_length()
+        vc_counts = [link.vc_count for link in netlist.links] or [1]
+        self.vc_bits = index_width(max(vc_counts))
         self.trace_stride = netlist.flit_width + 2 + self.vc_bits
         pes, width = len(netlist.terminals), netlist.flit_width
         members = {
@@ -172,8 +173,8 @@ class Network:
             "drop_count": Out(DROP_COUNT_WIDTH),
         }
         if trace:
-            members["trace_valid"] = Out(len(netlist.channels))
-            members["trace_flit"] = Out(len(netlist.channels) * self.trace_stride)
+            members["trace_valid"] = Out(len(netlist.links))
+            members["trace_flit"] = Out(len(netlist.links) * self.trace_stride)
         if link_counters is not None:
             for k, width in enumerate(link_counters[0].chunks):
                 members[f"link_counts_{k}"] = Out(width)
@@ -232,22 +233,22 @@ class _TopWriter:
         return {path[1:]: port for path, port in self.ports[kind].items()
                 if path[0] == prefix}
 
-    def connect(self, channel: Channel) -> None:
-        """Join ``channel``'s output port to its input port, member by member."""
-        what = f"channel {channel.index}"
-        source, target = self.index[channel.source], self.index[channel.target]
-        sending = self.members(source, f"out_{channel.source_port}")
-        receiving = self.members(target, f"in_{channel.target_port}")
+    def connect(self, link: Link) -> None:
+        """Join ``link``'s output port to its input port, member by member."""
+        what = f"link {link.index}"
+        source, target = self.index[link.source], self.index[link.target]
+        sending = self.members(source, f"out_{link.source_port}")
+        receiving = self.members(target, f"in_{link.target_port}")
         if not sending or sending.keys() != receiving.keys():
-            raise ValueError(f"{what}: {channel.source} out_{channel.source_port} and "
-                             f"{channel.target} in_{channel.target_port} do not match")
+            raise ValueError(f"{what}: {link.source} out_{link.source_port} and "
+                             f"{link.target} in_{link.target_port} do not match")
         for sub, (flow, width, _, _) in sending.items():
             if flow == Out:
-                self.feed(target, (f"in_{channel.target_port}", *sub),
-                          self.wire(source, (f"out_{channel.source_port}", *sub)), width, what)
+                self.feed(target, (f"in_{link.target_port}", *sub),
+                          self.wire(source, (f"out_{link.source_port}", *sub)), width, what)
             else:
-                self.feed(source, (f"out_{channel.source_port}", *sub),
-                          self.wire(target, (f"in_{channel.target_port}", *sub)), width, what)
+                self.feed(source, (f"out_{link.source_port}", *sub),
+                          self.wire(target, (f"in_{link.target_port}", *sub)), width, what)
 
     def text(self, name: str) -> str:
         netlist, top = self.netlist, self.top
@@ -257,8 +258,8 @@ class _TopWriter:
                 static = Const.cast(layout.const(instance.static))
                 self.feed(index, ("node_static",), _constant(static.value, len(static)),
                           len(static), f"router {instance.label}'s constants")
-        for channel in netlist.channels:
-            self.connect(channel)
+        for link in netlist.links:
+            self.connect(link)
         buses = {bus: [] for bus in ("pe_in_ready", "pe_out_valid", "pe_out_data",
                                      "pe_out_first", "pe_out_last")}
         for terminal, attached in enumerate(netlist.terminals):
@@ -305,9 +306,9 @@ class _TopWriter:
             lines.append(f"  assign {bus} = {_concatenation(parts)};")
         if top.trace:
             valid, flit = [], []
-            for channel in netlist.channels:
-                out = f"out_{channel.source_port}"
-                source = self.index[channel.source]
+            for link in netlist.links:
+                out = f"out_{link.source_port}"
+                source = self.index[link.source]
                 payload = self.port(source, (out, "flit", "payload"))[1]
                 valid.append(self.wire(source, (out, "flit", "valid")))
                 # The payload in the low bits, zero-extended to the stride.
@@ -323,14 +324,14 @@ class _TopWriter:
         return "\n".join(lines + ["endmodule", ""])
 
     def link_counters(self) -> str:
-        """The instance of the link counters, fed from the wires of every channel and
+        """The instance of the link counters, fed from the wires of every link and
         terminal (see :class:`twinnet.hdl.link_counter.LinkCounters`)."""
         counters, module = self.top.link_counters
         names = {name for name, _, _ in module_ports(counters)}
         taps = {}
-        for channel in self.netlist.channels:
-            j = channel.index
-            source, out = self.index[channel.source], f"out_{channel.source_port}"
+        for link in self.netlist.links:
+            j = link.index
+            source, out = self.index[link.source], f"out_{link.source_port}"
             if self.port(source, ("waits", out)) is None:
                 raise ValueError("the link counters read the routers' waits: build the "
                                  "routers with their stall counters")

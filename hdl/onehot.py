@@ -2,6 +2,8 @@
 
 from amaranth.hdl import Cat, Const, Mux, Value
 
+from twinnet.model.widths import index_width
+
 
 def lowest(value, width: int):
     """One-hot of the lowest set bit of ``value`` (zero when none). A prefix OR in LUTs rather
@@ -12,7 +14,7 @@ def lowest(value, width: int):
 
 def encode(onehot, width: int):
     """Index of the set bit of a one-hot ``onehot`` (zero when none)."""
-    bits = max(1, (width - 1).bit_length())
+    bits = index_width(width)
     return Cat(Cat(onehot[i] for i in range(width) if i >> k & 1).any() if width > (1 << k)
                else Const(0, 1) for k in range(bits))
 

@@ -72,9 +72,11 @@ from amaranth.lib import data, fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model.traffic import FIXED, PATTERNS
+from twinnet.model.widths import index_width
 
 from .adders import sum_tree
-from .network import DROP_COUNT_WIDTH, Network, instantiate
+from .config import DROP_COUNT_WIDTH
+from .network import Network, instantiate
 
 #: Width of every per-terminal counter, and of the harness's sums.
 COUNT_WIDTH = 32
@@ -164,7 +166,7 @@ class TrafficFormat:
                              "measured bit)")
         self.ordered = ordered
         self.time_bits = min(16, self.flit_width // 2)
-        self.index_bits = max(1, (packet_length - 1).bit_length())
+        self.index_bits = index_width(packet_length)
         self.broadcast = "broadcast" in self.route_layout.members
         # A copy must arrive at the PE a broadcast's route names (the king family's
         # ``route.pe``, with several PEs per router).
@@ -192,7 +194,7 @@ class TrafficFormat:
         for path, radix in self.digits:
             total = total + _field(route, path) * weight
             weight *= radix
-        return total[:max(1, (self.terminals - 1).bit_length())]
+        return total[:index_width(self.terminals)]
 
     def same_terminal(self, a, b):
         """Hardware: the digits of route views ``a`` and ``b`` are equal."""

@@ -13,8 +13,7 @@ from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import INTERNAL, PE_PORT
 from twinnet.model.twin_routing import vc_count
 
-from .config import PortConfig, RouterConfig
-from .network import DROP_COUNT_WIDTH
+from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
 from .router import Router
 from .twin_route import TwinRouteCompute, card_ports
 

@@ -17,20 +17,16 @@ from amaranth.hdl import Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data
 
 from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusConfig
-from twinnet.model.twin_routing import InternalChannel, internal_channels, vc_count
+from twinnet.model.twin_routing import InternalVc, internal_vcs, vc_count
+from twinnet.model.widths import index_width
 
 from .config import RouterConfig
 from .route_compute import RouteCompute
 
 
-def digit_width(k: int) -> int:
-    """Bits of one coordinate digit of a ring of ``k`` nodes."""
-    return max(1, (k - 1).bit_length())
-
-
 def coordinate_layout(config: TwinTorusConfig) -> data.StructLayout:
     """A node's coordinates: fields ``o0 … o{n-1}``, digit i wide enough for ``k_i - 1``."""
-    return data.StructLayout({f"o{dim}": unsigned(digit_width(k))
+    return data.StructLayout({f"o{dim}": unsigned(index_width(k))
                               for dim, k in enumerate(config.radices)})
 
 
@@ -107,7 +103,7 @@ class TwinRouteCompute(RouteCompute):
         with m.If(self.malformed):
             self._drive(m, self.ports.index(PE_PORT), 0, False)
         for dim, (c, d, k) in enumerate(zip(digits_here, digits_dest, config.radices)):
-            width = digit_width(k) + 2
+            width = index_width(k) + 2
             # aux = (d - c) mod k without a divider: add k when the difference is negative.
             aux = Mux(d >= c, d - c, d + k - c).as_unsigned()[:width]
             plus = (aux << 1) <= k  # aux <= k/2: the shorter (or tied) way is +
@@ -121,7 +117,7 @@ class TwinRouteCompute(RouteCompute):
             self._drive(m, self.ports.index(PE_PORT), 0, False)
         if config.card_count == 2:  # on the plain torus a PE bit of 1 is malformed (above)
             with m.Else():
-                self._internal(m, InternalChannel(3), up=None, bubble=False)
+                self._internal(m, InternalVc(3), up=None, bubble=False)
         m.d.comb += self.vc_mask.eq(1 << self._vc)
         return m
 
@@ -135,18 +131,18 @@ class TwinRouteCompute(RouteCompute):
             vc = Mux(up, 0, 1) if mode == "vc" else 0
             self._drive(m, self.ports.index(wanted), vc, self._enters_ring(wanted))
         elif wanted.dim not in split:
-            self._internal(m, InternalChannel(1), up=None, bubble=False)
+            self._internal(m, InternalVc(1), up=None, bubble=False)
         else:
-            self._internal(m, InternalChannel(2, wanted.dim, "up" if mode == "vc" else None),
+            self._internal(m, InternalVc(2, wanted.dim, "up" if mode == "vc" else None),
                            up=up if mode == "vc" else None, bubble=self._enters_ring(wanted))
 
-    def _internal(self, m, channel: InternalChannel, *, up, bubble: bool) -> None:
-        """Drive the internal link on ``channel``'s VC; with ``up`` given, the up/low pair of a
+    def _internal(self, m, wanted_vc: InternalVc, *, up, bubble: bool) -> None:
+        """Drive the internal link on VC ``wanted_vc``; with ``up`` given, the up/low pair of a
         split dimension (low is numbered right after up)."""
         if self.twin.mode == "none":
             self._drive(m, self.ports.index(INTERNAL), 0, False)
             return
-        base = internal_channels(self.twin).index(channel)
+        base = internal_vcs(self.twin).index(wanted_vc)
         vc = base if up is None else Mux(up, base, base + 1)
         self._drive(m, self.ports.index(INTERNAL), vc, bubble)
 

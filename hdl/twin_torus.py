@@ -9,7 +9,7 @@ Router labels are the model's card names (``0,1,2/c0``); port labels are the mod
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import PE_PORT
 
-from .network import Channel, Netlist, RouterInstance, Terminal
+from .network import Link, Netlist, RouterInstance, Terminal
 from .twin_card import card_router
 from .twin_route import card_ports
 
@@ -23,17 +23,17 @@ def netlist(network: TwinNetworkConfig, *, stall_counters: bool = False) -> Netl
     routers = [RouterInstance(str(card), f"card{card.index}",
                               {f"o{dim}": digit for dim, digit in enumerate(card.node)})
                for card in twin.cards()]
-    channels = []
+    links = []
     for card in twin.cards():
         ports = card_ports(twin, card.index)
         for local, port in enumerate(ports):
             if port == PE_PORT:
                 continue
             target, target_port = twin.link_target(card, port)
-            channels.append(Channel(
-                len(channels), str(card), local, str(target),
+            links.append(Link(
+                len(links), str(card), local, str(target),
                 card_ports(twin, target.index).index(target_port), str(port),
                 str(target_port), kinds[f"card{card.index}"].config.ports[local].vc_count))
     terminals = [Terminal(str(pe.card), card_ports(twin, pe.pe).index(PE_PORT))
                  for pe in twin.pes()]
-    return Netlist(kinds, routers, channels, terminals)
+    return Netlist(kinds, routers, links, terminals)

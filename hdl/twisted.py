@@ -11,8 +11,8 @@ import functools
 
 from twinnet.model.twisted_network import TwistedNetworkConfig, node_label, port_move
 
-from .config import PortConfig, RouterConfig
-from .network import DROP_COUNT_WIDTH, Channel, Netlist, RouterInstance, Terminal
+from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
+from .network import Link, Netlist, RouterInstance, Terminal
 from .ring_escape import opposite
 from .router import Router
 from .twisted_route import PE, TwistedRouteCompute
@@ -41,15 +41,15 @@ def netlist(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> N
     routers = [RouterInstance(node_label(node), "router",
                               {f"o{dim}": x for dim, x in enumerate(node)})
                for node in topology.nodes()]
-    channels = []
+    links = []
     for node in topology.nodes():
         for port in network.ports:
             dim, sign = port_move(port)
             target = topology.step(node, dim, sign)
-            channels.append(Channel(len(channels), node_label(node), local[port],
-                                    node_label(target), local[opposite(port)], port,
-                                    opposite(port), network.vc_count))
+            links.append(Link(len(links), node_label(node), local[port],
+                              node_label(target), local[opposite(port)], port,
+                              opposite(port), network.vc_count))
     terminals = [Terminal(node_label(network.node_of(t)), local[PE])
                  for t in range(topology.node_count)]
-    return Netlist({"router": router(network, stall_counters=stall_counters)}, routers, channels,
+    return Netlist({"router": router(network, stall_counters=stall_counters)}, routers, links,
                    terminals)

@@ -14,23 +14,26 @@ else up. DESTRO goes up through port ``k + h_s``; the ``"random"`` routing goes 
 port drawn from a seeded RNG (the down phase is the same unique path). Either way the packet
 turns around at stage ``FirstDifference(source, h)``.
 
-A *link* is one direction of a cable, named by :class:`Link` (level, index, direction); a *hop*
-is a switch with the ports a path enters and leaves it by. The analyses count, over all
-``N(N-1)`` ordered pairs of distinct terminals, connections per switch and port pair, forward /
-turnaround / backward paths per switch (001 Table 1), the load of every link, and the crossings
-of each twin switch's internal link (001 §5.3).
+A *link* is one direction of a cable, named by :class:`FatTreeLink` (level, index,
+direction); a *hop* (:class:`FatTreeHop`) is a switch with the ports a path enters and leaves
+it by. The analyses count, over all ``N(N-1)`` ordered pairs of distinct terminals, connections
+per switch and port pair, forward / turnaround / backward paths per switch (001 Table 1), the
+load of every link, and the crossings of each twin switch's internal link (001 §5.3).
 """
 
+import functools
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import checks
+from . import checks, schema
 from .deadlock import ChannelDependencyGraph
-from .sizes import DEFAULT_PIPELINE, RouterSizes, check_pipeline
+from .schema import Integer, Text, parameter
+from .sizes import RouterSizes
 from .twin_switch import TwinSwitch
+from .widths import index_width
 
 ROUTINGS = ("destro", "random")
 DIRECTIONS = ("up", "down")
@@ -48,7 +51,7 @@ class Switch(NamedTuple):
 
 
 @dataclass(frozen=True, order=True)
-class Link:
+class FatTreeLink:
     """One direction of a cable.
 
     ``level`` 0 joins the terminals to stage 0, level ``L ≥ 1`` joins stage ``L-1`` to stage
@@ -66,7 +69,7 @@ class Link:
 
 
 @dataclass(frozen=True, order=True)
-class InternalChannel:
+class FatTreeInternalChannel:
     """One direction of internal port ``port`` of the twin switch ``switch``."""
 
     switch: Switch
@@ -79,7 +82,7 @@ class InternalChannel:
 
 
 @dataclass(frozen=True)
-class Hop:
+class FatTreeHop:
     """A path's visit to ``switch``: it enters on ``in_port`` and leaves on ``out_port``."""
 
     switch: Switch
@@ -213,25 +216,25 @@ class FatTreeConfig:
         digits = self.terminal_digits(h)
         return all(digits[i] == switch.digits[i - 1] for i in range(switch.stage + 1, self.n))
 
-    def out_link(self, switch: Switch, out_port: int) -> Link:
+    def out_link(self, switch: Switch, out_port: int) -> FatTreeLink:
         """The link leaving ``switch`` through ``out_port``."""
         s = switch.stage
         if out_port >= self.k:
-            return Link(s + 1, self.k * self.switch_index(switch) + out_port - self.k, "up")
+            return FatTreeLink(s + 1, self.k * self.switch_index(switch) + out_port - self.k, "up")
         if s == 0:
-            return Link(0, self._from_digits((out_port,) + switch.digits), "down")
+            return FatTreeLink(0, self._from_digits((out_port,) + switch.digits), "down")
         below, up_port = self.down_neighbor(switch, out_port)
-        return Link(s, self.k * self.switch_index(below) + up_port - self.k, "down")
+        return FatTreeLink(s, self.k * self.switch_index(below) + up_port - self.k, "down")
 
-    def injection_link(self, h: int) -> Link:
-        return Link(0, self.check_terminal(h), "up")
+    def injection_link(self, h: int) -> FatTreeLink:
+        return FatTreeLink(0, self.check_terminal(h), "up")
 
-    def links(self) -> Iterator[Link]:
+    def links(self) -> Iterator[FatTreeLink]:
         """Every link: ``k^n`` cables per level, two directions each."""
         for level in range(self.n):
             for index in range(self.terminal_count):
                 for direction in DIRECTIONS:
-                    yield Link(level, index, direction)
+                    yield FatTreeLink(level, index, direction)
 
 
 # --- routing -----------------------------------------------------------------------------------
@@ -259,7 +262,7 @@ def destro_port(config: FatTreeConfig, switch: Switch, destination: int) -> int:
 
 
 def route(config: FatTreeConfig, source: int, destination: int,
-          rng: random.Random | None = None) -> tuple[Hop, ...]:
+          rng: random.Random | None = None) -> tuple[FatTreeHop, ...]:
     """The hops from terminal ``source`` to ``destination`` (distinct), DESTRO unless ``rng``.
 
     Raises ``ValueError`` for equal terminals or terminals out of range.
@@ -273,7 +276,7 @@ def route(config: FatTreeConfig, source: int, destination: int,
     hops = []
     while True:
         out_port = next_port(config, switch, destination, rng)
-        hops.append(Hop(switch, in_port, out_port, config.k))
+        hops.append(FatTreeHop(switch, in_port, out_port, config.k))
         if out_port >= config.k:
             switch, in_port = config.up_neighbor(switch, out_port)
         else:
@@ -285,14 +288,15 @@ def route(config: FatTreeConfig, source: int, destination: int,
             switch, in_port = step
 
 
-def path_links(config: FatTreeConfig, source: int, hops: Sequence[Hop]) -> list[Link]:
+def path_links(config: FatTreeConfig, source: int,
+               hops: Sequence[FatTreeHop]) -> list[FatTreeLink]:
     """The links a path holds in order: injection, then each hop's output link."""
     return [config.injection_link(source)] + [config.out_link(h.switch, h.out_port)
                                               for h in hops]
 
 
 def all_routes(config: FatTreeConfig, routing: str = "destro",
-               seed: int = 0) -> Iterator[tuple[int, int, tuple[Hop, ...]]]:
+               seed: int = 0) -> Iterator[tuple[int, int, tuple[FatTreeHop, ...]]]:
     """``(source, destination, hops)`` for every ordered pair of distinct terminals.
 
     Pairs come in a fixed order (source-major), so ``routing="random"`` with the same ``seed``
@@ -351,7 +355,7 @@ def load_ranges(loads: Counter) -> dict[tuple[int, str], tuple[int, int]]:
 
 
 def is_minimal(config: FatTreeConfig, source: int, destination: int,
-               hops: Sequence[Hop]) -> bool:
+               hops: Sequence[FatTreeHop]) -> bool:
     """True if the path turns around once, at stage ``FirstDifference``, and is as short as
     possible there: ``2·FirstDifference + 1`` switches."""
     turn = config.first_difference(source, destination)
@@ -401,13 +405,13 @@ class TwinFatTree:
     def split_of(self, switch: Switch) -> TwinSwitch:
         return self.splits[switch.stage]
 
-    def internal_channel(self, hop: Hop) -> InternalChannel | None:
+    def internal_channel(self, hop: FatTreeHop) -> FatTreeInternalChannel | None:
         """The internal channel ``hop`` crosses, or ``None`` if it stays on one half."""
         split = self.split_of(hop.switch)
         port = split.internal_port(hop.in_port, hop.out_port)
         if port is None:
             return None
-        return InternalChannel(hop.switch, split.half_of(hop.in_port), port)
+        return FatTreeInternalChannel(hop.switch, split.half_of(hop.in_port), port)
 
 
 def optimal_splits(k: int, n: int, internal_port_count: int = 1) -> tuple[TwinSwitch, ...]:
@@ -452,7 +456,7 @@ def internal_crossings(twin: TwinFatTree, routing: str = "destro",
 
 # --- deadlock ----------------------------------------------------------------------------------
 
-def path_channels(tree: FatTreeConfig, source: int, hops: Sequence[Hop],
+def path_channels(tree: FatTreeConfig, source: int, hops: Sequence[FatTreeHop],
                   twin: TwinFatTree | None = None) -> list:
     """The channels a path holds in order; with ``twin``, each crossing of a twin switch's
     internal link is a channel between the hop's input and output links."""
@@ -493,35 +497,104 @@ SPLITS = ("optimal", "paired", "down-alpha")
 MAX_FAT_TREE_TERMINALS = 256
 
 
+def read_split(label: str, value):
+    """The ``split`` parameter: a name of :data:`SPLITS` (or ``plain``), α's ports for every
+    stage (``0,1,4,5`` or a list) or one list per stage (``0,1,4,5;0,1,2,3`` or a list of
+    lists), held as the name or a tuple of port tuples."""
+    if isinstance(value, str) and value.strip() in (*SPLITS, "plain"):
+        return value.strip()
+    try:
+        if isinstance(value, str):
+            lists = [[int(port) for port in part.split(",")] for part in value.split(";")]
+        elif isinstance(value, (list, tuple)) and value and all(
+                isinstance(item, (list, tuple)) for item in value):
+            lists = value
+        else:
+            lists = [value]
+        return tuple(checks.check_int_tuple("α", ports, minimum=0, min_length=0)
+                     for ports in lists)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label} {_shown(value)}: must be one of {', '.join(SPLITS)}, plain "
+                         "or α's ports such as 0,1,4,5 (one list per stage separated by ';')"
+                         ) from None
+
+
+def _write_split(split):
+    """A split as a TOML file holds it: the name, one port list, or one list per stage."""
+    if isinstance(split, tuple) and len(split) == 1:
+        return list(split[0])
+    return split
+
+
 @dataclass(frozen=True)
 class FatTreeNetworkConfig(RouterSizes):
-    """A k-ary n-tree of twin switches (or of plain 2k-port switches) and its router sizes.
+    """A k-ary n-tree of twin switches (or of plain 2k-port switches, ``plain``), how each
+    twin switch's ports are split (``split``, ``internal_ports``) and the router sizes. Each
+    field is a parameter (:mod:`twinnet.model.schema`); :attr:`tree`, :attr:`splits` and
+    :attr:`split_name` are derived."""
 
-    Parameters:
-        tree: the :class:`FatTreeConfig`.
-        splits: one :class:`TwinSwitch` per stage, or ``None`` for plain (monolithic)
-            switches.
-        flit_width, packet_length, buffer_depth: as for a twin torus
-            (:class:`twinnet.model.network.TwinNetworkConfig`); ``buffer_depth`` ``None`` is
-            two packets.
-        split_name: how the splits were given (``optimal``, ``paired``, ``down-alpha``, or
-            ``None`` for explicit lists), kept for names and the manifest.
-    """
+    family = "fat-tree"
 
-    tree: FatTreeConfig
-    splits: tuple[TwinSwitch, ...] | None
-    flit_width: int = 32
-    packet_length: int = 4
-    buffer_depth: int | None = None
-    pipeline: int = DEFAULT_PIPELINE
-    split_name: str | None = "optimal"
+    k: int = parameter(4, Integer(2, MAX_FAT_TREE_TERMINALS),
+                       "switch half-radix, the switches having 2k ports (default 4)")
+    n: int = parameter(2, Integer(1, MAX_FAT_TREE_TERMINALS.bit_length()),
+                       "stages (default 2)")
+    plain: bool = parameter(False, schema.Flag(),
+                            "monolithic 2k-port switches instead of twin switches (for "
+                            "comparison)")
+    split: object = parameter(
+        lambda values: None if values["plain"] else "optimal",
+        Text(read_split, "optimal or 0,1,4,5;0,1,2,3", write=_write_split),
+        "how each twin switch's 2k ports are split between its halves α and β: optimal (001's: "
+        "pairs {l, l+k} per half below the last stage, all down ports on α at it; the "
+        "default), paired, down-alpha, or α's ports: one list for every stage (0,1,4,5) or one "
+        "per stage separated by ';' (0,1,4,5;0,1,2,3)")
+    internal_ports: int | None = parameter(
+        lambda values: None if values["plain"] else 1, Integer(1, MAX_FAT_TREE_TERMINALS),
+        "internal ports r between α and β, 1 to k (default 1)")
 
-    def __post_init__(self):
-        if not isinstance(self.tree, FatTreeConfig):
-            raise TypeError(f"tree must be a FatTreeConfig, not {self.tree!r}")
-        if self.splits is not None:
-            TwinFatTree(self.tree, self.splits)  # validates one split per stage, same k
-        self.check_sizes()
+    @classmethod
+    def rules(cls, values: dict, names: dict) -> None:
+        k, n = values["k"], values["n"]
+        if k ** n > MAX_FAT_TREE_TERMINALS:
+            label = " and ".join(names[key] for key in ("k", "n") if names[key] != key)
+            raise ValueError(f"{label or 'k, n'}: a {k}-ary {n}-tree has {k ** n:,} terminals; "
+                             f"at most {MAX_FAT_TREE_TERMINALS} are allowed (the 4-ary 4-tree: "
+                             "generation time and memory grow with the switch count)")
+        if values["split"] == "plain":  # the split's name for monolithic switches
+            if values["plain"] is False and names["plain"] != "plain":
+                raise ValueError(f"{names['split']} plain and {names['plain']} false contradict")
+            values["plain"], values["split"], values["internal_ports"] = True, None, None
+        if values["plain"]:
+            for key in ("split", "internal_ports"):
+                if values[key] is not None:
+                    shown = _shown(values[key]) if key == "split" else values[key]
+                    raise ValueError(f"{names[key]} {shown} and {names['plain']}: a plain fat "
+                                     f"tree has no {key.replace('_', ' ')}; give one of them")
+        else:
+            checks.check_int(names["internal_ports"], values["internal_ports"], minimum=1,
+                             maximum=k)
+            try:
+                splits(k, n, values["internal_ports"], values["split"])
+            except (TypeError, ValueError) as error:
+                given = f" with {names['k']} {k}" if isinstance(values["split"], str) else ""
+                raise ValueError(f"{names['split']} {_shown(values['split'])}{given}: {error}"
+                                 ) from None
+        super().rules(values, names)
+
+    @functools.cached_property
+    def tree(self) -> FatTreeConfig:
+        return FatTreeConfig(self.k, self.n)
+
+    @functools.cached_property
+    def splits(self) -> tuple[TwinSwitch, ...] | None:
+        """One :class:`TwinSwitch` per stage, or ``None`` for plain switches."""
+        return None if self.plain else splits(self.k, self.n, self.internal_ports, self.split)
+
+    @property
+    def split_name(self) -> str | None:
+        """How the splits were given (a name, or ``None`` for explicit lists)."""
+        return self.split if isinstance(self.split, str) else None
 
     @property
     def is_twin(self) -> bool:
@@ -536,8 +609,8 @@ class FatTreeNetworkConfig(RouterSizes):
         """Bits of a head flit's route fields (the destination's digits, the top one wide
         enough to hold k, so that destinations >= k**n are malformed) and source field."""
         k, n = self.tree.k, self.tree.n
-        digits = (n - 1) * max(1, (k - 1).bit_length()) + k.bit_length()
-        return digits + max(1, (self.tree.terminal_count - 1).bit_length())
+        digits = (n - 1) * index_width(k) + k.bit_length()
+        return digits + index_width(self.tree.terminal_count)
 
     @property
     def twin(self) -> TwinFatTree | None:
@@ -553,97 +626,19 @@ class FatTreeNetworkConfig(RouterSizes):
         kind = f"{split}_r{self.internal_port_count}" if self.is_twin else "plain"
         return f"{tree}_{kind}{self.size_suffix}"
 
-    def to_dict(self) -> dict:
-        return {"topology": "fat-tree", "k": self.tree.k, "n": self.tree.n,
-                "split": ("plain" if not self.is_twin else self.split_name
-                          or [sorted(split.alpha) for split in self.splits]),
-                "internal_ports": self.internal_port_count if self.is_twin else None,
-                "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
-                "pipeline": self.pipeline}
-
-
-#: Keys a fat-tree description may hold.
-FAT_TREE_KEYS = ("topology", "k", "n", "split", "internal_ports", "flit_width", "packet_length",
-                 "buffer_depth", "pipeline")
-
-
-def fat_tree_network_from_dict(values: dict, labels: dict | str = "configuration"
-                               ) -> FatTreeNetworkConfig:
-    """Build a :class:`FatTreeNetworkConfig` from plain values (the keys of
-    :data:`FAT_TREE_KEYS`; :meth:`FatTreeNetworkConfig.to_dict` writes them).
-
-    ``split`` is ``optimal`` (the default), ``paired``, ``down-alpha``, ``plain`` (monolithic
-    switches) or α's ports: one list for every stage or a list of lists, one per stage.
-    ``internal_ports`` is r (default 1, at most k). ``labels`` names each key in messages, as
-    for :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
-    naming the label, the value and what is allowed, before anything is built.
-    """
-    from .network import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, MAX_PACKET_LENGTH
-
-    names = checks.labels_of(values, labels)
-    unknown = sorted(set(values) - set(FAT_TREE_KEYS))
-    if unknown:
-        raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "
-                         f"{', '.join(FAT_TREE_KEYS)}")
-    if values.get("topology", "fat-tree") != "fat-tree":
-        raise ValueError(f"{names['topology']} must be 'fat-tree', not {values['topology']!r}")
-    k = checks.check_int(names.get("k", "k"), values.get("k", 4), minimum=2,
-                         maximum=MAX_FAT_TREE_TERMINALS)
-    n = checks.check_int(names.get("n", "n"), values.get("n", 2), minimum=1,
-                         maximum=MAX_FAT_TREE_TERMINALS.bit_length())
-    if k ** n > MAX_FAT_TREE_TERMINALS:
-        label = " and ".join(names[key] for key in ("k", "n") if key in values) or "k, n"
-        raise ValueError(f"{label}: a {k}-ary {n}-tree has {k ** n:,} terminals; at most "
-                         f"{MAX_FAT_TREE_TERMINALS} are allowed (the 4-ary 4-tree: generation "
-                         "time and memory grow with the switch count)")
-    tree = FatTreeConfig(k, n)
-    split = values.get("split", "optimal")
-    r = 1 if split == "plain" else checks.check_int(
-        names.get("internal_ports", "internal_ports"), values.get("internal_ports", 1),
-        minimum=1, maximum=k)
-    label = names.get("split", "split")
-    try:
-        if split == "plain":
-            splits, split_name = None, None
-        elif split == "optimal":
-            splits, split_name = optimal_splits(k, n, r), split
-        elif split in ("paired", "down-alpha"):
-            make = TwinSwitch.paired if split == "paired" else TwinSwitch.down_on_alpha
-            splits, split_name = (make(k, r),) * n, split
-        elif isinstance(split, (list, tuple)) and split and all(
-                isinstance(item, (list, tuple)) for item in split):
-            if len(split) != n:
-                raise ValueError(f"give one α port list per stage ({n}), not {len(split)}")
-            splits = tuple(TwinSwitch(k, frozenset(checks.check_int_tuple("α", alpha)), r)
-                           for alpha in split)
-            split_name = None
-        elif isinstance(split, (list, tuple)):
-            splits = (TwinSwitch(k, frozenset(checks.check_int_tuple("α", split)), r),) * n
-            split_name = None
-        else:
-            raise ValueError(f"must be one of {', '.join((*SPLITS, 'plain'))} or α's ports "
-                             "(a list such as [0, 1, 4, 5], or one list per stage)")
-    except (TypeError, ValueError) as error:
-        given = f" with {names.get('k', 'k (default 4)')} {k}" if isinstance(split, str) else ""
-        raise ValueError(f"{label} {_shown(split)}{given}: {error}") from None
-    sizes = {}
-    for key, maximum in (("flit_width", MAX_FLIT_WIDTH), ("packet_length", MAX_PACKET_LENGTH),
-                         ("buffer_depth", MAX_BUFFER_DEPTH)):
-        if values.get(key) is not None:
-            sizes[key] = checks.check_int(names[key], values[key], minimum=1, maximum=maximum)
-    sizes["pipeline"] = check_pipeline(names.get("pipeline", "pipeline"),
-                                       values.get("pipeline", DEFAULT_PIPELINE))
-    length = sizes.get("packet_length", 4)
-    if sizes.get("buffer_depth", 2 * length) < length:
-        raise ValueError(f"{names['buffer_depth']} must be >= {length} flits to hold one "
-                         f"packet of {length} flits, not {sizes['buffer_depth']}")
-    header = FatTreeNetworkConfig(tree, splits, split_name=split_name).header_width
-    if sizes.get("flit_width", 32) < header:
-        raise ValueError(f"{names.get('flit_width', 'flit_width (default 32)')} must be >= "
-                         f"{header} bits to hold the head flit's destination and source "
-                         f"fields, not {sizes.get('flit_width', 32)}")
-    return FatTreeNetworkConfig(tree, splits, split_name=split_name, **sizes)
+def splits(k: int, n: int, r: int, split) -> tuple[TwinSwitch, ...]:
+    """The twin switches of each stage for ``split`` (see :func:`read_split`) with ``r``
+    internal ports; raises ``ValueError`` for a split that does not apply."""
+    if split == "optimal":
+        return optimal_splits(k, n, r)
+    if split in ("paired", "down-alpha"):
+        make = TwinSwitch.paired if split == "paired" else TwinSwitch.down_on_alpha
+        return (make(k, r),) * n
+    if len(split) == 1:
+        return (TwinSwitch(k, frozenset(split[0]), r),) * n
+    if len(split) != n:
+        raise ValueError(f"give one α port list per stage ({n}), not {len(split)}")
+    return tuple(TwinSwitch(k, frozenset(alpha), r) for alpha in split)
 
 
 def _shown(split) -> str:

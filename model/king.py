@@ -169,7 +169,7 @@ def distance(config: KingConfig, a: Node, b: Node) -> int:
 
 
 @dataclass(frozen=True)
-class DistanceSummary:
+class KingDistanceSummary:
     """Diameter and average distance over all ordered pairs, a node to itself included."""
 
     diameter: int
@@ -181,7 +181,7 @@ class DistanceSummary:
         return self.distance_sum / self.pair_count
 
 
-def distance_summary(config: KingConfig) -> DistanceSummary:
+def distance_summary(config: KingConfig) -> KingDistanceSummary:
     """Diameter and average distance by BFS: from one node on a torus (translations are
     automorphisms, so every node sees the same distances), from every node on a mesh."""
     sources = [(0, 0)] if config.wrap else list(config.nodes())
@@ -190,7 +190,7 @@ def distance_summary(config: KingConfig) -> DistanceSummary:
         distances = bfs_distances(config, source).values()
         diameter = max(diameter, max(distances))
         total += sum(distances)
-    return DistanceSummary(diameter, total * (config.node_count // len(sources)),
+    return KingDistanceSummary(diameter, total * (config.node_count // len(sources)),
                            config.node_count ** 2)
 
 

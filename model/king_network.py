@@ -46,6 +46,7 @@ offered more than one flit per node and cycle): terminal ``t = p + pe_ports * (x
 is PE ``p`` of router ``(x, y)``.
 """
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -64,13 +65,17 @@ from .king import (
     scheme_channels,
     wraps,
 )
-from .sizes import DEFAULT_PIPELINE, RouterSizes, sizes_from_dict
+from .schema import Choice, Flag, Integer, parameter
+from .sizes import RouterSizes
+from .widths import index_width
 
 #: Routing → the kinds it applies to.
 ROUTINGS = {"dor": ("M", "T"), "diagonal": ("DM", "DT"), "knaive": ("KM", "KT"),
             "hop-by-hop": KINDS, "2s": ("KM", "KT")}
 #: The adaptive routings (over an escape network); the others are deterministic.
 ADAPTIVE_ROUTINGS = ("hop-by-hop", "2s")
+#: The tori among the kinds (their rings take an escape).
+WRAPPED_KINDS = ("T", "DT", "KT")
 #: Most VCs per link.
 MAX_VCS = 8
 #: Escape schemes of the RTL (tori; a mesh takes ``none``).
@@ -79,9 +84,6 @@ ESCAPES = ("bubble", "dateline", "none")
 MAX_SIDE = 32
 #: Most PEs per router (a king router then has 16 ports).
 MAX_PE_PORTS = 8
-#: Keys a king description may hold.
-KING_KEYS = ("topology", "kind", "side", "routing", "escape", "pe_ports", "vcs", "broadcast",
-             "ties", "flit_width", "packet_length", "buffer_depth", "pipeline")
 #: How DT breaks ties between equally short wrap-around images (002 Alg. 1).
 TIES = ("first", "lfsr")
 #: The kinds broadcast applies to (002 §3.3.4).
@@ -111,52 +113,83 @@ def vc_count_allowed(routing: str, escape: str, broadcast: bool = False) -> tupl
 
 @dataclass(frozen=True)
 class KingNetworkConfig(RouterSizes):
-    """A king-family network: ``topology`` (a :class:`KingConfig`), ``routing`` (a key of
-    :data:`ROUTINGS` that applies to the kind), ``escape`` (:data:`ESCAPES`; ``none`` on a
-    mesh), ``pe_ports`` (PEs per router), ``vcs`` (VCs per link, ``None`` for the least
-    :func:`vc_count_allowed` allows: the escape's, plus one adaptive VC under adaptive routing,
-    plus the broadcast VC), ``broadcast`` (routers that replicate broadcasts; KM and KT) and
-    the router sizes, as for a twin torus: ``buffer_depth`` ``None`` is two packets."""
+    """A king-family network: a square network of 002 (``kind``, ``side``: :attr:`topology`),
+    its routing and escape, PEs per router, VCs per link (``None``: the least
+    :func:`vc_count_allowed` allows), broadcast, DT's ties, and the router sizes. Each field is
+    a parameter (:mod:`twinnet.model.schema`)."""
 
-    topology: KingConfig
-    routing: str
-    escape: str
-    pe_ports: int = 1
-    vcs: int | None = None
-    broadcast: bool = False
-    ties: str = "first"
-    flit_width: int = 32
-    packet_length: int = 4
-    buffer_depth: int | None = None
-    pipeline: int = DEFAULT_PIPELINE
+    family = "king"
 
-    def __post_init__(self):
-        if not isinstance(self.topology, KingConfig):
-            raise TypeError(f"topology must be a KingConfig, not {self.topology!r}")
-        checks.check_choice("routing", self.routing, tuple(ROUTINGS))
-        if self.topology.kind not in ROUTINGS[self.routing]:
-            kinds = " and ".join(ROUTINGS[self.routing])
-            raise ValueError(f"routing {self.routing} applies to {kinds} only, not "
-                             f"{self.topology.kind}")
-        checks.check_choice("escape", self.escape, ESCAPES)
-        if not self.topology.wrap and self.escape != "none":
-            raise ValueError(f"escape {self.escape} applies to tori (T, DT, KT); a mesh "
-                             f"({self.topology.kind}) has no ring and takes 'none'")
-        checks.check_int("pe_ports", self.pe_ports, minimum=1, maximum=MAX_PE_PORTS)
-        if not isinstance(self.broadcast, bool):
-            raise TypeError(f"broadcast must be True or False, not {self.broadcast!r}")
-        if self.broadcast and self.topology.kind not in BROADCAST_KINDS:
-            raise ValueError(f"broadcast applies to {' and '.join(BROADCAST_KINDS)} only, not "
-                             f"{self.topology.kind}")
-        checks.check_choice("ties", self.ties, TIES)
-        if self.ties != "first" and self.topology.kind != "DT":
-            raise ValueError(f"ties {self.ties} applies to DT only, not {self.topology.kind}")
-        if self.vcs is not None:
-            least, most = vc_count_allowed(self.routing, self.escape, self.broadcast)
-            checks.check_int("vcs", self.vcs, minimum=least, maximum=most)
-        self.check_sizes()
-        if self.bubble_ports and self.buffer_depth is not None:
-            checks.check_int("buffer_depth", self.buffer_depth, minimum=2 * self.packet_length)
+    kind: str = parameter(
+        "KT", Choice(KINDS, fold=str.upper),
+        f"the square network of 002: {', '.join(KINDS)} (mesh, diagonal mesh, king mesh and "
+        "their tori; default KT)")
+    side: int = parameter(8, Integer(3, MAX_SIDE),
+                          f"nodes per side, 3 to {MAX_SIDE} (default 8)")
+    routing: str = parameter(
+        lambda values: default_routing(values["kind"]), Choice(tuple(ROUTINGS)),
+        "deterministic: dor (M, T), diagonal (DM, DT: 002 Alg. 1 on DT) or knaive (KM, KT), "
+        "the default for the kind; adaptive over an escape network that takes the kind's "
+        "deterministic routing: hop-by-hop (any kind: every profitable port) or 2s (KM, KT: "
+        "profitable Knaive ports first, then the other profitable ports)")
+    escape: str = parameter(
+        lambda values: "bubble" if values["kind"] in WRAPPED_KINDS else "none", Choice(ESCAPES),
+        "deadlock avoidance on the tori: bubble (one VC, room for two packets to enter a ring; "
+        "the default), dateline (two VCs) or none (one VC: can deadlock); meshes take none")
+    pe_ports: int = parameter(
+        1, Integer(1, MAX_PE_PORTS),
+        f"PEs per router, 1 to {MAX_PE_PORTS} (002's parallel injection: offer a king torus "
+        "more than one flit per node and cycle; default 1)")
+    vcs: int | None = parameter(
+        None, Integer(1, None),  # the range depends on the routing: checked by the rules
+        f"VCs per link: the escape's (1, or 2 with the dateline), plus at least one adaptive VC "
+        f"under adaptive routing (default: one), at most {MAX_VCS}")
+    broadcast: bool = parameter(
+        False, Flag(),
+        "KM, KT: routers that replicate broadcasts (002 §3.3.4: a copy to every other router, "
+        "on a VC of their own, one more per link)")
+    ties: str = parameter(
+        "first", Choice(TIES),
+        "DT: which of equally short wrap-around images 002 Alg. 1 takes: first (one path per "
+        "pair, packets in order; the default) or lfsr (pseudo-random, as in 002's hardware: "
+        "paths vary, order per pair is not kept)")
+
+    @classmethod
+    def bubble(cls, values: dict) -> bool:
+        return values["kind"] in WRAPPED_KINDS and (values["escape"] == "bubble"
+                                                    or values["broadcast"])
+
+    @classmethod
+    def rules(cls, values: dict, names: dict) -> None:
+        kind, routing, escape = values["kind"], values["routing"], values["escape"]
+        if kind not in ROUTINGS[routing]:
+            allowed = [name for name, kinds in ROUTINGS.items() if kind in kinds]
+            raise ValueError(f"{names['routing']} {routing}: applies to "
+                             f"{' and '.join(ROUTINGS[routing])} only, not {kind}; {kind} takes "
+                             f"{' or '.join(allowed)}")
+        if kind not in WRAPPED_KINDS and escape != "none":
+            raise ValueError(f"{names['escape']} {escape}: applies to tori (T, DT, KT) only; "
+                             f"the mesh {kind} has no ring and must take 'none'")
+        if values["broadcast"] and kind not in BROADCAST_KINDS:
+            raise ValueError(f"{names['broadcast']}: applies to "
+                             f"{' and '.join(BROADCAST_KINDS)} only, not {kind}")
+        if values["ties"] != "first" and kind != "DT":
+            raise ValueError(f"{names['ties']} {values['ties']}: applies to DT only (002 Alg. "
+                             f"1's wrap-around images), not {kind}")
+        vcs = values["vcs"]
+        if vcs is not None:
+            least, most = vc_count_allowed(routing, escape, values["broadcast"])
+            with_broadcast = " and broadcast" if values["broadcast"] else ""
+            if least == most and vcs != least:
+                raise ValueError(f"{names['vcs']} {vcs}: {routing} routing with escape "
+                                 f"{escape}{with_broadcast} uses exactly {least} VC(s) per "
+                                 "link; adaptive routing (hop-by-hop, 2s) takes more")
+            checks.check_int(names["vcs"], vcs, minimum=least, maximum=most)
+        super().rules(values, names)
+
+    @functools.cached_property
+    def topology(self) -> KingConfig:
+        return KingConfig(self.kind, self.side)
 
     @property
     def adaptive(self) -> bool:
@@ -210,13 +243,13 @@ class KingNetworkConfig(RouterSizes):
     @property
     def ttl_width(self) -> int:
         """Bits of a broadcast's TTL: up to ``side - 1`` on a king mesh."""
-        return max(1, (self.topology.side - 1).bit_length())
+        return index_width(self.topology.side)
 
     @property
     def coordinate_width(self) -> int:
         """Bits of one destination coordinate: ``0 … side-1`` (a value ``>= side`` that fits
         is malformed)."""
-        return max(1, (self.topology.side - 1).bit_length())
+        return index_width(self.topology.side)
 
     @property
     def pe_width(self) -> int:
@@ -229,7 +262,7 @@ class KingNetworkConfig(RouterSizes):
 
     @property
     def source_width(self) -> int:
-        return max(1, (self.terminal_count - 1).bit_length())
+        return index_width(self.terminal_count)
 
     @property
     def header_width(self) -> int:
@@ -250,14 +283,6 @@ class KingNetworkConfig(RouterSizes):
         routing = self.routing.replace("-", "_")  # a Verilog identifier
         return f"king_{self.topology.name.lower()}_{routing}_{self.escape}{suffix}"
 
-    def to_dict(self) -> dict:
-        return {"topology": "king", "kind": self.topology.kind, "side": self.topology.side,
-                "routing": self.routing, "escape": self.escape, "pe_ports": self.pe_ports,
-                "vcs": self.vcs, "broadcast": self.broadcast, "ties": self.ties,
-                "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
-                "pipeline": self.pipeline}
-
     def node_of(self, terminal: int) -> tuple[int, int]:
         """The router of terminal ``terminal``."""
         node, side = terminal // self.pe_ports, self.topology.side
@@ -266,77 +291,6 @@ class KingNetworkConfig(RouterSizes):
     def pe_of(self, terminal: int) -> int:
         """Which of its router's PEs terminal ``terminal`` is."""
         return terminal % self.pe_ports
-
-
-def king_network_from_dict(values: dict, labels: dict | str = "configuration"
-                           ) -> KingNetworkConfig:
-    """Build a :class:`KingNetworkConfig` from plain values (the keys of :data:`KING_KEYS`;
-    :meth:`KingNetworkConfig.to_dict` writes them). ``kind`` defaults to KT, ``side`` to 8,
-    ``routing`` to the kind's (dor, diagonal or knaive), ``escape`` to bubble on a torus and
-    none on a mesh, ``pe_ports`` to 1, ``vcs`` to the least allowed, ``broadcast`` to False,
-    ``ties`` to first.
-    ``labels`` names each key in messages, as for
-    :func:`twinnet.model.network.twin_network_from_dict`. Raises ``TypeError``/``ValueError``
-    naming the label, the value and what is allowed, before anything is built."""
-    names = checks.labels_of(values, labels)
-    unknown = sorted(set(values) - set(KING_KEYS))
-    if unknown:
-        raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "
-                         f"{', '.join(KING_KEYS)}")
-    if values.get("topology", "king") != "king":
-        raise ValueError(f"{names['topology']} must be 'king', not {values['topology']!r}")
-    kind = values.get("kind", "KT")
-    if isinstance(kind, str):
-        kind = kind.strip().upper()
-    checks.check_choice(names.get("kind", "kind"), kind, KINDS)
-    side = checks.check_int(names.get("side", "side"), values.get("side", 8), minimum=3,
-                            maximum=MAX_SIDE)
-    topology = KingConfig(kind, side)
-    routing = values.get("routing", default_routing(kind))
-    checks.check_choice(names.get("routing", "routing"), routing, tuple(ROUTINGS))
-    if kind not in ROUTINGS[routing]:
-        allowed = [name for name, kinds in ROUTINGS.items() if kind in kinds]
-        raise ValueError(f"{names.get('routing', 'routing')} {routing}: applies to "
-                         f"{' and '.join(ROUTINGS[routing])} only, not {kind}; {kind} takes "
-                         f"{' or '.join(allowed)}")
-    escape = values.get("escape", "bubble" if topology.wrap else "none")
-    checks.check_choice(names.get("escape", "escape"), escape, ESCAPES)
-    if not topology.wrap and escape != "none":
-        raise ValueError(f"{names.get('escape', 'escape')} {escape}: applies to tori (T, DT, "
-                         f"KT) only; the mesh {kind} has no ring and must take 'none'")
-    pe_ports = checks.check_int(names.get("pe_ports", "pe_ports"), values.get("pe_ports", 1),
-                                minimum=1, maximum=MAX_PE_PORTS)
-    broadcast = values.get("broadcast", False)
-    if not isinstance(broadcast, bool):
-        raise ValueError(f"{names.get('broadcast', 'broadcast')} must be true or false, not "
-                         f"{broadcast!r}")
-    if broadcast and kind not in BROADCAST_KINDS:
-        raise ValueError(f"{names.get('broadcast', 'broadcast')}: applies to "
-                         f"{' and '.join(BROADCAST_KINDS)} only, not {kind}")
-    ties = values.get("ties", "first")
-    checks.check_choice(names.get("ties", "ties"), ties, TIES)
-    if ties != "first" and kind != "DT":
-        raise ValueError(f"{names.get('ties', 'ties')} {ties}: applies to DT only (002 Alg. 1's "
-                         f"wrap-around images), not {kind}")
-    vcs = values.get("vcs")
-    if vcs is not None:
-        least, most = vc_count_allowed(routing, escape, broadcast)
-        with_broadcast = " and broadcast" if broadcast else ""
-        if least == most and vcs != least:
-            raise ValueError(f"{names.get('vcs', 'vcs')} {vcs}: {routing} routing with escape "
-                             f"{escape}{with_broadcast} uses exactly {least} VC(s) per link; "
-                             f"adaptive routing (hop-by-hop, 2s) takes more")
-        vcs = checks.check_int(names.get("vcs", "vcs"), vcs, minimum=least, maximum=most)
-    sizes = sizes_from_dict(values, names,
-                            bubble=topology.wrap and (escape == "bubble" or broadcast))
-    network = KingNetworkConfig(topology, routing, escape, pe_ports, vcs, broadcast, ties,
-                                **sizes)
-    if network.flit_width < network.header_width:
-        raise ValueError(f"{names.get('flit_width', 'flit_width')} {network.flit_width}: a head "
-                         f"flit of {topology.name} needs {network.header_width} "
-                         f"bits (two coordinates, the PE, the broadcast flag and TTL if any, "
-                         f"and the source)")
-    return network
 
 
 def node_label(node: tuple[int, int]) -> str:

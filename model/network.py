@@ -4,7 +4,8 @@
 what the generator turns into Verilog and a manifest, and what a testbench reloads from the
 manifest's ``parameters`` (so that its scoreboard calls the same model routing functions).
 
-:func:`twin_network_from_dict` is the one place that checks user-given values. Each value
+:meth:`TwinNetworkConfig.from_dict` (:mod:`twinnet.model.schema`) checks user-given values.
+Each value
 carries a *label* saying where it came from (``--k``, ``net.toml: k``, ``preset 2d-8x8: radices``),
 and every message names that label, the value and what is allowed.
 
@@ -15,10 +16,12 @@ harness's sources and sinks); the router's FIFOs grow with flit width × buffer 
 and Verilator's build with both.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
 from . import checks
+from .schema import Choice, Integer, Integers, Parameter, Text, parameter
 from .sizes import (  # noqa: F401 (the limits are part of this module's interface)
     DEFAULT_FLIT_WIDTH,
     DEFAULT_PACKET_LENGTH,
@@ -27,9 +30,9 @@ from .sizes import (  # noqa: F401 (the limits are part of this module's interfa
     MAX_FLIT_WIDTH,
     MAX_PACKET_LENGTH,
     RouterSizes,
-    check_pipeline,
 )
 from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusConfig, default_configuration
+from .widths import index_width
 
 #: Routers (cards) in one generated network: four times the largest instances of the papers
 #: (003 §7.4: 3DT 8×8×8 and the 2D 32×32 torus, both 1,024), e.g. the 2D 64×64 torus or 3DT
@@ -45,42 +48,76 @@ MAX_DIMENSIONS = 10
 DEFAULT_N, DEFAULT_K = 3, 4
 
 
+def _read_configuration(label: str, value) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{label} must be text such as 'D', 'C_Best', 'torus' or 'X+,Y+,X-', "
+                        f"not {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class TwinNetworkConfig(RouterSizes):
-    """A twin torus and the sizes of its routers.
+    """A twin torus (``radices``, ``configuration``, ``mode``: :attr:`topology`) and the sizes
+    of its routers; ``buffer_depth`` ``None`` is ``2 * packet_length`` (bubble mode needs two
+    packets on ring links; elsewhere it lets a link stream back to back). Each field is a
+    parameter (:mod:`twinnet.model.schema`); ``n`` and ``k`` are another way to give the
+    radices."""
 
-    Parameters:
-        topology: the :class:`TwinTorusConfig` (radices, port configuration, deadlock mode).
-        flit_width: bits per flit (the head flit must hold destination and source fields).
-        packet_length: flits per packet, L (virtual cut-through, fixed length).
-        buffer_depth: flits per input VC; ``None`` picks ``2 * packet_length`` (bubble mode
-            needs two packets on ring links; elsewhere it lets a link stream back to back).
-        pipeline: the routers' zero-load cycles per hop, 2 (the compact router, default) or 3
-            (the split router, built for Fmax).
-    """
+    family = "twin-torus"
+    inputs = (
+        Parameter("n", Integer(2, MAX_DIMENSIONS), None,
+                  f"dimensions (default {DEFAULT_N})", "--n"),
+        Parameter("k", Integer(2, None), None,
+                  f"radix of every dimension (default {DEFAULT_K})", "--k"),
+    )
 
-    topology: TwinTorusConfig
-    flit_width: int = DEFAULT_FLIT_WIDTH
-    packet_length: int = DEFAULT_PACKET_LENGTH
-    buffer_depth: int | None = None
-    pipeline: int = DEFAULT_PIPELINE
+    radices: tuple[int, ...] = parameter(
+        None, Integers(2, None, (2, MAX_DIMENSIONS), "dimensions"),
+        "radix per dimension, e.g. 4,4,2 (instead of n and k)", flag="--radix")
+    configuration: str = parameter(
+        None, Text(_read_configuration, "D or X+,Y+,X-"),
+        "port configuration: A–J (n = 3), C_Best, torus (the plain torus, one router per node) "
+        "or a card-0 list such as X+,Y+,X- (default D for n = 3, C_Best otherwise)",
+        flag="--config")
+    mode: str = parameter(DEFAULT_MODE, Choice(MODES), "deadlock mode (default bubble)")
 
-    def __post_init__(self):
-        if not isinstance(self.topology, TwinTorusConfig):
-            raise TypeError(f"topology must be a TwinTorusConfig, not {self.topology!r}")
-        checks.check_int("flit_width", self.flit_width, minimum=1, maximum=MAX_FLIT_WIDTH)
-        checks.check_int("packet_length", self.packet_length, minimum=1,
-                         maximum=MAX_PACKET_LENGTH)
-        if self.buffer_depth is not None:
-            need = self.packet_length * (2 if self.topology.mode == "bubble" else 1)
-            checks.check_int("buffer_depth", self.buffer_depth, minimum=need,
-                             maximum=max(need, MAX_BUFFER_DEPTH))
-        check_pipeline("pipeline", self.pipeline)
-        header = self.destination_width + self.source_width
-        if header > self.flit_width:
-            raise ValueError(f"flit_width must be >= {header} bits to hold the head flit's "
-                             f"destination ({self.destination_width}) and source "
-                             f"({self.source_width}) fields, not {self.flit_width}")
+    @classmethod
+    def bubble(cls, values: dict) -> bool:
+        return values["mode"] == "bubble"
+
+    @classmethod
+    def rules(cls, values: dict, names: dict) -> None:
+        given = {key: values[key] for key in ("n", "k", "radices", "configuration", "mode")
+                 if values[key] is not None}
+        twin = twin_torus_from_dict(
+            given, names, max_nodes=MAX_ROUTERS,
+            why=f" (at most {MAX_ROUTERS:,} routers, e.g. the 2D 64x64 torus; generation time "
+                "and memory grow with the router count)")
+        size = " and ".join(names[key] for key in ("radices", "n", "k") if key in given)
+        if twin.router_count > MAX_ROUTERS:
+            shown = "x".join(map(str, twin.radices))
+            raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has "
+                             f"{twin.router_count:,} cards (two per node); at most "
+                             f"{MAX_ROUTERS:,} routers are allowed (e.g. 3DT 16x16x8)")
+        if twin.mode == "vc" and twin.router_count > MAX_VC_ROUTERS:
+            raise ValueError(f"{names['mode']} 'vc' takes at most {MAX_VC_ROUTERS:,} routers, "
+                             f"not {twin.router_count:,} ({size or 'n, k'}): its deadlock check "
+                             f"walks every pair of nodes; modes bubble and none take "
+                             f"{MAX_ROUTERS:,}")
+        values["radices"], values["configuration"] = twin.radices, _configuration_text(twin)
+        super().rules(values, names)
+
+    @classmethod
+    def for_topology(cls, topology: TwinTorusConfig, **sizes) -> "TwinNetworkConfig":
+        """The network of a :class:`TwinTorusConfig` with ``sizes`` (router-size keys)."""
+        return cls.from_dict({"radices": topology.radices,
+                              "configuration": _configuration_text(topology),
+                              "mode": topology.mode, **sizes})
+
+    @functools.cached_property
+    def topology(self) -> TwinTorusConfig:
+        return TwinTorusConfig(self.radices, PortConfiguration.parse(
+            self.configuration, len(self.radices)), self.mode)
 
     @property
     def name(self) -> str:
@@ -92,7 +129,7 @@ class TwinNetworkConfig(RouterSizes):
 
     @property
     def digit_widths(self) -> tuple[int, ...]:
-        return tuple(max(1, (k - 1).bit_length()) for k in self.topology.radices)
+        return tuple(index_width(k) for k in self.topology.radices)
 
     @property
     def destination_width(self) -> int:
@@ -102,22 +139,18 @@ class TwinNetworkConfig(RouterSizes):
     @property
     def source_width(self) -> int:
         """Bits of a source PE number (0 … pe_count - 1)."""
-        return max(1, (self.topology.pe_count - 1).bit_length())
+        return index_width(self.topology.pe_count)
 
-    def to_dict(self) -> dict:
-        """The parameters as written, JSON/TOML-ready; :func:`twin_network_from_dict` inverts."""
-        return {"topology": "twin-torus", "radices": list(self.topology.radices),
-                "configuration": self.topology.configuration.label
-                if self.topology.configuration.name else
-                ",".join(str(p) for p in self.topology.configuration.ports_of(0)),
-                "mode": self.topology.mode, "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
-                "pipeline": self.pipeline}
+    @property
+    def header_width(self) -> int:
+        return self.destination_width + self.source_width
 
 
-#: Keys a twin-network description may hold (``n``/``k`` or ``radices``).
-TWIN_NETWORK_KEYS = ("topology", "n", "k", "radices", "configuration", "mode", "flit_width",
-                     "packet_length", "buffer_depth", "pipeline")
+def _configuration_text(twin: TwinTorusConfig) -> str:
+    """A port configuration as written: its name, or card 0's port list."""
+    configuration = twin.configuration
+    return configuration.label if configuration.name else ",".join(
+        str(port) for port in configuration.ports_of(0))
 
 
 def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
@@ -167,60 +200,3 @@ def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
     mode = checks.check_choice(names.get("mode", "mode"), values.get("mode", DEFAULT_MODE),
                                MODES)
     return TwinTorusConfig(radices, configuration, mode)
-
-
-def twin_network_from_dict(values: dict, labels: dict | str = "configuration"
-                           ) -> TwinNetworkConfig:
-    """Build a :class:`TwinNetworkConfig` from plain values; unknown keys are errors.
-
-    Labels and defaults as for :func:`twin_torus_from_dict`; at most :data:`MAX_ROUTERS`
-    routers and the size limits of this module. Raises ``TypeError``/``ValueError`` naming the
-    label, the value and what is allowed, before anything is built.
-    """
-    names = checks.labels_of(values, labels)
-    unknown = sorted(set(values) - set(TWIN_NETWORK_KEYS))
-    if unknown:
-        raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "
-                         f"{', '.join(TWIN_NETWORK_KEYS)}")
-    topology = values.get("topology", "twin-torus")
-    if topology != "twin-torus":
-        raise ValueError(f"{names['topology']} must be 'twin-torus', not {topology!r}")
-    twin = twin_torus_from_dict(
-        values, names, max_nodes=MAX_ROUTERS,
-        why=f" (at most {MAX_ROUTERS:,} routers, e.g. the 2D 64x64 torus; generation time and "
-            "memory grow with the router count)")
-    if twin.router_count > MAX_ROUTERS:
-        size = " and ".join(names[key] for key in ("radices", "n", "k") if key in values)
-        shown = "x".join(map(str, twin.radices))
-        raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has "
-                         f"{twin.router_count:,} cards (two per node); at most "
-                         f"{MAX_ROUTERS:,} routers are allowed (e.g. 3DT 16x16x8)")
-    if twin.mode == "vc" and twin.router_count > MAX_VC_ROUTERS:
-        size = " and ".join(names[key] for key in ("radices", "n", "k") if key in values)
-        raise ValueError(f"{names.get('mode', 'mode')} 'vc' takes at most {MAX_VC_ROUTERS:,} "
-                         f"routers, not {twin.router_count:,} ({size or 'n, k'}): its deadlock "
-                         "check walks every pair of nodes; modes bubble and none take "
-                         f"{MAX_ROUTERS:,}")
-    sizes = {}
-    for key, maximum in (("flit_width", MAX_FLIT_WIDTH), ("packet_length", MAX_PACKET_LENGTH),
-                         ("buffer_depth", MAX_BUFFER_DEPTH)):
-        if values.get(key) is not None:  # None: the default (to_dict writes it so)
-            sizes[key] = checks.check_int(names[key], values[key], minimum=1, maximum=maximum)
-    sizes["pipeline"] = check_pipeline(names.get("pipeline", "pipeline"),
-                                       values.get("pipeline", DEFAULT_PIPELINE))
-    length = sizes.get("packet_length", DEFAULT_PACKET_LENGTH)
-    if "buffer_depth" in sizes:
-        need = length * (2 if twin.mode == "bubble" else 1)
-        if sizes["buffer_depth"] < need:
-            why = "two packets (bubble flow control)" if twin.mode == "bubble" else "one packet"
-            raise ValueError(f"{names['buffer_depth']} must be >= {need} flits to hold {why} of "
-                             f"{length} flits, not {sizes['buffer_depth']}")
-    probe = TwinNetworkConfig(twin, MAX_FLIT_WIDTH, length)
-    header = probe.destination_width + probe.source_width
-    width = sizes.get("flit_width", DEFAULT_FLIT_WIDTH)
-    if width < header:
-        label = names.get("flit_width", "flit_width (default 32)")
-        raise ValueError(f"{label} must be >= {header} bits to hold the head flit's destination "
-                         f"({probe.destination_width}) and source ({probe.source_width}) fields "
-                         f"of this network, not {width}")
-    return TwinNetworkConfig(twin, **sizes)

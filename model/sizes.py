@@ -1,12 +1,16 @@
 """What every family's network configuration shares: the routers' sizes and microarchitecture.
 
-:class:`RouterSizes` is a mixin for the configuration dataclasses, which hold the fields
-``flit_width``, ``packet_length`` (flits per packet), ``buffer_depth`` (flits per input VC,
-``None`` for the default of two packets) and ``pipeline`` (the router's zero-load cycles per
-hop, one of :data:`PIPELINES`).
+:class:`RouterSizes` is the base of every family's configuration (:mod:`twinnet.model.schema`):
+it declares, once, the parameters ``flit_width``, ``packet_length`` (flits per packet),
+``buffer_depth`` (flits per input VC, ``None`` for the default of two packets) and
+``pipeline`` (the router's zero-load cycles per hop, one of :data:`PIPELINES`), and checks
+that a buffer holds a packet (two under the bubble rule) and a flit the head's fields.
 """
 
+from dataclasses import dataclass
+
 from . import checks
+from .schema import Configuration, Integer, parameter
 
 #: The sizes the names leave out.
 DEFAULT_FLIT_WIDTH = 32
@@ -38,42 +42,65 @@ def check_pipeline(name: str, value) -> int:
     return checks.check_int(name, value, minimum=min(PIPELINES), maximum=max(PIPELINES))
 
 
-def sizes_from_dict(values: dict, names: dict, *, bubble: bool = False) -> dict:
-    """``flit_width``, ``packet_length``, ``buffer_depth`` (None: the default) and ``pipeline``
-    from plain values, each checked against its limit; a buffer must hold a packet, two with
-    the ``bubble``. ``names`` labels each key in messages. Raises ``TypeError``/``ValueError``."""
-    flit_width = checks.check_int(names.get("flit_width", "flit_width"),
-                                  values.get("flit_width", DEFAULT_FLIT_WIDTH), minimum=1,
-                                  maximum=MAX_FLIT_WIDTH)
-    packet_length = checks.check_int(names.get("packet_length", "packet_length"),
-                                     values.get("packet_length", DEFAULT_PACKET_LENGTH),
-                                     minimum=1, maximum=MAX_PACKET_LENGTH)
-    buffer_depth = values.get("buffer_depth")
-    if buffer_depth is not None:
-        need = packet_length * (2 if bubble else 1)
-        buffer_depth = checks.check_int(names.get("buffer_depth", "buffer_depth"), buffer_depth,
-                                        minimum=need, maximum=max(need, MAX_BUFFER_DEPTH))
-    return {"flit_width": flit_width, "packet_length": packet_length,
-            "buffer_depth": buffer_depth, "pipeline": check_pipeline(
-                names.get("pipeline", "pipeline"), values.get("pipeline", DEFAULT_PIPELINE))}
+@dataclass(frozen=True)
+class RouterSizes(Configuration):
+    """The routers' sizes every family's configuration shares (see the module docstring),
+    declared once here."""
 
+    flit_width: int = parameter(
+        DEFAULT_FLIT_WIDTH, Integer(1, MAX_FLIT_WIDTH),
+        f"bits per flit, at most {MAX_FLIT_WIDTH} (default {DEFAULT_FLIT_WIDTH}; a head flit "
+        "holds the route and source fields)")
+    packet_length: int = parameter(
+        DEFAULT_PACKET_LENGTH, Integer(1, MAX_PACKET_LENGTH),
+        f"flits per packet, at most {MAX_PACKET_LENGTH} (default {DEFAULT_PACKET_LENGTH})")
+    buffer_depth: int | None = parameter(
+        None, Integer(1, MAX_BUFFER_DEPTH),
+        f"flits per input VC, at most {MAX_BUFFER_DEPTH} (default 2 x packet length; at least "
+        "one packet, two where the bubble rule applies)")
+    pipeline: int = parameter(
+        DEFAULT_PIPELINE, Integer(min(PIPELINES), max(PIPELINES)),
+        "router microarchitecture, by its cycles per hop: 3 (split: allocation and crossbar "
+        "in separate cycles, an output held by one packet from head to tail; the default) or "
+        "2 (compact)")
 
-class RouterSizes:
-    """The routers' sizes of a network configuration (see the module docstring)."""
+    @classmethod
+    def bubble(cls, values: dict) -> bool:
+        """Whether the links of a network with these ``values`` take the bubble rule (their
+        buffers hold two packets); subclasses say."""
+        return False
 
-    flit_width: int
-    packet_length: int
-    buffer_depth: int | None
-    pipeline: int
+    @classmethod
+    def rules(cls, values: dict, names: dict) -> None:
+        cls.check_buffer(values, names, bubble=cls.bubble(values))
 
-    def check_sizes(self) -> None:
-        """Raise ``TypeError``/``ValueError`` for a size that is not a positive integer, or a
-        buffer that cannot hold a whole packet."""
-        checks.check_int("flit_width", self.flit_width, minimum=1)
-        checks.check_int("packet_length", self.packet_length, minimum=1)
-        if self.buffer_depth is not None:
-            checks.check_int("buffer_depth", self.buffer_depth, minimum=self.packet_length)
-        check_pipeline("pipeline", self.pipeline)
+    @staticmethod
+    def check_buffer(values: dict, names: dict, *, bubble: bool) -> None:
+        """A buffer (``values["buffer_depth"]``, None: the default) must hold a packet, two
+        under the ``bubble`` rule; raises naming ``names["buffer_depth"]``."""
+        depth, length = values.get("buffer_depth"), values["packet_length"]
+        if depth is not None:
+            need = length * (2 if bubble else 1)
+            if depth < need:
+                why = "two packets (bubble flow control)" if need > length else "one packet"
+                raise ValueError(f"{names['buffer_depth']} must be >= {need} flits to hold "
+                                 f"{why} of {length} flits, not {depth}")
+
+    @classmethod
+    def from_dict(cls, values: dict, labels: dict | str = "configuration"):
+        network = super().from_dict(values, labels)
+        if network.flit_width < network.header_width:
+            label = checks.labels_of(values, labels).get("flit_width", "flit_width (default "
+                                                         f"{DEFAULT_FLIT_WIDTH})")
+            raise ValueError(f"{label} must be >= {network.header_width} bits to hold the "
+                             f"head flit of {network.name} (its route and source fields), not "
+                             f"{network.flit_width}")
+        return network
+
+    @property
+    def header_width(self) -> int:
+        """Bits of a head flit that are not payload: the route fields and the source."""
+        raise NotImplementedError
 
     @property
     def depth(self) -> int:
@@ -96,8 +123,3 @@ class RouterSizes:
         if self.pipeline != DEFAULT_PIPELINE:
             suffix += f"_{PIPELINE_NAMES[self.pipeline]}"
         return suffix
-
-    def sizes_dict(self) -> dict:
-        """The sizes as written, for a configuration's ``to_dict``."""
-        return {"flit_width": self.flit_width, "packet_length": self.packet_length,
-                "buffer_depth": self.buffer_depth, "pipeline": self.pipeline}

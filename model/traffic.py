@@ -27,16 +27,13 @@ permutation patterns (e.g. the diagonal of transpose): :func:`fixed_destination`
 
 import random
 
+from .widths import index_width
+
 PATTERNS = ("uniform", "transpose", "bit-complement", "bit-reverse", "shuffle", "tornado",
             "neighbor", "hotspot", "random-permutation", "all-pairs")
 #: Patterns in which each source always sends to the same destination.
 FIXED = ("transpose", "bit-complement", "bit-reverse", "shuffle", "tornado", "neighbor",
          "random-permutation")
-
-
-def bits(terminals: int) -> int:
-    """``b``: bits of a terminal number (at least 1)."""
-    return max(1, (terminals - 1).bit_length())
 
 
 def fixed_destination(pattern: str, terminals: int, source: int, *, seed: int = 0) -> int | None:
@@ -46,7 +43,7 @@ def fixed_destination(pattern: str, terminals: int, source: int, *, seed: int = 
         raise ValueError(f"pattern must be one of {', '.join(FIXED)}, not {pattern!r}")
     if not 0 <= source < terminals:
         raise ValueError(f"source {source} is not a terminal of 0 … {terminals - 1}")
-    width = bits(terminals)
+    width = index_width(terminals)  # b: bits of a terminal number
     if pattern == "bit-complement":
         destination = terminals - 1 - source
     elif pattern == "transpose":

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .deadlock import ChannelDependencyGraph
 from .torus import CubeConfig, Node
 from .twin import PE_PORT, Card, Port, TwinTorusConfig
-from .twin_routing import Hop, internal_channels, path, route
+from .twin_routing import TwinHop, internal_vcs, path, route
 
 Channel = tuple[Node, int, Port, int]  # (node, card index, output port, VC)
 
@@ -75,7 +75,7 @@ def internal_transit_count_at(config: TwinTorusConfig, node: Node) -> int:
 # --- PE-level distances (003 §4) -----------------------------------------------------------------
 
 @dataclass(frozen=True)
-class DistanceSummary:
+class PeDistanceSummary:
     """Diameter and average distance over ordered pairs of distinct PEs, in links crossed."""
 
     pe_count: int
@@ -96,14 +96,14 @@ def card_distances(config: TwinTorusConfig, start: Card) -> dict[Card, int]:
     return distance
 
 
-def pe_distance_summary(config: TwinTorusConfig) -> DistanceSummary:
+def pe_distance_summary(config: TwinTorusConfig) -> PeDistanceSummary:
     """PE-level diameter and average distance (a PE is reached through its own card)."""
     origin = (0,) * config.n
     values = []
     for index in range(config.card_count):
         start = Card(origin, index)
         values += [d for card, d in card_distances(config, start).items() if card != start]
-    return DistanceSummary(config.pe_count, max(values), sum(values) / len(values))
+    return PeDistanceSummary(config.pe_count, max(values), sum(values) / len(values))
 
 
 def equivalent_2d_torus(pe_count: int) -> CubeConfig:
@@ -114,7 +114,7 @@ def equivalent_2d_torus(pe_count: int) -> CubeConfig:
     return CubeConfig((side, pe_count // side))
 
 
-def torus_distance_summary(cube: CubeConfig) -> DistanceSummary:
+def torus_distance_summary(cube: CubeConfig) -> PeDistanceSummary:
     """Diameter and average distance over ordered pairs of distinct nodes of a torus."""
     ring_sums = []
     for k in cube.radices:
@@ -122,19 +122,19 @@ def torus_distance_summary(cube: CubeConfig) -> DistanceSummary:
     # Total over all destinations from one node: sum over dimensions of (ring sum × other sizes).
     total = sum(ring_sum * cube.node_count // k for ring_sum, k in zip(ring_sums, cube.radices))
     diameter = sum(k // 2 for k in cube.radices)
-    return DistanceSummary(cube.node_count, diameter, total / (cube.node_count - 1))
+    return PeDistanceSummary(cube.node_count, diameter, total / (cube.node_count - 1))
 
 
 # --- channel-dependency graphs (003 §6.2–6.3; 000 §4.2–4.3) --------------------------------------
 
-def hop_channel(hop: Hop) -> Channel | None:
+def hop_channel(hop: TwinHop) -> Channel | None:
     """The network channel a hop occupies when it leaves, or ``None`` for ejection to the PE."""
     if hop.out_port == PE_PORT:
         return None
     return hop.card.node, hop.card.index, hop.out_port, hop.vc
 
 
-def path_channels(hops: list[Hop]) -> list[Channel]:
+def path_channels(hops: list[TwinHop]) -> list[Channel]:
     return [c for c in map(hop_channel, hops) if c is not None]
 
 
@@ -211,8 +211,8 @@ def ring_of(config: TwinTorusConfig, channel: Channel):
     node, _, port, vc = channel
     if port.is_external:
         dim = port.dim
-    elif config.mode != "none" and internal_channels(config)[vc].kind == 2:
-        dim = internal_channels(config)[vc].dim
+    elif config.mode != "none" and internal_vcs(config)[vc].kind == 2:
+        dim = internal_vcs(config)[vc].dim
     else:
         return None
     return dim, node[:dim] + node[dim + 1:]

@@ -27,7 +27,7 @@ UP, LOW = 0, 1
 
 
 @dataclass(frozen=True)
-class InternalChannel:
+class InternalVc:
     """What one internal-link VC carries: ``kind`` 1, 2 or 3; ``dim`` and ``half`` for type 2."""
 
     kind: int
@@ -40,25 +40,25 @@ class InternalChannel:
         return f"type 2 {self.dim}" + (f" {self.half}" if self.half else "")
 
 
-def internal_channels(config: TwinTorusConfig) -> tuple[InternalChannel, ...]:
+def internal_vcs(config: TwinTorusConfig) -> tuple[InternalVc, ...]:
     """The internal link's VCs, in VC-number order, for ``config``'s mode."""
     if config.mode == "none":
-        return (InternalChannel(0),)
+        return (InternalVc(0),)
     split = config.configuration.split_dims
-    channels = []
+    vcs = []
     if len(split) < config.n:
-        channels.append(InternalChannel(1))
+        vcs.append(InternalVc(1))
     for dim in split:
         if config.mode == "vc":
-            channels += [InternalChannel(2, dim, "up"), InternalChannel(2, dim, "low")]
+            vcs += [InternalVc(2, dim, "up"), InternalVc(2, dim, "low")]
         else:
-            channels.append(InternalChannel(2, dim))
-    channels.append(InternalChannel(3))
-    return tuple(channels)
+            vcs.append(InternalVc(2, dim))
+    vcs.append(InternalVc(3))
+    return tuple(vcs)
 
 
 def internal_vc_count(config: TwinTorusConfig) -> int:
-    return len(internal_channels(config))
+    return len(internal_vcs(config))
 
 
 def external_vc_count(config: TwinTorusConfig) -> int:
@@ -82,7 +82,7 @@ class RouteDecision:
 
 
 @dataclass(frozen=True)
-class Hop:
+class TwinHop:
     """A packet at ``card``, arrived through ``in_port``, leaving through ``out_port`` on ``vc``."""
 
     card: Card
@@ -142,21 +142,21 @@ def _internal_decision(config: TwinTorusConfig, card: Card, in_port: Port, wante
     internal link itself when the destination is the other PE of this node)."""
     if config.mode == "none":
         return RouteDecision(INTERNAL, 0, False)
-    channels = internal_channels(config)
+    vcs = internal_vcs(config)
     if wanted == INTERNAL:
-        return RouteDecision(INTERNAL, channels.index(InternalChannel(3)), False)
+        return RouteDecision(INTERNAL, vcs.index(InternalVc(3)), False)
     if wanted.dim not in config.configuration.split_dims:
-        return RouteDecision(INTERNAL, channels.index(InternalChannel(1)), False)
+        return RouteDecision(INTERNAL, vcs.index(InternalVc(1)), False)
     half = None
     if config.mode == "vc":
         half = "up" if destination.node[wanted.dim] > card.node[wanted.dim] else "low"
-    vc = channels.index(InternalChannel(2, wanted.dim, half))
+    vc = vcs.index(InternalVc(2, wanted.dim, half))
     # Type 2 in bubble mode: a crossing that is itself a change of dimension (or an injection)
     # enters the split dimension's ring here, at the internal link.
     return RouteDecision(INTERNAL, vc, _enters_ring(config, in_port, wanted))
 
 
-def path(config: TwinTorusConfig, source: PEAddress, destination: PEAddress) -> list[Hop]:
+def path(config: TwinTorusConfig, source: PEAddress, destination: PEAddress) -> list[TwinHop]:
     """Every hop of a packet from PE ``source`` to PE ``destination``.
 
     The first hop is at the source card with input port ``PE``; the last leaves through the
@@ -167,7 +167,7 @@ def path(config: TwinTorusConfig, source: PEAddress, destination: PEAddress) -> 
     limit = 2 * (sum(config.radices) + 1)
     while True:
         decision = route(config, card, in_port, destination)
-        hops.append(Hop(card, in_port, decision.port, decision.vc, decision.bubble))
+        hops.append(TwinHop(card, in_port, decision.port, decision.vc, decision.bubble))
         if decision.port == PE_PORT:
             return hops
         if len(hops) > limit:

@@ -27,11 +27,12 @@ import functools
 import re
 from dataclasses import dataclass
 
-from . import checks
 from .deadlock import ChannelDependencyGraph
-from .sizes import DEFAULT_PIPELINE, RouterSizes, sizes_from_dict
+from .schema import Choice, Integers, Text, parameter
+from .sizes import RouterSizes
 from .torus import dimension_name
 from .twist import TwistedTorusConfig, parse_dimension_pair, routing_path, theorem_violations
+from .widths import index_width
 
 #: Escape schemes of the RTL.
 ESCAPES = ("bubble", "dateline", "none")
@@ -39,9 +40,6 @@ ESCAPES = ("bubble", "dateline", "none")
 MAX_NODES = 1024
 #: Largest radix of a dimension.
 MAX_RADIX = 64
-#: Keys a twisted-torus description may hold.
-TWISTED_KEYS = ("topology", "radices", "twists", "escape", "flit_width", "packet_length",
-                "buffer_depth", "pipeline")
 Hop = tuple[tuple[int, ...], int, int]  # (node, dimension, sign)
 
 
@@ -56,24 +54,72 @@ def port_move(port: str) -> tuple[int, int]:
     return dim, 1 if port[-1] == "+" else -1
 
 
+def read_twists(label: str, value) -> tuple[tuple[str, int], ...]:
+    """The ``twists`` parameter: the text ``YX=4,ZX=1``, a mapping ``{"YX": 4}`` or its pairs,
+    held as ``(("YX", 4), ...)`` pairs (their dimensions are checked against the radices by
+    :meth:`TwistedNetworkConfig.rules`)."""
+    try:
+        pairs = parse_twists(value, 3) if isinstance(value, str) else dict(value)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{label} {_shown(value)}: {error}") from None
+    for key, amount in pairs.items():
+        if not isinstance(key, str) or isinstance(amount, bool) or not isinstance(amount, int):
+            raise ValueError(f"{label} {_shown(value)}: each twist must be a pair of dimensions "
+                             "and an integer, such as YX=4")
+    return tuple((key.strip().upper(), amount) for key, amount in pairs.items())
+
+
 @dataclass(frozen=True)
 class TwistedNetworkConfig(RouterSizes):
-    """A twisted torus (:class:`TwistedTorusConfig`, node-symmetric), its escape scheme
-    (:data:`ESCAPES`) and router sizes as for a twin torus (``buffer_depth`` ``None``: two
-    packets)."""
+    """A twisted torus (``radices`` and ``twists``: :attr:`topology`, node-symmetric), its
+    escape scheme (:data:`ESCAPES`) and the router sizes. Each field is a parameter
+    (:mod:`twinnet.model.schema`)."""
 
-    topology: TwistedTorusConfig
-    escape: str = "bubble"
-    flit_width: int = 32
-    packet_length: int = 4
-    buffer_depth: int | None = None
-    pipeline: int = DEFAULT_PIPELINE
+    family = "twisted"
 
-    def __post_init__(self):
-        if not isinstance(self.topology, TwistedTorusConfig):
-            raise TypeError(f"topology must be a TwistedTorusConfig, not {self.topology!r}")
-        checks.check_choice("escape", self.escape, ESCAPES)
-        self.check_sizes()
+    radices: tuple[int, ...] = parameter(
+        (8, 4), Integers(2, MAX_RADIX, (2, 3), "dimensions"),
+        f"the radix of each dimension, 2 or 3 of them, each 2 to {MAX_RADIX}, at most "
+        f"{MAX_NODES} routers (default 8,4)", flag="--radix")
+    twists: tuple[tuple[str, int], ...] = parameter(
+        (), Text(read_twists, "YX=4 or YX=2,ZX=1", write=dict),
+        "the twists t_JK, e.g. YX=4 or YX=2,ZX=1 (the peripheral link of J lands t_JK over in "
+        "K; node-symmetric sets only, 004's Theorem); default none", flag="--twist")
+    escape: str = parameter(
+        "bubble", Choice(ESCAPES),
+        "deadlock avoidance: bubble (one VC, room for two packets to enter a cycle; the "
+        "default), dateline (two VCs) or none (one VC: can deadlock)")
+
+    @classmethod
+    def bubble(cls, values: dict) -> bool:
+        return values["escape"] == "bubble"
+
+    @classmethod
+    def rules(cls, values: dict, names: dict) -> None:
+        radices, label = values["radices"], names["radices"]
+        nodes = functools.reduce(lambda a, b: a * b, radices)
+        if nodes > MAX_NODES:
+            raise ValueError(f"{label} {','.join(map(str, radices))}: {nodes} routers; at most "
+                             f"{MAX_NODES} are allowed")
+        given, twist_label = values["twists"], names["twists"]
+        try:
+            topology = TwistedTorusConfig(radices, dict(given))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{twist_label} {_shown(dict(given))}: {error}") from None
+        violations = theorem_violations(topology)
+        if violations:
+            i, j, k = violations[0]
+            raise ValueError(
+                f"{twist_label} {_shown(dict(given))}: {topology.label()} is not node-symmetric "
+                f"(004's Theorem: dimension {dimension_name(j)} both receives "
+                f"t_{dimension_name(i)}{dimension_name(j)} and applies "
+                f"t_{dimension_name(j)}{dimension_name(k)}), so routing from coordinate "
+                "differences does not apply; only node-symmetric twists are allowed")
+        super().rules(values, names)
+
+    @functools.cached_property
+    def topology(self) -> TwistedTorusConfig:
+        return TwistedTorusConfig(self.radices, dict(self.twists))
 
     @property
     def vc_count(self) -> int:
@@ -82,11 +128,11 @@ class TwistedNetworkConfig(RouterSizes):
     @property
     def digit_widths(self) -> tuple[int, ...]:
         """Bits of each destination coordinate (a value ``>= d`` that fits is malformed)."""
-        return tuple(max(1, (d - 1).bit_length()) for d in self.topology.radices)
+        return tuple(index_width(d) for d in self.topology.radices)
 
     @property
     def source_width(self) -> int:
-        return max(1, (self.topology.node_count - 1).bit_length())
+        return index_width(self.topology.node_count)
 
     @property
     def header_width(self) -> int:
@@ -108,14 +154,6 @@ class TwistedNetworkConfig(RouterSizes):
                           for j, k, t in topology.twists) or "t0"
         return (f"twisted_{'x'.join(map(str, topology.radices))}_{twists}_{self.escape}"
                 f"{self.size_suffix}")
-
-    def to_dict(self) -> dict:
-        return {"topology": "twisted", "radices": list(self.topology.radices),
-                "twists": {dimension_name(j) + dimension_name(k): t
-                           for j, k, t in self.topology.twists},
-                "escape": self.escape, "flit_width": self.flit_width,
-                "packet_length": self.packet_length, "buffer_depth": self.buffer_depth,
-                "pipeline": self.pipeline}
 
     def node_of(self, terminal: int) -> tuple[int, ...]:
         node, result = terminal, []
@@ -139,61 +177,6 @@ def parse_twists(text: str, n: int) -> dict[str, int]:
             raise ValueError(f"twist t_{key} is given twice")
         twists[key] = int(amount)
     return twists
-
-
-def twisted_network_from_dict(values: dict, labels: dict | str = "configuration"
-                              ) -> TwistedNetworkConfig:
-    """Build a :class:`TwistedNetworkConfig` from plain values (the keys of
-    :data:`TWISTED_KEYS`; :meth:`TwistedNetworkConfig.to_dict` writes them). ``radices``
-    (2 or 3 of them, each 2 to 64; default 8,4) and ``twists`` (a mapping ``{"YX": 4}`` or the
-    text ``YX=4,ZX=1``; default none: the plain torus, t = 0). Raises ``TypeError`` /
-    ``ValueError`` naming the label, the value and what is allowed, before anything is
-    built; a torus that is not node-symmetric is refused naming 004's Theorem."""
-    names = checks.labels_of(values, labels)
-    unknown = sorted(set(values) - set(TWISTED_KEYS))
-    if unknown:
-        raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "
-                         f"{', '.join(TWISTED_KEYS)}")
-    if values.get("topology", "twisted") != "twisted":
-        raise ValueError(f"{names['topology']} must be 'twisted', not {values['topology']!r}")
-    label = names.get("radices", "radices")
-    radices = checks.check_int_tuple(label, values.get("radices", (8, 4)), minimum=2)
-    for radix in radices:
-        if radix > MAX_RADIX:
-            raise ValueError(f"{label} {','.join(map(str, radices))}: each radix must be from "
-                             f"2 to {MAX_RADIX}, not {radix}")
-    if len(radices) not in (2, 3):
-        raise ValueError(f"{label} {','.join(map(str, radices))}: a twisted torus here must "
-                         f"have 2 or 3 dimensions, not {len(radices)}")
-    nodes = functools.reduce(lambda a, b: a * b, radices)
-    if nodes > MAX_NODES:
-        raise ValueError(f"{label} {','.join(map(str, radices))}: {nodes} routers; at most "
-                         f"{MAX_NODES} are allowed")
-    given = values.get("twists", {})
-    twist_label = names.get("twists", "twists")
-    try:
-        twists = parse_twists(given, len(radices)) if isinstance(given, str) else given
-        topology = TwistedTorusConfig(radices, twists)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{twist_label} {_shown(given)}: {error}") from None
-    violations = theorem_violations(topology)
-    if violations:
-        i, j, k = violations[0]
-        raise ValueError(
-            f"{twist_label} {_shown(given)}: {topology.label()} is not node-symmetric (004's "
-            f"Theorem: dimension {dimension_name(j)} both receives t_{dimension_name(i)}"
-            f"{dimension_name(j)} and applies t_{dimension_name(j)}{dimension_name(k)}), so "
-            "routing from coordinate differences does not apply; only node-symmetric twists "
-            "are allowed")
-    escape = values.get("escape", "bubble")
-    checks.check_choice(names.get("escape", "escape"), escape, ESCAPES)
-    sizes = sizes_from_dict(values, names, bubble=escape == "bubble")
-    network = TwistedNetworkConfig(topology, escape, **sizes)
-    if network.flit_width < network.header_width:
-        raise ValueError(f"{names.get('flit_width', 'flit_width')} {network.flit_width}: a head "
-                         f"flit of {topology.label()} needs {network.header_width} bits (the "
-                         "destination's coordinates and the source)")
-    return network
 
 
 def _shown(twists) -> str:

@@ -19,8 +19,9 @@ from cocotb.clock import Clock
 from twinnet.families import family_of
 from twinnet.model.traffic import fixed_destination
 
-from .network_tb import CheckError, Deadlock, NetworkBench
+from .network_tb import CheckError, NetworkBench
 from .runner import load_config
+from .traffic_phases import Deadlock
 
 
 def _setup(dut, test: str, **defaults):

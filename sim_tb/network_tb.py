@@ -9,7 +9,7 @@ cost independent of how many signals a PE has.
 - :class:`NetworkBench` is the driver (per-PE injection queues), the PE monitor (reassembles
   packets at every ejection port, with optional random back-pressure), the link monitor
   (records each packet's hops from the trace) and the deadlock watchdog;
-- :class:`Scoreboard` checks each delivered packet against the reference model: delivered
+- :class:`NetworkScoreboard` checks each delivered packet against the reference model: delivered
   exactly once, intact, at the right PE, in order per source–destination pair under
   deterministic routing, and, when traced, every hop's (router, output port, VC) allowed by
   the family's model relation (:meth:`twinnet.families.Family.path_error`: the model's
@@ -28,9 +28,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from twinnet.families import Family
 
-
-class Deadlock(AssertionError):
-    """The watchdog saw no flit move for too long while packets were in flight."""
+from .traffic_phases import Deadlock
 
 
 class CheckError(AssertionError):
@@ -102,7 +100,7 @@ class Packet:
     receivers: list = field(default_factory=list)  # a broadcast: terminals that got a copy
 
 
-class Scoreboard:
+class NetworkScoreboard:
     """Expected results from the reference model; collects every error it sees."""
 
     def __init__(self, family: Family, network, *, check_hops: bool):
@@ -187,7 +185,7 @@ class NetworkBench:
         self.idle_cycles = 0
         self.trace = manifest.get("trace")
         self.links = manifest["links"]
-        self.scoreboard = Scoreboard(family, network, check_hops=self.trace is not None)
+        self.scoreboard = NetworkScoreboard(family, network, check_hops=self.trace is not None)
         self.sent: list[Packet] = []
         self.broadcasts: list[Packet] = []
         # Copies of a broadcast: one per router with PEs, the source's excepted.

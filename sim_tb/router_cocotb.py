@@ -13,6 +13,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge
 
 from twinnet.hdl.config import RouterConfig
+from twinnet.model.widths import index_width
 
 from .layout import Fields
 from .link import LinkDriver, LinkMonitor
@@ -145,8 +146,8 @@ async def random_traffic(dut):
     config, rng = bench.config, bench.rng
     await bench.start()
     cycles = bench.settings.get("cycles", 20000)
-    port_bits = max(1, (config.port_count - 1).bit_length())
-    vc_field = max(1, (config.max_vc_count - 1).bit_length()) if "route.vc" in bench.head else 0
+    port_bits = index_width(config.port_count)
+    vc_field = index_width(config.max_vc_count) if "route.vc" in bench.head else 0
     malformed = 0
     pairs = set()
     for _ in range(cycles):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Expected:
+class ExpectedPacket:
     """A packet the test sent: its flits, where it must arrive, and the flow it belongs to."""
 
     flits: tuple[int, ...]
@@ -25,7 +25,7 @@ class Scoreboard:
     """
 
     def __init__(self):
-        self.pending: dict[int, Expected] = {}
+        self.pending: dict[int, ExpectedPacket] = {}
         self.flows: dict[tuple, deque] = defaultdict(deque)
         self.errors: list[str] = []
         self.received = 0
@@ -35,7 +35,7 @@ class Scoreboard:
         flits = tuple(flits)
         if flits[0] in self.pending:
             raise ValueError(f"head flit {flits[0]:#x} is not unique; the test must make it so")
-        self.pending[flits[0]] = Expected(flits, port, vc, flow)
+        self.pending[flits[0]] = ExpectedPacket(flits, port, vc, flow)
         self.flows[flow].append(flits[0])
 
     @property

@@ -15,12 +15,19 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
 from .runner import load_config
-from .traffic_phases import BROADCAST_COUNTERS, COUNTERS, Deadlock, Harness, TrafficError, run_point
+from .traffic_phases import (
+    BROADCAST_COUNTERS,
+    COUNTERS,
+    Deadlock,
+    HarnessDriver,
+    TrafficError,
+    run_point,
+)
 
 PERIOD_NS = 10
 
 
-class CocotbHarness(Harness):
+class CocotbHarness(HarnessDriver):
     """The Verilog harness driven through cocotb: the clock runs in the simulator (a GPI
     clock), so no Python runs between reads."""
 

@@ -1,6 +1,6 @@
 """The phases of one point of traffic in hardware, for any driver of the traffic harness.
 
-A driver (:class:`Harness`) sets the harness's controls, lets cycles pass and reads its
+A driver (:class:`HarnessDriver`) sets the harness's controls, lets cycles pass and reads its
 outputs: :mod:`twinnet.sim_tb.traffic_cocotb` does it through cocotb on the Verilog harness,
 :mod:`twinnet.sim_tb.traffic_program` through the C++ program of
 :mod:`twinnet.gen.traffic_cpp`. :func:`run_point` runs one point on either. A point is a
@@ -35,7 +35,7 @@ dict of
   watchdog looks, between chunks;
 - ``link_loads``: true to measure the load of every link (:func:`link_loads`): the network
   must have been generated with its link counters (:mod:`twinnet.hdl.link_counter`), which
-  either driver reads (:meth:`Harness.link_counts`); the C++ program also counts flits and
+  either driver reads (:meth:`HarnessDriver.link_counts`); the C++ program also counts flits and
   heads where it copies each link between its models, and the point fails unless the two
   agree on every link;
 - ``broadcast_fraction`` (0 to 1; a network whose routers replicate broadcasts): the share of
@@ -47,8 +47,8 @@ dict of
   copies included.
 
 The watchdog: a driver that sees every link (the C++ program) says how many cycles no flit
-has moved anywhere (:meth:`Harness.idle`) and which routers hold flits
-(:meth:`Harness.held`); otherwise (the Verilog harness through cocotb) nothing moving means
+has moved anywhere (:meth:`HarnessDriver.idle`) and which routers hold flits
+(:meth:`HarnessDriver.held`); otherwise (the Verilog harness through cocotb) nothing moving means
 no packet injected or delivered. Either way the point stops with :class:`Deadlock` and one
 line: the cycle, the packets in flight and queued, and the routers holding flits when known.
 
@@ -78,14 +78,17 @@ DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0
 
 
 class Deadlock(AssertionError):
-    """No packet was delivered for ``watchdog`` cycles while packets were in flight."""
+    """A watchdog saw the network stop while packets were in flight: no flit moved (or, when
+    the driver cannot see the links, no packet was injected or delivered) for its limit of
+    cycles. Raised by :func:`run_point` and by
+    :class:`twinnet.sim_tb.network_tb.NetworkBench`."""
 
 
 class TrafficError(AssertionError):
     """A sink counted an error, or packets went missing."""
 
 
-class Harness:
+class HarnessDriver:
     """What :func:`run_point` needs of a driver of the traffic harness."""
 
     def set(self, name: str, value: int) -> None:
@@ -148,7 +151,7 @@ class Harness:
 def link_rows(manifest: dict, before: int, after: int) -> list[list[dict]]:
     """Per link of the link counters (manifest ``link_counters``: the channels, then per
     terminal its injection and ejection), per VC, the growth of each counter between two
-    readings of :meth:`Harness.link_counts` (counters wrap)."""
+    readings of :meth:`HarnessDriver.link_counts` (counters wrap)."""
     section = manifest["link_counters"]
     width, names = section["counter_width"], section["counters"]
     mask, row = (1 << width) - 1, 0
@@ -166,7 +169,7 @@ def link_rows(manifest: dict, before: int, after: int) -> list[list[dict]]:
 
 
 def link_loads(manifest: dict, before: int, after: int, cycles: int) -> list[dict]:
-    """The load of every link between two readings of :meth:`Harness.link_counts` ``cycles``
+    """The load of every link between two readings of :meth:`HarnessDriver.link_counts` ``cycles``
     apart: per link of the manifest its ``kind`` (``network``; ``internal`` between two
     routers of one node or switch, whose labels differ only after the ``/``), ``router``
     and ``port`` it leaves, ``to`` (the router and port it enters), ``flits``, ``packets`` (head
@@ -200,7 +203,7 @@ def link_loads(manifest: dict, before: int, after: int, cycles: int) -> list[dic
 
 def check_link_loads(loads: list[dict], before: list[int], after: list[int]) -> None:
     """Raise :class:`TrafficError` unless the link counters' flits and packets (``loads``)
-    are those the driver counted itself between two readings of :meth:`Harness.links`."""
+    are those the driver counted itself between two readings of :meth:`HarnessDriver.links`."""
     counts = [b - a for a, b in zip(before, after)]
     for load, flits, packets in zip(loads, counts[::2], counts[1::2]):
         if (load["flits"], load["packets"]) != (flits, packets):
@@ -236,7 +239,7 @@ class Watchdog:
     """Stops a point when nothing has moved for ``limit`` cycles while packets are queued
     or in flight (see the module docstring)."""
 
-    def __init__(self, harness: Harness, limit: int, manifest: dict):
+    def __init__(self, harness: HarnessDriver, limit: int, manifest: dict):
         self.harness, self.limit, self.manifest = harness, limit, manifest
         self.progress, self.still = None, 0
         self.copies = copies_per_broadcast(manifest)
@@ -286,13 +289,13 @@ class Watchdog:
         return (f"{line}; {len(holding)} routers hold {sum(held)} flits: {named}{more}")
 
 
-def snapshot(harness: Harness, wanted: bool):
+def snapshot(harness: HarnessDriver, wanted: bool):
     """``(link counters, the driver's own link counts or None)`` now, or None when not
     ``wanted``."""
     return (harness.link_counts(), harness.links()) if wanted else None
 
 
-async def run_point(harness: "Harness", point: dict, manifest: dict) -> dict:
+async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> dict:
     """Reset, run one point's phases and return what it measured (see the module
     docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
     point = {**DEFAULTS, **point}

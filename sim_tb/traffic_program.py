@@ -24,7 +24,14 @@ from pathlib import Path
 from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
 
 from . import runner
-from .traffic_phases import BROADCAST_COUNTERS, COUNTERS, Deadlock, Harness, TrafficError, run_point
+from .traffic_phases import (
+    BROADCAST_COUNTERS,
+    COUNTERS,
+    Deadlock,
+    HarnessDriver,
+    TrafficError,
+    run_point,
+)
 
 #: Faults the program injects (:data:`twinnet.gen.traffic_cpp.FAULTS`, repeated here so that
 #: running needs no Amaranth; a test keeps the two equal).
@@ -104,7 +111,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     return executable
 
 
-class ProgramHarness(Harness):
+class ProgramHarness(HarnessDriver):
     """The running program, driven through its stdin and stdout."""
 
     def __init__(self, executable: Path, threads: int = 1, sleep: bool = True):

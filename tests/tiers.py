@@ -1,16 +1,19 @@
-"""The slow tier of the suite: tests and cases marked ``slow`` run only with
-``TWINNET_SLOW_TESTS=1`` (see ``conftest.py``); some tests also run longer in it."""
+"""The slow tier of the suite: tests and cases marked ``slow`` run only with ``--slow`` or
+``TWINNET_SLOW_TESTS=1`` (see ``conftest.py``). A test whose work grows in the slow tier takes the
+``slow_tier`` fixture; no test reads the switch itself."""
 
 import os
 
 import pytest
 
 SLOW_ENV = "TWINNET_SLOW_TESTS"
+SLOW_OPTION = "--slow"
 
 
-def slow_tier() -> bool:
-    """Whether this run includes the slow tier."""
-    return bool(os.environ.get(SLOW_ENV))
+def slow_tier_on(config: pytest.Config) -> bool:
+    """Whether this run includes the slow tier: ``--slow`` given or ``TWINNET_SLOW_TESTS`` set
+    (to anything but the empty string)."""
+    return bool(config.getoption(SLOW_OPTION) or os.environ.get(SLOW_ENV))
 
 
 def marked(cases, slow) -> list:

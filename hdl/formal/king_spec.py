@@ -36,7 +36,7 @@ that replicate are not proven).
 
 from amaranth.hdl import Cat, Const, Mux, Signal, signed
 
-from .spec_common import Expected, ahead, named, ring
+from .spec_common import ExpectedRoute, ahead, named, ring
 
 #: The link directions of 002 §2: x, y, z and t, each with a + and a - port.
 DIRECTIONS = {"x": (1, 0), "y": (0, 1), "z": (1, 1), "t": (-1, 1)}
@@ -256,7 +256,7 @@ def _tied_moves(m, rc):
     return allowed, moves[0][1]
 
 
-def king_spec(m, rc, in_port: int) -> Expected:
+def king_spec(m, rc, in_port: int) -> ExpectedRoute:
     """The king family's route compute (module docstring): the deterministic or escape move
     (with DT's pseudo-random ties, the moves it may take), its VC and bubble flag and, under
     adaptive routing, the grades and adaptive VCs."""
@@ -292,9 +292,9 @@ def king_spec(m, rc, in_port: int) -> Expected:
         port = None
     mask, bubble = _escape(rc, taken, arrived)
     if not network.adaptive:
-        return Expected(port, mask, bubble, malformed, assumptions, allowed=allowed)
+        return ExpectedRoute(port, mask, bubble, malformed, assumptions, allowed=allowed)
     links = max(rc.config.vc_counts)
     escapes = escape_vcs(network.escape if network.topology.wrap else "none")
     adaptive_vcs = ((1 << links) - 1) & ~((1 << escapes) - 1)
-    return Expected(port, mask, bubble, malformed, assumptions, allowed=allowed,
-                    grades=_grades(m, rc, offset), adaptive_vcs=adaptive_vcs)
+    return ExpectedRoute(port, mask, bubble, malformed, assumptions, allowed=allowed,
+                         grades=_grades(m, rc, offset), adaptive_vcs=adaptive_vcs)

@@ -22,7 +22,7 @@ from ..twin_route import TwinRouteCompute, card_ports
 from ..twisted_route import TwistedRouteCompute
 from .king_spec import king_spec
 from .properties import Property, PropertySet
-from .spec_common import Expected
+from .spec_common import ExpectedRoute
 from .twisted_spec import twisted_spec
 
 #: The properties of :class:`RouteComputeProof`: the whole result, or (for a specification
@@ -50,42 +50,42 @@ PROPERTIES = [Property("route_compute_matches_spec",
                        "grade-2 outputs of the specification, on the adaptive VCs it names")]
 
 
-def header_spec(m, rc, in_port: int) -> Expected:
+def header_spec(m, rc, in_port: int) -> ExpectedRoute:
     """The test routing of :class:`HeaderRouteCompute`: the header names the output port, its
     VC and the bubble flag; a port or VC that does not exist is malformed."""
     config, header = rc.config, rc.header
     exists = Const(0, 1)
     for port, count in enumerate(config.output_vc_counts):
         exists = exists | ((header.port == port) & (header.vc < count))
-    return Expected(header.port, Const(1, config.max_vc_count) << header.vc, header.bubble,
-                    ~exists)
+    return ExpectedRoute(header.port, Const(1, config.max_vc_count) << header.vc,
+                         header.bubble, ~exists)
 
 
-def _internal_channels(twin) -> dict:
+def _internal_vcs(twin) -> dict:
     """The internal link's VCs (003 §6.3.1–2, numbered as 003 §6.3.2 numbers configuration D):
     type 1 first (when some dimension is not split), then per split dimension its up and low
     VCs (VC mode) or its one VC (bubble mode), then type 3; one VC in mode ``none``."""
     if twin.mode == "none":
         return {"type1": 0, "type3": 0, **{dim: 0 for dim in range(twin.n)}}
     split = twin.configuration.split_dims
-    channels, number = {}, 0
+    vcs, number = {}, 0
     if len(split) < twin.n:
-        channels["type1"], number = 0, 1
+        vcs["type1"], number = 0, 1
     for dim in split:
-        channels[dim] = number
+        vcs[dim] = number
         number += 2 if twin.mode == "vc" else 1
-    channels["type3"] = number
-    return channels
+    vcs["type3"] = number
+    return vcs
 
 
-def twin_spec(m, rc, in_port: int) -> Expected:
+def twin_spec(m, rc, in_port: int) -> ExpectedRoute:
     """Twin DOR (003 Alg. 1–6): the lowest differing dimension, its ring direction by
     ``(d - c) mod k`` with the positive tie, the internal link when that port is on the other
     card; VCs up/low by ``d > c`` (VC mode) and bubbles on entering a ring (bubble mode)."""
     twin, card = rc.twin, rc.card
     ports = card_ports(twin, card)
     arrival = ports[in_port]
-    channels = _internal_channels(twin)
+    vcs = _internal_vcs(twin)
     here = [rc.node_static[f"o{dim}"] for dim in range(twin.n)]
     dest = [rc.header.node[f"o{dim}"] for dim in range(twin.n)]
     assumptions = [c < k for c, k in zip(here, twin.radices)]
@@ -95,7 +95,7 @@ def twin_spec(m, rc, in_port: int) -> Expected:
     # Default: every digit equal, the packet is for this node.
     to_pe = (twin.card_count == 1) | (rc.header.pe == card)
     port = Mux(to_pe, ports.index(PE_PORT), ports.index(INTERNAL) if INTERNAL in ports else 0)
-    vc = Mux(to_pe, 0, channels["type3"])
+    vc = Mux(to_pe, 0, vcs["type3"])
     bubble = Const(0, 1)
     for dim in reversed(range(twin.n)):  # the lowest differing dimension is applied last
         c, d, k = here[dim], dest[dim], twin.radices[dim]
@@ -103,15 +103,15 @@ def twin_spec(m, rc, in_port: int) -> Expected:
         plus = (ahead * 2) <= k
         up = d > c
         step_port, step_vc, step_bubble = _dimension_move(twin, card, ports, arrival, dim,
-                                                          plus, up, channels)
+                                                          plus, up, vcs)
         port = Mux(c != d, step_port, port)
         vc = Mux(c != d, step_vc, vc)
         bubble = Mux(c != d, step_bubble, bubble)
     mask = Const(1, rc.config.max_vc_count) << vc
-    return Expected(port, mask, bubble, malformed, assumptions)
+    return ExpectedRoute(port, mask, bubble, malformed, assumptions)
 
 
-def _dimension_move(twin, card, ports, arrival, dim, plus, up, channels):
+def _dimension_move(twin, card, ports, arrival, dim, plus, up, vcs):
     """Output port, VC and bubble flag for a packet whose DOR port is in dimension ``dim``
     (``+`` when ``plus``)."""
     results = []
@@ -126,17 +126,17 @@ def _dimension_move(twin, card, ports, arrival, dim, plus, up, channels):
             vc = Mux(up, 0, 1) if twin.mode == "vc" else Const(0, 1)
             results.append((Const(ports.index(wanted)), vc, Const(int(enters), 1)))
         elif dim not in twin.configuration.split_dims or twin.mode == "none":
-            results.append((Const(ports.index(INTERNAL)), Const(channels["type1"]),
+            results.append((Const(ports.index(INTERNAL)), Const(vcs["type1"]),
                             Const(0, 1)))
         else:
-            base = channels[dim]
+            base = vcs[dim]
             vc = Mux(up, base, base + 1) if twin.mode == "vc" else Const(base)
             results.append((Const(ports.index(INTERNAL)), vc, Const(int(enters), 1)))
     (p_port, p_vc, p_bubble), (m_port, m_vc, m_bubble) = results
     return Mux(plus, p_port, m_port), Mux(plus, p_vc, m_vc), Mux(plus, p_bubble, m_bubble)
 
 
-def destro_spec(m, rc, in_port: int) -> Expected:
+def destro_spec(m, rc, in_port: int) -> ExpectedRoute:
     """DESTRO (001 App. A.7.1) on switch ``<s, o>``: the destination terminal ``h`` is below the
     switch when its number, with the digits below ``s + 1`` cleared, is the switch's prefix
     ``sum(o_{i-1} k^i, i > s)``; then down through port ``h_s``, else up through ``k + h_s``.
@@ -170,8 +170,8 @@ def destro_spec(m, rc, in_port: int) -> Expected:
             continue
         port = Mux(wanted == switch_port, target, port)
         reachable = reachable | (wanted == switch_port)
-    return Expected(port, Const(1, rc.config.max_vc_count), Const(0, 1),
-                    malformed | ~reachable, assumptions)
+    return ExpectedRoute(port, Const(1, rc.config.max_vc_count), Const(0, 1),
+                         malformed | ~reachable, assumptions)
 
 
 #: Specifications by route compute class.
@@ -182,7 +182,7 @@ SPECS = {HeaderRouteCompute: header_spec, TwinRouteCompute: twin_spec,
 
 def spec_for(rc):
     """The specification of route compute ``rc`` (a function ``(m, rc, in_port) ->
-    Expected`` that may add named signals to module ``m``), or None when there is none:
+    ExpectedRoute`` that may add named signals to module ``m``), or None when there is none:
     a king route compute with broadcast (the routers that replicate are not proven)."""
     if isinstance(rc, KingRouteCompute) and rc.network.broadcast:
         return None

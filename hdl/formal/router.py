@@ -13,6 +13,8 @@ from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data
 from amaranth.lib.wiring import In
 
+from twinnet.model.widths import index_width
+
 from .allocator import first_in_turn, turns_before
 from .environment import downstream, upstream
 from .properties import Property, PropertySet
@@ -313,7 +315,7 @@ class _Checks:
         self.check("whole_packets_per_output", ~granted | (run + valid == length))
         self.check("whole_packets_per_output", ~granted | comp.avail[o])
         owner, chosen = comp.owner[o], self.owner_sum(o, "chosen", vmax)
-        sent = self.owner_sum(o, "sent", max(1, (length - 1).bit_length()))
+        sent = self.owner_sum(o, "sent", index_width(length))
         active = Cat(comp.owner[o][i] & vc.state.active for i, vc in enumerate(self.flat))
         vcs = (1 << self.config.output_vc_counts[o]) - 1
         self.check("router_state", Mux(comp.held[o], run == sent, run == length))

@@ -1,4 +1,4 @@
-"""What the route-compute specifications share: :class:`Expected`, what a specification says
+"""What the route-compute specifications share: :class:`ExpectedRoute`, what a specification says
 for one input, and the modular arithmetic they are written with.
 
 The arithmetic avoids dividers: a ``mod`` by a side that is not a power of two would cost the
@@ -8,7 +8,7 @@ prover minutes, so it is a conditional subtraction of operands known to lie in a
 from amaranth.hdl import Mux, Signal, signed
 
 
-class Expected:
+class ExpectedRoute:
     """What a specification says for one input: ``port``, ``mask``, ``bubble``,
     ``malformed`` (Amaranth values; ``mask`` and ``bubble`` None when it leaves them open),
     ``assumptions`` on the inputs (what a network guarantees, e.g. a node's coordinates are

@@ -45,7 +45,7 @@ from amaranth.hdl import Cat, Const, Mux, signed
 
 from twinnet.model.twisted_network import port_label, port_move
 
-from .spec_common import Expected, ahead, named, reduce
+from .spec_common import ExpectedRoute, ahead, named, reduce
 
 #: The images of a twisting dimension in tie order (the route compute's documented order).
 TIE_ORDER = (0, 1, -1, 2)
@@ -147,7 +147,7 @@ def _shortest(m, rc, here, there):
     return best
 
 
-def twisted_spec(m, rc, in_port: int) -> Expected:
+def twisted_spec(m, rc, in_port: int) -> ExpectedRoute:
     """Dimension-order routing over the twisted torus's shortest record, with the escape
     scheme's VC and bubble flag (module docstring)."""
     network = rc.network
@@ -183,5 +183,5 @@ def twisted_spec(m, rc, in_port: int) -> Expected:
     elif network.escape == "dateline":
         on_one = to_link & straight & ((rc.in_vc == 1) | wrapped)
         mask = Mux(on_one, Const(0b10, rc.config.max_vc_count), mask)
-    return Expected(port, mask, bubble, malformed, assumptions)
+    return ExpectedRoute(port, mask, bubble, malformed, assumptions)
 

@@ -18,7 +18,6 @@ from amaranth.sim import Simulator
 
 from twinnet.boards.targets import BOARDS, board_build, default_network, simulate
 from twinnet.hdl.selftest import UartTx
-from twinnet.sim_tb import runner
 
 BUILD = "build/boards"
 
@@ -46,10 +45,8 @@ def test_every_board_writes_its_build_files(board, tmp_path):
 
 
 @pytest.mark.parametrize("board", sorted(BOARDS))
-def test_the_self_test_passes_in_simulation(board):
-    if runner.missing("icarus"):
-        pytest.skip(runner.missing("icarus"))
-    results = simulate(default_network(board), "icarus", f"{BUILD}/{board}")
+def test_the_self_test_passes_in_simulation(board, icarus):
+    results = simulate(default_network(board), icarus, f"{BUILD}/{board}")
     assert results["done"] and results["passed"] and not results["failed"]
     assert results["created"] == results["received"] > 50 and results["errors"] == 0
     assert results["line"] == (f"twinnet sent {results['created']:08X} recv "
@@ -57,12 +54,10 @@ def test_the_self_test_passes_in_simulation(board):
 
 
 @pytest.mark.parametrize("fault", ["corrupt", "misroute", "duplicate"])
-def test_a_fault_makes_the_self_test_fail(fault):
-    if runner.missing("icarus"):
-        pytest.skip(runner.missing("icarus"))
+def test_a_fault_makes_the_self_test_fail(fault, icarus):
     board = sorted(BOARDS)[0]
     # Its own build folder: the cases may run at once in parallel workers.
-    results = simulate(default_network(board), "icarus", f"{BUILD}/{board}-{fault}",
+    results = simulate(default_network(board), icarus, f"{BUILD}/{board}-{fault}",
                        fault=fault)
     assert results["done"] and results["failed"] and not results["passed"]
     assert results["errors"] == 1

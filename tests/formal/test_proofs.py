@@ -1,8 +1,8 @@
 """Formal proofs (SymbiYosys): the default router's property set is proven by induction, a
 route compute equals its specification, and mutants fail with a counterexample trace.
 
-The whole set (every mutant, the family routers) runs with TWINNET_SLOW_TESTS=1 and in
-bench/formal.py.
+The whole set (every mutant, the family routers) runs in the slow tier (``pytest --slow``)
+and in bench/formal.py.
 """
 
 import functools
@@ -52,9 +52,9 @@ def test_route_compute_equals_its_specification(tmp_path, params):
         target = suite.lone_router()
     elif params == "king":
         from twinnet.hdl.king_route import KingRouteCompute
-        from twinnet.model.king_network import king_network_from_dict
+        from twinnet.model.king_network import KingNetworkConfig
 
-        network = king_network_from_dict({"kind": "KT", "side": 8, "packet_length": 2})
+        network = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "packet_length": 2})
         ports = ("x+", "x-", "y+", "y-", "z+", "z-", "t+", "t-", "pe0")
         config = RouterConfig(8, 2, tuple(PortConfig("pe" if label == "pe0" else "network", 1, 4)
                                           for label in ports))
@@ -63,9 +63,9 @@ def test_route_compute_equals_its_specification(tmp_path, params):
     else:
         from twinnet.hdl.twin_card import card_router_config
         from twinnet.hdl.twin_route import TwinRouteCompute
-        from twinnet.model.network import twin_network_from_dict
+        from twinnet.model.network import TwinNetworkConfig
 
-        network = twin_network_from_dict(params)
+        network = TwinNetworkConfig.from_dict(params)
         target = suite.Target("card0", card_router_config(network, 0), functools.partial(
             TwinRouteCompute, twin=network.topology, card=0))
     [verdict] = suite.prove_route(target, tmp_path)

@@ -5,7 +5,7 @@ bug, or a specification written wrong, makes the proof report ``failed``.
 
 By default: twisted 8x4 (t_YX = 4) and a 3-D twisted torus, KT4 under 2S with the dateline,
 and every bug; the other sizes (KT8 under 2S with 2 VCs among them) and kinds run in the slow
-tier (``TWINNET_SLOW_TESTS=1``). KT8 with Knaive is proven in ``test_proofs.py``.
+tier (``pytest --slow``). KT8 with Knaive is proven in ``test_proofs.py``.
 """
 
 import pytest
@@ -18,9 +18,9 @@ from twinnet.hdl.formal import king_spec, sby, twisted_spec
 from twinnet.hdl.formal.route_spec import RouteComputeProof, spec_for
 from twinnet.hdl.king_route import KingRouteCompute, is_pe
 from twinnet.hdl.twisted_route import PE, TwistedRouteCompute
-from twinnet.model.king_network import king_network_from_dict
+from twinnet.model.king_network import KingNetworkConfig
 from twinnet.model.twist import IMAGES
-from twinnet.model.twisted_network import twisted_network_from_dict
+from twinnet.model.twisted_network import TwistedNetworkConfig
 
 
 def _tools_missing() -> str | None:
@@ -44,7 +44,7 @@ def _config(ports, vc_count: int) -> RouterConfig:
 
 def twisted_computes(radices, twists: str, escape: str, cls=TwistedRouteCompute) -> list:
     """One route compute of class ``cls`` per input port of the twisted torus's router."""
-    network = twisted_network_from_dict({"radices": radices, "twists": twists,
+    network = TwistedNetworkConfig.from_dict({"radices": radices, "twists": twists,
                                          "escape": escape, "packet_length": 2})
     ports = (*network.ports, PE)
     config = _config(ports, network.vc_count)
@@ -53,7 +53,7 @@ def twisted_computes(radices, twists: str, escape: str, cls=TwistedRouteCompute)
 
 def king_computes(values: dict, cls=KingRouteCompute, kind: str = "router") -> list:
     """One route compute of class ``cls`` per input port of router kind ``kind``."""
-    network = king_network_from_dict({"packet_length": 2, **values})
+    network = KingNetworkConfig.from_dict({"packet_length": 2, **values})
     ports = next(ports for ports in (king.router_ports(network, node)
                                      for node in network.topology.nodes())
                  if king.kind_name(network, ports) == kind)

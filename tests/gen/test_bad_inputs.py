@@ -59,8 +59,8 @@ from pathlib import Path
 
 import pytest
 
-from twinnet.cli.main import build_parser, main
 from twinnet.cli.fpga_cmd import MAX_SEED as FPGA_MAX_SEED
+from twinnet.cli.main import build_parser, main
 
 
 def _constant(name: str, literal, *modules: str):

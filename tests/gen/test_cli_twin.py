@@ -5,9 +5,9 @@ import json
 import pytest
 
 from twinnet.cli import demo
-from twinnet.cli.main import main
 from twinnet.cli.gen_cmd import PRESETS
-from twinnet.model.network import twin_network_from_dict
+from twinnet.cli.main import main
+from twinnet.model.network import TwinNetworkConfig
 
 
 def run(capsys, *argv):
@@ -87,7 +87,7 @@ def test_bad_input_is_one_line_and_nonzero(capsys, argv, message):
 def test_demo_simulates_the_default_network():
     """The main job's network is the papers' 3DT 4x4x4 in configuration D with bubble flow
     control (the network suite simulates this same instance on both simulators)."""
-    network = twin_network_from_dict(PRESETS[demo.DEFAULT_PRESET])
+    network = TwinNetworkConfig.from_dict(PRESETS[demo.DEFAULT_PRESET])
     assert network.topology.radices == (4, 4, 4)
     assert network.topology.configuration.label == "D" and network.topology.mode == "bubble"
 

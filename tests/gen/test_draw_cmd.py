@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from twinnet.cli.main import main
 from twinnet.cli.draw_cmd import layout
-from twinnet.families import family_for
 from twinnet.cli.gen_cmd import PRESETS, add_network_args, network_from_args
+from twinnet.cli.main import main
+from twinnet.families import family_for
 
 #: (flags, routers, link kinds): hand counts.
 CASES = {
@@ -60,7 +60,8 @@ def test_png_is_written_whole(tmp_path):
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_every_preset_lays_out(preset):
-    """Every router drawn once and every channel in exactly one link with its reverse."""
+    """Every router drawn once and every netlist link (one direction of a cable) in exactly
+    one drawn link with its reverse."""
     parser = argparse.ArgumentParser()
     add_network_args(parser)
     network = network_from_args(parser.parse_args(["--preset", preset]))
@@ -68,7 +69,7 @@ def test_every_preset_lays_out(preset):
     drawing = layout(network, family)
     netlist = family.netlist(network)
     assert set(drawing["routers"]) == {router.label for router in netlist.routers}
-    assert 2 * len(drawing["links"]) == len(netlist.channels)
+    assert 2 * len(drawing["links"]) == len(netlist.links)
     # The count the size checks use without building routers.
     assert family.router_count(network) == len(netlist.routers)
 

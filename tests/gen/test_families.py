@@ -3,15 +3,16 @@
 import pytest
 
 from twinnet import families
-from twinnet.model.fat_tree import fat_tree_network_from_dict
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.fat_tree import FatTreeNetworkConfig
+from twinnet.model.network import TwinNetworkConfig
 
 NETWORKS = [
-    ("twin-torus", twin_network_from_dict({"radices": [4, 3, 2]})),
-    ("twin-torus", twin_network_from_dict({"radices": [3, 3, 2, 2], "configuration": "C_Best"})),
-    ("twin-torus", twin_network_from_dict({"radices": [5, 3], "configuration": "torus"})),
-    ("fat-tree", fat_tree_network_from_dict({"k": 4, "n": 3})),
-    ("fat-tree", fat_tree_network_from_dict({"k": 2, "n": 3, "split": "plain"})),
+    ("twin-torus", TwinNetworkConfig.from_dict({"radices": [4, 3, 2]})),
+    ("twin-torus", TwinNetworkConfig.from_dict({"radices": [3, 3, 2, 2],
+                                                "configuration": "C_Best"})),
+    ("twin-torus", TwinNetworkConfig.from_dict({"radices": [5, 3], "configuration": "torus"})),
+    ("fat-tree", FatTreeNetworkConfig.from_dict({"k": 4, "n": 3})),
+    ("fat-tree", FatTreeNetworkConfig.from_dict({"k": 2, "n": 3, "split": "plain"})),
 ]
 
 

@@ -14,11 +14,11 @@ import warnings
 
 import pytest
 
-from twinnet.gen import fpga
 from twinnet.cli.main import main
 from twinnet.families import family
+from twinnet.gen import fpga
 from twinnet.hdl import verilog
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.network import TwinNetworkConfig
 
 #: A 2×2 torus small enough for the iCE40 HX8K (whose FIFOs are flip-flops): the bubble on
 #: one VC, 8-bit flits, 2-flit packets (with 16-bit flits, 2 VCs and one packet per VC it
@@ -28,13 +28,13 @@ SMALL_TORUS = ["torus", "--radix", "2,2", "--mode", "bubble", "--flit-width", "8
 
 
 def small_torus():
-    return twin_network_from_dict({"configuration": "torus", "radices": [2, 2],
+    return TwinNetworkConfig.from_dict({"configuration": "torus", "radices": [2, 2],
                                    "mode": "bubble", "flit_width": 8, "packet_length": 2})
 
 
 def test_the_harness_drives_every_input_and_folds_every_output():
     design = fpga.router_design(small_torus(), family("twin-torus"))
-    text = verilog.convert(fpga.Harness(design), name="top")
+    text = verilog.convert(fpga.LfsrHarness(design), name="top")
     ports = [(path, member.flow) for path, member, _ in
              design.component.signature.flatten(design.component)]
     instance = re.search(rf"{design.module} \\design  \((.*?)\n  \);", text, re.S)
@@ -102,8 +102,9 @@ def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design):
     assert status == 0
     results = json.loads(out)
     assert set(results["alone"]) == {"ecp5", "ice40"}
-    for family in ("ecp5", "ice40"):
-        assert results["alone"][family]["lut4"] > 100 and results["alone"][family]["ff"] > 50
+    for device_family in ("ecp5", "ice40"):
+        alone = results["alone"][device_family]
+        assert alone["lut4"] > 100 and alone["ff"] > 50
     for device in ("ecp5-25f", "ice40-hx8k"):
         placed = results["placed"][device]
         assert placed["fmax_mhz_min"] > 10

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from twinnet.cli.main import build_parser, main
 from twinnet.cli.gen_cmd import PRESETS, network_from_args
+from twinnet.cli.main import build_parser, main
 
 
 def parse(*argv):

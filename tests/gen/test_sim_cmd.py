@@ -81,11 +81,11 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
 
 
 def test_the_generation_fingerprint_follows_parameters_and_options():
-    from twinnet.model.network import twin_network_from_dict
+    from twinnet.model.network import TwinNetworkConfig
     from twinnet.sim_tb.network_sim import generation_fingerprint
 
     def network(**values):
-        return twin_network_from_dict({"radices": [3, 3], "configuration": "torus", **values})
+        return TwinNetworkConfig.from_dict({"radices": [3, 3], "configuration": "torus", **values})
 
     same = generation_fingerprint(network(), None, trace=True)
     assert generation_fingerprint(network(), None, trace=True) == same
@@ -138,7 +138,7 @@ def test_fat_tree_all_pairs_reports_hops_and_crossings(tmp_path, capsys):
     001's k**(n+1)/2 = 4 below the last stage of the 2-ary 2-tree, 0 at the last."""
     if runner.missing("icarus"):
         pytest.skip(runner.missing("icarus"))
-    from twinnet.model.fat_tree import fat_tree_network_from_dict, router_hops
+    from twinnet.model.fat_tree import FatTreeNetworkConfig, router_hops
 
     status = main(["sim", "fat-tree", "--k", "2", "--n", "2", "--simulator", "icarus",
                    "--check", "hops", "--traffic", "all-pairs", "--out", str(tmp_path), "--json"])
@@ -148,7 +148,7 @@ def test_fat_tree_all_pairs_reports_hops_and_crossings(tmp_path, capsys):
     assert data["family"] == "fat-tree" and data["network"] == "fattree_k2_n2_optimal_r1"
     results = data["results"]
     assert results["packets"] == 4 * 3 and results["hops_checked"]
-    network = fat_tree_network_from_dict({"k": 2, "n": 2})
+    network = FatTreeNetworkConfig.from_dict({"k": 2, "n": 2})
     hops = [len(router_hops(network, s, d)) for s in range(4) for d in range(4) if s != d]
     assert results["mean_hops"] == pytest.approx(sum(hops) / len(hops))
     assert sorted((c["stage"], c["crossings"]) for c in results["internal_crossings"]) == \
@@ -166,7 +166,7 @@ def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys, simulator):
     if runner.missing(simulator):
         pytest.skip(runner.missing(simulator))
     from twinnet.families import family_for
-    from twinnet.model.network import twin_network_from_dict
+    from twinnet.model.network import TwinNetworkConfig
 
     picture = tmp_path / "loads.svg"
     status = main(["sim", "torus", "--n", "2", "--k", "4", "--mode", "vc", "--traffic",
@@ -178,7 +178,7 @@ def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys, simulator):
     assert data["results"]["engine"] == ("program" if simulator == "verilator" else "cocotb")
     assert all(len(load["vc"]) == (2 if "link" in load else 1)
                for load in data["results"]["link_loads"])
-    network = twin_network_from_dict(data["parameters"])
+    network = TwinNetworkConfig.from_dict(data["parameters"])
     manifest = json.loads(next(Path(data["build_dir"]).glob("rtl/*.manifest.json")).read_text())
     assert_link_packets(data["results"]["link_loads"], family_for(network), network, manifest)
     drawn = picture.read_text()

@@ -11,14 +11,10 @@ import pytest
 from route_sim import run_route_compute
 
 from twinnet.hdl.config import PortConfig, RouterConfig
-from twinnet.hdl.fat_tree_route import (
-    FatTreeRouteCompute,
-    destination_layout,
-    digit_width,
-    static_layout,
-)
+from twinnet.hdl.fat_tree_route import FatTreeRouteCompute, destination_layout, static_layout
 from twinnet.model.fat_tree import FatTreeConfig, Switch, destro_port
 from twinnet.model.twin_switch import TwinSwitch
+from twinnet.model.widths import index_width
 
 
 def router_config(external: int, internal: int) -> RouterConfig:
@@ -117,8 +113,8 @@ def test_twin_halves_every_stage(kn, full):
 
 def test_layouts():
     tree = FatTreeConfig(4, 3)
-    assert digit_width(2) == 1 and digit_width(3) == 2 and digit_width(4) == 2
-    assert digit_width(5) == 3
+    assert index_width(1) == 1 and index_width(2) == 1 and index_width(3) == 2
+    assert index_width(4) == 2 and index_width(5) == 3
     assert {name: field.shape.width for name, field in destination_layout(tree)} == {
         "h0": 2, "h1": 2, "h2": 3}
     assert {name: field.shape.width for name, field in static_layout(tree)} == {

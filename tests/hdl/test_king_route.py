@@ -30,7 +30,7 @@ from twinnet.model.king import (
     routing_port,
     scheme_channels,
 )
-from twinnet.model.king_network import KingNetworkConfig, king_network_from_dict, tied_ports
+from twinnet.model.king_network import KingNetworkConfig, tied_ports
 
 
 def route_compute(network: KingNetworkConfig, ports, in_port: int) -> KingRouteCompute:
@@ -85,7 +85,7 @@ NETWORKS = [(kind, side, escape) for kind in KINDS for side in (3, 4, 5, 6)
 @pytest.mark.parametrize("kind, side, escape", NETWORKS,
                          ids=[f"{k}{s}-{e}" for k, s, e in NETWORKS])
 def test_every_router_and_destination(kind, side, escape):
-    network = king_network_from_dict({"kind": kind, "side": side, "escape": escape})
+    network = KingNetworkConfig.from_dict({"kind": kind, "side": side, "escape": escape})
     topology = network.topology
     # One router of every module kind (a torus: one; a mesh: every border shape).
     shapes = {}
@@ -105,7 +105,7 @@ def test_every_router_and_destination(kind, side, escape):
 
 @pytest.mark.parametrize("side", [3, 5, 6])
 def test_out_of_range_destinations_are_malformed(side):
-    network = king_network_from_dict({"kind": "KT", "side": side})
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": side})
     ports = router_ports(network, (0, 0))
     dut = route_compute(network, ports, ports.index(pe_label(0)))
     width = network.coordinate_width
@@ -116,13 +116,13 @@ def test_out_of_range_destinations_are_malformed(side):
 
 
 def test_bad_parameters():
-    network = king_network_from_dict({"kind": "KT", "side": 4})
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": 4})
     ports = router_ports(network, (0, 0))
     with pytest.raises(ValueError, match="port 'q' is not one of"):
         route_compute(network, (*ports[:-1], "q"), 0)
     with pytest.raises(ValueError, match="in_port must be from 0 to 8, not 9"):
         route_compute(network, ports, 9)
-    mesh = king_network_from_dict({"kind": "M", "side": 4})
+    mesh = KingNetworkConfig.from_dict({"kind": "M", "side": 4})
     with pytest.raises(ValueError, match="port 'z\\+' is not one of x\\+, x-, y\\+, y-, pe0"):
         route_compute(mesh, ("z+", "pe0"), 0)
     with pytest.raises(ValueError, match="must hold every PE port"):
@@ -137,7 +137,7 @@ def test_several_pe_ports(pes):
     """With ``pes`` PEs per router a packet arriving leaves through the PE port its header
     names, from every input; elsewhere the route is the model's; a PE field ``>= pes`` (three
     PEs: 3) is malformed."""
-    network = king_network_from_dict({"kind": "KT", "side": 4, "pe_ports": pes})
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": 4, "pe_ports": pes})
     ports = router_ports(network, (0, 0))
     assert ports[-pes:] == tuple(f"pe{j}" for j in range(pes))
     width = network.pe_width
@@ -161,7 +161,7 @@ ADAPTIVE += [(kind, "2s", side, escape) for kind in ("KM", "KT") for side in (4,
 
 
 #: The adaptive cases of the default suite (an even and an odd side, each escape, each
-#: routing); the others with TWINNET_SLOW_TESTS=1.
+#: routing); the others in the slow tier.
 ADAPTIVE_DEFAULT = {(kind, routing, side, escape) for kind, routing, side, escape in ADAPTIVE
                     if (side == 4) == (kind in ("T", "DT", "KT"))
                     or (kind, routing, side) == ("KT", "2s", 5)}
@@ -175,7 +175,7 @@ def test_adaptive_grades_and_escape_move(kind, routing, side, escape):
     2S grades, and the escape move: the kind's deterministic port, its VC and bubble as in
     :func:`expected` from an escape VC, as an injection from an adaptive VC (the packet enters
     its escape ring afresh)."""
-    network = king_network_from_dict({"kind": kind, "side": side, "routing": routing,
+    network = KingNetworkConfig.from_dict({"kind": kind, "side": side, "routing": routing,
                                       "escape": escape})
     topology = network.topology
     shapes = {}
@@ -246,7 +246,7 @@ def test_broadcast_copies_follow_the_model(kind, side):
     (:func:`twinnet.model.king.broadcast_sends`), each once, and every other router consumes
     one copy; copies entering a ring (all at the source, the side diagonals after an
     orthogonal hop) ask for the bubble on a torus; a copy arriving with TTL 0 is malformed."""
-    network = king_network_from_dict({"kind": kind, "side": side, "broadcast": True})
+    network = KingNetworkConfig.from_dict({"kind": kind, "side": side, "broadcast": True})
     topology = network.topology
     table = broadcast_tables(network)
     for source in topology.nodes():
@@ -283,7 +283,7 @@ def test_dt_lfsr_ties_take_every_shortest_image(side):
     their ports is taken at least once."""
     from amaranth.sim import Simulator
 
-    network = king_network_from_dict({"kind": "DT", "side": side, "ties": "lfsr"})
+    network = KingNetworkConfig.from_dict({"kind": "DT", "side": side, "ties": "lfsr"})
     topology = network.topology
     ports = router_ports(network, (0, 0))
     dut = route_compute(network, ports, ports.index("pe0"))

@@ -73,9 +73,9 @@ def test_the_network_top_feeds_a_counter_on_every_link():
     from twinnet.gen.fpga import unconverted
     from twinnet.gen.generate import modules_of
     from twinnet.hdl.network import Network
-    from twinnet.model.network import twin_network_from_dict
+    from twinnet.model.network import TwinNetworkConfig
 
-    network = twin_network_from_dict({"radices": [3, 3], "configuration": "torus",
+    network = TwinNetworkConfig.from_dict({"radices": [3, 3], "configuration": "torus",
                                       "mode": "vc"})
     with unconverted():  # (routers and counters only looked at, never converted)
         netlist = family_for(network).netlist(network, stall_counters=True)
@@ -100,9 +100,9 @@ def test_a_large_network_shows_its_counters_in_ports_of_whole_rows():
     from twinnet.gen.fpga import unconverted
     from twinnet.hdl import verilog
     from twinnet.hdl.link_counter import CHUNK_ROWS
-    from twinnet.model.network import twin_network_from_dict
+    from twinnet.model.network import TwinNetworkConfig
 
-    network = twin_network_from_dict({"radices": [4, 4, 4], "configuration": "D",
+    network = TwinNetworkConfig.from_dict({"radices": [4, 4, 4], "configuration": "D",
                                       "mode": "vc"})
     with unconverted():
         netlist = family_for(network).netlist(network)

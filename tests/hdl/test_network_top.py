@@ -12,7 +12,7 @@ from amaranth.hdl import Module, UnusedElaboratable
 from amaranth.lib import data
 
 from twinnet.hdl.config import PortConfig, RouterConfig
-from twinnet.hdl.network import Channel, Netlist, Network, RouterInstance, Terminal
+from twinnet.hdl.network import Link, Netlist, Network, RouterInstance, Terminal
 from twinnet.hdl.route_compute import RouteCompute
 from twinnet.hdl.router import Router
 
@@ -48,15 +48,15 @@ def router(vcs: int = 2, width: int = 32) -> Router:
     return Router(config, functools.partial(Route))
 
 
-def ring(channels) -> Netlist:
-    """Three routers of one kind, joined by ``channels``."""
+def ring(links) -> Netlist:
+    """Three routers of one kind, joined by ``links``."""
     return Netlist({"node": router()}, [RouterInstance(f"r{i}", "node", {"here": i})
                                         for i in range(3)],
-                   channels, [Terminal(f"r{i}", PE) for i in range(3)])
+                   links, [Terminal(f"r{i}", PE) for i in range(3)])
 
 
-def link(index: int, source: int, target: int, target_port: int = LINK) -> Channel:
-    return Channel(index, f"r{source}", LINK, f"r{target}", target_port, "cw", "cw", 2)
+def link(index: int, source: int, target: int, target_port: int = LINK) -> Link:
+    return Link(index, f"r{source}", LINK, f"r{target}", target_port, "cw", "cw", 2)
 
 
 def top(netlist: Netlist, trace: bool = False) -> str:
@@ -78,13 +78,13 @@ def test_a_ring_has_one_instance_per_router_and_every_bus():
 
 
 def test_an_input_driven_twice_is_refused():
-    with pytest.raises(ValueError, match=r"channel 1: router r1's input in_0__\S+ is driven "
+    with pytest.raises(ValueError, match=r"link 1: router r1's input in_0__\S+ is driven "
                                          "twice"):
         top(ring([link(0, 0, 1), link(1, 2, 1), link(2, 1, 0)]))
 
 
-def test_a_channel_into_a_pe_port_is_refused():
-    with pytest.raises(ValueError, match=r"channel 0: r0 out_0 and r1 in_1 do not match"):
+def test_a_link_into_a_pe_port_is_refused():
+    with pytest.raises(ValueError, match=r"link 0: r0 out_0 and r1 in_1 do not match"):
         top(ring([link(0, 0, 1, target_port=PE)]))
 
 
@@ -94,6 +94,6 @@ def test_a_width_mismatch_is_refused():
                               RouterInstance("r1", "wide", {"here": 1})],
                       [link(0, 0, 1), link(1, 1, 0)],
                       [Terminal("r0", PE), Terminal("r1", PE)])
-    with pytest.raises(ValueError, match=r"channel 0: router r1's input in_0__\S+ is \d+ bits "
+    with pytest.raises(ValueError, match=r"link 0: router r1's input in_0__\S+ is \d+ bits "
                                          r"wide, its source \d+"):
         top(netlist)

@@ -138,9 +138,9 @@ def test_drop_counter_saturates_at_its_width(pipeline):
 
 def test_network_cards_count_drops_in_32_bits():
     from twinnet.hdl.twin_card import card_router_config
-    from twinnet.model.network import twin_network_from_dict
+    from twinnet.model.network import TwinNetworkConfig
 
-    network = twin_network_from_dict({"radices": [3, 3], "configuration": "C_Best"})
+    network = TwinNetworkConfig.from_dict({"radices": [3, 3], "configuration": "C_Best"})
     assert {card_router_config(network, card).drop_count_width for card in (0, 1)} == {32}
 
 

@@ -14,7 +14,7 @@ from twinnet.model.twin_routing import route
 
 def route_compute(config, card, in_port):
     """The card's route compute for card-local input port ``in_port`` (a ``Port``)."""
-    router = card_router_config(TwinNetworkConfig(config), card)
+    router = card_router_config(TwinNetworkConfig.for_topology(config), card)
     ports = card_ports(config, card)
     return TwinRouteCompute(router, ports.index(in_port), twin=config, card=card)
 
@@ -107,12 +107,13 @@ def test_out_of_range_digit_is_flagged_malformed():
 
 def test_bad_construction():
     config = TwinTorusConfig.uniform(3, 3, "D")
-    router = card_router_config(TwinNetworkConfig(config), 0)
+    router = card_router_config(TwinNetworkConfig.for_topology(config), 0)
     with pytest.raises(ValueError, match=r"card must be 0 or 1, not 2"):
         TwinRouteCompute(router, 0, twin=config, card=2)
     with pytest.raises(ValueError, match=r"in_port must be from 0 to 4, not 5"):
         TwinRouteCompute(router, 5, twin=config, card=0)
-    small = card_router_config(TwinNetworkConfig(TwinTorusConfig.uniform(2, 3, "C_Best")), 0)
+    small = card_router_config(
+        TwinNetworkConfig.for_topology(TwinTorusConfig.uniform(2, 3, "C_Best")), 0)
     with pytest.raises(ValueError, match=r"a card of an n=3 twin torus has 5 ports, not 4"):
         TwinRouteCompute(small, 0, twin=config, card=0)
 
@@ -140,7 +141,7 @@ def test_plain_torus_flags_pe_1_and_out_of_range_digits_malformed():
     sim.run()
     for (x, _, pe), malformed in seen:
         assert malformed == (x >= 3 or pe == 1), (x, pe)
-    router = card_router_config(TwinNetworkConfig(config), 0)
+    router = card_router_config(TwinNetworkConfig.for_topology(config), 0)
     with pytest.raises(ValueError, match=r"card must be 0 \(the plain torus has one card\), "
                                          r"not 1"):
         TwinRouteCompute(router, 0, twin=config, card=1)

@@ -18,10 +18,10 @@ from twinnet.hdl.ring_escape import opposite
 from twinnet.hdl.twisted_route import PE, TwistedRouteCompute
 from twinnet.model.twist import routing_path
 from twinnet.model.twisted_network import (
+    TwistedNetworkConfig,
     port_label,
     port_move,
     scheme_channels,
-    twisted_network_from_dict,
 )
 
 
@@ -76,7 +76,7 @@ EVERY_PAIR = {("6,3", "YX=3"), ("3,3,3", "ZX=1,ZY=2")}
 @pytest.mark.parametrize("escape", ["bubble", "dateline", "none"])
 @pytest.mark.parametrize("radices, twists", CASES, ids=[f"{r}-{t or 't0'}" for r, t in CASES])
 def test_every_router_destination_and_input(radices, twists, escape):
-    network = twisted_network_from_dict({"radices": [int(x) for x in radices.split(",")],
+    network = TwistedNetworkConfig.from_dict({"radices": [int(x) for x in radices.split(",")],
                                          "twists": twists, "escape": escape})
     topology = network.topology
     nodes = list(topology.nodes())
@@ -93,7 +93,7 @@ def test_every_router_destination_and_input(radices, twists, escape):
 
 
 def test_out_of_range_coordinates_are_malformed():
-    network = twisted_network_from_dict({"radices": [6, 3], "twists": "YX=3"})
+    network = TwistedNetworkConfig.from_dict({"radices": [6, 3], "twists": "YX=3"})
     dut = route_compute(network, len(network.ports))
     cases = [((1, 2), (x, y), 0) for x in range(8) for y in range(4)]
     for (_, (x, y), _), got in zip(cases, run(dut, 2, cases)):
@@ -101,7 +101,7 @@ def test_out_of_range_coordinates_are_malformed():
 
 
 def test_bad_parameters():
-    network = twisted_network_from_dict({"radices": [8, 4], "twists": "YX=4"})
+    network = TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4"})
     config = RouterConfig(32, 1, (PortConfig("pe"),) * 5)
     with pytest.raises(ValueError, match="ports must be X\\+, X-, Y\\+, Y-, PE in some order"):
         TwistedRouteCompute(config, 0, network=network, ports=("X+", "X-", "Y+", "Z+", PE))

@@ -4,8 +4,8 @@ import pytest
 
 from twinnet.model.fat_tree import (
     FatTreeConfig,
-    InternalChannel,
-    Link,
+    FatTreeInternalChannel,
+    FatTreeLink,
     Switch,
     TwinFatTree,
     all_routes,
@@ -215,9 +215,9 @@ def test_a_mixed_split_closes_a_cycle_through_internal_links():
     graph = dependency_graph(tree, twin=twin)
     cycle = graph.find_cycle()
     assert cycle is not None and graph.is_cycle(cycle)
-    internal = [c for c in cycle if isinstance(c, InternalChannel)]
+    internal = [c for c in cycle if isinstance(c, FatTreeInternalChannel)]
     assert len({c.switch for c in internal}) >= 2
-    assert all(isinstance(c, Link) or c.switch.stage == 0 for c in cycle)
+    assert all(isinstance(c, FatTreeLink) or c.switch.stage == 0 for c in cycle)
 
 
 # --- errors --------------------------------------------------------------------------------------
@@ -266,29 +266,29 @@ def test_router_hops_by_hand():
     down port 3 of <0,3>. DESTRO: <0,0> is not above 15 (h1 = 3 != o0 = 0), so up port
     k + h0 = 7 (u3) to <1,3>, which sends it down port h1 = 3 (d3) to <0,3>, which ejects it.
     Paired split below the last stage: α = {0, 1, 4, 5}; down ports on α at the last stage."""
-    from twinnet.model.fat_tree import fat_tree_network_from_dict, router_hops
+    from twinnet.model.fat_tree import FatTreeNetworkConfig, router_hops
 
-    plain = fat_tree_network_from_dict({"k": 4, "n": 2, "split": "plain"})
+    plain = FatTreeNetworkConfig.from_dict({"k": 4, "n": 2, "split": "plain"})
     assert router_hops(plain, 0, 15) == [("<0,0>", "u3", 0), ("<1,3>", "d3", 0)]
     assert router_hops(plain, 0, 1) == []  # both on <0,0>: no link between routers
-    twin = fat_tree_network_from_dict({"k": 4, "n": 2, "split": "optimal"})
+    twin = FatTreeNetworkConfig.from_dict({"k": 4, "n": 2, "split": "optimal"})
     # In on port 0 (α), out on port 7 (β): across the internal link, port 7 mod 1 = 0.
     assert router_hops(twin, 0, 15) == [("<0,0>/alpha", "i0", 0), ("<0,0>/beta", "u3", 0),
                                         ("<1,3>/alpha", "d3", 0)]
     assert router_hops(twin, 0, 1) == []  # ports 0 and 1 both on α
     assert router_hops(twin, 0, 2) == [("<0,0>/alpha", "i0", 0)]  # port 2 on β
-    two = fat_tree_network_from_dict({"k": 4, "n": 2, "split": "optimal", "internal_ports": 2})
+    two = FatTreeNetworkConfig.from_dict({"k": 4, "n": 2, "split": "optimal", "internal_ports": 2})
     assert router_hops(two, 0, 2) == [("<0,0>/alpha", "i0", 0)]  # 2 mod 2
     assert router_hops(two, 0, 3) == [("<0,0>/alpha", "i1", 0)]  # 3 mod 2
 
 
 def test_fat_tree_network_names_and_parameters_round_trip():
-    from twinnet.model.fat_tree import fat_tree_network_from_dict
+    from twinnet.model.fat_tree import FatTreeNetworkConfig
 
     for split in ("optimal", "paired", "down-alpha", "plain", [[0, 1, 4, 5], [0, 1, 2, 3]]):
         values = {"k": 4, "n": 2, "split": split, "internal_ports": 2}
-        network = fat_tree_network_from_dict(values)
-        assert fat_tree_network_from_dict(network.to_dict()) == network
+        network = FatTreeNetworkConfig.from_dict(values)
+        assert FatTreeNetworkConfig.from_dict(network.to_dict()) == network
         assert "-" not in network.name  # a Verilog identifier
-    assert fat_tree_network_from_dict({"k": 4, "n": 2, "split": "down-alpha"}).name == \
+    assert FatTreeNetworkConfig.from_dict({"k": 4, "n": 2, "split": "down-alpha"}).name == \
         "fattree_k4_n2_down_alpha_r1"

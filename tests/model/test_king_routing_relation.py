@@ -23,7 +23,6 @@ from twinnet.model.king_network import (
     broadcast_error,
     dependency_graph,
     escape_paths,
-    king_network_from_dict,
     node_label,
     path_error,
     router_hops,
@@ -45,10 +44,10 @@ def terminal(network: KingNetworkConfig, node) -> int:
      "king_t4_hop_by_hop_dateline"),
 ])
 def test_vcs_per_routing_and_escape(values, vcs, mask, name):
-    network = king_network_from_dict(values)
+    network = KingNetworkConfig.from_dict(values)
     assert (network.vc_count, network.adaptive_vc_mask, network.name) == (vcs, mask, name)
     assert network.escape_routing == {"K": "knaive", "T": "dor"}[values["kind"][0]]
-    assert king_network_from_dict(network.to_dict()) == network
+    assert KingNetworkConfig.from_dict(network.to_dict()) == network
 
 
 @pytest.mark.parametrize("values, message", [
@@ -63,12 +62,12 @@ def test_vcs_per_routing_and_escape(values, vcs, mask, name):
 ])
 def test_bad_vcs_and_routings(values, message):
     with pytest.raises(ValueError) as error:
-        king_network_from_dict(values)
+        KingNetworkConfig.from_dict(values)
     assert message in str(error.value)
 
 
 def test_deterministic_paths_must_be_the_models():
-    network = king_network_from_dict({"kind": "KT", "side": 5})
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": 5})
     source, destination = terminal(network, (0, 0)), terminal(network, (2, 1))
     path = router_hops(network, source, destination)
     assert path == [("0,0", "x+", 0), ("1,0", "z+", 0)]  # Knaive (1, 0, 1, 0) by hand
@@ -79,7 +78,7 @@ def test_deterministic_paths_must_be_the_models():
 
 
 def test_adaptive_hops_may_take_any_profitable_port():
-    network = king_network_from_dict({"kind": "KT", "side": 5, "routing": "2s"})
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": 5, "routing": "2s"})
     source, destination = terminal(network, (0, 0)), terminal(network, (2, 1))
     # By hand: from 0,0 to 2,1 (offset (2, 1), two hops) x+ and z+ are profitable.
     for path in ([("0,0", "z+", 1), ("1,1", "x+", 1)], [("0,0", "x+", 1), ("1,0", "z+", 0)],
@@ -104,7 +103,7 @@ def test_the_dateline_vc_follows_the_escape_ring():
     """T7 with the dateline: from 5,0 to 1,0 DOR goes x+ three times, wrapping on the second
     hop (6 → 0); the dateline moves a packet to VC 1 after the wrap only while it stays on the
     escape VCs of the ring."""
-    network = king_network_from_dict({"kind": "T", "side": 7, "routing": "hop-by-hop",
+    network = KingNetworkConfig.from_dict({"kind": "T", "side": 7, "routing": "hop-by-hop",
                                       "escape": "dateline"})
     source, destination = terminal(network, (5, 0)), terminal(network, (1, 0))
     assert wraps(network.topology, (6, 0), "x+")
@@ -129,7 +128,7 @@ def test_the_dateline_vc_follows_the_escape_ring():
 def test_random_profitable_walks_and_escape_paths_are_allowed(kind, routing):
     """Walks built from the model's own definitions (a random profitable port on an adaptive
     VC, or the escape port on VC 0) are allowed and minimal; the escape path is one of them."""
-    network = king_network_from_dict({"kind": kind, "side": 6, "routing": routing})
+    network = KingNetworkConfig.from_dict({"kind": kind, "side": 6, "routing": routing})
     topology, rng = network.topology, random.Random(5)
     for a in topology.nodes():
         for b in topology.nodes():
@@ -153,12 +152,12 @@ def test_random_profitable_walks_and_escape_paths_are_allowed(kind, routing):
 
 def test_broadcast_takes_a_vc_of_its_own():
     """The broadcast VC is one more than the routing needs, the highest, and never adaptive."""
-    knaive = king_network_from_dict({"kind": "KT", "side": 5, "broadcast": True})
+    knaive = KingNetworkConfig.from_dict({"kind": "KT", "side": 5, "broadcast": True})
     assert (knaive.vc_count, knaive.broadcast_vc, knaive.adaptive_vc_mask) == (2, 1, 0)
-    two_s = king_network_from_dict({"kind": "KT", "side": 5, "routing": "2s", "vcs": 4,
+    two_s = KingNetworkConfig.from_dict({"kind": "KT", "side": 5, "routing": "2s", "vcs": 4,
                                     "broadcast": True})
     assert (two_s.broadcast_vc, two_s.adaptive_vc_mask) == (3, 0b0110)
-    dateline = king_network_from_dict({"kind": "KT", "side": 5, "escape": "dateline",
+    dateline = KingNetworkConfig.from_dict({"kind": "KT", "side": 5, "escape": "dateline",
                                        "broadcast": True})
     assert (dateline.vc_count, dateline.broadcast_vc) == (3, 2)
     assert dateline.bubble_ports  # broadcast copies take the bubble on a torus
@@ -179,13 +178,13 @@ def test_broadcast_takes_a_vc_of_its_own():
 ])
 def test_broadcast_configuration_errors(values, message):
     with pytest.raises(ValueError, match=message):
-        king_network_from_dict(values)
+        KingNetworkConfig.from_dict(values)
 
 
 def test_broadcast_relation_is_the_forwarding_rule():
     """The copies of a broadcast from 2,2 of KM5: every link crossing of the model's rule once,
     on the broadcast VC, and one copy at every other router; any change is reported."""
-    network = king_network_from_dict({"kind": "KM", "side": 5, "broadcast": True})
+    network = KingNetworkConfig.from_dict({"kind": "KM", "side": 5, "broadcast": True})
     source = 2 + 5 * 2
     hops = [(f"{x},{y}", port, 1) for (x, y), port in broadcast_sends(network.topology, (2, 2))]
     receivers = [t for t in range(25) if t != source]
@@ -208,7 +207,7 @@ def test_every_tie_path_is_minimal_and_in_vector_order(side):
     image's record: every such path is minimal (the BFS distance) and never goes back in
     vector order, so it enters each ring at most once and the escape schemes' arguments hold;
     the model's dependency check agrees."""
-    network = king_network_from_dict({"kind": "DT", "side": side, "ties": "lfsr"})
+    network = KingNetworkConfig.from_dict({"kind": "DT", "side": side, "ties": "lfsr"})
     topology = network.topology
     source = (0, 0)  # a torus looks the same from every node
     distances = bfs_distances(topology, source)
@@ -225,7 +224,7 @@ def test_every_tie_path_is_minimal_and_in_vector_order(side):
             assert len({port[0] for _, port in path}) == len({port for _, port in path})
     assert several > 0
     for escape in ("bubble", "dateline"):
-        graph = dependency_graph(king_network_from_dict({"kind": "DT", "side": side,
+        graph = dependency_graph(KingNetworkConfig.from_dict({"kind": "DT", "side": side,
                                                          "ties": "lfsr", "escape": escape}))
         assert graph.find_cycle() is None
 
@@ -233,8 +232,8 @@ def test_every_tie_path_is_minimal_and_in_vector_order(side):
 def test_path_error_accepts_any_tied_image():
     """DT5 from 0,1 to 1,4: the images (1, 3) (y+ then z+) and (1, -2) (x+ then y-) are both
     three hops; with lfsr ties either first hop is allowed, with first ties only y+."""
-    lfsr = king_network_from_dict({"kind": "DT", "side": 5, "ties": "lfsr"})
-    first = king_network_from_dict({"kind": "DT", "side": 5})
+    lfsr = KingNetworkConfig.from_dict({"kind": "DT", "side": 5, "ties": "lfsr"})
+    first = KingNetworkConfig.from_dict({"kind": "DT", "side": 5})
     source, destination = 0 + 5 * 1, 1 + 5 * 4
     assert set(tied_ports(lfsr, (0, 1), (1, 4))) == {"x+", "y+"}
     via_x = [("0,1", "x+", 0), ("1,1", "y-", 0), ("1,0", "y-", 0)]
@@ -253,4 +252,4 @@ def test_path_error_accepts_any_tied_image():
 ])
 def test_ties_errors(values, message):
     with pytest.raises(ValueError, match=message):
-        king_network_from_dict(values)
+        KingNetworkConfig.from_dict(values)

@@ -5,10 +5,10 @@ import pytest
 
 from twinnet.model.twist import TwistedTorusConfig, routing_path, routing_record
 from twinnet.model.twisted_network import (
+    TwistedNetworkConfig,
     dependency_graph,
     parse_twists,
     router_hops,
-    twisted_network_from_dict,
 )
 
 INSTANCES = [((8, 4), {"YX": 4}), ((8, 4), {}), ((6, 3), {"YX": 3}), ((5, 4), {"XY": 3}),
@@ -35,7 +35,7 @@ def test_recomputing_the_record_at_every_router_gives_the_source_path(radices, t
 @pytest.mark.parametrize("radices, twists", INSTANCES)
 def test_bubble_and_dateline_are_acyclic_and_one_vc_is_not(radices, twists):
     for escape, free in (("bubble", True), ("dateline", True), ("none", False)):
-        network = twisted_network_from_dict({"radices": list(radices), "twists": twists,
+        network = TwistedNetworkConfig.from_dict({"radices": list(radices), "twists": twists,
                                              "escape": escape})
         assert (dependency_graph(network).find_cycle() is None) == free, escape
 
@@ -44,7 +44,7 @@ def test_dateline_vcs_on_8x4():
     """8x4 with t_YX = 4, from node (0, 1) (terminal 8) to (4, 3) (terminal 28): the record is
     (0, -2): down from row 1 to row 0 on VC 0, then across the twisted periphery (row 0 ->
     row 3, four columns over) on VC 0, arriving at (4, 3); a third hop would be on VC 1."""
-    network = twisted_network_from_dict({"radices": [8, 4], "twists": "YX=4",
+    network = TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4",
                                          "escape": "dateline"})
     assert router_hops(network, 8, 28) == [("0,1", "Y-", 0), ("0,0", "Y-", 0)]
     # (0, 0) -> (4, 2): Y- across the periphery to (4, 3), then Y- on VC 1 to (4, 2).
@@ -58,8 +58,8 @@ def test_parse_twists_and_errors():
         with pytest.raises(ValueError, match=message):
             parse_twists(text, 2)
     with pytest.raises(ValueError, match="not node-symmetric \\(004's Theorem: dimension Y"):
-        twisted_network_from_dict({"radices": [4, 4], "twists": "XY=-1,YX=1"})
+        TwistedNetworkConfig.from_dict({"radices": [4, 4], "twists": "XY=-1,YX=1"})
     with pytest.raises(ValueError, match="must have 2 or 3 dimensions, not 1"):
-        twisted_network_from_dict({"radices": [4]})
+        TwistedNetworkConfig.from_dict({"radices": [4]})
     with pytest.raises(ValueError, match="at most 1024"):
-        twisted_network_from_dict({"radices": [32, 32, 2]})
+        TwistedNetworkConfig.from_dict({"radices": [32, 32, 2]})

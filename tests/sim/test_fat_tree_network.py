@@ -17,7 +17,7 @@ from tiers import default_only
 from variants import BUILD, pipeline_of, uniform_packets
 
 from twinnet.families import family
-from twinnet.model.fat_tree import fat_tree_network_from_dict
+from twinnet.model.fat_tree import FatTreeNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
 FAMILY = family("fat-tree")
@@ -35,7 +35,7 @@ CASES["ft-4x2-optimal-r1-compact"] = (4, 2, "optimal", 1)
 #: The (case, simulator) runs of the default suite: every split, r and plain on Verilator, a
 #: down-alpha tree with r = 2 and the plain tree on Icarus, on the 8- and 16-terminal trees.
 #: The rest of the matrix (the 64-terminal trees take minutes each: 80 routers, 4,032
-#: all-pairs packets) runs with TWINNET_SLOW_TESTS=1.
+#: all-pairs packets) runs in the slow tier.
 DEFAULT = {("ft-2x3-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
            ("ft-4x2-optimal-r1", "verilator"), ("ft-4x2-down-alpha-r1", "verilator"),
            ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator"),
@@ -44,14 +44,11 @@ DEFAULT = {("ft-2x3-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
 
 def config(name: str):
     k, n, split, r = CASES[name]
-    return fat_tree_network_from_dict({"k": k, "n": n, "split": split, "internal_ports": r,
+    return FatTreeNetworkConfig.from_dict({"k": k, "n": n, "split": split, "internal_ports": r,
                                        "pipeline": pipeline_of(name)})
 
 
 def simulate(name: str, simulator: str, tests: dict) -> tuple[dict, dict]:
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
     network = config(name)
     build = BUILD / f"{name}-{simulator}"
     results = network_sim.simulate(network, simulator, build, tests, family=FAMILY)
@@ -74,7 +71,8 @@ def expected_crossings(k: int, n: int, split: str, stage: int) -> int:
 
 
 @pytest.mark.parametrize("name, simulator",
-                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT))
+                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT),
+                         indirect=["simulator"])
 def test_every_hop_is_destro(name, simulator):
     results, manifest = simulate(name, simulator, {
         "uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03},

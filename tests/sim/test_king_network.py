@@ -25,7 +25,7 @@ from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
 
 from twinnet.families import family
 from twinnet.model.king import KINDS, distance_summary
-from twinnet.model.king_network import ROUTINGS, king_network_from_dict
+from twinnet.model.king_network import ROUTINGS, KingNetworkConfig
 from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import network_sim, runner
 
@@ -57,7 +57,7 @@ CASES = {
     # The compact router (2 cycles per hop), under adaptive routing (2S).
     "KT5-2s-compact": {"kind": "KT", "side": 5, "routing": "2s"},
 }
-#: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1
+#: The (case, simulator) runs of the default suite; the others in the slow tier
 #: (Icarus runs the king family in DT5-lfsr; the king torus's routing runs on Verilator in
 #: KT4-dateline and KT4-p3).
 DEFAULT = {("DT5-lfsr", "icarus"), ("KM5", "verilator"),
@@ -67,18 +67,16 @@ DEFAULT = {("DT5-lfsr", "icarus"), ("KM5", "verilator"),
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
-    network = king_network_from_dict({**CASES[name], "pipeline": pipeline_of(name)})
+    network = KingNetworkConfig.from_dict({**CASES[name], "pipeline": pipeline_of(name)})
     return network_sim.simulate(network, simulator, BUILD / f"king-{name}-{simulator}", tests,
                                 family=FAMILY)
 
 
 @pytest.mark.parametrize("name, simulator",
-                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT))
+                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT),
+                         indirect=["simulator"])
 def test_every_hop_follows_the_model(name, simulator):
-    network = king_network_from_dict({**CASES[name], "pipeline": pipeline_of(name)})
+    network = KingNetworkConfig.from_dict({**CASES[name], "pipeline": pipeline_of(name)})
     # Adaptive routing: uniform traffic near saturation, so that packets also wait for and
     # take their escape moves (and, with DT's LFSR ties, the ties vary a pair's paths).
     rate = 0.3 if network.adaptive else 0.02
@@ -109,16 +107,15 @@ def test_every_hop_follows_the_model(name, simulator):
 
 
 def traffic(name: str, network, points: list[dict]) -> list[dict]:
-    """Traffic in hardware on Verilator (the C++ program)."""
-    reason = runner.missing("verilator")
-    if reason:
-        pytest.skip(reason)
+    """Traffic in hardware on Verilator (the C++ program), for tests that take the
+    ``verilator`` fixture."""
     results = network_sim.simulate(network, "verilator", BUILD / f"king-traffic-{name}",
                                    {network_sim.TRAFFIC_TEST: {"points": points}},
                                    family=FAMILY)
     return results[network_sim.TRAFFIC_TEST]["points"]
 
 
+@pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize("kind", ["KT", "T"])
 def test_saturating_traffic_drains_with_the_bubble(kind):
     """20,000 cycles of uniform and of tornado traffic offered at one flit per PE per cycle
@@ -127,7 +124,7 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     every other pattern at a moderate load, and all-pairs (exactly 64 x 63 packets). Last, a
     soak with back-pressure: at least 20,000 packets offered beyond saturation to PEs that
     take a flit with probability 0.3 and stop for bursts of up to 32 cycles."""
-    network = king_network_from_dict({"kind": kind, "side": 8, "escape": "bubble",
+    network = KingNetworkConfig.from_dict({"kind": kind, "side": 8, "escape": "bubble",
                                       "pipeline": PIPELINE})
     rate = 1 / network.packet_length
     points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 20_000,
@@ -158,6 +155,7 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
 
 
 @pytest.mark.slow  # a Verilator build of the harness
+@pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize("side, cycles", [(4, 10_000), (8, 20_000)])
 def test_2s_drains_beyond_saturation(side, cycles):
     """2S hop-by-hop over the bubble escape on KT4 and KT8 (slow), traffic made and checked in
@@ -167,7 +165,7 @@ def test_2s_drains_beyond_saturation(side, cycles):
     packets may overtake each other: the sums of packet hashes sent and received must agree);
     then all-pairs delivers exactly N x (N - 1) packets, and an injected duplicate and a
     rewritten header are caught."""
-    network = king_network_from_dict({"kind": "KT", "side": side, "routing": "2s",
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": side, "routing": "2s",
                                       "pipeline": PIPELINE})
     nodes = side * side
     rate = 1 / network.packet_length
@@ -190,11 +188,12 @@ def test_2s_drains_beyond_saturation(side, cycles):
     assert misroute["faults_applied"] == 1 and misroute["errors"] == {"wrong_destination": 1}
 
 
+@pytest.mark.usefixtures("verilator")
 def test_dor_on_t8_without_escape_deadlocks():
     """Plain DOR on the 8x8 torus with one VC and no bubble: tornado traffic at saturation
     fills an x ring whose packets all wait for the next buffer of the same ring, and the
     watchdog reports the deadlock (the model's check finds the cycle too)."""
-    network = king_network_from_dict({"kind": "T", "side": 8, "escape": "none",
+    network = KingNetworkConfig.from_dict({"kind": "T", "side": 8, "escape": "none",
                                       "pipeline": PIPELINE})
     assert not FAMILY.deadlock(network)["deadlock_free"]
     with pytest.raises(network_sim.SimulationFailed) as failure:
@@ -206,7 +205,7 @@ def test_dor_on_t8_without_escape_deadlocks():
 
 #: Broadcast cases: (configuration, simulator); KM5 and KT5 on both simulators, KT6 (even
 #: side: the even-side rule) and 2S with broadcast on Verilator. KT6 runs in the default
-#: suite, the others with TWINNET_SLOW_TESTS=1.
+#: suite, the others in the slow tier.
 BROADCAST = {
     "KM5-b": ({"kind": "KM", "side": 5, "broadcast": True}, ("icarus", "verilator")),
     "KT5-b": ({"kind": "KT", "side": 5, "broadcast": True}, ("icarus", "verilator")),
@@ -219,7 +218,7 @@ BROADCAST = {
 
 @pytest.mark.parametrize("name, simulator", default_only(
     [(name, simulator) for name, (_, sims) in BROADCAST.items() for simulator in sims],
-    {("KT6-b", "verilator")}))
+    {("KT6-b", "verilator")}), indirect=["simulator"])
 def test_broadcast_reaches_every_router_once(name, simulator):
     """A broadcast from every node, one every 16 cycles, mixed with uniform unicast traffic:
     each copy arrives intact, exactly one at every other router, every link it crossed is
@@ -228,10 +227,7 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     traffic of which a tenth are broadcasts drain without tripping the watchdog. Last, uniform
     traffic of broadcasts only (``broadcast_fraction`` 1): no unicast latency to report, every
     copy delivered."""
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
-    network = king_network_from_dict({**BROADCAST[name][0], "pipeline": pipeline_of(name)})
+    network = KingNetworkConfig.from_dict({**BROADCAST[name][0], "pipeline": pipeline_of(name)})
     nodes = network.topology.node_count
     tests = {"broadcast_traffic": {"rate": 0.01},
              "saturation_drains": {"cycles": 2000, "broadcast_fraction": 0.1},
@@ -293,6 +289,7 @@ def assert_broadcasts_checked(results: list[dict], network) -> None:
     assert pairs["packets"] == nodes * (nodes - 1) and pairs["broadcasts_sent"] == 0
 
 
+@pytest.mark.usefixtures("verilator")
 def test_broadcasts_checked_in_hardware_on_the_program():
     """KT4 with broadcast, traffic and checks in hardware on the C++ program
     (:func:`broadcast_points`): every copy of every broadcast arrives exactly once, intact,
@@ -300,7 +297,7 @@ def test_broadcasts_checked_in_hardware_on_the_program():
     duplicated broadcast is caught by every sink that receives it. Under all-pairs the hops
     the program counts are the model's: the mean the average distance, the largest the
     diameter (2 on the 4x4 king torus)."""
-    network = king_network_from_dict({"kind": "KT", "side": 4, "broadcast": True,
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": 4, "broadcast": True,
                                       "pipeline": PIPELINE})
     results = traffic("KT4-b", network, broadcast_points(16))
     assert [point["engine"] for point in results] == ["program"] * len(results)
@@ -312,15 +309,14 @@ def test_broadcasts_checked_in_hardware_on_the_program():
 
 
 # Icarus: the slow tier (the Verilog harness on Icarus).
-@pytest.mark.parametrize("simulator", default_only(runner.SIMULATORS, {"verilator"}))
+@pytest.mark.parametrize("simulator", default_only(runner.SIMULATORS, {"verilator"}),
+                         indirect=True)
+@pytest.mark.usefixtures("verilator")  # the program's counts, to compare with
 def test_broadcasts_on_the_verilog_harness_count_what_the_program_counts(simulator):
     """The same points on the Verilog harness through cocotb: the same checks pass, and
     every count is the program's (:func:`test_broadcasts_checked_in_hardware_on_the_program`
     runs them there; the hops only the program counts)."""
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
-    network = king_network_from_dict({"kind": "KT", "side": 4, "broadcast": True,
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": 4, "broadcast": True,
                                       "pipeline": PIPELINE})
     points = broadcast_points(16)
     results = network_sim.simulate(
@@ -345,18 +341,15 @@ MATRIX = [(kind, side, routing) for side in (8, 5) for kind in KINDS
 @pytest.mark.slow
 @pytest.mark.parametrize("kind, side, routing", MATRIX,
                          ids=[f"{k}{s}-{r}" for k, s, r in MATRIX])
-def test_every_kind_and_routing_on_verilator(kind, side, routing):
-    """The acceptance matrix (slow: ``TWINNET_SLOW_TESTS=1``): 2,000 uniform packets and
-    2,000 tornado packets, every hop held to the model's relation, every packet delivered once
-    and intact (in order per pair under deterministic routing)."""
-    reason = runner.missing("verilator")
-    if reason:
-        pytest.skip(reason)
-    network = king_network_from_dict({"kind": kind, "side": side, "routing": routing,
+def test_every_kind_and_routing_on_verilator(kind, side, routing, verilator):
+    """The acceptance matrix (slow tier): 2,000 uniform packets and 2,000 tornado packets,
+    every hop held to the model's relation, every packet delivered once and intact (in order
+    per pair under deterministic routing)."""
+    network = KingNetworkConfig.from_dict({"kind": kind, "side": side, "routing": routing,
                                       "pipeline": PIPELINE})
     rate = 0.1 if network.adaptive else 0.02
     results = network_sim.simulate(
-        network, "verilator", BUILD / f"king-matrix-{kind}{side}-{routing}",
+        network, verilator, BUILD / f"king-matrix-{kind}{side}-{routing}",
         {"uniform_traffic": {"packets": 2000, "rate": rate},
          "load_sweep": {"packets": 2000, "rates": [rate], "pattern": "tornado"}},
         family=FAMILY)
@@ -367,17 +360,14 @@ def test_every_kind_and_routing_on_verilator(kind, side, routing):
 
 
 @pytest.mark.slow
-def test_broadcasts_in_saturating_traffic_drain_on_kt8():
+def test_broadcasts_in_saturating_traffic_drain_on_kt8(verilator):
     """KT8 with the bubble (slow): 5,000 cycles in which every PE keeps a packet waiting, a
     tenth of them broadcasts, every copy and packet checked by the scoreboard; the watchdog
     never fires and everything drains."""
-    reason = runner.missing("verilator")
-    if reason:
-        pytest.skip(reason)
-    network = king_network_from_dict({"kind": "KT", "side": 8, "broadcast": True,
+    network = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "broadcast": True,
                                       "pipeline": PIPELINE})
     results = network_sim.simulate(
-        network, "verilator", BUILD / "king-KT8-b-saturation",
+        network, verilator, BUILD / "king-KT8-b-saturation",
         {"saturation_drains": {"cycles": 5000, "broadcast_fraction": 0.1}}, family=FAMILY)
     saturated = results["saturation_drains"]
     assert saturated["broadcasts_sent"] > 0 and saturated["packets"] > 0

@@ -57,11 +57,9 @@ SLOW = {(name, "icarus") for name in CONFIGS if name.endswith("-p2")}
 
 
 @pytest.mark.parametrize("name, simulator",
-                         marked(list(product(sorted(CONFIGS), runner.SIMULATORS)), SLOW))
+                         marked(list(product(sorted(CONFIGS), runner.SIMULATORS)), SLOW),
+                         indirect=["simulator"])
 def test_router_cocotb(name, simulator):
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
     config = CONFIGS[name]
     router = Router(config, HeaderRouteCompute)
     settings = {

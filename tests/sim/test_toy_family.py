@@ -7,20 +7,17 @@ from pathlib import Path
 
 from toy_ring import Ring, RingFamily
 
-from twinnet.sim_tb import network_sim, runner
+from twinnet.sim_tb import network_sim
 
 BUILD = Path(__file__).resolve().parents[2] / "build" / "sim"
 
 
-def test_a_ring_plugs_in(monkeypatch):
-    if runner.missing("icarus"):
-        import pytest
-        pytest.skip(runner.missing("icarus"))
+def test_a_ring_plugs_in(monkeypatch, icarus):
     # The cocotb process imports the plug-in the manifest names (toy_ring.RingFamily).
     here = str(Path(__file__).parent)
     monkeypatch.setenv("PYTHONPATH", ":".join(filter(None, [here, *sys.path])))
     ring = Ring(5)
-    results = network_sim.simulate(ring, "icarus", BUILD / "toy-ring5-icarus", {
+    results = network_sim.simulate(ring, icarus, BUILD / "toy-ring5-icarus", {
         "uniform_traffic": {"packets": 400, "rate": 0.05},
         "malformed_dropped": {"packets": 100, "malformed": 10},
         "all_pairs": {}}, family=RingFamily())

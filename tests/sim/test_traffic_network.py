@@ -18,8 +18,8 @@ from twin_crossings import crossings, measured_internal_packets, packets_per_lin
 from variants import BUILD, PIPELINE
 
 from twinnet.families import family_for
-from twinnet.model.fat_tree import fat_tree_network_from_dict
-from twinnet.model.network import twin_network_from_dict
+from twinnet.model.fat_tree import FatTreeNetworkConfig
+from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import network_sim, runner
 
@@ -32,9 +32,6 @@ def every_pattern(rate: float, measure: int) -> list[dict]:
 
 def run(network, simulator: str, case: str, points: list[dict], engine: str = "auto"
         ) -> list[dict]:
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
     results = network_sim.simulate(network, simulator, BUILD / f"traffic-{case}-{simulator}",
                                    {network_sim.TRAFFIC_TEST: {"points": points,
                                                                "engine": engine}})
@@ -42,7 +39,7 @@ def run(network, simulator: str, case: str, points: list[dict], engine: str = "a
 
 
 # Icarus: the slow tier (110 s; Icarus runs the harness in the fat tree's all-pairs test).
-@pytest.mark.parametrize("simulator", marked(runner.SIMULATORS, {"icarus"}))
+@pytest.mark.parametrize("simulator", marked(runner.SIMULATORS, {"icarus"}), indirect=True)
 def test_torus_zero_load_latency_and_every_pattern(simulator):
     """4x4 torus, DOR: from a node, the ring distances in one dimension are 0, 1, 2, 1, so
     the distances to all 16 nodes sum to 2 x 4 x 4 = 32 links, 32/15 per packet over the 15
@@ -51,7 +48,7 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
     cycles were half of the Icarus run). Then every pattern once, each completing with
     nothing lost; all-pairs sends exactly 16 x 15. Then the harness's three faults, each
     counted exactly once, and (on Verilator) on/off against Bernoulli injection."""
-    network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
+    network = TwinNetworkConfig.from_dict({"radices": [4, 4], "configuration": "torus",
                                       "mode": "vc", "pipeline": PIPELINE})
     zero_load = [{"pattern": "uniform", "rate": 0.003, "warmup": 200, "measure": 3000}
                  ] if simulator == "verilator" else []
@@ -100,14 +97,14 @@ RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second", "packet_hops", "mean_
 
 def engines_network(family: str):
     """The network the engines are compared on: the 4x4 torus or the 2-ary 3-tree."""
-    return twin_network_from_dict({"radices": [4, 4], "configuration": "torus", "mode": "vc",
+    return TwinNetworkConfig.from_dict({"radices": [4, 4], "configuration": "torus", "mode": "vc",
                                    "pipeline": PIPELINE}) if family == "torus" else \
-        fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
+        FatTreeNetworkConfig.from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
 
 
 # The fat tree: the slow tier (its cocotb build is most of 75 s; its program runs below).
 @pytest.mark.parametrize("family", marked(["torus", "fat-tree"], {"fat-tree"}))
-def test_the_program_counts_what_the_verilog_harness_counts(family):
+def test_the_program_counts_what_the_verilog_harness_counts(family, verilator):
     """The C++ program over separately Verilated modules is the Verilog harness cycle for
     cycle: the same points give the same counts, latencies and histograms on both engines
     (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
@@ -123,7 +120,7 @@ def test_the_program_counts_what_the_verilog_harness_counts(family):
                "eject_ready": 0.4, "stall_bursts": 16},
               {"pattern": "uniform", "rate": 0.05, "warmup": 0, "measure": 300,
                "fault": "duplicate"}]
-    engines = {engine: run(network, "verilator", f"{family}-engines-{engine}", points, engine)
+    engines = {engine: run(network, verilator, f"{family}-engines-{engine}", points, engine)
                for engine in ("program", "cocotb")}
     assert [p["engine"] for p in engines["program"]] == ["program"] * len(points)
     assert [p["engine"] for p in engines["cocotb"]] == ["cocotb"] * len(points)
@@ -179,12 +176,12 @@ def assert_the_same_every_cycle(build_dir: Path, manifest: dict) -> None:
             assert got == expected, f"threads {key[0]}, sleep {key[1]}: cycle {cycle} differs"
 
 
-def test_fat_tree_link_loads_and_a_short_soak_on_the_program():
+def test_fat_tree_link_loads_and_a_short_soak_on_the_program(verilator):
     """The 2-ary 3-tree on the program: under all-pairs every link carries exactly the
     model's paths; then a short soak with back-pressure (8 PEs, 50,000 cycles; the twin
     tori's is the 3DT's below)."""
     network = engines_network("fat-tree")
-    pairs, soak = run(network, "verilator", "ft-2x3-program",
+    pairs, soak = run(network, verilator, "ft-2x3-program",
                       [{"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0,
                         "measure": 31 * network.packet_length, "link_loads": True},
                        soak_point(1 / network.packet_length, 50_000)], "program")
@@ -193,12 +190,12 @@ def test_fat_tree_link_loads_and_a_short_soak_on_the_program():
     assert_soaked(soak)
 
 
-def test_fat_tree_all_pairs_and_saturation_on_icarus():
+def test_fat_tree_all_pairs_and_saturation_on_icarus(icarus):
     """The 2-ary 3-tree of twin switches: all pairs (8 x 7 packets), then a saturating uniform
     load (every source queue fills up, packets are refused at the source, none is lost in the
     network) that drains, then every other pattern."""
-    network = fat_tree_network_from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
-    results = run(network, "icarus", "ft-2x3", [
+    network = FatTreeNetworkConfig.from_dict({"k": 2, "n": 3, "pipeline": PIPELINE})
+    results = run(network, icarus, "ft-2x3", [
         {"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": 7 * 32},
         {"pattern": "uniform", "rate": 0.25, "warmup": 300, "measure": 1000},
         *every_pattern(0.05, 200)])
@@ -209,15 +206,15 @@ def test_fat_tree_all_pairs_and_saturation_on_icarus():
     assert 0 < saturated["accepted_flits_per_pe_cycle"] < 1
 
 
-def test_3dt_under_saturation_on_verilator():
+def test_3dt_under_saturation_on_verilator(verilator):
     """3DT 3x3x3 in configuration D, bubble flow control, every PE offering a flit per cycle
     for 5,000 cycles: the network keeps delivering (no watchdog) and drains completely; then
     every pattern at a moderate load (54 terminals: the fixed patterns' non-power-of-two
     mappings of docs/traffic.md); last, a short soak with back-pressure (20,000 packets or
     more)."""
-    network = twin_network_from_dict({"radices": [3, 3, 3], "configuration": "D",
+    network = TwinNetworkConfig.from_dict({"radices": [3, 3, 3], "configuration": "D",
                                       "mode": "bubble", "pipeline": PIPELINE})
-    results = run(network, "verilator", "3dt-3x3x3", [
+    results = run(network, verilator, "3dt-3x3x3", [
         {"pattern": "uniform", "rate": 0.25, "warmup": 1000, "measure": 5000},
         {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000},
         *every_pattern(0.03, 500),
@@ -239,13 +236,13 @@ def test_3dt_under_saturation_on_verilator():
 
 # Icarus: the slow tier (54 PEs all-pairs through cocotb; the program runs it above).
 @pytest.mark.slow
-def test_3dt_link_counters_on_icarus():
+def test_3dt_link_counters_on_icarus(icarus):
     """3DT 3x3x3 in configuration D under all-pairs through cocotb on Icarus: the link
     counters of the Verilog harness count on every link, internal links included, the
     packets of the model's paths (the program's are checked above)."""
-    network = twin_network_from_dict({"radices": [3, 3, 3], "configuration": "D",
+    network = TwinNetworkConfig.from_dict({"radices": [3, 3, 3], "configuration": "D",
                                       "mode": "bubble", "pipeline": PIPELINE})
-    (pairs,) = run(network, "icarus", "3dt-3x3x3-links", [
+    (pairs,) = run(network, icarus, "3dt-3x3x3-links", [
         {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16,
          "link_loads": True}])
     assert pairs["packets"] == 54 * 53 and pairs["engine"] == "cocotb"
@@ -253,15 +250,15 @@ def test_3dt_link_counters_on_icarus():
                         network_sim.manifest_of(BUILD / "traffic-3dt-3x3x3-links-icarus"))
 
 
-def test_the_watchdog_stops_a_deadlocked_torus_with_one_line():
+def test_the_watchdog_stops_a_deadlocked_torus_with_one_line(verilator):
     """The 4x4 torus with one VC and no bubble (a deadlock the model finds) under saturating
     uniform traffic on the C++ program: the watchdog stops the run with one line naming the
     cycle, the packets in flight and the routers holding flits; those flits are the packets
     in flight and part of the queued ones (a packet stuck while being injected)."""
-    network = twin_network_from_dict({"radices": [4, 4], "configuration": "torus",
+    network = TwinNetworkConfig.from_dict({"radices": [4, 4], "configuration": "torus",
                                       "mode": "none", "pipeline": PIPELINE})
     with pytest.raises(network_sim.SimulationFailed) as failure:
-        run(network, "verilator", "torus-4x4-none",
+        run(network, verilator, "torus-4x4-none",
             [{"pattern": "uniform", "rate": 0.25, "warmup": 0, "measure": 20_000,
               "watchdog": 2000}], "program")
     assert failure.value.kind == "deadlock", failure.value.summary
@@ -293,14 +290,13 @@ def test_the_program_runner_knows_the_program_faults():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("verilator")
 def test_a_deadlock_with_waves_leaves_the_waveform_beside_its_log(tmp_path, capsys):
     """``twinnet sim --waves`` on the deadlocking 4x4 torus: the run goes through the Verilog
     harness, stops with the watchdog's line, and the waveform (ending with the cycles before
     the stop) and the log sit in the folder the line names. Slow tier (a traced build)."""
     from twinnet.cli.main import main
 
-    if runner.missing("verilator"):
-        pytest.skip(runner.missing("verilator"))
     status = main(["sim", "torus", "--n", "2", "--k", "4", "--mode", "none", "--rate", "0.25",
                    "--packets", "20000", "--waves", "--out", str(tmp_path)])
     err = capsys.readouterr().err.splitlines()
@@ -323,7 +319,7 @@ def test_the_verilog_harness_is_generated_only_for_the_cocotb_engine(tmp_path):
     assert not chosen("auto", "verilator", False, 32, [{**point, "fault": "corrupt"}])
     assert not chosen("auto", "verilator", False, 62, [point])  # wider than the program's
     assert not chosen("cocotb", "verilator", False, 32, [point])
-    network = twin_network_from_dict({"radices": [3, 3], "configuration": "torus",
+    network = TwinNetworkConfig.from_dict({"radices": [3, 3], "configuration": "torus",
                                       "mode": "bubble"})
     for harness in (False, True):
         files = generate_network(network, tmp_path / str(harness), traffic=True,

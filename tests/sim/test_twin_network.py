@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tiers import default_only, marked, slow_tier
+from tiers import default_only, marked
 from variants import BUILD, PIPELINE, uniform_packets
 
 from twinnet.model.network import TwinNetworkConfig
@@ -27,7 +27,7 @@ LATENCY_CONSTANT = 0
 
 
 def network(radices, configuration, mode, **sizes) -> TwinNetworkConfig:
-    return TwinNetworkConfig(TwinTorusConfig(radices, configuration, mode),
+    return TwinNetworkConfig.for_topology(TwinTorusConfig(radices, configuration, mode),
                              **{"pipeline": PIPELINE, **sizes})
 
 
@@ -53,7 +53,7 @@ VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"
 #: 3DT 4x4x4 takes 1 to 2 minutes a case on Icarus and about a minute on Verilator: the
 #: default suite runs 3x3x3 in A and D on Verilator (D in bubble mode on Icarus too) and the
 #: radix-4 rings of 4x4x2 in D bubble on Verilator; the other cases, the slowest Icarus ones
-#: among them (3x3x3 A, 60-100 s each), run with TWINNET_SLOW_TESTS=1.
+#: among them (3x3x3 A, 60-100 s each), run in the slow tier.
 SLOW = {(f"ndt3-k4-{name}-{mode}", "icarus") for name in ("A", "D") for mode in ("vc", "bubble")}
 SLOW |= {("ndt3-k4-A-vc", "verilator"), ("ndt3-k4-A-bubble", "verilator")}
 SLOW |= {("ndt3-k3-A-vc", "icarus"), ("ndt3-k3-A-bubble", "icarus"), ("ndt3-k3-D-vc", "icarus")}
@@ -76,8 +76,8 @@ CASES = [(name, simulator) for name in sorted(NETWORKS) for simulator in runner.
 REUSED = ("ndt3-k3-D-bubble", "verilator")
 
 
-def cocotb_tests_for(name: str, simulator: str) -> dict:
-    """The cocotb tests a case runs, with their settings."""
+def cocotb_tests_for(name: str, simulator: str, slow_tier: bool) -> dict:
+    """The cocotb tests a case runs, with their settings (longer ones in the slow tier)."""
     config = NETWORKS[name]
     tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03}}
     if any(k & (k - 1) for k in config.topology.radices) or config.topology.card_count == 1:
@@ -86,8 +86,8 @@ def cocotb_tests_for(name: str, simulator: str) -> dict:
     if simulator == "verilator" and name in ("ndt3-k4-D-vc", "ndt3-k4-D-bubble",
                                              "ndt3-k3-A-vc", "ndt3-k3-A-bubble"):
         # 5,000 saturating cycles in the default suite (the scoreboard's Python is most of
-        # the case's time), 20,000 with TWINNET_SLOW_TESTS=1.
-        cycles = 20_000 if slow_tier() else 5000
+        # the case's time), 20,000 in the slow tier.
+        cycles = 20_000 if slow_tier else 5000
         tests["saturation_drains"] = {"cycles": cycles}
     if simulator == "verilator" and name == "ndt3-k3-D-bubble":
         tests["zero_load_latency"] = {}  # every ordered pair of the 54 PEs, one at a time
@@ -101,23 +101,16 @@ def simulate(config: TwinNetworkConfig, simulator: str, case: str, tests: dict) 
     return network_sim.simulate(config, simulator, BUILD / f"{case}-{simulator}", tests)
 
 
-def skip_without(simulator: str) -> None:
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
-
-
 @pytest.mark.parametrize("name, simulator", marked([case for case in CASES if case != REUSED],
-                                             SLOW))
-def test_every_hop_matches_the_model(name, simulator):
-    check_every_hop(name, simulator)
+                                             SLOW), indirect=["simulator"])
+def test_every_hop_matches_the_model(name, simulator, slow_tier):
+    check_every_hop(name, simulator, slow_tier)
 
 
-def check_every_hop(name: str, simulator: str) -> None:
+def check_every_hop(name: str, simulator: str, slow_tier: bool) -> None:
     """Run the case's cocotb tests (:func:`cocotb_tests_for`) and check what they recorded."""
-    skip_without(simulator)
     config = NETWORKS[name]
-    tests = cocotb_tests_for(name, simulator)
+    tests = cocotb_tests_for(name, simulator, slow_tier)
     results = simulate(config, simulator, name, tests)
     assert set(results) == set(tests)
     uniform = results["uniform_traffic"]
@@ -146,13 +139,12 @@ def check_every_hop(name: str, simulator: str) -> None:
 EXAMPLE_6_1 = {"radices": (3, 2, 3), "buffer_depth": 4}
 
 
-def test_plain_twin_dor_deadlocks_and_the_watchdog_reports_it():
+def test_plain_twin_dor_deadlocks_and_the_watchdog_reports_it(icarus):
     """003 Example 6.1 in mode none: type-2 traffic closes the Y rings through the internal
     links. The watchdog must fire and name the Y+ links and internal links of the cycle."""
-    skip_without("icarus")
     config = network(EXAMPLE_6_1["radices"], "D", "none",
                      buffer_depth=EXAMPLE_6_1["buffer_depth"])
-    results = simulate(config, "icarus", "deadlock-6.1-none",
+    results = simulate(config, icarus, "deadlock-6.1-none",
                        {"deadlock_pattern": {"example": "6.1", "cycles": 3000,
                                              "watchdog": 300}})
     outcome = results["deadlock_pattern"]
@@ -170,14 +162,13 @@ def test_plain_twin_dor_deadlocks_and_the_watchdog_reports_it():
 @pytest.mark.parametrize("mode, example, depth", default_only(
     [("vc", "6.1", 4), ("bubble", "6.1", 8), ("vc", "6.2", 4), ("bubble", "6.2", 8)],
     {("vc", "6.1", 4), ("bubble", "6.1", 8)}))
-def test_deadlock_free_modes_drain_the_same_patterns(mode, example, depth):
+def test_deadlock_free_modes_drain_the_same_patterns(mode, example, depth, verilator):
     """The same traffic with the VCs of 003 §6.3.1 (same one-packet buffers) or bubble flow
     control (two-packet buffers, the least it allows) drains completely. (On Verilator:
     about half the time Icarus took; the deadlock itself is shown on Icarus above.)"""
-    skip_without("verilator")
     radices = EXAMPLE_6_1["radices"] if example == "6.1" else (3, 3, 3)
     config = network(radices, "D", mode, buffer_depth=depth)
-    results = simulate(config, "verilator", f"deadlock-{example}-{mode}",
+    results = simulate(config, verilator, f"deadlock-{example}-{mode}",
                        {"deadlock_pattern": {"example": example, "cycles": 1000,
                                              "watchdog": 300}})
     assert not results["deadlock_pattern"]["deadlocked"]
@@ -189,28 +180,27 @@ def _stamps(folder: Path) -> dict:
 
 #: The 432-PE case (its top file is well above 1 MB) takes about five minutes on one core: the
 #: default suite checks the reuse on 3DT 3x3x3 (the every-hop case :data:`REUSED`), the big
-#: network with TWINNET_SLOW_TESTS=1.
+#: network in the slow tier.
 REUSE_CASES = {"ndt3-k3-D-bubble": ((3, 3, 3), 0), "ndt3-k6-D-bubble": ((6, 6, 6), 1_000_000)}
 
 
 @pytest.mark.parametrize("case", default_only(sorted(REUSE_CASES), {REUSED[0]}))
-def test_a_network_on_verilator_and_its_build_is_reused(case):
+def test_a_network_on_verilator_and_its_build_is_reused(case, verilator, slow_tier):
     """Every hop checked, then a second run of the unchanged network reuses the build: the
     generated files keep their time stamps and the Verilated binary is not rebuilt. 3DT 6x6x6
     is 432 PEs on 432 cards."""
     radices, top_size = REUSE_CASES[case]
-    skip_without("verilator")
     config = network(radices, "D", "bubble")
-    if (case, "verilator") == REUSED:
-        check_every_hop(*REUSED)
+    if case == REUSED[0]:
+        check_every_hop(*REUSED, slow_tier)
     else:
-        results = simulate(config, "verilator", case,
+        results = simulate(config, verilator, case,
                            {"uniform_traffic": {"packets": 4000, "rate": 0.01}})
         assert results["uniform_traffic"]["packets"] == 4000
     build = BUILD / f"{case}-verilator"
     assert (build / "rtl" / f"{config.name}.v").stat().st_size > top_size
     rtl, binary = _stamps(build / "rtl"), (build / config.name).stat().st_mtime_ns
-    again = simulate(config, "verilator", case,
+    again = simulate(config, verilator, case,
                      {"uniform_traffic": {"packets": 200, "rate": 0.01, "seed": 2}})
     assert again["uniform_traffic"]["packets"] == 200
     assert _stamps(build / "rtl") == rtl

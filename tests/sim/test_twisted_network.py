@@ -19,7 +19,7 @@ from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
 from twinnet.families import family
 from twinnet.model.traffic import PATTERNS
 from twinnet.model.twist import metrics
-from twinnet.model.twisted_network import twisted_network_from_dict
+from twinnet.model.twisted_network import TwistedNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
 FAMILY = family("twisted")
@@ -32,23 +32,21 @@ CASES = {f"{name}-{escape}": (radices, twists, escape)
          for name, (radices, twists) in INSTANCES.items() for escape in ("bubble", "dateline")}
 # The compact router (2 cycles per hop).
 CASES["8x4-tyx4-bubble-compact"] = CASES["8x4-tyx4-bubble"]
-#: The (case, simulator) runs of the default suite; the others with TWINNET_SLOW_TESTS=1.
+#: The (case, simulator) runs of the default suite; the others in the slow tier.
 DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("8x4-tyx4-dateline", "verilator"),
            ("4x4x2-tzx2-bubble", "verilator"), ("8x4-tyx4-bubble-compact", "verilator")}
 
 
 def network_of(name: str):
     radices, twists, escape = CASES[name]
-    return twisted_network_from_dict({"radices": radices, "twists": twists, "escape": escape,
+    return TwistedNetworkConfig.from_dict({"radices": radices, "twists": twists, "escape": escape,
                                       "pipeline": pipeline_of(name)})
 
 
 @pytest.mark.parametrize("name, simulator",
-                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT))
+                         default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT),
+                         indirect=["simulator"])
 def test_every_hop_follows_the_model(name, simulator):
-    reason = runner.missing(simulator)
-    if reason:
-        pytest.skip(reason)
     network = network_of(name)
     tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03},
              "all_pairs": {}}
@@ -72,16 +70,13 @@ def test_every_hop_follows_the_model(name, simulator):
 
 
 @pytest.mark.parametrize("escape", default_only(["bubble", "dateline"], {"bubble"}))
-def test_saturating_traffic_drains(escape):
+def test_saturating_traffic_drains(escape, verilator):
     """8x4 with t_YX = 4: 20,000 cycles of uniform traffic offered at one flit per PE per
     cycle never trip the watchdog, every packet arrives once, intact, in order; then every
     other pattern at a moderate load (32 terminals); all-pairs, where every link carries the
     packets the model's paths put on it; last, a soak with back-pressure (at least 20,000
     packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to 32
-    cycles). The dateline runs with TWINNET_SLOW_TESTS=1."""
-    reason = runner.missing("verilator")
-    if reason:
-        pytest.skip(reason)
+    cycles). The dateline runs in the slow tier."""
     network = network_of(f"8x4-tyx4-{escape}")
     saturating = {"pattern": "uniform", "rate": 1 / network.packet_length, "warmup": 0,
                   "measure": 20_000, "drain_limit": 0}
@@ -91,7 +86,7 @@ def test_saturating_traffic_drains(escape):
              "link_loads": True}
     soak = soak_point(saturating["rate"], 24_000)
     build = BUILD / f"twisted-traffic-{escape}"
-    results = network_sim.simulate(network, "verilator", build,
+    results = network_sim.simulate(network, verilator, build,
                                    {network_sim.TRAFFIC_TEST: {"points": [saturating, *others,
                                                                           pairs, soak]}},
                                    family=FAMILY)[network_sim.TRAFFIC_TEST]["points"]
@@ -103,17 +98,14 @@ def test_saturating_traffic_drains(escape):
     assert_soaked(results[-1])
 
 
-def test_a_twisted_ring_without_escape_deadlocks():
+def test_a_twisted_ring_without_escape_deadlocks(verilator):
     """One VC and no bubble: the twisted Y cycles of 8x4 (t_YX = 4) fill under saturating
     uniform traffic and the watchdog reports it; the model's check finds the cycle too."""
-    reason = runner.missing("verilator")
-    if reason:
-        pytest.skip(reason)
-    network = twisted_network_from_dict({"radices": [8, 4], "twists": "YX=4",
+    network = TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4",
                                          "escape": "none", "pipeline": PIPELINE})
     assert not FAMILY.deadlock(network)["deadlock_free"]
     with pytest.raises(network_sim.SimulationFailed) as failure:
-        network_sim.simulate(network, "verilator", BUILD / "twisted-traffic-none",
+        network_sim.simulate(network, verilator, BUILD / "twisted-traffic-none",
                              {network_sim.TRAFFIC_TEST: {"points": [
                                  {"pattern": "uniform", "rate": 1 / network.packet_length,
                                   "warmup": 0, "measure": 20_000, "watchdog": 2000}]}},

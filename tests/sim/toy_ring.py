@@ -15,7 +15,7 @@ from amaranth.lib import data
 
 from twinnet.families import Family
 from twinnet.hdl.config import PortConfig, RouterConfig
-from twinnet.hdl.network import Channel, Netlist, RouterInstance, Terminal
+from twinnet.hdl.network import Link, Netlist, RouterInstance, Terminal
 from twinnet.hdl.route_compute import RouteCompute
 from twinnet.hdl.router import Router
 
@@ -70,10 +70,10 @@ class RingFamily(Family):
                               source_width=ring.bits, drop_count_width=32)
         kinds = {"node": Router(config, functools.partial(RingRoute, ring=ring))}
         routers = [RouterInstance(f"r{i}", "node", {"here": i}) for i in range(ring.size)]
-        channels = [Channel(i, f"r{i}", LINK, f"r{(i + 1) % ring.size}", LINK, "cw", "cw", 2)
-                    for i in range(ring.size)]
-        return Netlist(kinds, routers, channels, [Terminal(f"r{i}", PE)
-                                                  for i in range(ring.size)])
+        links = [Link(i, f"r{i}", LINK, f"r{(i + 1) % ring.size}", LINK, "cw", "cw", 2)
+                 for i in range(ring.size)]
+        return Netlist(kinds, routers, links, [Terminal(f"r{i}", PE)
+                                               for i in range(ring.size)])
 
     def section(self, ring):
         return {"name": self.name, "parameters": ring.to_dict(),

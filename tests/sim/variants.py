@@ -2,7 +2,7 @@
 
 Every network test builds its networks with :data:`PIPELINE` cycles per hop: 3 (the split
 router, the default) unless ``TWINNET_PIPELINE=2`` asks for the compact router, so that
-``TWINNET_PIPELINE=2 TWINNET_SLOW_TESTS=1 pytest tests/sim`` runs every network test on it. The
+``TWINNET_PIPELINE=2 pytest --slow tests/sim`` runs every network test on it. The
 default suite also runs a few cases of each family on the compact router: the cases named
 ``…-compact``.
 """
