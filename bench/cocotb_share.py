@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from twinnet.cli.gen_cmd import PRESETS
+from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     if reason:
         print(f"cocotb_share: {reason}", file=sys.stderr)
         return 1
-    network = TwinNetworkConfig.from_dict(PRESETS[PRESET])
+    network = TwinNetworkConfig.from_dict(presets()[PRESET])
     name, rtl = network.name, BUILD / "cocotb" / "rtl"
 
     runs = {}

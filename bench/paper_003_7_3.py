@@ -35,7 +35,7 @@ from curves import plot_rows
 from peaks import peak
 from provenance import provenance
 
-from twinnet.cli.gen_cmd import PRESETS
+from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
 from twinnet.sim_tb import network_sim
@@ -49,7 +49,7 @@ PAPER = {"bubble_128_pe_gain_percent": [10, 23]}
 
 
 def network_of(configuration: str, mode: str, pipeline: int):
-    preset = {key: value for key, value in PRESETS[f"003-{mode}"].items() if key != "topology"}
+    preset = {key: value for key, value in presets()[f"003-{mode}"].items() if key != "topology"}
     return TwinNetworkConfig.from_dict({**preset, "configuration": configuration,
                                    "pipeline": pipeline})
 
@@ -113,7 +113,7 @@ def main() -> None:
     result = {"topology": "3DT 4x4x4 (128 PEs)", "simulator": "verilator", "loads": loads,
               "seeds": seeds, "pipeline": args.pipeline, "warmup": args.warmup,
               "measure": args.measure,
-              "buffers": {mode: PRESETS[f"003-{mode}"]["buffer_depth"] for mode in modes},
+              "buffers": {mode: presets()[f"003-{mode}"]["buffer_depth"] for mode in modes},
               "paper": PAPER, "summary": summary, "runs": runs, "provenance": provenance()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))

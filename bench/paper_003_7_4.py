@@ -25,7 +25,7 @@ from pathlib import Path
 
 from curves import plot_rows
 
-from twinnet.cli.gen_cmd import PRESETS
+from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim
 
@@ -41,9 +41,9 @@ PAPER = {"bubble_3dt_gain_percent_above_128_pes": 15, "better_at_64_pes": "2D"}
 
 
 def run(preset: str, mode: str, loads, warmup: int, measure: int) -> dict:
-    router = {key: PRESETS[f"003-{mode}"][key] for key in ("mode", "packet_length",
+    router = {key: presets()[f"003-{mode}"][key] for key in ("mode", "packet_length",
                                                           "buffer_depth")}
-    config = {key: value for key, value in PRESETS[preset].items() if key != "topology"}
+    config = {key: value for key, value in presets()[preset].items() if key != "topology"}
     network = TwinNetworkConfig.from_dict({**config, **router})
     points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 20_000}
@@ -90,7 +90,7 @@ def main() -> None:
                     for preset in twins}}
     result = {"simulator": "verilator", "mode": args.mode, "loads": loads,
               "warmup": args.warmup, "measure": args.measure,
-              "router": PRESETS[f"003-{args.mode}"], "paper": PAPER, "summary": summary,
+              "router": presets()[f"003-{args.mode}"], "paper": PAPER, "summary": summary,
               "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))

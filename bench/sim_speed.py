@@ -53,7 +53,7 @@ from pathlib import Path
 
 from provenance import provenance
 
-from twinnet.cli.gen_cmd import PRESETS
+from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim
 
@@ -61,7 +61,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "sim-speed"
 #: name → (network configuration, offered loads in flits per PE per cycle, anchors).
 CASES = {
-    "3dt-4x4x4": (PRESETS["3dt-4x4x4"], (0.08,),
+    "3dt-4x4x4": (presets()["3dt-4x4x4"], (0.08,),
                   {"hardware_over_cocotb_at_least": 10, "cocotb_cycles_per_second": 550}),
     "torus-8x8": ({"radices": [8, 8], "configuration": "torus", "mode": "vc",
                    "buffer_depth": 8}, (0.1, 0.3),

@@ -40,8 +40,8 @@ from pathlib import Path
 
 from provenance import provenance
 
-from twinnet.cli.gen_cmd import PRESETS, add_network_args, network_from_args
-from twinnet.families import family_for, family_words
+from twinnet.cli.gen_cmd import network_from_words
+from twinnet.families import family_for, family_words, presets
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "soak"
@@ -54,10 +54,7 @@ FAULT_COUNTS = {"misroute": ({"wrong_destination": 1}, {"wrong_destination": 1})
 
 
 def network_of(family: str, preset: str | None):
-    parser = argparse.ArgumentParser()
-    add_network_args(parser)
-    return network_from_args(parser.parse_args(
-        [family] + (["--preset", preset] if preset else [])))
+    return network_from_words([family] + (["--preset", preset] if preset else []))
 
 
 def cases(families, networks) -> list[dict]:
@@ -74,7 +71,7 @@ def cases(families, networks) -> list[dict]:
     for family in families:
         if "default" in networks:
             add(family, f"{family} default", network_of(family, None))
-        for preset, values in PRESETS.items():
+        for preset, values in presets().items():
             if preset in networks:
                 network = network_of(values["topology"], preset)
                 if family_for(network).name == family:
@@ -192,7 +189,7 @@ def table(data: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", default=",".join(family_words()))
-    parser.add_argument("--networks", default=",".join(["default", *PRESETS]),
+    parser.add_argument("--networks", default=",".join(["default", *presets()]),
                         help="'default' and preset names (default: all)")
     parser.add_argument("--packets", type=int, default=1_000_000,
                         help="packets per family, shared by its networks")

@@ -14,6 +14,7 @@ from twinnet.model.fat_tree import (
     internal_crossings,
     link_loads,
     load_ranges,
+    read_split,
     switch_path_counts,
 )
 
@@ -54,9 +55,7 @@ def register(analyses) -> None:
 def build_twin(args) -> TwinFatTree:
     """The twin fat tree the arguments describe, by the rules of ``twinnet gen fat-tree``
     (:func:`twinnet.model.fat_tree.FatTreeNetworkConfig`); raises ``UsageError``."""
-    from .gen_cmd import split_value
-
-    split = split_value(args.split)
+    split = read_split("--split", args.split)
     if split == "plain":
         raise UsageError("--split plain: this analysis is of twin switches; give optimal, "
                          "paired, down-alpha or α's ports")

@@ -39,7 +39,7 @@ def register(commands) -> None:
                     "with traffic generators and checkers, the board's clock, LEDs and UART, "
                     "synthesis, place-and-route and the bitstream (several minutes). Without "
                     "network flags the board's default network; progress on stderr.",
-        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP +
+        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help() +
                f" Boards: {', '.join(BOARDS)}.")
     build.add_argument("--board", required=True, choices=BOARDS, metavar="NAME",
                        help=f"one of {', '.join(BOARDS)}")
@@ -66,8 +66,7 @@ def run_list(args) -> Report:
 
 def _network_given(args) -> bool:
     """Whether the command line describes a network (else the board's default is built)."""
-    return args.family is not None or args.preset is not None or args.toml is not None or \
-        args.plain or any(getattr(args, dest) is not None for dest in gen_cmd.FLAGS)
+    return gen_cmd.flags_given(args)
 
 
 def run_build(args) -> Report:

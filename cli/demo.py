@@ -6,12 +6,13 @@ and prints packets delivered, mean latency and throughput, every packet and hop 
 against the reference model.
 """
 
+from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 
-from . import gen_cmd, sim_cmd
+from . import sim_cmd
 from .main import Report
 
-#: The default network: a preset of :data:`twinnet.cli.gen_cmd.PRESETS`.
+#: The default network: a preset (:func:`twinnet.families.presets`).
 DEFAULT_PRESET = "3dt-4x4x4"
 
 
@@ -27,5 +28,5 @@ def register(commands) -> None:
 
 
 def run(args) -> Report:
-    network = TwinNetworkConfig.from_dict(gen_cmd.PRESETS[DEFAULT_PRESET], DEFAULT_PRESET)
+    network = TwinNetworkConfig.from_dict(presets()[DEFAULT_PRESET], DEFAULT_PRESET)
     return sim_cmd.simulate_uniform(network, args)

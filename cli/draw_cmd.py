@@ -45,7 +45,7 @@ def register(commands) -> None:
                     "trees by stage with the two halves of each twin switch, king and "
                     "diagonal networks with their diagonals, twisted tori with their twisted "
                     "wrap links, 3-D tori as planes.",
-        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP)
+        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help())
     gen_cmd.add_network_args(parser)
     parser.add_argument("--out", type=parse.path, required=True,
                         help="the picture to write: FILE.svg or FILE.png")

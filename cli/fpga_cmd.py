@@ -35,7 +35,7 @@ def register(commands) -> None:
                     "critical path. The design is placed inside a harness (an LFSR drives "
                     "its inputs, an XOR of its outputs drives one pin). Progress goes to "
                     "stderr.",
-        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP +
+        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help() +
                f" Devices: {', '.join(DEVICES)}. A network design has at most "
                f"{MAX_NETWORK_ROUTERS} routers. A design that does not fit a device is "
                "reported with nextpnr's utilisation figure (exit status 1).")

@@ -103,9 +103,19 @@ def _say(line: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args, extras = parser.parse_known_args(
-        join_negative_values(sys.argv[1:] if argv is None else argv))
+    from . import gen_cmd
+
+    argv = join_negative_values(sys.argv[1:] if argv is None else argv)
+    # A network command's flags depend on its family: find it first, then parse.
+    token = gen_cmd.PARSED_FAMILY.set(gen_cmd.scan(argv))
+    try:
+        return _run(build_parser(), argv)
+    finally:
+        gen_cmd.PARSED_FAMILY.reset(token)
+
+
+def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    args, extras = parser.parse_known_args(argv)
     if extras:
         # An unknown flag's value may have been taken for the optional FAMILY word: show it
         # with the flag it belongs to.

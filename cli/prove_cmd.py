@@ -63,10 +63,8 @@ def say(line: str) -> None:
 
 
 def _family_given(args) -> bool:
-    flags = {dest for dests in gen_cmd.FAMILY_FLAGS.values() for dest in dests}
-    return (args.family is not None or args.preset is not None or args.toml is not None
-            or any(getattr(args, dest) is not None and getattr(args, dest) is not False
-                   for dest in flags))
+    shared = ("flit_width", "packet_length", "buffer_depth", "pipeline")
+    return gen_cmd.flags_given(args, ignore=shared)
 
 
 def targets_from_args(args) -> tuple[str, list]:

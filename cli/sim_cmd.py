@@ -9,7 +9,7 @@ reference model.
 import sys
 from pathlib import Path
 
-from twinnet.families import family_for
+from twinnet.families import family_for, presets
 from twinnet.gen import output
 from twinnet.model import checks
 from twinnet.model.traffic import PATTERNS
@@ -61,10 +61,10 @@ def register(commands) -> None:
                     "checks every hop against the reference model (unless --no-trace). Prints "
                     "packets delivered, latency, throughput and simulation speed. A second run "
                     "of the same network reuses the build.",
-        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP + " Traffic: at "
+        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help() + " Traffic: at "
                f"most {MAX_PACKETS:,} packets and an injection window of at most "
                f"{MAX_INJECTION_CYCLES:,} cycles (packets / (rate x PEs)). Presets: "
-               + ", ".join(gen_cmd.PRESETS))
+               + ", ".join(presets()))
     gen_cmd.add_network_args(parser)
     add_traffic_args(parser)
     parser.add_argument("--broadcast-fraction", type=parse.number, default=0.0,

@@ -69,7 +69,7 @@ def register(commands) -> None:
                     "every PE, then simulate each offered load (and seed) as its own run, "
                     "several at once: warm-up, measurement and drain, every packet checked "
                     "end to end. Writes JSON, CSV and a latency-throughput plot.",
-        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.LIMITS_HELP)
+        epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help())
     gen_cmd.add_network_args(parser)
     parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                         help="simulator (default verilator)")

@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from .contract import Family, escape_verdict, verdict
 
 __all__ = ["GROUP", "Family", "escape_verdict", "families", "family", "family_for",
-           "family_of", "family_words", "verdict"]
+           "family_of", "family_words", "presets", "verdict"]
 
 #: The entry-point group families register under.
 GROUP = "twinnet.families"
@@ -66,6 +66,13 @@ def family_words() -> dict[str, tuple[Family, dict]]:
         for alias, fixed in each.aliases.items():
             words.setdefault(alias, (each, fixed))
     return words
+
+
+def presets() -> dict[str, dict]:
+    """Every family's presets, name → configuration values (with ``topology``: the family's
+    name or one of its words)."""
+    return {name: values for each in families().values()
+            for name, values in each.presets.items()}
 
 
 def family_for(config) -> Family:

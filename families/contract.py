@@ -52,12 +52,25 @@ class Family:
     presets: dict = {}
     #: Other words for the family on the command line, word → the values the word fixes.
     aliases: dict = {}
+    #: The family's size limits, for help texts.
+    limits = ""
 
     def network(self, values: dict, labels: dict | str = "configuration"):
         """A configuration from plain values (``labels`` names each key in messages: a dict
         key → label such as ``--k`` or ``net.toml: k``, or one source name); raises
         ``TypeError``/``ValueError`` naming the label, the value and what is allowed."""
         return self.configuration.from_dict(values, labels)
+
+    def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
+        """Apply a later source of values (a TOML file over a preset, flags over both) over
+        ``values``, keeping each value's label: by default each key of the later source
+        replaces the earlier one. Raises ``ValueError`` naming the labels."""
+        for key, value in source.items():
+            values[key], labels[key] = value, source_labels[key]
+
+    def keep_preset(self, preset: str, preset_label: str, values: dict, labels: dict) -> None:
+        """Refuse merged ``values`` that leave the shape preset ``preset`` names (by default
+        any values may change)."""
 
     def netlist(self, config, *, stall_counters: bool = False):
         """The hardware part's netlist of ``config``."""

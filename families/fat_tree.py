@@ -6,6 +6,14 @@ from twinnet.model import fat_tree
 
 from .contract import Family, verdict
 
+#: Fat trees of twin switches with 001's optimal split (16, 64 and 256 terminals). 001 gives
+#: no router settings: four packets of buffer per VC, as in the 002 and 004 presets (with the
+#: default two, the split router's links wait for credits: docs/results.md).
+PRESETS = {
+    f"ft-{k}x{n}": {"topology": "fat-tree", "k": k, "n": n, "split": "optimal",
+                    "buffer_depth": 16}
+    for k, n in [(4, 2), (4, 3), (4, 4)]
+}
 
 class FatTreeFamily(Family):
     """k-ary n-trees of twin switches (or plain switches) under DESTRO:
@@ -13,6 +21,8 @@ class FatTreeFamily(Family):
 
     name = "fat-tree"
     configuration = fat_tree.FatTreeNetworkConfig
+    presets = PRESETS
+    limits = f"{fat_tree.MAX_FAT_TREE_TERMINALS} fat-tree terminals"
     hardware = "twinnet.hdl.fat_tree"
 
     def section(self, config) -> dict:

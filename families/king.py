@@ -6,6 +6,16 @@ from twinnet.model import king_network
 
 from .contract import Family, escape_verdict
 
+#: 002 Table 3's networks (16x16, uniform traffic; bench/king.py): 002's adaptive routing
+#: (hop-by-hop on T and DT, 2S hop-by-hop on KT) over the bubble escape, 8-flit packets, 2 VCs
+#: of 32 flits (four packets per VC: the reading of 002's "32 phits" its simulator can run),
+#: and 2 PEs per router (KT's bound is above one flit per node and cycle).
+PRESETS = {
+    f"002-{kind.lower()}16": {"topology": "king", "kind": kind, "side": 16, "routing": routing,
+                              "escape": "bubble", "vcs": 2, "packet_length": 8,
+                              "buffer_depth": 32, "pe_ports": 2}
+    for kind, routing in (("T", "hop-by-hop"), ("DT", "hop-by-hop"), ("KT", "2s"))
+}
 
 class KingFamily(Family):
     """The square networks of 002 (M, DM, KM, T, DT, KT) under deterministic or adaptive
@@ -13,6 +23,8 @@ class KingFamily(Family):
 
     name = "king"
     configuration = king_network.KingNetworkConfig
+    presets = PRESETS
+    limits = f"{king_network.MAX_SIDE}x{king_network.MAX_SIDE} king and diagonal networks"
     hardware = "twinnet.hdl.king"
 
     def section(self, config) -> dict:

@@ -3,7 +3,7 @@
 import functools
 import random
 
-from twinnet.model import network, twin, twin_analysis
+from twinnet.model import checks, network, twin, twin_analysis
 from twinnet.model.twin_routing import path
 
 from .contract import Family, verdict
@@ -16,14 +16,97 @@ def _pe_addresses(topology: twin.TwinTorusConfig) -> tuple[twin.PEAddress, ...]:
     return tuple(topology.pes())
 
 
+#: The papers' twin-torus instances (003 §7.4: all in configuration D).
+PRESETS = {
+    f"3dt-{'x'.join(map(str, radices))}": {"topology": "twin-torus", "radices": list(radices),
+                                           "configuration": "D", "mode": "bubble"}
+    for radices in [(4, 4, 2), (4, 4, 4), (5, 5, 5), (6, 6, 6), (8, 4, 4), (8, 8, 8)]
+}
+#: The plain 2D tori 003 §7.4 compares them with (64, 128, 256, 432, 441 and 1,024 PEs).
+PRESETS.update({
+    f"2d-{'x'.join(map(str, radices))}": {"topology": "twin-torus", "radices": list(radices),
+                                          "configuration": "torus", "mode": "bubble"}
+    for radices in [(8, 8), (16, 8), (16, 16), (24, 18), (21, 21), (32, 32)]
+})
+
+#: 003 §7.1's router settings on the 3DT 4x4x4 of §7.3 (configuration D, 4-flit packets):
+#: one 128-flit buffer per link with bubble flow control, or VCs of 32 flits (the RTL has the
+#: 2 VCs of 003 §6.3.1 where the paper simulates 4).
+PRESETS.update({
+    "003-bubble": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
+                   "mode": "bubble", "packet_length": 4, "buffer_depth": 128},
+    "003-vc": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
+               "mode": "vc", "packet_length": 4, "buffer_depth": 32},
+    # The 2D torus of the same 128 PEs (003 §7.4's 16x8) with the same router settings.
+    "003-torus": {"topology": "torus", "radices": [16, 8], "configuration": "torus",
+                  "mode": "bubble", "packet_length": 4, "buffer_depth": 128},
+})
+
 class TwinTorusFamily(Family):
     """Twin tori and plain tori (configuration ``torus``): :mod:`twinnet.model.twin`."""
 
     name = "twin-torus"
     configuration = network.TwinNetworkConfig
+    presets = PRESETS
     hardware = "twinnet.hdl.twin_torus"
     #: ``torus``: the plain torus, one router per node.
     aliases = {"torus": {"configuration": "torus"}}
+
+    limits = (f"at most {network.MAX_ROUTERS} routers in a torus or twin torus (the 2D 64x64 "
+              f"torus, 3DT 16x16x8; {network.MAX_VC_ROUTERS} in mode vc)")
+
+    def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
+        """Later values win, but the size keys (``n``, ``k``, ``radices``) merge: a later
+        ``radices`` replaces the size; over earlier radices, a later ``k`` alone keeps their
+        dimension count and a later ``n`` alone keeps their radix (which must then be the same
+        in every dimension); over an earlier ``n``/``k``, each replaces its own."""
+        given = {key: source[key] for key in ("n", "k", "radices") if key in source}
+        if "radices" in given and ({"n", "k"} & given.keys()):
+            other = "n" if "n" in given else "k"
+            raise ValueError(f"{source_labels['radices']} and {source_labels[other]} both give "
+                             "the size: give either radices or n and k, not both")
+        if "radices" in given:
+            for key in ("n", "k"):
+                values.pop(key, None)
+                labels.pop(key, None)
+        elif given and "radices" in values:
+            radices, label = values.pop("radices"), labels.pop("radices")
+            radices = checks.check_int_tuple(label, radices)
+            if "n" not in given:
+                values["n"], labels["n"] = len(radices), label
+            elif "k" not in given:
+                if len(set(radices)) != 1:
+                    raise ValueError(f"{source_labels['n']} needs --k: {label} gives unequal "
+                                     f"radices {','.join(map(str, radices))}")
+                values["k"], labels["k"] = radices[0], label
+        for key, value in source.items():
+            values[key], labels[key] = value, source_labels[key]
+
+    def keep_preset(self, preset: str, preset_label: str, values: dict, labels: dict) -> None:
+        """A preset names a shape of the papers: later sources may change its radices, mode
+        and sizes, but not its dimension count or whether it is a twin or a plain torus."""
+        base = PRESETS[preset]
+        plain, dims = base["configuration"] == "torus", len(base["radices"])
+        shape = f"{dims}-D {'plain torus' if plain else 'twin torus'}"
+        if "radices" in values:
+            radices = values["radices"]
+            key = "radices"
+            shown = (",".join(map(str, radices)) if isinstance(radices, (list, tuple))
+                     else repr(radices))
+            count = len(radices) if isinstance(radices, (list, tuple)) else dims
+        else:
+            key, shown, count = "n", str(values.get("n")), values.get("n")
+        if count != dims:
+            raise ValueError(f"{labels[key]} {shown}: preset {preset} ({preset_label}) is a "
+                             f"{shape}: its dimension count must stay {dims} (leave out the "
+                             "preset to build another shape)")
+        configuration = values.get("configuration")
+        if isinstance(configuration, str) and (configuration.strip().lower() == "torus") != plain:
+            allowed = ("only 'torus'" if plain else "a twin configuration (A–J, C_Best or a "
+                       "card-0 list), not 'torus'")
+            raise ValueError(f"{labels['configuration']} {configuration}: preset {preset} "
+                             f"({preset_label}) is a {shape}: its configuration must be "
+                             f"{allowed} (leave out the preset to build another shape)")
 
     def section(self, config) -> dict:
         topology = config.topology

@@ -6,6 +6,16 @@ from twinnet.model import twisted_network
 
 from .contract import Family, escape_verdict
 
+#: 004's rectangular tori, twisted by t_YX = d_x / 2 (the twist with the smallest diameter),
+#: and their untwisted twins (``-untwisted``): minimal dimension-order routing over the
+#: one-VC bubble escape, 4-flit packets, four packets of buffer per VC (bench/twisted.py).
+PRESETS = {
+    f"004-{dx}x{dy}{suffix}": {"topology": "twisted", "radices": [dx, dy],
+                               "twists": twists, "escape": "bubble", "packet_length": 4,
+                               "buffer_depth": 16}
+    for dx, dy in [(8, 4), (16, 8), (24, 12), (48, 12)]
+    for suffix, twists in (("", f"YX={dx // 2}"), ("-untwisted", ""))
+}
 
 class TwistedFamily(Family):
     """Twisted tori (004) under dimension-order routing over their minimal record:
@@ -13,6 +23,8 @@ class TwistedFamily(Family):
 
     name = "twisted"
     configuration = twisted_network.TwistedNetworkConfig
+    presets = PRESETS
+    limits = f"{twisted_network.MAX_NODES} nodes in a twisted torus"
     hardware = "twinnet.hdl.twisted"
 
     def section(self, config) -> dict:

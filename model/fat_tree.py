@@ -503,6 +503,7 @@ def read_split(label: str, value):
     lists), held as the name or a tuple of port tuples."""
     if isinstance(value, str) and value.strip() in (*SPLITS, "plain"):
         return value.strip()
+    shown = value if isinstance(value, str) else _shown(value)
     try:
         if isinstance(value, str):
             lists = [[int(port) for port in part.split(",")] for part in value.split(";")]
@@ -511,12 +512,12 @@ def read_split(label: str, value):
             lists = value
         else:
             lists = [value]
-        return tuple(checks.check_int_tuple("α", ports, minimum=0, min_length=0)
-                     for ports in lists)
+        lists = [checks.check_int_tuple("α", ports, min_length=0) for ports in lists]
     except (TypeError, ValueError):
-        raise ValueError(f"{label} {_shown(value)}: must be one of {', '.join(SPLITS)}, plain "
-                         "or α's ports such as 0,1,4,5 (one list per stage separated by ';')"
-                         ) from None
+        raise ValueError(f"{label} {shown}: must be {', '.join(SPLITS)} or α's ports such as "
+                         "0,1,4,5 (one list per stage separated by ';'), or plain") from None
+    return tuple(checks.check_int_tuple(f"{label} {shown}: α", ports, minimum=0, min_length=0)
+                 for ports in lists)
 
 
 def _write_split(split):

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from twinnet.cli import demo
-from twinnet.cli.gen_cmd import PRESETS
 from twinnet.cli.main import main
+from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 
 
@@ -87,7 +87,7 @@ def test_bad_input_is_one_line_and_nonzero(capsys, argv, message):
 def test_demo_simulates_the_default_network():
     """The main job's network is the papers' 3DT 4x4x4 in configuration D with bubble flow
     control (the network suite simulates this same instance on both simulators)."""
-    network = TwinNetworkConfig.from_dict(PRESETS[demo.DEFAULT_PRESET])
+    network = TwinNetworkConfig.from_dict(presets()[demo.DEFAULT_PRESET])
     assert network.topology.radices == (4, 4, 4)
     assert network.topology.configuration.label == "D" and network.topology.mode == "bubble"
 

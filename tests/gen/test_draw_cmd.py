@@ -1,16 +1,15 @@
 """``twinnet draw``: the drawing's structure, read back from the SVG's ids, against hand counts
 of each family's routers and links; every preset lays out; PNG too; bad ``--out`` values."""
 
-import argparse
 import re
 from collections import Counter
 
 import pytest
 
 from twinnet.cli.draw_cmd import layout
-from twinnet.cli.gen_cmd import PRESETS, add_network_args, network_from_args
+from twinnet.cli.gen_cmd import network_from_words
 from twinnet.cli.main import main
-from twinnet.families import family_for
+from twinnet.families import family_for, presets
 
 #: (flags, routers, link kinds): hand counts.
 CASES = {
@@ -58,13 +57,11 @@ def test_png_is_written_whole(tmp_path):
     assert [path.name for path in tmp_path.iterdir()] == ["net.png"]  # no partial file left
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", sorted(presets()))
 def test_every_preset_lays_out(preset):
     """Every router drawn once and every netlist link (one direction of a cable) in exactly
     one drawn link with its reverse."""
-    parser = argparse.ArgumentParser()
-    add_network_args(parser)
-    network = network_from_args(parser.parse_args(["--preset", preset]))
+    network = network_from_words(["--preset", preset])
     family = family_for(network)
     drawing = layout(network, family)
     netlist = family.netlist(network)
@@ -75,10 +72,7 @@ def test_every_preset_lays_out(preset):
 
 
 def test_router_count_of_a_plain_fat_tree():
-    parser = argparse.ArgumentParser()
-    add_network_args(parser)
-    network = network_from_args(parser.parse_args(["fat-tree", "--k", "4", "--n", "3",
-                                                   "--plain"]))
+    network = network_from_words(["fat-tree", "--k", "4", "--n", "3", "--plain"])
     family = family_for(network)
     assert family.router_count(network) == len(family.netlist(network).routers) == 3 * 16
 

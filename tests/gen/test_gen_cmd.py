@@ -6,16 +6,24 @@ import re
 
 import pytest
 
-from twinnet.cli.gen_cmd import PRESETS, network_from_args
+from twinnet.cli import gen_cmd
+from twinnet.cli.gen_cmd import network_from_args
 from twinnet.cli.main import build_parser, main
+from twinnet.families import presets
 
 
 def parse(*argv):
-    return build_parser().parse_args(["gen", *argv])
+    """``twinnet gen``'s arguments, parsed as :func:`twinnet.cli.main.main` does: the
+    family's flags first found, then taken."""
+    token = gen_cmd.PARSED_FAMILY.set(gen_cmd.scan(["gen", *argv]))
+    try:
+        return build_parser().parse_args(["gen", *argv])
+    finally:
+        gen_cmd.PARSED_FAMILY.reset(token)
 
 
 def test_presets_are_the_papers_instances_in_configuration_d():
-    assert {"3dt-4x4x2", "3dt-4x4x4", "3dt-5x5x5", "3dt-6x6x6", "3dt-8x8x8"} <= set(PRESETS)
+    assert {"3dt-4x4x2", "3dt-4x4x4", "3dt-5x5x5", "3dt-6x6x6", "3dt-8x8x8"} <= set(presets())
     network = network_from_args(parse("--preset", "3dt-6x6x6"))
     assert network.topology.radices == (6, 6, 6)
     assert network.topology.configuration.label == "D"
