@@ -4,7 +4,7 @@ through the entry-point group :data:`GROUP`.
 A package adds a family by declaring, in its ``pyproject.toml``::
 
     [project.entry-points."twinnet.families"]
-    ring = "twinnet_ring:RingFamily"
+    mynet = "my_package:MyNetworkFamily"
 
 where the object named is a :class:`Family` subclass (see :mod:`twinnet.families.contract`
 for the contract, and ``examples/ring`` for a whole family in one small package). twinnet's
@@ -14,7 +14,6 @@ them names a family.
 """
 
 import functools
-import importlib
 from importlib.metadata import entry_points
 
 from .contract import Family, escape_verdict, verdict
@@ -85,10 +84,5 @@ def family_for(config) -> Family:
 
 
 def family_of(manifest: dict) -> Family:
-    """The family of a generated network, from its manifest: the registered family of its
-    ``family``, or else the class its ``plugin`` names (``module:Class``: a family object
-    handed to the generator without being registered, e.g. while writing one)."""
-    if manifest["family"] in families() or not manifest.get("plugin"):
-        return family(manifest["family"])
-    module, _, name = manifest["plugin"].partition(":")
-    return getattr(importlib.import_module(module), name)()
+    """The family of a generated network, from its manifest's ``family``."""
+    return family(manifest["family"])

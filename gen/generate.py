@@ -46,8 +46,7 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     from twinnet.families import family_for
 
     family = family or family_for(config)
-    section = {**family.section(config),
-               "plugin": f"{type(family).__module__}:{type(family).__qualname__}"}
+    section = family.section(config)
     say = progress or (lambda text: None)
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
         check = pool.submit(_timed, family.deadlock, config)
@@ -249,7 +248,6 @@ def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
     return {
         "manifest_version": MANIFEST_VERSION,
         "family": family["name"],
-        "plugin": family.get("plugin"),
         "top": name,
         "files": [f.name for f in files],
         "clock": "clk (rising edge)", "reset": "rst (synchronous, active high)",

@@ -133,7 +133,8 @@ def _on_program(settings: dict, simulator: str, waves, flit_width: int) -> bool:
 def generation_fingerprint(network, family, **options) -> str:
     """What the generated Verilog of ``network`` depends on: its parameters, its family, the
     generation ``options``, the versions of Amaranth and Python, and every source file of
-    twinnet (so that any change to the generator regenerates)."""
+    twinnet and of the package a plug-in family comes from (so that any change to the
+    generator or the family regenerates)."""
     import importlib
     import platform
     from importlib.metadata import version
@@ -144,9 +145,13 @@ def generation_fingerprint(network, family, **options) -> str:
     digest = hashlib.sha256(json.dumps(
         [network.to_dict(), network.name, family.name, options, version("amaranth"),
          platform.python_version()], sort_keys=True, default=str).encode())
-    for package in ("twinnet", "twinnet.model", "twinnet.hdl", "twinnet.gen", "twinnet.sim_tb",
-                    "twinnet.boards"):
-        for folder in importlib.import_module(package).__path__:
+    # The family's own package too, when it comes from another package (a plug-in).
+    plugins = {module.split(".")[0] for module in (type(family).__module__, family.hardware)
+               if module and module.split(".")[0] != "twinnet"}
+    for package in ("twinnet", "twinnet.model", "twinnet.hdl", "twinnet.families",
+                    "twinnet.gen", "twinnet.sim_tb", "twinnet.boards", *sorted(plugins)):
+        module = importlib.import_module(package)
+        for folder in getattr(module, "__path__", [str(Path(module.__file__).parent)]):
             pattern = "*.py" if package == "twinnet" else "**/*.py"
             for path in sorted(Path(folder).glob(pattern)):
                 digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())

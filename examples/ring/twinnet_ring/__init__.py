@@ -1,0 +1,120 @@
+"""A bidirectional ring of ``nodes`` routers, one PE each, as a twinnet family.
+
+The model part: the configuration (its fields are its parameters, so ``twinnet gen ring
+--help`` shows ``--nodes`` and ``--escape``), the shortest path (ties go +) and the deadlock
+argument. The hardware part is :mod:`twinnet_ring.hardware`, imported only when generating.
+"""
+
+import random
+from dataclasses import dataclass
+
+from twinnet.families import Family, escape_verdict
+from twinnet.model.deadlock import ChannelDependencyGraph
+from twinnet.model.schema import Choice, Integer, parameter
+from twinnet.model.sizes import RouterSizes
+from twinnet.model.widths import index_width
+
+#: Ports of every router: the links toward node + 1 and node - 1, then the PE.
+PLUS, MINUS, PE = "x+", "x-", "pe"
+MAX_NODES = 256
+
+
+@dataclass(frozen=True)
+class RingNetworkConfig(RouterSizes):
+    """A ring and its router sizes."""
+
+    family = "ring"
+
+    nodes: int = parameter(8, Integer(3, MAX_NODES), f"routers in the ring, 3 to {MAX_NODES} "
+                           "(default 8)")
+    escape: str = parameter("bubble", Choice(("bubble", "dateline")),
+                            "deadlock avoidance: bubble (one VC, room for two packets to enter "
+                            "the ring; the default) or dateline (two VCs, VC 1 after the link "
+                            "from the last node to node 0, either way round)")
+
+    @classmethod
+    def bubble(cls, values: dict) -> bool:
+        return values["escape"] == "bubble"
+
+    @property
+    def name(self) -> str:
+        return f"ring{self.nodes}_{self.escape}{self.size_suffix}"
+
+    @property
+    def vc_count(self) -> int:
+        return 2 if self.escape == "dateline" else 1
+
+    @property
+    def node_width(self) -> int:
+        return index_width(self.nodes)
+
+    @property
+    def header_width(self) -> int:
+        return 2 * self.node_width  # the destination and the source
+
+    def path(self, source: int, destination: int) -> list[tuple[int, str, int]]:
+        """The (node, output port, VC) of each link from ``source`` to ``destination``: the
+        shorter way round, + on a tie; VC 1 (dateline) once past the link between the last
+        node and node 0."""
+        ahead = (destination - source) % self.nodes
+        step, port = (1, PLUS) if 2 * ahead <= self.nodes else (-1, MINUS)
+        hops, node, vc = [], source, 0
+        while node != destination:
+            hops.append((node, port, vc))
+            following = (node + step) % self.nodes
+            if self.escape == "dateline" and abs(following - node) != 1:
+                vc = 1
+            node = following
+        return hops
+
+
+class RingFamily(Family):
+    """Rings: :class:`RingNetworkConfig`, :mod:`twinnet_ring.hardware`."""
+
+    name = "ring"
+    configuration = RingNetworkConfig
+    hardware = "twinnet_ring.hardware"
+    presets = {"ring-16": {"topology": "ring", "nodes": 16}}
+    limits = f"{MAX_NODES} nodes in a ring"
+
+    def section(self, config) -> dict:
+        return self.describe(config, derived={"vc_count": config.vc_count},
+                             terminal_order="terminal t is the PE of router t",
+                             route="route.dest is the destination's node",
+                             malformed="route.dest >= nodes (when the field can hold one): "
+                                       "dropped at injection and counted on drop_count")
+
+    def terminal_count(self, config) -> int:
+        return config.nodes
+
+    def router_count(self, config) -> int:
+        return config.nodes
+
+    def header_width(self, config) -> int:
+        return config.header_width
+
+    def destination(self, config, terminal: int) -> dict[str, int]:
+        return {"route.dest": terminal}
+
+    def terminal_digits(self, config) -> list[tuple[str, int]]:
+        return [("route.dest", config.nodes)]
+
+    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
+        spare = 1 << config.node_width
+        return None if spare == config.nodes else {"route.dest": rng.randrange(config.nodes,
+                                                                               spare)}
+
+    def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
+        return [(str(node), port, vc) for node, port, vc in config.path(source, destination)]
+
+    def deadlock(self, config) -> dict:
+        """With the bubble, the two rings entered (a packet never leaves the one it entered);
+        with the dateline, every (link, VC) along every path."""
+        def channels(path):
+            if config.escape == "bubble":
+                return [path[0][1]] if path else []
+            return path
+
+        pairs = [(a, b) for a in range(config.nodes) for b in range(config.nodes) if a != b]
+        graph = ChannelDependencyGraph.from_paths(channels(config.path(a, b)) for a, b in pairs)
+        return escape_verdict(graph, config.escape, "rings")

@@ -1,0 +1,66 @@
+"""The ring's hardware part: its route compute and netlist (twinnet's shared router)."""
+
+import functools
+
+from amaranth.hdl import Const, Module, Mux, Signal, signed
+from amaranth.lib import data
+
+from twinnet.hdl.config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
+from twinnet.hdl.network import Link, Netlist, RouterInstance, Terminal
+from twinnet.hdl.ring_escape import drive_escape, opposite
+from twinnet.hdl.route_compute import RouteCompute
+from twinnet.hdl.router import Router
+
+from . import MINUS, PE, PLUS, RingNetworkConfig
+
+PORTS = (PLUS, MINUS, PE)
+
+
+class RingRouteCompute(RouteCompute):
+    """The shorter way round (+ on a tie), from the node's number on ``node_static``."""
+
+    def __init__(self, config: RouterConfig, in_port: int, *, network: RingNetworkConfig):
+        self.network = network
+        layout = data.StructLayout({"dest": network.node_width})
+        super().__init__(config, in_port, header_layout=layout,
+                         static_layout=data.StructLayout({"here": network.node_width}))
+
+    def elaborate(self, platform):
+        m = Module()
+        nodes, here, dest = self.network.nodes, self.node_static.here, self.header.dest
+        ahead = Signal(signed(self.network.node_width + 2))
+        m.d.comb += ahead.eq(Mux(dest >= here, dest - here, dest + nodes - here))
+        arrived = dest == here
+        plus = 2 * ahead <= nodes
+        m.d.comb += [self.out_port.eq(Mux(arrived, PORTS.index(PE),
+                                          Mux(plus, PORTS.index(PLUS), PORTS.index(MINUS)))),
+                     self.malformed.eq(dest >= nodes)]
+        came_in = PORTS[self.port_index]
+        straight, wrapped = Const(0, 1), Const(0, 1)
+        if came_in != PE:  # travelling toward opposite(came_in)
+            straight = self.out_port == PORTS.index(opposite(came_in))
+            wrapped = here == (0 if came_in == MINUS else nodes - 1)
+        drive_escape(m, self, self.network.escape, to_link=~arrived, straight=straight,
+                     wrapped=wrapped)
+        return m
+
+
+def netlist(network: RingNetworkConfig, *, stall_counters: bool = False) -> Netlist:
+    bubble = network.escape == "bubble"
+    ports = (PortConfig("network", network.vc_count, network.depth, bubble=bubble, name="xp"),
+             PortConfig("network", network.vc_count, network.depth, bubble=bubble, name="xm"),
+             PortConfig("pe", 1, network.depth, name=PE))
+    config = RouterConfig(network.flit_width, network.packet_length, ports,
+                          source_width=network.node_width, drop_count_width=DROP_COUNT_WIDTH,
+                          pipeline=network.pipeline, stall_counters=stall_counters)
+    router = Router(config, functools.partial(RingRouteCompute, network=network))
+    routers = [RouterInstance(str(node), "router", {"here": node})
+               for node in range(network.nodes)]
+    links = []
+    for node in range(network.nodes):
+        for port, step in ((PLUS, 1), (MINUS, -1)):
+            links.append(Link(len(links), str(node), PORTS.index(port),
+                              str((node + step) % network.nodes), PORTS.index(opposite(port)),
+                              port, opposite(port), network.vc_count))
+    terminals = [Terminal(str(node), PORTS.index(PE)) for node in range(network.nodes)]
+    return Netlist({"router": router}, routers, links, terminals)

