@@ -19,6 +19,7 @@ from twinnet.model.fat_tree import (
 )
 
 from . import args as parse
+from .gen_cmd import add_flag
 from .main import Report, UsageError, add_json_flag
 
 #: Terminals: the generator's limit (every ordered pair is routed several times over: 18 s at
@@ -33,21 +34,14 @@ def register(analyses) -> None:
                     "or random up ports) and report, per stage, the paths through each switch, "
                     "the crossings of each twin switch's internal link and the load of each "
                     "link, then check the channel-dependency graph for cycles.")
-    parser.add_argument("--k", type=parse.integer, default=4,
-                        help="switch half-radix, >= 2 (default 4)")
-    parser.add_argument("--n", type=parse.integer, default=2,
-                        help=f"stages, >= 1 (default 2; k^n at most {MAX_TERMINALS} terminals)")
+    # The tree's own parameters, as 'twinnet gen fat-tree' declares them.
+    for each in FatTreeNetworkConfig.parameters():
+        if each.name in ("k", "n", "split", "internal_ports"):
+            add_flag(parser, each)
     parser.add_argument("--routing", default="destro", choices=("destro", "random"),
                         help="up-port choice (default destro)")
     parser.add_argument("--seed", type=parse.integer,
                         help="seed for --routing random (default 0; only with --routing random)")
-    parser.add_argument(
-        "--split", default="optimal", type=parse.name,
-        help="twin-switch split: optimal (paired below the last stage, down ports on α at it), "
-             "paired, down-alpha, or α's ports: one list for every stage, e.g. 0,1,4,5, or "
-             "one per stage separated by ';' (default optimal)")
-    parser.add_argument("--internal-ports", type=parse.integer, default=1,
-                        help="internal ports r between α and β, 1 to k (default 1)")
     add_json_flag(parser)
     parser.set_defaults(func=fat_tree)
 
@@ -55,7 +49,7 @@ def register(analyses) -> None:
 def build_twin(args) -> TwinFatTree:
     """The twin fat tree the arguments describe, by the rules of ``twinnet gen fat-tree``
     (:func:`twinnet.model.fat_tree.FatTreeNetworkConfig`); raises ``UsageError``."""
-    split = read_split("--split", args.split)
+    split = None if args.split is None else read_split("--split", args.split)
     if split == "plain":
         raise UsageError("--split plain: this analysis is of twin switches; give optimal, "
                          "paired, down-alpha or α's ports")
@@ -102,7 +96,8 @@ def fat_tree(args) -> Report:
               for name, t in (("links", None), ("links+internal", twin))}
     data = dict(k=tree.k, n=tree.n, terminals=tree.terminal_count, routing=args.routing,
                 seed=args.seed if args.routing == "random" else None,
-                internal_port_count=args.internal_ports, stages=stages, links=links,
+                internal_port_count=twin.splits[0].internal_port_count, stages=stages,
+                links=links,
                 deadlock={name: None if c is None else [str(x) for x in c]
                           for name, c in cycles.items()})
     return Report(_text(data), data)

@@ -78,7 +78,7 @@ def add_network_args(parser) -> None:
     parser.add_argument("--toml", type=parse.path, help="TOML file with configuration keys")
     shared = parser.add_argument_group("router (every family)")
     for each in RouterSizes.fields():
-        _add_flag(shared, each)
+        add_flag(shared, each)
     word = PARSED_FAMILY.get()
     parser.set_defaults(network_family=None if word == EVERY else word)
     taken = {each.flag for each in RouterSizes.fields()}
@@ -88,7 +88,7 @@ def add_network_args(parser) -> None:
         family = words[word][0]
         group = parser.add_argument_group(f"{family.name} (FAMILY {word})")
         for each in _own_parameters(family):
-            _add_flag(group, each)
+            add_flag(group, each)
             taken.add(each.flag)
     for other in families().values():
         for each in _own_parameters(other):
@@ -109,7 +109,7 @@ def _list_every_family(parser) -> None:
         words = [word for word, (each, _) in family_words().items() if each is family]
         group = listing.add_argument_group(f"{family.name} (FAMILY {' or '.join(words)})")
         for each in _own_parameters(family):
-            _add_flag(group, each)
+            add_flag(group, each)
         sections.append(listing.format_help().strip("\n"))
     wrap = functools.partial(textwrap.fill, width=shutil.get_terminal_size().columns - 2)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -123,7 +123,7 @@ def _own_parameters(family) -> list:
     return [each for each in family.configuration.parameters() if each.name not in shared]
 
 
-def _add_flag(group, each) -> None:
+def add_flag(group, each) -> None:
     """The flag of parameter ``each``: its text read by the kind's command-line form (ranges
     are checked with the TOML files' and presets' values, by the configuration)."""
     kind = each.kind
