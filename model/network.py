@@ -156,7 +156,7 @@ def _configuration_text(twin: TwinTorusConfig) -> str:
 def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
                          max_nodes: int | None = None, why: str = "") -> TwinTorusConfig:
     """Build a :class:`TwinTorusConfig` from plain values (the topology keys of
-    :data:`TWIN_NETWORK_KEYS`; others are ignored here).
+    :class:`TwinNetworkConfig`; others are ignored here).
 
     ``labels`` names each key in messages: a dict (key → label such as ``--k`` or
     ``net.toml: k``) or one source name (``net.toml`` → ``net.toml: k``). Either ``radices`` or
