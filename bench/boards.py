@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 
 from twinnet.boards.targets import BOARDS, board_build
-from twinnet.cli.gen_cmd import network_from_args
-from twinnet.cli.main import build_parser
+from twinnet.cli.gen_cmd import network_from_words
 from twinnet.gen import fpga
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -28,7 +27,7 @@ BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "boards"
 
 def network_of(words: str):
     """The network a ``twinnet gen`` command line describes."""
-    return network_from_args(build_parser().parse_args(["gen", *shlex.split(words)]))
+    return network_from_words(shlex.split(words))
 
 
 def main() -> None:

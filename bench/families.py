@@ -24,7 +24,7 @@ from bounds import channel_load_bound
 from peaks import peak
 from provenance import provenance
 
-from twinnet.cli.gen_cmd import add_network_args, network_from_args
+from twinnet.cli.gen_cmd import network_from_words
 from twinnet.families import family_for
 from twinnet.model.traffic import throughput_bound
 
@@ -38,9 +38,7 @@ LOAD_FRACTIONS = (0.6, 0.75, 0.85, 0.95, 1.05)
 
 
 def network_of(preset: str):
-    parser = argparse.ArgumentParser()
-    add_network_args(parser)
-    return network_from_args(parser.parse_args([CASES[preset], "--preset", preset]))
+    return network_from_words([CASES[preset], "--preset", preset])
 
 
 def bound_of(network) -> float:

@@ -117,6 +117,18 @@ def _list_every_family(parser) -> None:
     parser.epilog = "\n\n".join([*sections, wrap(parser.epilog or "")])
 
 
+def _help_family(argv: list[str]) -> str:
+    """The family a help request names when its command line does not parse (a required
+    option left out): a FAMILY word or a preset's, else :data:`EVERY`."""
+    words, known = family_words(), presets()
+    for before, word in zip(["", *argv], argv):
+        if before == "--preset" and word in known:
+            return known[word]["topology"]
+        if word in words and not before.startswith("-"):
+            return word
+    return EVERY
+
+
 def _own_parameters(family) -> list:
     """A family's parameters less the router sizes every family shares."""
     shared = {each.name for each in RouterSizes.fields()}
@@ -156,17 +168,17 @@ def scan(argv: list[str]) -> str | None:
         parser = build_parser()
     finally:
         PARSED_FAMILY.reset(token)
-    words = [word for word in argv if word not in ("-h", "--help")]
+    helping = bool({"-h", "--help"} & set(argv))
     try:
         with contextlib.redirect_stderr(io.StringIO()):
-            args, _ = parser.parse_known_args(words)
-    except SystemExit:  # a bad value: the real parser says so
-        return None
+            args, _ = parser.parse_known_args([w for w in argv if w not in ("-h", "--help")])
+    except SystemExit:  # a bad or missing value: the real parser says so
+        return _help_family(argv) if helping else DEFAULT_FAMILY
     if not hasattr(args, "preset"):
         return None
     try:
         sources = _sources(args)[0]
-        if {"-h", "--help"} & set(argv) and args.family is None and len(sources) == 1:
+        if helping and args.family is None and len(sources) == 1:
             return EVERY
         return _family(args, sources, refuse_foreign=False)
     except (TypeError, ValueError):  # the real parse reports it
@@ -208,12 +220,12 @@ def _sources(args) -> tuple[list[tuple[dict, dict]], str | None, str]:
     if file_values:
         sources.append((file_values, {key: f"{args.toml}: {key}" for key in file_values}))
     word = args.network_family
+    own = _own_parameters(family_words()[word][0]) if word is not None else []
     flags, flag_labels = {}, {}
-    if word is not None:
-        for each in _own_parameters(family_words()[word][0]) + list(RouterSizes.fields()):
-            value = getattr(args, each.name, None)
-            if value is not None:
-                flags[each.name], flag_labels[each.name] = value, each.flag
+    for each in own + list(RouterSizes.fields()):
+        value = getattr(args, each.name, None)
+        if value is not None:
+            flags[each.name], flag_labels[each.name] = value, each.flag
     sources.append((flags, flag_labels))
     return sources, preset, preset_label
 
@@ -268,6 +280,10 @@ def _family(args, sources, *, refuse_foreign: bool = True) -> str:
     for flag, value in foreign.items():
         owners = [other.name for other in families().values()
                   if any(each.flag == flag for each in _own_parameters(other))]
+        if words[word][0].name in owners:
+            raise RuntimeError(f"{flag}: the parser was built without the {word} family's "
+                               "flags (build it as twinnet.cli.main does, or call "
+                               "network_from_words)")
         shown = "" if value is True else f" {value}"
         owner = " and ".join(filter(None, [", ".join(owners[:-1]), owners[-1]]))
         raise UsageError(f"{flag}{shown}: must not be given to the {word} family; it applies "

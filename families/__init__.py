@@ -8,7 +8,7 @@ A package adds a family by declaring, in its ``pyproject.toml``::
 
 where the object named is a :class:`Family` subclass (see :mod:`twinnet.families.contract`
 for the contract, and ``examples/ring`` for a whole family in one small package). twinnet's
-own five are registered the same way. The registry sits below the generator (:mod:`twinnet.gen`),
+own four are registered the same way. The registry sits below the generator (:mod:`twinnet.gen`),
 the simulation glue (:mod:`twinnet.sim_tb`), the boards and the command line, so that none of
 them names a family.
 """

@@ -25,6 +25,16 @@ class FatTreeFamily(Family):
     limits = f"{fat_tree.MAX_FAT_TREE_TERMINALS} fat-tree terminals"
     hardware = "twinnet.hdl.fat_tree"
 
+    def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
+        """Later values win; a later ``plain`` or ``split`` decides the switches anew, so the
+        earlier ``plain``, ``split`` and ``internal_ports`` give way (``--plain`` over a preset's
+        split)."""
+        if {"plain", "split"} & source.keys():
+            for key in ("plain", "split", "internal_ports"):
+                values.pop(key, None)
+                labels.pop(key, None)
+        super().merge(values, labels, source, source_labels)
+
     def section(self, config) -> dict:
         tree = config.tree
         splits = ([{"stage": stage, "alpha": sorted(split.alpha), "beta": sorted(split.beta)}

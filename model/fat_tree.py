@@ -499,32 +499,32 @@ MAX_FAT_TREE_TERMINALS = 256
 
 def read_split(label: str, value):
     """The ``split`` parameter: a name of :data:`SPLITS` (or ``plain``), α's ports for every
-    stage (``0,1,4,5`` or a list) or one list per stage (``0,1,4,5;0,1,2,3`` or a list of
-    lists), held as the name or a tuple of port tuples."""
+    stage (``0,1,4,5`` or a list: held as a tuple of ports) or one list per stage
+    (``0,1,4,5;0,1,2,3`` or a list of lists: a tuple of port tuples).
+    :meth:`FatTreeNetworkConfig.rules` makes either one sorted tuple per stage."""
     if isinstance(value, str) and value.strip() in (*SPLITS, "plain"):
         return value.strip()
     shown = value if isinstance(value, str) else _shown(value)
     try:
         if isinstance(value, str):
             lists = [[int(port) for port in part.split(",")] for part in value.split(";")]
-        elif isinstance(value, (list, tuple)) and value and all(
-                isinstance(item, (list, tuple)) for item in value):
-            lists = value
+            flat = len(lists) == 1
         else:
-            lists = [value]
+            flat = not (isinstance(value, (list, tuple)) and value and all(
+                isinstance(item, (list, tuple)) for item in value))
+            lists = [value] if flat else value
         lists = [checks.check_int_tuple("α", ports, min_length=0) for ports in lists]
     except (TypeError, ValueError):
         raise ValueError(f"{label} {shown}: must be {', '.join(SPLITS)} or α's ports such as "
                          "0,1,4,5 (one list per stage separated by ';'), or plain") from None
-    return tuple(checks.check_int_tuple(f"{label} {shown}: α", ports, minimum=0, min_length=0)
-                 for ports in lists)
+    stages = tuple(checks.check_int_tuple(f"{label} {shown}: α", ports, minimum=0,
+                                          min_length=0) for ports in lists)
+    return stages[0] if flat else stages
 
 
 def _write_split(split):
-    """A split as a TOML file holds it: the name, one port list, or one list per stage."""
-    if isinstance(split, tuple) and len(split) == 1:
-        return list(split[0])
-    return split
+    """A split as a TOML file holds it: the name, or one list of α's ports per stage."""
+    return split if isinstance(split, str) or split is None else [list(s) for s in split]
 
 
 @dataclass(frozen=True)
@@ -551,7 +551,8 @@ class FatTreeNetworkConfig(RouterSizes):
         "default), paired, down-alpha, or α's ports: one list for every stage (0,1,4,5) or one "
         "per stage separated by ';' (0,1,4,5;0,1,2,3)")
     internal_ports: int | None = parameter(
-        lambda values: None if values["plain"] else 1, Integer(1, MAX_FAT_TREE_TERMINALS),
+        lambda values: None if values["plain"] or values["split"] == "plain" else 1,
+        Integer(None, None),  # 1 to k: checked by the rules
         "internal ports r between α and β, 1 to k (default 1)")
 
     @classmethod
@@ -565,7 +566,7 @@ class FatTreeNetworkConfig(RouterSizes):
         if values["split"] == "plain":  # the split's name for monolithic switches
             if values["plain"] is False and names["plain"] != "plain":
                 raise ValueError(f"{names['split']} plain and {names['plain']} false contradict")
-            values["plain"], values["split"], values["internal_ports"] = True, None, None
+            values["plain"], values["split"], names["plain"] = True, None, names["split"]
         if values["plain"]:
             for key in ("split", "internal_ports"):
                 if values[key] is not None:
@@ -575,6 +576,14 @@ class FatTreeNetworkConfig(RouterSizes):
         else:
             checks.check_int(names["internal_ports"], values["internal_ports"], minimum=1,
                              maximum=k)
+            split = values["split"]
+            if not isinstance(split, str):  # α's ports: one sorted tuple per stage
+                if split and not isinstance(split[0], tuple):
+                    split = (split,) * n
+                elif len(split) != n:
+                    raise ValueError(f"{names['split']} {_shown(split)}: give one α port list "
+                                     f"per stage ({n}), not {len(split)}")
+                values["split"] = tuple(tuple(sorted(ports)) for ports in split)
             try:
                 splits(k, n, values["internal_ports"], values["split"])
             except (TypeError, ValueError) as error:
@@ -628,17 +637,13 @@ class FatTreeNetworkConfig(RouterSizes):
         return f"{tree}_{kind}{self.size_suffix}"
 
 def splits(k: int, n: int, r: int, split) -> tuple[TwinSwitch, ...]:
-    """The twin switches of each stage for ``split`` (see :func:`read_split`) with ``r``
-    internal ports; raises ``ValueError`` for a split that does not apply."""
+    """The twin switches of each stage for ``split`` (a name, or α's ports per stage) with
+    ``r`` internal ports; raises ``ValueError`` for a split that does not apply."""
     if split == "optimal":
         return optimal_splits(k, n, r)
     if split in ("paired", "down-alpha"):
         make = TwinSwitch.paired if split == "paired" else TwinSwitch.down_on_alpha
         return (make(k, r),) * n
-    if len(split) == 1:
-        return (TwinSwitch(k, frozenset(split[0]), r),) * n
-    if len(split) != n:
-        raise ValueError(f"give one α port list per stage ({n}), not {len(split)}")
     return tuple(TwinSwitch(k, frozenset(alpha), r) for alpha in split)
 
 

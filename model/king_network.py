@@ -141,7 +141,7 @@ class KingNetworkConfig(RouterSizes):
         f"PEs per router, 1 to {MAX_PE_PORTS} (002's parallel injection: offer a king torus "
         "more than one flit per node and cycle; default 1)")
     vcs: int | None = parameter(
-        None, Integer(1, None),  # the range depends on the routing: checked by the rules
+        None, Integer(None, None),  # the range depends on the routing: checked by the rules
         f"VCs per link: the escape's (1, or 2 with the dateline), plus at least one adaptive VC "
         f"under adaptive routing (default: one), at most {MAX_VCS}")
     broadcast: bool = parameter(

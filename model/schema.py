@@ -20,6 +20,7 @@ The router sizes every family shares (flit width, packet length, buffer depth, p
 """
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Iterable
 
 from . import checks
@@ -36,6 +37,8 @@ class Integer:
         return checks.check_int(label, value, minimum=self.minimum, maximum=self.maximum)
 
     def allowed(self) -> str:
+        if self.minimum is None:
+            return "an integer" if self.maximum is None else f"at most {self.maximum}"
         if self.maximum is None:
             return f"at least {self.minimum}"
         return f"{self.minimum} to {self.maximum}"
@@ -134,7 +137,9 @@ class Parameter:
 
 def parameter(default, kind, help: str, *, flag: str | None = None):
     """A dataclass field that is a parameter (see :class:`Parameter`); a callable ``default``
-    is resolved by :meth:`Configuration.from_dict` (the field itself defaults to None)."""
+    is resolved by :meth:`Configuration.from_dict` from the values declared before it (the
+    class's own, not the router sizes, which come after them; the field itself defaults to
+    None)."""
     return dataclasses.field(default=None if callable(default) else default,
                              metadata={"parameter": (kind, default, help, flag)})
 
@@ -164,8 +169,7 @@ class Configuration:
                 kind, default, help, flag = field.metadata["parameter"]
                 declared.append(Parameter(field.name, kind, default, help,
                                           flag or "--" + field.name.replace("_", "-")))
-        own = {field.name for field in dataclasses.fields(cls)
-               if field.name in cls.__dict__.get("__annotations__", {})}
+        own = set(inspect.get_annotations(cls))
         return tuple(sorted(declared, key=lambda p: p.name not in own))
 
     @classmethod

@@ -55,13 +55,20 @@ def port_move(port: str) -> tuple[int, int]:
 
 
 def read_twists(label: str, value) -> tuple[tuple[str, int], ...]:
-    """The ``twists`` parameter: the text ``YX=4,ZX=1``, a mapping ``{"YX": 4}`` or its pairs,
-    held as ``(("YX", 4), ...)`` pairs (their dimensions are checked against the radices by
-    :meth:`TwistedNetworkConfig.rules`)."""
+    """The ``twists`` parameter: the text ``YX=4,ZX=1``, a mapping ``{"YX": 4}`` or
+    ``(J, K, t)`` triples, held as ``(("YX", 4), ...)`` pairs (their dimensions are checked
+    against the radices, and the pairs made canonical, by :meth:`TwistedNetworkConfig.rules`)."""
     try:
-        pairs = parse_twists(value, 3) if isinstance(value, str) else dict(value)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{label} {_shown(value)}: {error}") from None
+        if isinstance(value, str):
+            pairs = parse_twists(value, 3)
+        elif isinstance(value, (list, tuple)) and all(
+                isinstance(item, (list, tuple)) and len(item) == 3 for item in value):
+            pairs = {dimension_name(j) + dimension_name(k): t for j, k, t in value}
+        else:
+            pairs = dict(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label} {_shown(value)}: must be text such as YX=4 or YX=2,ZX=1, a "
+                         "mapping such as {YX = 4} or (J, K, t) triples") from None
     for key, amount in pairs.items():
         if not isinstance(key, str) or isinstance(amount, bool) or not isinstance(amount, int):
             raise ValueError(f"{label} {_shown(value)}: each twist must be a pair of dimensions "
@@ -106,6 +113,9 @@ class TwistedNetworkConfig(RouterSizes):
             topology = TwistedTorusConfig(radices, dict(given))
         except (TypeError, ValueError) as error:
             raise ValueError(f"{twist_label} {_shown(dict(given))}: {error}") from None
+        # Canonical: sorted, zero twists dropped (the same torus, the same configuration).
+        values["twists"] = tuple((dimension_name(j) + dimension_name(k), t)
+                                 for j, k, t in topology.twists)
         violations = theorem_violations(topology)
         if violations:
             i, j, k = violations[0]

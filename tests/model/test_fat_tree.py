@@ -286,7 +286,9 @@ def test_fat_tree_network_names_and_parameters_round_trip():
     from twinnet.model.fat_tree import FatTreeNetworkConfig
 
     for split in ("optimal", "paired", "down-alpha", "plain", [[0, 1, 4, 5], [0, 1, 2, 3]]):
-        values = {"k": 4, "n": 2, "split": split, "internal_ports": 2}
+        # (A plain tree has no internal ports: giving them is refused.)
+        values = {"k": 4, "n": 2, "split": split,
+                  **({"internal_ports": 2} if split != "plain" else {})}
         network = FatTreeNetworkConfig.from_dict(values)
         assert FatTreeNetworkConfig.from_dict(network.to_dict()) == network
         assert "-" not in network.name  # a Verilog identifier
