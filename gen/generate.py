@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from twinnet.hdl import verilog
+from twinnet.hdl import flit, verilog
 from twinnet.hdl.network import Netlist, Network, module_ports
 
 from . import output
@@ -277,11 +277,9 @@ def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
                     for router in netlist.routers],
         "links": [link.describe() for link in netlist.links],
         "terminals": [terminal.router for terminal in netlist.terminals],
+        # The trace's layout is the top's own (``Network.trace_layout``), field by field.
         "trace": ({"valid": "trace_valid", "flit": "trace_flit", "stride": top.trace_stride,
-                   "layout": [{"name": "data", "offset": 0, "width": width},
-                              {"name": "first", "offset": width, "width": 1},
-                              {"name": "last", "offset": width + 1, "width": 1},
-                              {"name": "vc", "offset": width + 2, "width": top.vc_bits}]}
+                   "layout": flit.layout_fields(top.trace_layout)}
                   if top.trace else None),
         "deadlock": deadlock,
         family["name"]: family.get("section", {}),

@@ -110,20 +110,17 @@ def pe_out_signature(flit_width: int) -> stream.Signature:
     return stream.Signature(pe_out_layout(flit_width))
 
 
-def _fields(shape, prefix: str = "", offset: int = 0) -> list[dict]:
-    """Flatten a layout into ``{"name", "offset", "width"}`` entries, lowest offset first."""
-    if isinstance(shape, data.StructLayout):
+def layout_fields(shape, prefix: str = "", offset: int = 0) -> list[dict]:
+    """Flatten a layout into ``{"name", "offset", "width"}`` entries, lowest offset first:
+    how the manifest describes a layout (read back by :class:`twinnet.sim_tb.layout.Fields`),
+    so that its offsets are the hardware's own. Nested fields are named ``a.b`` and ``a[i]``."""
+    if isinstance(shape, (data.StructLayout, data.ArrayLayout)):
         fields = []
-        for name, field in shape:
-            fields += _fields(field.shape, f"{prefix}.{name}" if prefix else name,
-                              offset + field.offset)
+        for key, field in shape:  # (name or index, Field with its offset)
+            name = f"{prefix}[{key}]" if isinstance(key, int) else \
+                f"{prefix}.{key}" if prefix else key
+            fields += layout_fields(field.shape, name, offset + field.offset)
         return sorted(fields, key=lambda f: f["offset"])
-    if isinstance(shape, data.ArrayLayout):
-        fields = []
-        for index in range(shape.length):
-            fields += _fields(shape.elem_shape, f"{prefix}[{index}]",
-                              offset + index * Shape.cast(shape.elem_shape).width)
-        return fields
     width = Shape.cast(shape).width
     return [{"name": prefix or "value", "offset": offset, "width": width}] if width else []
 
@@ -188,10 +185,10 @@ class FlitFormat:
                      "vc_count": port.vc_count, "output_vc_count": port.output_vc_count,
                      "buffer_depth": port.buffer_depth, "bubble": port.bubble}
             if port.is_pe:
-                entry["in"] = _fields(pe_in_layout(config.flit_width, port.vc_count))
-                entry["out"] = _fields(pe_out_layout(config.flit_width))
+                entry["in"] = layout_fields(pe_in_layout(config.flit_width, port.vc_count))
+                entry["out"] = layout_fields(pe_out_layout(config.flit_width))
             else:
-                link = _fields(link_flit_layout(config.flit_width, port.vc_count))
+                link = layout_fields(link_flit_layout(config.flit_width, port.vc_count))
                 entry["in"] = entry["out"] = link
                 entry["credit_width"] = vc_shape(port.vc_count).width
             ports.append(entry)
@@ -199,6 +196,6 @@ class FlitFormat:
             "flit_width": config.flit_width,
             "packet_length": config.packet_length,
             "route_width": self.route_layout.size,
-            "head": _fields(self.head_layout),
+            "head": layout_fields(self.head_layout),
             "ports": ports,
         }

@@ -94,9 +94,10 @@ class LinkCounters(wiring.Component):
     ``c<j>_waits`` (the sending router's ``waits`` of that output); per
     terminal ``t``: ``i<t>_valid``, ``i<t>_first``, ``i<t>_ready`` (the injection stream) and
     ``e<t>_valid``, ``e<t>_payload``, ``e<t>_ready`` (the ejection stream); ``counts_<k>``
-    (``k`` from 0, :attr:`chunks`): every row's counters (:data:`counts_layout`) one after the
-    other in the order of :attr:`rows`, :data:`CHUNK_ROWS` rows per port: read one after the
-    other from bit 0, the ports make one bus of :attr:`bus_width` bits.
+    (``k`` from 0, :attr:`chunks`): ``ArrayLayout(counts_layout, n)``, every row's counters
+    (:data:`counts_layout`) one after the other in the order of :attr:`rows`,
+    :data:`CHUNK_ROWS` rows per port: read one after the other from bit 0, the ports make one
+    bus of :attr:`bus_width` bits.
     """
 
     def __init__(self, netlist):
@@ -119,11 +120,13 @@ class LinkCounters(wiring.Component):
                             f"e{t}_ready": In(1)})
         rows = sum(vcs for _, _, vcs in self.links)
         self.bus_width = rows * counts_layout.size
+        # Port ``counts_<k>`` holds rows ``[k*CHUNK_ROWS, (k+1)*CHUNK_ROWS)``.
+        chunks = [data.ArrayLayout(counts_layout, min(CHUNK_ROWS, rows - first))
+                  for first in range(0, rows, CHUNK_ROWS)]
         #: The widths of the ``counts_<k>`` ports.
-        self.chunks = [min(CHUNK_ROWS, rows - first) * counts_layout.size
-                       for first in range(0, rows, CHUNK_ROWS)]
-        for k, width in enumerate(self.chunks):
-            members[f"counts_{k}"] = Out(width)
+        self.chunks = [chunk.size for chunk in chunks]
+        for k, chunk in enumerate(chunks):
+            members[f"counts_{k}"] = Out(chunk)
         super().__init__(members)
 
     @property
@@ -134,7 +137,7 @@ class LinkCounters(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        parts = []
+        rows = []  # every row's counters, in the order of ``rows``
         for kind, index, vcs in self.links:
             if kind == "link":
                 counter = m.submodules[f"link_{index}"] = LinkCounter(vcs, True)
@@ -150,11 +153,11 @@ class LinkCounters(wiring.Component):
                 m.d.comb += [counter.valid.eq(getattr(self, f"{side}{index}_valid")),
                              counter.first.eq(first),
                              counter.ready.eq(getattr(self, f"{side}{index}_ready"))]
-            parts.append(counter.counts.as_value())
-        bus = Cat(*parts)
-        at = 0
-        for k, width in enumerate(self.chunks):
-            m.d.comb += getattr(self, f"counts_{k}").eq(bus[at:at + width])
-            at += width
+            rows += [counter.counts[vc] for vc in range(vcs)]
+        # Each port assigned once, from its rows in order (its ArrayLayout): a statement per
+        # row would cost the port's whole width each time.
+        for k in range(len(self.chunks)):
+            m.d.comb += getattr(self, f"counts_{k}").eq(
+                Cat(*rows[k * CHUNK_ROWS:(k + 1) * CHUNK_ROWS]))
         return m
 

@@ -14,8 +14,10 @@ A topology family describes its network as a :class:`Netlist`:
 :class:`Network` is the top: one instance per router, instantiating its kind's module by
 name, with ports named after the router's own signature; a link joins an output port to an
 input port member by member, so a width or direction mismatch between two routers is an error
-(:meth:`Network.verilog` writes the top's Verilog). Terminal ``i`` owns bit ``i`` of each 1-bit
-PE bus and bits ``[i*W, (i+1)*W)`` of each data bus:
+(:meth:`Network.verilog` writes the top's Verilog). Each PE bus is an ``ArrayLayout`` of P
+elements (:meth:`Network.pe_bus`), terminal ``i`` owning element ``i``: bit ``i`` of each 1-bit
+bus and bits ``[i*W, (i+1)*W)`` of each data bus; the payload buses carry the fields of the PE
+ports' own layouts (:func:`twinnet.hdl.flit.pe_in_layout`, ``pe_out_layout``):
 
     pe_in_valid, pe_in_first, pe_in_last: In(P)     pe_in_ready: Out(P)     pe_in_data: In(P*W)
     pe_out_valid, pe_out_first, pe_out_last: Out(P) pe_out_ready: In(P)     pe_out_data: Out(P*W)
@@ -25,8 +27,10 @@ PE bus and bits ``[i*W, (i+1)*W)`` of each data bus:
         total does).
 
 With ``trace=True`` the top also shows every link to a testbench: ``trace_valid`` (one bit per
-link: a flit is on it this cycle) and ``trace_flit`` (link ``j``'s flit payload at bits
-``[j*S, (j+1)*S)``, S = :attr:`Network.trace_stride`: data, first, last, then the VC).
+link: a flit is on it this cycle) and ``trace_flit``, an ``ArrayLayout`` of
+:attr:`Network.trace_layout` (the link flit's layout, its VC tag wide enough for every link),
+one element per link: link ``j``'s flit payload at bits ``[j*S, (j+1)*S)``, S =
+:attr:`Network.trace_stride`. The manifest's ``trace.layout`` is this layout's fields.
 
 With ``link_counters`` (a :class:`twinnet.hdl.link_counter.LinkCounters` of the netlist and the
 Verilog module it was converted under) the top also instantiates it, fed from every link's
@@ -36,11 +40,10 @@ and terminal's wires, and shows its counters: ``link_counts_<k>`` (its ``counts_
 from dataclasses import dataclass, field
 
 from amaranth.hdl import ClockSignal, Const, Instance, Module, ResetSignal, Shape, Value
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from twinnet.model.widths import index_width
-
+from . import flit
 from .config import DROP_COUNT_WIDTH
 from .router import Router
 
@@ -161,24 +164,41 @@ class Network:
                  link_counters=None):
         self.netlist, self.modules, self.trace = netlist, modules, trace
         self.link_counters = link_counters
-        vc_counts = [link.vc_count for link in netlist.links] or [1]
-        self.vc_bits = index_width(max(vc_counts))
-        self.trace_stride = netlist.flit_width + 2 + self.vc_bits
-        pes, width = len(netlist.terminals), netlist.flit_width
+        vc_count = max([link.vc_count for link in netlist.links] or [1])
+        #: One link's element of ``trace_flit``: the link flit's layout, its VC tag as wide as
+        #: the widest link's (a narrower tag is zero-extended).
+        self.trace_layout = flit.link_flit_layout(netlist.flit_width, vc_count)
+        # The PE ports' payloads (every kind has the same flit width; the injection's ``vc``
+        # is not on a bus).
+        inject = {name: field.shape for name, field in flit.pe_in_layout(netlist.flit_width, 1)}
+        eject = {name: field.shape for name, field in flit.pe_out_layout(netlist.flit_width)}
         members = {
-            "pe_in_valid": In(pes), "pe_in_first": In(pes), "pe_in_last": In(pes),
-            "pe_in_data": In(pes * width), "pe_in_ready": Out(pes),
-            "pe_out_valid": Out(pes), "pe_out_first": Out(pes), "pe_out_last": Out(pes),
-            "pe_out_data": Out(pes * width), "pe_out_ready": In(pes),
+            "pe_in_valid": In(self.pe_bus(1)), "pe_in_first": In(self.pe_bus(inject["first"])),
+            "pe_in_last": In(self.pe_bus(inject["last"])),
+            "pe_in_data": In(self.pe_bus(inject["data"])), "pe_in_ready": Out(self.pe_bus(1)),
+            "pe_out_valid": Out(self.pe_bus(1)),
+            "pe_out_first": Out(self.pe_bus(eject["first"])),
+            "pe_out_last": Out(self.pe_bus(eject["last"])),
+            "pe_out_data": Out(self.pe_bus(eject["data"])), "pe_out_ready": In(self.pe_bus(1)),
             "drop_count": Out(DROP_COUNT_WIDTH),
         }
         if trace:
-            members["trace_valid"] = Out(len(netlist.links))
-            members["trace_flit"] = Out(len(netlist.links) * self.trace_stride)
+            members["trace_valid"] = Out(data.ArrayLayout(1, len(netlist.links)))
+            members["trace_flit"] = Out(data.ArrayLayout(self.trace_layout, len(netlist.links)))
         if link_counters is not None:
-            for k, width in enumerate(link_counters[0].chunks):
-                members[f"link_counts_{k}"] = Out(width)
+            counts = link_counters[0].signature.members
+            for k in range(len(link_counters[0].chunks)):
+                members[f"link_counts_{k}"] = Out(counts[f"counts_{k}"].shape)
         self.signature = wiring.Signature(members)
+
+    def pe_bus(self, shape) -> data.ArrayLayout:
+        """A PE bus of elements of ``shape``: element ``i`` belongs to terminal ``i``."""
+        return data.ArrayLayout(shape, len(self.netlist.terminals))
+
+    @property
+    def trace_stride(self) -> int:
+        """Bits of one link's element of ``trace_flit``."""
+        return self.trace_layout.size
 
     def verilog(self, name: str) -> str:
         """The top as Verilog text, module ``name``."""
@@ -227,6 +247,10 @@ class _TopWriter:
             raise ValueError(f"{what}: router {label}'s input {name} is driven twice")
         self.inputs[router, path] = expression
 
+    def element(self, bus: str, terminal: int) -> str:
+        """Terminal ``terminal``'s element of the top's PE bus ``bus``, as Verilog."""
+        return _bits(bus, self.top.signature.members[bus].shape[terminal])
+
     def members(self, router: int, prefix: str) -> dict:
         """The ports under ``prefix`` (e.g. ``out_2``) of ``router``: sub-path → port."""
         kind = self.netlist.routers[router].kind
@@ -265,14 +289,13 @@ class _TopWriter:
         for terminal, attached in enumerate(netlist.terminals):
             router, what = self.index[attached.router], f"terminal {terminal}"
             inject, eject = f"in_{attached.port}", f"out_{attached.port}"
-            self.feed(router, (inject, "valid"), f"pe_in_valid[{terminal}]", 1, what)
-            self.feed(router, (eject, "ready"), f"pe_out_ready[{terminal}]", 1, what)
+            self.feed(router, (inject, "valid"), self.element("pe_in_valid", terminal), 1, what)
+            self.feed(router, (eject, "ready"), self.element("pe_out_ready", terminal), 1, what)
             _, size, init, layout = self.port(router, (inject, "payload"))
             parts = []  # the payload's fields from the buses, lowest bit first
             for field_name, place in sorted(layout, key=lambda item: item[1].offset):
                 if field_name in self.PE_FIELDS:
-                    low = terminal * place.width
-                    parts.append(f"pe_in_{field_name}[{low + place.width - 1}:{low}]")
+                    parts.append(self.element(f"pe_in_{field_name}", terminal))
                 else:
                     parts.append(_constant(init >> place.offset, place.width))
             self.feed(router, (inject, "payload"), _concatenation(parts), size, what)
@@ -281,8 +304,7 @@ class _TopWriter:
             payload = self.wire(router, (eject, "payload"))
             for field_name, place in self.port(router, (eject, "payload"))[3]:
                 if field_name in self.PE_FIELDS:
-                    buses[f"pe_out_{field_name}"].append(
-                        f"{payload}[{place.offset + place.width - 1}:{place.offset}]")
+                    buses[f"pe_out_{field_name}"].append(_bits(payload, place))
 
         lines = [f"module {name}(clk, rst, " +
                  ", ".join(port for port, _, _ in module_ports(top)) + ");",
@@ -305,19 +327,27 @@ class _TopWriter:
         for bus, parts in buses.items():
             lines.append(f"  assign {bus} = {_concatenation(parts)};")
         if top.trace:
-            valid, flit = [], []
+            valid, flits = [], []
             for link in netlist.links:
                 out = f"out_{link.source_port}"
                 source = self.index[link.source]
-                payload = self.port(source, (out, "flit", "payload"))[1]
+                layout = self.port(source, (out, "flit", "payload"))[3]
+                payload = self.wire(source, (out, "flit", "payload"))
                 valid.append(self.wire(source, (out, "flit", "valid")))
-                # The payload in the low bits, zero-extended to the stride.
-                parts = [self.wire(source, (out, "flit", "payload"))]
-                if payload < top.trace_stride:
-                    parts.append(_constant(0, top.trace_stride - payload))
-                flit.append(_concatenation(parts))
+                if layout == top.trace_layout:
+                    flits.append(payload)
+                    continue
+                # Each field of the trace's layout from the same field of the link's flit,
+                # zero-extended (a link with fewer VCs has a narrower tag).
+                parts = []
+                for field_name, place in top.trace_layout:
+                    sent = layout[field_name]
+                    parts.append(_bits(payload, sent))
+                    if sent.width < place.width:
+                        parts.append(_constant(0, place.width - sent.width))
+                flits.append(_concatenation(parts))
             lines += [f"  assign trace_valid = {_concatenation(valid)};",
-                      f"  assign trace_flit = {_concatenation(flit)};"]
+                      f"  assign trace_flit = {_concatenation(flits)};"]
         lines += self.drop_count()
         if top.link_counters is not None:
             lines.append(self.link_counters())
@@ -340,11 +370,12 @@ class _TopWriter:
                          f"c{j}_waits": self.wire(source, ("waits", out))})
         for t, attached in enumerate(self.netlist.terminals):
             router = self.index[attached.router]
-            taps.update({f"i{t}_valid": f"pe_in_valid[{t}]", f"i{t}_first": f"pe_in_first[{t}]",
+            taps.update({f"i{t}_valid": self.element("pe_in_valid", t),
+                         f"i{t}_first": self.element("pe_in_first", t),
                          f"i{t}_ready": self.wire(router, (f"in_{attached.port}", "ready")),
                          f"e{t}_valid": self.wire(router, (f"out_{attached.port}", "valid")),
                          f"e{t}_payload": self.wire(router, (f"out_{attached.port}", "payload")),
-                         f"e{t}_ready": f"pe_out_ready[{t}]"})
+                         f"e{t}_ready": self.element("pe_out_ready", t)})
         taps.update({f"counts_{k}": f"link_counts_{k}"
                      for k in range(len(counters.chunks))})
         if set(taps) != names:
@@ -376,6 +407,13 @@ class _TopWriter:
         return lines + [f"  assign drop_count = {total} > {_constant(limit, size)} ? "
                         f"{_constant(limit, DROP_COUNT_WIDTH)} : "
                         f"{total}[{DROP_COUNT_WIDTH - 1}:0];"]
+
+
+def _bits(wire: str, place: data.Field) -> str:
+    """The bits of ``wire`` that field ``place`` of its layout occupies, as Verilog."""
+    if place.width == 1:
+        return f"{wire}[{place.offset}]"
+    return f"{wire}[{place.offset + place.width - 1}:{place.offset}]"
 
 
 def _range(width: int) -> str:

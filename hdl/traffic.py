@@ -94,6 +94,9 @@ STALL_BITS = 16
 #: bit of flit 2 of the first packet ejected there (packets of at least 3 flits).
 FAULTS = ("none", "misroute", "duplicate", "corrupt")
 _HASH = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D)
+#: An entry of a source's queue: the cycle the packet was created (low bits of ``now``) and
+#: whether it is measured.
+QUEUE_ENTRY = data.StructLayout({"birth": unsigned(16), "measured": unsigned(1)})
 
 
 def body_word(source, seq, index, width: int):
@@ -166,6 +169,13 @@ class TrafficFormat:
                              "measured bit)")
         self.ordered = ordered
         self.time_bits = min(16, self.flit_width // 2)
+        #: The head flit's ``payload``: the packet's sequence number and its measured bit.
+        self.payload_layout = data.StructLayout({"seq": unsigned(self.seq_bits),
+                                                 "measured": unsigned(1)})
+        #: Flit 1's low bits: the cycle the head was accepted and the cycles the packet
+        #: queued at its source.
+        self.stamps_layout = data.StructLayout({"injected_at": unsigned(self.time_bits),
+                                                "queued": unsigned(self.time_bits)})
         self.index_bits = index_width(packet_length)
         self.broadcast = "broadcast" in self.route_layout.members
         # A copy must arrive at the PE a broadcast's route names (the king family's
@@ -275,8 +285,10 @@ class TrafficSource(wiring.Component):
         m.d.sync += on.eq(Mux(ResetSignal(), 0, on ^ flip))
         create = (self.enable & may_create & (random[0][:16] < self.rate)
                   & (on | ~self.onoff))
-        queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=17, depth=self.queue_depth)
-        m.d.comb += [queue.w_data.eq(Cat(self.now[:16], self.measure)),
+        queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=QUEUE_ENTRY.size,
+                                                           depth=self.queue_depth)
+        entry = data.View(QUEUE_ENTRY, queue.w_data)
+        m.d.comb += [entry.birth.eq(self.now), entry.measured.eq(self.measure),
                      queue.w_en.eq(create)]
         with m.If(create & queue.w_rdy):
             m.d.sync += [self.created.eq(self.created + 1),
@@ -322,7 +334,7 @@ class TrafficSource(wiring.Component):
         replaying = Signal()
         destination = Signal(fmt.route_layout)
         seq = Signal(fmt.seq_bits)
-        birth = Signal(16)
+        birth = Signal(QUEUE_ENTRY["birth"].shape)
         measured = Signal()
         # Per destination, the sequence number of the next packet (kept across resets, as the
         # sinks keep theirs).
@@ -331,6 +343,7 @@ class TrafficSource(wiring.Component):
         read, write = next_seq.read_port(domain="comb"), next_seq.write_port()
         m.d.comb += [read.addr.eq(fmt.terminal_of(chosen)), write.addr.eq(read.addr),
                      write.data.eq(read.data + 1)]
+        taken = data.View(QUEUE_ENTRY, queue.r_data)
         unicast = Const(1, 1) if broadcast is None else ~broadcast
         take = ~busy & queue.r_rdy & (usable if broadcast is None else usable | broadcast)
         with m.If(take):
@@ -340,7 +353,7 @@ class TrafficSource(wiring.Component):
                     m.d.sync += self.sent_hash.eq(self.sent_hash + packet_hash(
                         constants.source, read.addr, read.data)[:32])
             m.d.sync += [busy.eq(1), destination.eq(chosen), seq.eq(read.data),
-                         birth.eq(queue.r_data[:16]), measured.eq(queue.r_data[16]),
+                         birth.eq(taken.birth), measured.eq(taken.measured),
                          replaying.eq(self.replay & ~self.replayed)]
             with m.If(pattern_is("all-pairs") & unicast):
                 m.d.sync += pair.eq(self._next_terminal(pair, m))
@@ -373,15 +386,13 @@ class TrafficSource(wiring.Component):
         """The flits of the packet being sent: the head, the time stamps, the body words."""
         constants, fmt = self.constants, self.fmt
         index = Signal(fmt.index_bits)
-        injected_at = Signal(fmt.time_bits)
-        queued = Signal(fmt.time_bits)
+        stamped = Signal(fmt.stamps_layout)
         head = Signal(fmt.head_layout)
+        tag = data.View(fmt.payload_layout, head.payload)
         m.d.comb += [head.route.eq(destination), head.source.eq(constants.source),
-                     head.payload.eq(Cat(seq, measured))]
-        wait = (self.now[:16] - birth)[:16]
+                     tag.seq.eq(seq), tag.measured.eq(measured)]
+        wait = (self.now[:len(birth)] - birth)[:len(birth)]
         limit = (1 << fmt.time_bits) - 1
-        stamps = Cat(self.now[:fmt.time_bits], Mux(wait > limit, limit, wait[:fmt.time_bits]))
-        stamped = Cat(injected_at, queued)
         m.d.comb += [
             self.valid.eq(busy),
             self.first.eq(index == 0),
@@ -399,7 +410,8 @@ class TrafficSource(wiring.Component):
         with m.If(busy & self.ready):
             m.d.sync += index.eq(index + 1)
             with m.If(index == 0):
-                m.d.sync += Cat(injected_at, queued).eq(stamps)
+                m.d.sync += [stamped.injected_at.eq(self.now),
+                             stamped.queued.eq(Mux(wait > limit, limit, wait))]
             with m.If(self.last):
                 m.d.sync += [busy.eq(0), self.injected.eq(self.injected + 1)]
                 with m.If(replaying):
@@ -456,7 +468,8 @@ class TrafficSink(wiring.Component):
         valid = self.valid & self.ready
 
         head = data.View(fmt.head_layout, self.data)
-        seq = head.payload[:fmt.seq_bits]
+        tag = data.View(fmt.payload_layout, head.payload)
+        seq = tag.seq
         open_ = Signal()
         index = Signal(fmt.index_bits)
         source = Signal(fmt.source_width)
@@ -479,7 +492,7 @@ class TrafficSink(wiring.Component):
                 m.d.comb += write.en.eq(1)
             m.d.sync += [
                 open_.eq(1), index.eq(1), source.eq(head.source), packet_seq.eq(seq),
-                measured.eq(head.payload[fmt.seq_bits]), head_time.eq(self.now[:time_bits]),
+                measured.eq(tag.measured), head_time.eq(self.now[:time_bits]),
                 self.framing.eq(self.framing + (open_ | self.last)),
                 self.wrong_destination.eq(self.wrong_destination + ~right),
                 self.out_of_order.eq(self.out_of_order + ~in_order),
@@ -564,9 +577,10 @@ class TrafficSink(wiring.Component):
 
     def _stamps(self, m, head_time, measured):
         """Flit 1: latencies of a measured packet into the sums, maximum and histogram."""
-        time_bits = self.fmt.time_bits
-        injected_at, queued = self.data[:time_bits], self.data[time_bits:2 * time_bits]
-        latency = (head_time - injected_at)[:time_bits]
+        time_bits, layout = self.fmt.time_bits, self.fmt.stamps_layout
+        stamps = data.View(layout, self.data[:layout.size])
+        queued = stamps.queued
+        latency = (head_time - stamps.injected_at)[:time_bits]
         bin_ = Signal(range(HISTOGRAM_BINS))
         for bit in range(time_bits):
             with m.If(latency[bit]):
@@ -637,7 +651,6 @@ class TrafficHarness(wiring.Component):
 
     def elaborate(self, platform):
         m, fmt = Module(), self.fmt
-        width = fmt.flit_width
         m.d.sync += self.now.eq(self.now + 1)
         net = instantiate(m, "network", self.modules["network"], self.network)
         m.d.comb += self.drop_count.eq(net.drop_count)
@@ -647,7 +660,6 @@ class TrafficHarness(wiring.Component):
         for terminal, (source_constants, sink_constants) in enumerate(self.statics):
             source = instantiate(m, f"source{terminal}", self.modules["source"], self.source)
             sink = instantiate(m, f"sink{terminal}", self.modules["sink"], self.sink)
-            bits = slice(terminal * width, (terminal + 1) * width)
             m.d.comb += [
                 source.constants.eq(self.source.constants_layout.const(source_constants)),
                 sink.constants.eq(self.sink.constants_layout.const(sink_constants)),
@@ -667,7 +679,7 @@ class TrafficHarness(wiring.Component):
             ]
             if fmt.broadcast:
                 m.d.comb += source.broadcast_rate.eq(self.broadcast_rate)
-            ejected = net.pe_out_data[bits]
+            ejected = net.pe_out_data[terminal]
             if terminal == 0:
                 ejected, damaged = self._damage(m, ejected,
                                                 net.pe_out_valid[0] & sink.ready,
@@ -676,8 +688,9 @@ class TrafficHarness(wiring.Component):
             sources.append(source)
             sinks.append(sink)
         # Each network input is assigned once, from the concatenation of every terminal's
-        # part: Amaranth checks every bit of a statement's target, so a statement per terminal
-        # would cost the width of the whole bus each time (quadratic in the terminals).
+        # element in terminal order (the bus's ``ArrayLayout``, ``Network.pe_bus``): Amaranth
+        # checks every bit of a statement's target, so a statement per element would cost the
+        # width of the whole bus each time (quadratic in the terminals).
         m.d.comb += [net.pe_in_valid.eq(Cat(source.valid for source in sources)),
                      net.pe_in_first.eq(Cat(source.first for source in sources)),
                      net.pe_in_last.eq(Cat(source.last for source in sources)),

@@ -28,6 +28,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from twinnet.families import Family
 
+from .layout import Fields
 from .traffic_phases import Deadlock
 
 
@@ -47,28 +48,19 @@ class PacketFormat:
 
     def __init__(self, manifest: dict, packet_length: int):
         self.width = manifest["head_flit"]["width"]
-        self.fields = {f["name"]: (f["offset"], f["width"])
-                       for f in manifest["head_flit"]["fields"]}
+        self.head = Fields(manifest["head_flit"]["fields"])
         self.packet_length = packet_length
-        self.seq_offset, self.seq_bits = self.fields["payload"]
+        self.seq_bits = self.head.fields["payload"][1]
         # Head bits a router may rewrite on the way (a broadcast's TTL).
-        offset, width = self.fields.get("route.ttl", (0, 0))
+        offset, width = self.head.fields.get("route.ttl", (0, 0))
         self.kept = ~(((1 << width) - 1) << offset)
         if self.seq_bits < 4:
             raise ValueError(f"flit_width {self.width} leaves {self.seq_bits} bits for the "
                              "sequence number; the testbench needs at least 4")
 
-    def _put(self, name: str, value: int) -> int:
-        offset, width = self.fields[name]
-        if not 0 <= value < 1 << width:
-            raise ValueError(f"{name} = {value} does not fit in {width} bits")
-        return value << offset
-
     def flits(self, route: dict[str, int], source: int, seq: int) -> list[int]:
-        head = self._put("source", source)
-        for name, value in route.items():
-            head |= self._put(name, value)
-        head |= self._put("payload", seq % (1 << self.seq_bits))
+        head = self.head.pack({"source": source, **route,
+                               "payload": seq % (1 << self.seq_bits)})
         mask = (1 << self.width) - 1
         body = [((seq * 2654435761) ^ (source * 40503) ^ (i * 0x9E3779B1)) & mask
                 for i in range(1, self.packet_length)]
@@ -81,8 +73,7 @@ class PacketFormat:
 
     def identity(self, head: int) -> tuple[int, int]:
         """``(source, sequence mod 2**seq_bits)`` of a head flit."""
-        offset, width = self.fields["source"]
-        return (head >> offset) & ((1 << width) - 1), head >> self.seq_offset
+        return self.head.get(head, "source"), self.head.get(head, "payload")
 
 
 @dataclass
@@ -184,6 +175,8 @@ class NetworkBench:
         self.cycle = 0
         self.idle_cycles = 0
         self.trace = manifest.get("trace")
+        # One link's element of ``trace_flit``, as the manifest lays it out.
+        self.trace_fields = Fields(self.trace["layout"]) if self.trace is not None else None
         self.links = manifest["links"]
         self.scoreboard = NetworkScoreboard(family, network, check_hops=self.trace is not None)
         self.sent: list[Packet] = []
@@ -345,16 +338,16 @@ class NetworkBench:
         valid = int(self.dut.trace_valid.value)
         if not valid:
             return False
-        stride, width = self.trace["stride"], self.network.flit_width
+        stride, fields = self.trace["stride"], self.trace_fields
         flits = int(self.dut.trace_flit.value)
         for link in _bits(valid):
             payload = flits >> (link * stride)
-            if payload >> width & 1:  # a head flit: record the hop
+            if fields.get(payload, "first"):  # a head flit: record the hop
                 self.link_heads[link] += 1
-                packet = self.in_flight.get(self.format.identity(payload & ((1 << width) - 1)))
+                packet = self.in_flight.get(self.format.identity(fields.get(payload, "data")))
                 if packet is not None:
                     origin = self.links[link]["from"]
-                    vc = payload >> (width + 2) & ((1 << self.trace["layout"][3]["width"]) - 1)
+                    vc = fields.get(payload, "vc")
                     packet.hops.append((origin["router"], origin["port"], vc))
                 else:
                     self.scoreboard.errors.append(f"unknown head flit on link {link}")

@@ -1,8 +1,8 @@
 """The output unit: one output port's credits, its free VCs, and the link register or the
 ejection buffer."""
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import flit
@@ -96,9 +96,10 @@ class OutputUnit(wiring.Component):
         if port.is_pe:
             eject = m.submodules.eject = self._ejection_buffer()
             stream_out = self.port
-            m.d.comb += [eject.w_en.eq(sent.valid),
-                         eject.w_data.eq(Cat(sent.payload.data, sent.payload.first,
-                                             sent.payload.last)),
+            written = data.View(stream_out.payload.shape(), eject.w_data)
+            m.d.comb += [eject.w_en.eq(sent.valid), written.data.eq(sent.payload.data),
+                         written.first.eq(sent.payload.first),
+                         written.last.eq(sent.payload.last),
                          stream_out.valid.eq(eject.r_rdy), stream_out.payload.eq(eject.r_data),
                          eject.r_en.eq(stream_out.ready)]
             return [eject.r_rdy & stream_out.ready]

@@ -97,3 +97,36 @@ def test_a_width_mismatch_is_refused():
     with pytest.raises(ValueError, match=r"link 0: router r1's input in_0__\S+ is \d+ bits "
                                          r"wide, its source \d+"):
         top(netlist)
+
+
+def test_the_buses_are_arrays_of_the_port_layouts_and_the_trace_widens_narrow_tags():
+    """Two pairs of routers, one with 2 VCs per link and one with 4: each PE bus is an array
+    of one element per terminal; the trace an array of the link flit's layout with the
+    widest tag (2 bits), a 2-VC link's 1-bit tag zero-extended into it."""
+    from twinnet.hdl.flit import layout_fields
+
+    def pair(first: int, vcs: int) -> list[Link]:
+        return [Link(first + i, f"r{first + i}", LINK, f"r{first + 1 - i}", LINK, "cw", "cw",
+                     vcs) for i in range(2)]
+
+    netlist = Netlist({"node": router(vcs=2), "wide": router(vcs=4)},
+                      [RouterInstance(f"r{i}", "node" if i < 2 else "wide", {"here": i})
+                       for i in range(4)],
+                      pair(0, 2) + pair(2, 4), [Terminal(f"r{i}", PE) for i in range(4)])
+    network = Network(netlist, {kind: f"t_{kind}" for kind in netlist.kinds}, trace=True)
+    members = network.signature.members
+    assert members["pe_in_data"].shape == data.ArrayLayout(32, 4)
+    assert members["pe_out_first"].shape == data.ArrayLayout(1, 4)
+    assert members["trace_flit"].shape == data.ArrayLayout(network.trace_layout, 4)
+    assert network.trace_stride == 32 + 1 + 1 + 2
+    assert layout_fields(network.trace_layout) == [
+        {"name": "data", "offset": 0, "width": 32}, {"name": "first", "offset": 32, "width": 1},
+        {"name": "last", "offset": 33, "width": 1}, {"name": "vc", "offset": 34, "width": 2}]
+    text = network.verilog("t")
+    assert "output [143:0] trace_flit;" in text and "input [127:0] pe_in_data;" in text
+    narrow = "r0__out_0__flit__payload"
+    assert (f"{{ 1'h0, {narrow}[34], {narrow}[33], {narrow}[32], {narrow}[31:0] }}"
+            in text)
+    assert "r3__out_0__flit__payload, r2__out_0__flit__payload" in text
+    # Terminal 2's injection: its element of each bus (the VC tag at its reset value).
+    assert ".in_1__payload({ 1'h0, pe_in_last[2], pe_in_first[2], pe_in_data[95:64] })" in text
