@@ -28,7 +28,7 @@ FAMILY = family("fat-tree")
 CASES = {f"ft-{k}x{n}-{split}-r{r}": (k, n, split, r)
          for k, n in ((2, 3), (4, 2), (4, 3)) for split in ("optimal", "down-alpha")
          for r in (1, 2)}
-CASES["ft-4x2-plain"] = (4, 2, "plain", 1)
+CASES["ft-4x2-plain"] = (4, 2, "plain", None)  # no internal ports
 # The compact router (2 cycles per hop).
 CASES["ft-4x2-optimal-r1-compact"] = (4, 2, "optimal", 1)
 
