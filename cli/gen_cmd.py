@@ -309,20 +309,12 @@ def _network_dests() -> set[str]:
 
 def network_from_words(words: list[str]):
     """The network configuration that network flags (``["king", "--side", "4"]``, as after
-    ``twinnet gen``) describe, for scripts and tests."""
-    from .main import ArgumentParser
+    ``twinnet gen``) describe, for scripts and tests: parsed as ``twinnet gen`` parses them."""
+    from .main import build_parser
 
-    def parser() -> argparse.ArgumentParser:
-        made = ArgumentParser(prog="twinnet")
-        add_network_args(made)
-        return made
-
-    token = PARSED_FAMILY.set(None)
+    token = PARSED_FAMILY.set(scan(["gen", *words]))
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            scanned, _ = parser().parse_known_args(words)
-        PARSED_FAMILY.set(_family(scanned, _sources(scanned)[0], refuse_foreign=False))
-        args = parser().parse_args(words)
+        args = build_parser().parse_args(["gen", *words])
     finally:
         PARSED_FAMILY.reset(token)
     return network_from_args(args)
