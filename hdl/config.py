@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from twinnet.model import checks
-from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINES, check_pipeline  # noqa: F401
+from twinnet.model.sizes import (  # noqa: F401
+    ALLOCATORS, DEFAULT_PIPELINE, HOLDS, MAX_ITERATIONS, NATIVE_HOLD, NATIVE_SWITCH_INPUTS,
+    PIPELINES, SWITCH_INPUTS, check_pipeline)
 
 #: Port roles: a link to another router, the link between the two halves of a twin router (a
 #: card pair or a twin switch), and a processing element.
@@ -93,6 +95,15 @@ class RouterConfig:
         pipeline: the microarchitecture, by its zero-load cycles per hop (one of
             :data:`PIPELINES`): 3 (the split router, default) or 2 (the compact router; see
             ``docs/router.md``).
+        allocator: the allocation policy, one of :data:`ALLOCATORS`: ``"round-robin"``
+            (separable, the default) or ``"islip"``.
+        iterations: rounds of iSLIP matching per cycle (1 to :data:`MAX_ITERATIONS`; more than
+            one needs ``allocator="islip"``).
+        switch_inputs: crossbar inputs, ``"port"`` or ``"vc"`` (None: the pipeline's own,
+            :data:`NATIVE_SWITCH_INPUTS`; the split router takes only ``"vc"``).
+        hold: what an allocated packet holds, ``"flit"`` (an output VC) or ``"packet"`` (the
+            output, head to tail) (None: the pipeline's own, :data:`NATIVE_HOLD`; the split
+            router takes only ``"packet"``).
         stall_counters: add the ``stalls`` status outputs, counters of why waiting packets
             were not allocated (:data:`twinnet.hdl.router.stalls.STALL_REASONS`); for
             measurements, off by default.
@@ -105,6 +116,10 @@ class RouterConfig:
     kind_width: int = 0
     drop_count_width: int = DROP_COUNT_WIDTH
     pipeline: int = DEFAULT_PIPELINE
+    allocator: str = "round-robin"
+    iterations: int = 1
+    switch_inputs: str | None = None
+    hold: str | None = None
     stall_counters: bool = False
 
     def __post_init__(self):
@@ -114,6 +129,20 @@ class RouterConfig:
         checks.check_int("kind_width", self.kind_width, minimum=0)
         checks.check_int("drop_count_width", self.drop_count_width, minimum=1, maximum=64)
         check_pipeline("pipeline", self.pipeline)
+        checks.check_choice("allocator", self.allocator, ALLOCATORS)
+        checks.check_int("iterations", self.iterations, minimum=1, maximum=MAX_ITERATIONS)
+        if self.iterations > 1 and self.allocator != "islip":
+            raise ValueError(f"iterations {self.iterations}: more than one round of matching "
+                             f"needs allocator 'islip', not {self.allocator!r}")
+        for key, choices, native in (("switch_inputs", SWITCH_INPUTS, NATIVE_SWITCH_INPUTS),
+                                     ("hold", HOLDS, NATIVE_HOLD)):
+            value = getattr(self, key)
+            if value is None:
+                continue
+            checks.check_choice(key, value, choices)
+            if self.pipeline == 3 and value != native[3]:
+                raise ValueError(f"{key} {value!r}: the split router (pipeline 3) takes only "
+                                 f"{native[3]!r}")
         if not isinstance(self.stall_counters, bool):
             raise TypeError(f"stall_counters must be True or False, not {self.stall_counters!r}")
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
@@ -134,6 +163,16 @@ class RouterConfig:
                     f"packet_length {self.packet_length}, not {port.buffer_depth}")
 
     # Derived values.
+
+    @property
+    def switch_inputs_per_vc(self) -> bool:
+        """One crossbar input per input VC (else one per input port)."""
+        return (self.switch_inputs or NATIVE_SWITCH_INPUTS[self.pipeline]) == "vc"
+
+    @property
+    def holds_outputs(self) -> bool:
+        """An allocated packet holds its output from head to tail (else only an output VC)."""
+        return (self.hold or NATIVE_HOLD[self.pipeline]) == "packet"
 
     @property
     def port_count(self) -> int:
@@ -168,13 +207,16 @@ class RouterConfig:
                 "ports": [port.to_dict() for port in self.ports],
                 "source_width": self.source_width, "kind_width": self.kind_width,
                 "drop_count_width": self.drop_count_width, "pipeline": self.pipeline,
+                "allocator": self.allocator, "iterations": self.iterations,
+                "switch_inputs": self.switch_inputs, "hold": self.hold,
                 "stall_counters": self.stall_counters}
 
     @classmethod
     def from_dict(cls, values: dict) -> "RouterConfig":
         """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
         allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width",
-                   "drop_count_width", "pipeline", "stall_counters"}
+                   "drop_count_width", "pipeline", "allocator", "iterations",
+                   "switch_inputs", "hold", "stall_counters"}
         unknown = set(values) - allowed
         if unknown:
             raise ValueError(f"unknown router configuration keys {sorted(unknown)}; "

@@ -65,7 +65,7 @@ def router(network: FatTreeNetworkConfig, stage: int, half: str | None, *,
     ports += [PortConfig("internal", 1, network.depth, name=internal_label(j)) for j in range(r)]
     config = RouterConfig(network.flit_width, network.packet_length, tuple(ports),
                           source_width=index_width(tree.terminal_count),
-                          drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline,
+                          drop_count_width=DROP_COUNT_WIDTH, **network.microarchitecture,
                           stall_counters=stall_counters)
     route = functools.partial(FatTreeRouteCompute, tree=tree, external_ports=external,
                               internal_port_count=r)

@@ -43,7 +43,7 @@ def router(network: KingNetworkConfig, ports: tuple[str, ...], *,
                                name=verilog_label(port)) for port in ports)
     config = RouterConfig(network.flit_width, network.packet_length, configs,
                           source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH,
-                          pipeline=network.pipeline, stall_counters=stall_counters)
+                          **network.microarchitecture, stall_counters=stall_counters)
     return Router(config, functools.partial(KingRouteCompute, network=network, ports=ports))
 
 

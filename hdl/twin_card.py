@@ -45,7 +45,7 @@ def card_router_config(network: TwinNetworkConfig, card: int, *,
                                     bubble=bubble, name=port_label(port)))
     return RouterConfig(network.flit_width, network.packet_length, tuple(ports),
                         source_width=network.source_width,
-                        drop_count_width=DROP_COUNT_WIDTH, pipeline=network.pipeline,
+                        drop_count_width=DROP_COUNT_WIDTH, **network.microarchitecture,
                         stall_counters=stall_counters)
 
 

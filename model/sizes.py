@@ -2,15 +2,17 @@
 
 :class:`RouterSizes` is the base of every family's configuration (:mod:`twinnet.model.schema`):
 it declares, once, the parameters ``flit_width``, ``packet_length`` (flits per packet),
-``buffer_depth`` (flits per input VC, ``None`` for the default of two packets) and
-``pipeline`` (the router's zero-load cycles per hop, one of :data:`PIPELINES`), and checks
-that a buffer holds a packet (two under the bubble rule) and a flit the head's fields.
+``buffer_depth`` (flits per input VC, ``None`` for the default of two packets),
+``pipeline`` (the router's zero-load cycles per hop, one of :data:`PIPELINES`) and the
+microarchitecture's knobs ``allocator``, ``iterations``, ``switch_inputs`` and ``hold``
+(docs/router.md), and checks that a buffer holds a packet (two under the bubble rule), that
+the knobs go together and that a flit holds the head's fields.
 """
 
 from dataclasses import dataclass
 
 from . import checks
-from .schema import Configuration, Integer, parameter
+from .schema import Choice, Configuration, Integer, parameter
 
 #: The sizes the names leave out.
 DEFAULT_FLIT_WIDTH = 32
@@ -35,6 +37,18 @@ PIPELINES = (2, 3)
 DEFAULT_PIPELINE = 3
 #: The microarchitectures' names, for network names (``_compact`` for pipeline 2).
 PIPELINE_NAMES = {2: "compact", 3: "split"}
+#: Allocation policies: separable round robin, or iSLIP (McKeown 1999) with ``iterations``
+#: rounds of request, grant and accept per cycle.
+ALLOCATORS = ("round-robin", "islip")
+MAX_ITERATIONS = 4
+#: Crossbar inputs: one per input port (its VCs take turns) or one per input VC.
+SWITCH_INPUTS = ("port", "vc")
+#: What an allocated packet holds: its output VC only, the link shared flit by flit with the
+#: output's other packets (``flit``), or the whole output from head to tail (``packet``).
+HOLDS = ("flit", "packet")
+#: Each microarchitecture's own switch inputs and hold (the split router takes only these).
+NATIVE_SWITCH_INPUTS = {2: "port", 3: "vc"}
+NATIVE_HOLD = {2: "flit", 3: "packet"}
 
 
 def check_pipeline(name: str, value) -> int:
@@ -63,6 +77,24 @@ class RouterSizes(Configuration):
         "router microarchitecture, by its cycles per hop: 3 (split: allocation and crossbar "
         "in separate cycles, an output held by one packet from head to tail; the default) or "
         "2 (compact)")
+    allocator: str = parameter(
+        "round-robin", Choice(ALLOCATORS),
+        "allocation policy: round-robin (separable, the default) or islip (iSLIP: requests, "
+        "grants and accepts in --iterations rounds per cycle; adaptive packets ask for every "
+        "profitable output at once)")
+    iterations: int = parameter(
+        1, Integer(1, MAX_ITERATIONS),
+        f"rounds of iSLIP matching per cycle, 1 to {MAX_ITERATIONS} (default 1; more than one "
+        "needs --allocator islip)")
+    switch_inputs: str | None = parameter(
+        None, Choice(SWITCH_INPUTS),
+        "crossbar inputs: port (one per input port, its VCs take turns) or vc (one per input "
+        "VC); default: the pipeline's own (split: vc, which it requires; compact: port)")
+    hold: str | None = parameter(
+        None, Choice(HOLDS),
+        "what an allocated packet holds: packet (its output from head to tail) or flit (an "
+        "output VC; packets share the link flit by flit); default: the pipeline's own "
+        "(split: packet, which it requires; compact: flit)")
 
     @classmethod
     def bubble(cls, values: dict) -> bool:
@@ -73,6 +105,24 @@ class RouterSizes(Configuration):
     @classmethod
     def rules(cls, values: dict, names: dict) -> None:
         cls.check_buffer(values, names, bubble=cls.bubble(values))
+        cls.check_microarchitecture(values, names)
+
+    @staticmethod
+    def check_microarchitecture(values: dict, names: dict) -> None:
+        """The knobs go together: iterations only with iSLIP; the split router takes one
+        crossbar input per VC and holds outputs from head to tail."""
+        if values["iterations"] > 1 and values["allocator"] != "islip":
+            raise ValueError(f"{names['iterations']} {values['iterations']}: more than one "
+                             f"round of matching needs allocator islip, not "
+                             f"{values['allocator']}")
+        pipeline = values["pipeline"]
+        if pipeline == 3:
+            for key, native in (("switch_inputs", NATIVE_SWITCH_INPUTS[3]),
+                                ("hold", NATIVE_HOLD[3])):
+                if values[key] not in (None, native):
+                    raise ValueError(f"{names[key]} {values[key]}: the split router (pipeline "
+                                     f"3) takes only {native}; the compact router (pipeline 2) "
+                                     f"takes either")
 
     @staticmethod
     def check_buffer(values: dict, names: dict, *, bubble: bool) -> None:
@@ -108,11 +158,24 @@ class RouterSizes(Configuration):
         return self.buffer_depth if self.buffer_depth is not None else 2 * self.packet_length
 
     @property
+    def microarchitecture(self) -> dict:
+        """The router's microarchitecture, as :class:`twinnet.hdl.config.RouterConfig` takes
+        it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs`` and ``hold`` (the
+        pipeline's own where not given)."""
+        pipeline = self.pipeline
+        return {"pipeline": pipeline, "allocator": self.allocator,
+                "iterations": self.iterations,
+                "switch_inputs": self.switch_inputs or NATIVE_SWITCH_INPUTS[pipeline],
+                "hold": self.hold or NATIVE_HOLD[pipeline]}
+
+    @property
     def size_suffix(self) -> str:
         """Every size that differs from the default, for a network's name, so that two
         networks whose Verilog differs never share a name: ``_w64`` (64-bit flits), ``_l8``
         (8-flit packets), ``_d24`` (buffers of 24 flits where two packets is the default),
-        ``_compact`` (the compact router; ``_p<N>`` elsewhere in a king name counts PEs)."""
+        ``_compact`` (the compact router; ``_p<N>`` elsewhere in a king name counts PEs),
+        ``_islip<N>`` (iSLIP with N rounds), ``_vcin`` / ``_hold`` (the compact router with a
+        crossbar input per VC / outputs held from head to tail)."""
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
@@ -122,4 +185,11 @@ class RouterSizes(Configuration):
             suffix += f"_d{self.depth}"
         if self.pipeline != DEFAULT_PIPELINE:
             suffix += f"_{PIPELINE_NAMES[self.pipeline]}"
+        micro = self.microarchitecture
+        if micro["allocator"] == "islip":
+            suffix += f"_islip{micro['iterations']}"
+        if micro["switch_inputs"] != NATIVE_SWITCH_INPUTS[self.pipeline]:
+            suffix += "_vcin"
+        if micro["hold"] != NATIVE_HOLD[self.pipeline]:
+            suffix += "_hold"
         return suffix

@@ -161,7 +161,7 @@ class Router(CheckedComponent):
             unit = m.submodules[f"output_{o}"] = self.output_unit(self.stage, o)
             wiring.connect(m, wiring.flipped(self.port_out(o)), unit.port)
             outputs.append(unit)
-        composition = (self.split_composition if self.stage.holds_outputs
+        composition = (self.split_composition if self.stage.split
                        else self.compact_composition)
         composed = composition(self.stage, m, vcs, outputs)
         drop_heads = composed.build()

@@ -27,7 +27,7 @@ class InputVCSignature(wiring.Signature):
     def __init__(self, stage: StageConfig):
         members = {"flit": Out(stage.flit_layout), "valid": Out(1), "valid_next": Out(1),
                    "route": Out(stage.route_layout), "head": Out(1), "read": In(1)}
-        if stage.holds_outputs:
+        if stage.split:
             members["pop"] = In(1)
         super().__init__(members)
 
@@ -119,7 +119,7 @@ class InputUnit(wiring.Component):
         """One flit buffer per VC and, in the split router, one route queue per VC (a VC holds
         at most ceil(depth / L) packets whose allocation is still to come)."""
         stage, port = self.stage, self._port
-        per_packet = stage.holds_outputs
+        per_packet = stage.split
         width = (stage.flit_layout if per_packet else stage.entry_layout).size
         fifos = [self.flit_buffer(width, port.buffer_depth) for _ in self.vcs]
         queue_depth = -(-port.buffer_depth // stage.config.packet_length)
@@ -243,7 +243,7 @@ class InputUnit(wiring.Component):
         port = self._port
         credit = self.port.credit
         reads = [vc_port.read for vc_port in self.vcs]
-        if not self.stage.holds_outputs:
+        if not self.stage.config.switch_inputs_per_vc:
             read = Cat(reads)
             m.d.sync += [credit.valid.eq(read.any()),
                          credit.payload.eq(onehot.encode(read, port.vc_count))]

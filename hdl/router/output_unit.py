@@ -115,7 +115,7 @@ class OutputUnit(wiring.Component):
         """Output VC ``w`` carries a packet that may still have flits to come (see the class
         docstring)."""
         port = self.stage.config.ports[self.port_index]
-        if self.stage.holds_outputs:
+        if self.stage.split:
             return self.take[w] if self.stage.config.packet_length == 1 else Const(0, 1)
         busy = Signal(name=f"busy_{w}")
         with m.If(self.take[w]):

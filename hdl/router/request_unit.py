@@ -53,7 +53,7 @@ class RequestUnit(wiring.Component):
                    "to": Out(port_count), "vc": Out(vmax), "port": Out(range(port_count))}
         if stage.adaptive_vcs:
             members["adaptive_free"] = In(port_count)
-            if stage.holds_outputs:
+            if stage.split:
                 members["open"] = In(port_count)
         if stage.broadcast_vc is not None:
             members.update(copy_one=In(port_count), copy_two=In(port_count), copy=Out(1))

@@ -28,16 +28,28 @@ class StageConfig:
     broadcast_vc: int | None = None
 
     @property
-    def holds_outputs(self) -> bool:
-        """The split router (pipeline 3): an allocated packet holds its output from head to
-        tail, and every input VC has its own crossbar input."""
+    def split(self) -> bool:
+        """The split router (pipeline 3): allocation and crossbar traversal in separate
+        cycles, an allocated packet holds its output from head to tail, and every input VC has
+        its own crossbar input."""
         return self.config.pipeline == 3
+
+    @property
+    def islip(self) -> bool:
+        """The allocators match by iSLIP (:class:`~.islip.IslipAllocator`)."""
+        return self.config.allocator == "islip"
+
+    @property
+    def multiple_requests(self) -> bool:
+        """An adaptive packet asks for every profitable output at once (the split router with
+        iSLIP), and the allocator picks one."""
+        return self.split and self.islip and bool(self.adaptive_vcs)
 
     @property
     def per_output_route(self) -> bool:
         """The route result names, per output, the VCs a packet may take there (split router
         with a deterministic unicast routing): requests then need no decoding of the route."""
-        return self.holds_outputs and not self.adaptive_vcs and self.broadcast_vc is None
+        return self.split and not self.adaptive_vcs and self.broadcast_vc is None
 
     @cached_property
     def port_vc_masks_layout(self) -> data.ArrayLayout:

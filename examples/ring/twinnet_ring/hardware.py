@@ -52,7 +52,7 @@ def netlist(network: RingNetworkConfig, *, stall_counters: bool = False) -> Netl
              PortConfig("pe", 1, network.depth, name=PE))
     config = RouterConfig(network.flit_width, network.packet_length, ports,
                           source_width=network.node_width, drop_count_width=DROP_COUNT_WIDTH,
-                          pipeline=network.pipeline, stall_counters=stall_counters)
+                          **network.microarchitecture, stall_counters=stall_counters)
     router = Router(config, functools.partial(RingRouteCompute, network=network))
     routers = [RouterInstance(str(node), "router", {"here": node})
                for node in range(network.nodes)]

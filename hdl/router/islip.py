@@ -1,0 +1,103 @@
+"""iSLIP: a matching of inputs to outputs in rounds of request, grant and accept."""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib.wiring import In, Out
+
+from twinnet.model import checks
+from twinnet.model.sizes import MAX_ITERATIONS
+
+from ..checked import CheckedComponent
+from ..onehot import lowest
+
+
+def first_after(m, requests, above, count: int, name: str):
+    """The requester of ``requests`` that comes first from the round-robin pointer ``above``
+    (bit i: requester i is strictly after the last one served, so it goes first), one-hot."""
+    if count == 1:
+        return requests
+    masked = requests & above
+    first = Signal(count, name=name)
+    m.d.comb += first.eq(Mux(masked.any(), lowest(masked, count), lowest(requests, count)))
+    return first
+
+
+def after(grant, count: int):
+    """The pointer that puts the requesters strictly after the one-hot ``grant`` first."""
+    return Cat(grant[:i].any() for i in range(count))
+
+
+class IslipAllocator(CheckedComponent):
+    """iSLIP (McKeown, "The iSLIP scheduling algorithm for input-queued switches", IEEE/ACM
+    ToN 7(2), 1999) over ``input_count`` inputs and ``output_count`` outputs.
+
+    Each cycle runs ``iterations`` rounds over the inputs and outputs still unmatched: every
+    open output grants the requesting input that comes first from its grant pointer, and every
+    input accepts the granting output that comes first from its accept pointer. Only matches
+    of the first round move pointers: an output's grant pointer to the input after the one it
+    matched, an input's accept pointer to the output after the one it accepted. So an output
+    that keeps being asked for serves each requesting input within ``input_count`` of its
+    first-round matches (later rounds only add matches, and move no pointer), and the first
+    round is the separable round robin with iSLIP's pointer rule.
+
+    Parameters:
+        input_count: inputs (>= 1).
+        output_count: outputs (>= 1).
+        iterations: rounds per cycle, 1 to :data:`twinnet.model.sizes.MAX_ITERATIONS`.
+
+    Ports:
+        requests: In(output_count).array(input_count) — bit o of input i: input i asks for
+            output o (any number of bits).
+        open: In(output_count) — bit o: output o may be matched this cycle.
+        grants: Out(input_count).array(output_count) — one-hot (or zero): the input matched
+            to output o; an input is matched to at most one output.
+    """
+
+    @classmethod
+    def check(cls, input_count: int, output_count: int, iterations: int = 1):
+        checks.check_int("input_count", input_count, minimum=1)
+        checks.check_int("output_count", output_count, minimum=1)
+        checks.check_int("iterations", iterations, minimum=1, maximum=MAX_ITERATIONS)
+
+    def __init__(self, input_count: int, output_count: int, iterations: int = 1):
+        self.input_count, self.output_count = input_count, output_count
+        self.iterations = iterations
+        super().__init__({"requests": In(output_count).array(input_count),
+                          "open": In(output_count),
+                          "grants": Out(input_count).array(output_count)})
+
+    def elaborate(self, platform):
+        m = Module()
+        inputs, outputs = self.input_count, self.output_count
+        grant_above = [Signal(inputs, name=f"grant_above_{o}") for o in range(outputs)]
+        accept_above = [Signal(outputs, name=f"accept_above_{i}") for i in range(inputs)]
+        free_in = Signal(inputs, name="free_in_0")
+        free_out = Signal(outputs, name="free_out_0")
+        m.d.comb += [free_in.eq(-1), free_out.eq(self.open)]
+        matched = [0] * outputs
+        for r in range(self.iterations):
+            offered = [first_after(m, Cat(self.requests[i][o] & free_in[i] & free_out[o]
+                                          for i in range(inputs)),
+                                   grant_above[o], inputs, f"offer_{r}_{o}")
+                       for o in range(outputs)]
+            accepted = [first_after(m, Cat(offered[o][i] for o in range(outputs)),
+                                    accept_above[i], outputs, f"accept_{r}_{i}")
+                        for i in range(inputs)]
+            match = [Signal(inputs, name=f"match_{r}_{o}") for o in range(outputs)]
+            m.d.comb += [match[o].eq(Cat(accepted[i][o] for i in range(inputs)))
+                         for o in range(outputs)]
+            if r == 0:
+                for o in range(outputs):
+                    with m.If(match[o].any()):
+                        m.d.sync += grant_above[o].eq(after(match[o], inputs))
+                for i in range(inputs):
+                    with m.If(accepted[i].any()):
+                        m.d.sync += accept_above[i].eq(after(accepted[i], outputs))
+            matched = [each | new for each, new in zip(matched, match)]
+            if r + 1 < self.iterations:
+                next_in = Signal(inputs, name=f"free_in_{r + 1}")
+                next_out = Signal(outputs, name=f"free_out_{r + 1}")
+                m.d.comb += [next_in.eq(free_in & ~Cat(each.any() for each in accepted)),
+                             next_out.eq(free_out & ~Cat(each.any() for each in match))]
+                free_in, free_out = next_in, next_out
+        m.d.comb += [self.grants[o].eq(matched[o]) for o in range(outputs)]
+        return m
