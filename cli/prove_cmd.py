@@ -62,9 +62,15 @@ def say(line: str) -> None:
     print(f"  {line}", file=sys.stderr, flush=True)
 
 
+def _router_keys() -> tuple[str, ...]:
+    """The router's own parameters (sizes and microarchitecture), which a lone router takes."""
+    from twinnet.model.sizes import RouterSizes
+
+    return tuple(each.name for each in RouterSizes.parameters())
+
+
 def _family_given(args) -> bool:
-    shared = ("flit_width", "packet_length", "buffer_depth", "pipeline")
-    return gen_cmd.flags_given(args, ignore=shared)
+    return gen_cmd.flags_given(args, ignore=_router_keys())
 
 
 def targets_from_args(args) -> tuple[str, list]:
@@ -76,8 +82,7 @@ def targets_from_args(args) -> tuple[str, list]:
     if not _family_given(args):
         from twinnet.model.sizes import RouterSizes
 
-        given = {key: getattr(args, key) for key in ("packet_length", "buffer_depth",
-                                                     "flit_width", "pipeline")
+        given = {key: getattr(args, key) for key in _router_keys()
                  if getattr(args, key) is not None}
         names = {key: f"--{key.replace('_', '-')}" for key in given}
         # The networks' limits, on the lone router's own default packet length.
@@ -85,6 +90,9 @@ def targets_from_args(args) -> tuple[str, list]:
             each.name: each.kind.check(names[each.name], given[each.name])
             for each in RouterSizes.parameters() if each.name in given}}
         RouterSizes.check_buffer(checked, names, bubble=True)
+        RouterSizes.check_microarchitecture(
+            {"allocator": "round-robin", "iterations": 1, "pipeline": 3, "switch_inputs": None,
+             "hold": None, **checked}, names)
         sizes = {key: checked[key] for key in given}
         from twinnet.hdl.flit import FlitFormat
         from twinnet.hdl.header_route import header_layout

@@ -44,17 +44,18 @@ class Target:
 
 
 def lone_router(*, packet_length: int = 2, buffer_depth: int | None = None,
-                flit_width: int = 8, pipeline: int = 3) -> Target:
+                flit_width: int = 8, **microarchitecture) -> Target:
     """The default router of the proofs: four link ports of two VCs (bubble ports, so that
     both admission rules are exercised) and a PE port of two VCs, buffers of two packets,
     with the header-routed test routing (:class:`HeaderRouteCompute`: any output, VC and
-    bubble flag a header names)."""
+    bubble flag a header names). ``microarchitecture``: :class:`RouterConfig`'s ``pipeline``,
+    ``allocator``, ``iterations``, ``switch_inputs``, ``hold``."""
     depth = 2 * packet_length if buffer_depth is None else buffer_depth
     ports = tuple([PortConfig("network", 2, depth, bubble=depth >= 2 * packet_length,
                               name=name) for name in ("Xp", "Xm", "Yp", "Ym")]
                   + [PortConfig("pe", 2, depth, name="PE")])
     config = RouterConfig(flit_width, packet_length, ports, drop_count_width=4,
-                          pipeline=pipeline)
+                          **microarchitecture)
     return Target("router5", config, HeaderRouteCompute)
 
 
@@ -65,6 +66,9 @@ def check_size(target: Target) -> None:
     if config.pipeline != 3:
         raise ValueError(f"{name}: the proofs cover the split router (pipeline 3), not "
                          f"pipeline {config.pipeline}")
+    if config.allocator != "round-robin":
+        raise ValueError(f"{name}: the proofs cover the round-robin allocator, not "
+                         f"{config.allocator} (its fairness bound is the round robin's)")
     if not 2 <= config.packet_length <= MAX_PACKET_LENGTH:
         raise ValueError(f"{name}: packet length must be 2 to {MAX_PACKET_LENGTH} flits to "
                          f"prove, not {config.packet_length}")

@@ -6,6 +6,7 @@ from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib import data
 
 from ..arbiter import RoundRobinArbiter
+from ..onehot import lowest
 from .request_unit import RequestUnit
 from .stage_config import StageConfig
 from .stalls import stall_bits_layout
@@ -39,6 +40,9 @@ class FreeState:
         one_all, two_all: the same, one VC mask per output in one signal.
         adaptive: adaptive routing only: bit o, output o has an adaptive VC free for a whole
             packet (else None).
+        adaptive_vc: with multiple requests only (:attr:`StageConfig.multiple_requests`):
+            per output, its lowest adaptive VC free for a whole packet (one-hot), the VC an
+            adaptive move there takes (else None).
         copy_vc: broadcast only: the VC a copy takes at each output (VC 0 of a single-VC
             port, e.g. a PE's).
         copy_one, copy_two: broadcast only: bit o, that VC is free for one / two packets.
@@ -49,6 +53,7 @@ class FreeState:
     one_all: data.View
     two_all: data.View
     adaptive: Signal | None = None
+    adaptive_vc: list | None = None
     copy_vc: list | None = None
     copy_one: Signal | None = None
     copy_two: Signal | None = None
@@ -169,6 +174,11 @@ class Composition:
         if stage.adaptive_vcs:
             free.adaptive = Signal(config.port_count, name="adaptive_free")
             m.d.comb += free.adaptive.eq(Cat((f & stage.adaptive_vcs).any() for f in one))
+        if stage.multiple_requests:
+            free.adaptive_vc = [Signal(config.max_vc_count, name=f"adaptive_vc_{o}")
+                                for o in range(config.port_count)]
+            m.d.comb += [vc.eq(lowest(f & stage.adaptive_vcs, config.max_vc_count))
+                         for vc, f in zip(free.adaptive_vc, one)]
         if self.fanout:
             free.copy_vc = [min(stage.broadcast_vc, port.output_vc_count - 1)
                             for port in config.ports]

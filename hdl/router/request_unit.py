@@ -20,7 +20,10 @@ class RequestUnit(wiring.Component):
     else for such a grade-2 output, else for its escape move. In the split router, whose
     outputs are held by one packet at a time, only outputs that may be allocated this cycle
     count: a packet does not wait for a held output while another profitable one is open,
-    and the choice is made anew every cycle. A broadcast asks for all of its
+    and the choice is made anew every cycle. With :attr:`StageConfig.multiple_requests` (the
+    split router with iSLIP) it asks for every such output of the best grade at once, and the
+    allocator's match picks one; the VC it then takes is that output's lowest free adaptive
+    VC (the composition's, :attr:`~.composition.FreeState.adaptive_vc`). A broadcast asks for all of its
     targets at once, each needing its copy VC free (for two packets where the copy enters a
     ring).
 
@@ -37,9 +40,14 @@ class RequestUnit(wiring.Component):
             allocated this cycle.
         copy_one, copy_two: In(ports) — broadcast only: bit o, the copy VC of output o is free
             for one / two whole packets.
-        to: Out(ports) — one-hot: the output asked for (zero: none).
-        vc: Out(max VCs) — one-hot: the output VC it would get.
-        port: Out(range(ports)) — the output of its move (meaningful with ``to``).
+        to: Out(ports) — one-hot: the output asked for (zero: none); with
+            :attr:`StageConfig.multiple_requests`, every output asked for.
+        vc: Out(max VCs) — one-hot: the output VC it would get (with multiple requests: on
+            its escape move).
+        port: Out(range(ports)) — the output of its move (meaningful with ``to``; with
+            multiple requests, on its escape move).
+        adaptive: Out(1) — with multiple requests only: it asks for adaptive moves (``to``
+            holds the outputs), not for its escape move.
         copy: Out(1) — broadcast only: a broadcast asks for all of its targets.
     """
 
@@ -55,6 +63,8 @@ class RequestUnit(wiring.Component):
             members["adaptive_free"] = In(port_count)
             if stage.split:
                 members["open"] = In(port_count)
+            if stage.multiple_requests:
+                members["adaptive"] = Out(1)
         if stage.broadcast_vc is not None:
             members.update(copy_one=In(port_count), copy_two=In(port_count), copy=Out(1))
         super().__init__(members)
@@ -109,13 +119,22 @@ class RequestUnit(wiring.Component):
             usable = usable & self.open
         one = route.grade_1 & usable
         two = route.grade_2 & usable
+        eligible = self._eligible(m)
+        if stage.multiple_requests:
+            best = Signal(port_count)
+            m.d.comb += best.eq(Mux(one.any(), one, two))
+            moves = best.any()
+            asks = unicast & (moves | eligible.any())
+            m.d.comb += [self.to.eq(Mux(asks, Mux(moves, best, 1 << route.port), 0)),
+                         self.adaptive.eq(moves), self.port.eq(route.port),
+                         self.vc.eq(lowest(eligible, vmax))]
+            return
         pick = Signal(port_count)
         m.d.comb += pick.eq(lowest(Mux(one.any(), one, two), port_count))
         moves = pick.any()
         pick_vcs = Const(0, vmax)
         for o in range(port_count):
             pick_vcs = pick_vcs | Mux(pick[o], self.free_one[o] & stage.adaptive_vcs, 0)
-        eligible = self._eligible(m)
         asks = unicast & (moves | eligible.any())
         m.d.comb += [self.to.eq(Mux(asks, Mux(moves, pick, 1 << route.port), 0)),
                      self.port.eq(Mux(moves, encode(pick, port_count), route.port)),

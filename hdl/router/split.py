@@ -7,6 +7,7 @@ from amaranth.lib import data
 from ..onehot import encode
 from .composition import Composition
 from .crossbar import Crossbar
+from .islip import IslipAllocator
 from .packet_allocator import PacketAllocator
 
 
@@ -22,6 +23,7 @@ class SplitComposition(Composition):
     lose no cycle."""
 
     packet_allocator = PacketAllocator
+    islip_allocator = IslipAllocator
 
     def state_layout(self) -> data.StructLayout:
         """``active``: streaming its packet; ``last``: its last flit leaves now (with packets
@@ -53,7 +55,7 @@ class SplitComposition(Composition):
         grants, copy_take = self._allocation()
         out_vc = self._output_vcs(grants, copy_take)
         for i, vc in enumerate(self.flat):
-            self._start(vc, Cat(grant[i] for grant in grants).any())
+            self._start(vc, Cat(grant[i] for grant in grants))
         self._traverse(out_vc)
         return [vc.control.drop_go for vc in self.flat]
 
@@ -121,7 +123,8 @@ class SplitComposition(Composition):
     def _allocation(self):
         """Broadcasts first: one per cycle whose outputs are all available, with their copy
         VC free, takes them all; unicast skips those outputs. Then the
-        :class:`PacketAllocator`. Returns its grants and the outputs taken by a broadcast."""
+        :class:`PacketAllocator` (with ``allocator="islip"``, the :class:`IslipAllocator` over
+        every input VC). Returns its grants and the outputs taken by a broadcast."""
         m, config = self.m, self.config
         copy_take = None
         open_ = self.avail
@@ -130,8 +133,12 @@ class SplitComposition(Composition):
                 vc.request.copy & ~(vc.port.route.targets & ~self.avail).any()
                 for vc in self.flat))
             open_ = self.avail & ~copy_take
-        allocator = m.submodules.packet_allocator = self.packet_allocator(config.vc_counts,
-                                                                         config.port_count)
+        if self.stage.islip:
+            allocator = self.islip_allocator(len(self.flat), config.port_count,
+                                             config.iterations)
+        else:
+            allocator = self.packet_allocator(config.vc_counts, config.port_count)
+        m.submodules.packet_allocator = allocator
         m.d.comb += allocator.open.eq(open_)
         for i, vc in enumerate(self.flat):
             m.d.comb += allocator.requests[i].eq(vc.request.to)
@@ -171,10 +178,11 @@ class SplitComposition(Composition):
         return out_vc
 
     def _start(self, vc, granted) -> None:
-        """Input VC ``vc`` starts its next packet when ``granted`` (or when it is dropped)."""
+        """Input VC ``vc`` starts its next packet when an output is ``granted`` (bit o: output
+        o; at most one) or when it is dropped."""
         m, length = self.m, self.config.packet_length
         state, control = vc.state, vc.control
-        start = control.drop_go | granted
+        start = control.drop_go | granted.any()
         if self.fanout:
             start = start | control.copy_grant
         m.d.comb += control.start.eq(start)
@@ -183,8 +191,14 @@ class SplitComposition(Composition):
         # least one cycle before, so the queue's front is the next packet's route. With
         # one-flit packets both happen in one cycle: the route leaves at allocation.
         m.d.comb += vc.port.pop.eq(control.start if length == 1 else control.head_read)
+        chosen = vc.request.vc
+        if self.stage.multiple_requests:
+            moved = Const(0, self.config.max_vc_count)
+            for o, vc_bits in enumerate(self.free.adaptive_vc):
+                moved = moved | Mux(granted[o], vc_bits, 0)
+            chosen = Mux(vc.request.adaptive, moved, chosen)
         with m.If(control.start):
-            m.d.sync += [state.active.eq(1), state.chosen.eq(vc.request.vc)]
+            m.d.sync += [state.active.eq(1), state.chosen.eq(chosen)]
         with m.Elif(control.finishing):
             m.d.sync += state.active.eq(0)
 

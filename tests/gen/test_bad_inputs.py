@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 1866 in ``VALUE_FLAGS``, 239 missing values, 363
+Case count (pytest items, one per case): 1985 in ``VALUE_FLAGS``, 267 missing values, 384
 combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 2725 in all (``test_case_count`` keeps this sentence honest).
+this count — 2893 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -91,6 +91,7 @@ MAX_STALL_BURST = _constant("MAX_STALL_BURST", 10_000, "twinnet.cli.sim_cmd")
 MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
 MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
 MAX_VCS = _constant("MAX_VCS", 8, "twinnet.model.king_network")
+MAX_ITERATIONS = _constant("MAX_ITERATIONS", 4, "twinnet.model.sizes")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -348,6 +349,10 @@ VALUE_FLAGS = [
     (NETWORK, "--packet-length", INTEGER + [above(MAX_PACKET_LENGTH)], ()),
     (NETWORK, "--buffer-depth", INTEGER + [above(MAX_BUFFER_DEPTH)], ()),
     (NETWORK, "--pipeline", INTEGER + [above(3)], ()),  # 2 or 3 cycles per hop
+    (NETWORK, "--allocator", CHOICE + [("near-miss", "slip")], ()),
+    (NETWORK, "--iterations", INTEGER + [above(MAX_ITERATIONS)], ("--allocator", "islip")),
+    (NETWORK, "--switch-inputs", CHOICE, ("--pipeline", "2")),
+    (NETWORK, "--hold", CHOICE, ("--pipeline", "2")),
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
     (("gen", "sim", "sweep", "demo", "prove", "board build"), "--out", EMPTY_PATH, ()),
@@ -544,6 +549,13 @@ COMBINATIONS = [
       for c in NETWORK + TWIN[:3]],
     _combination("analyze twin-links", "--radix 4,4 --config D", flag("--config"),
                  re.compile(r"--radix\b|\bn=2\b"), label="radix-2d+config-D"),
+    # Microarchitecture knobs that do not go together.
+    *[_combination(c, words, flag(option), *expected, label=label) for c in NETWORK
+      for words, option, expected, label in [
+          ("--iterations 2", "--iterations", ("2", "islip"), "iterations-without-islip"),
+          ("--hold flit", "--hold", ("flit", "packet"), "split-router-hold-flit"),
+          ("--switch-inputs port", "--switch-inputs", ("port", "vc"),
+           "split-router-port-inputs")]],
     # Sizes that depend on other values.
     # (Without a family, prove's lone router takes 2-flit packets and a smaller header.)
     *[_combination(c, "--buffer-depth 4", flag("--buffer-depth"), "4", LOWER, "8",

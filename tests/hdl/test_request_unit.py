@@ -26,7 +26,7 @@ def lowest(mask: int) -> int:
 
 def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, copy_vcs,
              open_: int):
-    """(to, vc, port, copy) as the request unit's contract states them."""
+    """(to, vc, port, copy, adaptive) as the request unit's contract states them."""
     copy = 0
     if stage.broadcast_vc is not None:
         needs = [free_two[o] >> copy_vcs[o] & 1 if route["enter"] >> o & 1
@@ -43,12 +43,15 @@ def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, c
         one = [o for o in range(PORTS) if route["grade_1"] >> o & 1 and adaptive_free[o]]
         two = [o for o in range(PORTS) if route["grade_2"] >> o & 1 and adaptive_free[o]]
         picks = one or two
+        if picks and stage.multiple_requests:
+            # Every profitable output of the best grade; the allocator's match picks one.
+            return (sum(map(onehot, picks)) if unicast else 0, None, None, copy, 1)
         if picks:
             pick = picks[0]
             return (onehot(pick) if unicast else 0, lowest(free_one[pick] & ADAPTIVE), pick,
-                    copy)
+                    copy, 1)
     to = onehot(port) if unicast and eligible else 0
-    return to, lowest(eligible), port, copy
+    return to, lowest(eligible), port, copy, 0
 
 
 def random_route(rng, stage: StageConfig) -> dict:
@@ -70,13 +73,15 @@ def random_route(rng, stage: StageConfig) -> dict:
     return route
 
 
-@pytest.mark.parametrize("pipeline, adaptive, broadcast", [
-    (2, 0, None), (3, 0, None), (2, ADAPTIVE, None), (3, ADAPTIVE, None), (2, 0, 1),
-    (3, 0, 1)], ids=["compact", "per-output", "adaptive", "adaptive-split", "broadcast",
-                     "broadcast-split"])
-def test_matches_the_model(pipeline, adaptive, broadcast):
+@pytest.mark.parametrize("pipeline, adaptive, broadcast, allocator", [
+    (2, 0, None, "round-robin"), (3, 0, None, "round-robin"), (2, ADAPTIVE, None, "round-robin"),
+    (3, ADAPTIVE, None, "round-robin"), (3, ADAPTIVE, None, "islip"), (2, 0, 1, "round-robin"),
+    (3, 0, 1, "round-robin"), (3, ADAPTIVE, 1, "islip")],
+    ids=["compact", "per-output", "adaptive", "adaptive-split", "adaptive-split-islip",
+         "broadcast", "broadcast-split", "broadcast-adaptive-islip"])
+def test_matches_the_model(pipeline, adaptive, broadcast, allocator):
     config = RouterConfig(CONFIG.flit_width, CONFIG.packet_length, CONFIG.ports,
-                          pipeline=pipeline)
+                          pipeline=pipeline, allocator=allocator)
     stage = StageConfig(config, HEAD, adaptive, broadcast)
     # A copy takes the broadcast VC of each output (VC 0 of a single-VC one, a PE's).
     copy_vcs = [min(broadcast or 0, port.output_vc_count - 1) for port in config.ports]
@@ -112,10 +117,12 @@ def test_matches_the_model(pipeline, adaptive, broadcast):
                                           for o, w in enumerate(copy_vcs)))
                 ctx.set(dut.copy_two, sum((free_two[o] >> w & 1) << o
                                           for o, w in enumerate(copy_vcs)))
-            to, vc, port, copy = expected(stage, route, ready, free_one, free_two, copy_vcs,
-                                          open_)
+            to, vc, port, copy, moves = expected(stage, route, ready, free_one, free_two,
+                                                 copy_vcs, open_)
             assert ctx.get(dut.to) == to, route
-            if to:
+            if stage.multiple_requests and to:
+                assert ctx.get(dut.adaptive) == moves, route
+            if to and vc is not None:
                 assert ctx.get(dut.vc) == vc and ctx.get(dut.port) == port, route
             if broadcast is not None:
                 assert ctx.get(dut.copy) == copy, route
