@@ -17,13 +17,14 @@ class RequestUnit(wiring.Component):
 
     With adaptive routing (002's 2S hop-by-hop over an escape, and hop-by-hop) a packet asks
     for a grade-1 output that has a free adaptive VC if there is one (the lowest-numbered),
-    else for such a grade-2 output, else for its escape move. In the split router, whose
-    outputs are held by one packet at a time, only outputs that may be allocated this cycle
-    count: a packet does not wait for a held output while another profitable one is open,
-    and the choice is made anew every cycle. With :attr:`StageConfig.multiple_requests` (the
-    split router with iSLIP) it asks for every such output of the best grade at once, and the
-    allocator's match picks one; the VC it then takes is that output's lowest free adaptive
-    VC (the composition's, :attr:`~.composition.FreeState.adaptive_vc`). A broadcast asks for all of its
+    else for such a grade-2 output, else for its escape move. Where outputs are held by one
+    packet at a time (the split router, the compact one with ``hold="packet"``), only
+    outputs that may be allocated this cycle count: a packet does not wait for a held output
+    while another profitable one is open, and the choice is made anew every cycle. With
+    :attr:`StageConfig.multiple_requests` (the split router with iSLIP) it asks for every
+    such output of the best grade at once, and the allocator's match picks one; the VC it
+    then takes is that output's lowest free adaptive VC (the composition's
+    :attr:`~.composition.FreeState.adaptive_vc`). A broadcast asks for all of its
     targets at once, each needing its copy VC free (for two packets where the copy enters a
     ring).
 
@@ -36,8 +37,9 @@ class RequestUnit(wiring.Component):
         free_one, free_two: In(one VC mask per output) — the output units' free VCs.
         adaptive_free: In(ports) — adaptive routing only: bit o, output o has an adaptive VC
             free for a whole packet.
-        open: In(ports) — adaptive routing in the split router only: bit o, output o may be
-            allocated this cycle.
+        open: In(ports) — adaptive routing with outputs held from head to tail only (the split
+            router, the compact one with ``hold="packet"``): bit o, output o may be allocated
+            this cycle.
         copy_one, copy_two: In(ports) — broadcast only: bit o, the copy VC of output o is free
             for one / two whole packets.
         to: Out(ports) — one-hot: the output asked for (zero: none); with
@@ -61,7 +63,7 @@ class RequestUnit(wiring.Component):
                    "to": Out(port_count), "vc": Out(vmax), "port": Out(range(port_count))}
         if stage.adaptive_vcs:
             members["adaptive_free"] = In(port_count)
-            if stage.split:
+            if stage.config.holds_outputs:
                 members["open"] = In(port_count)
             if stage.multiple_requests:
                 members["adaptive"] = Out(1)

@@ -47,7 +47,7 @@ def random_multi_requests(rng, count, output_count, rate):
 
 
 @pytest.mark.parametrize("inputs, outputs, iterations",
-                         [(1, 1, 1), (3, 2, 1), (5, 5, 1), (5, 5, 2), (10, 5, 3), (4, 7, 4)])
+                         [(1, 1, 1), (3, 2, 1), (5, 5, 1), (5, 5, 2), (7, 5, 3), (4, 7, 4)])
 def test_matches_the_model(inputs, outputs, iterations):
     dut = IslipAllocator(inputs, outputs, iterations)
     model = Model(inputs, outputs, iterations)
@@ -73,7 +73,7 @@ def test_matches_the_model(inputs, outputs, iterations):
                 assert open_ >> o & 1 and requests[g.bit_length() - 1] >> o & 1
         return len(used)
 
-    assert check_every_cycle(dut, 400, step) > 100
+    assert check_every_cycle(dut, 300, step) > 100
 
 
 def test_more_rounds_match_more():

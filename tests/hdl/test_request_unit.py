@@ -37,7 +37,7 @@ def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, c
     port = route["port"]
     eligible = route["mask"] & (free_two if route["bubble"] else free_one)[port]
     if stage.adaptive_vcs:
-        # The split router's outputs are held by one packet at a time: only open ones count.
+        # Where outputs are held by one packet at a time, only open ones count.
         adaptive_free = [bool(free_one[o] & ADAPTIVE) and bool(open_ >> o & 1)
                          for o in range(PORTS)]
         one = [o for o in range(PORTS) if route["grade_1"] >> o & 1 and adaptive_free[o]]
@@ -73,15 +73,17 @@ def random_route(rng, stage: StageConfig) -> dict:
     return route
 
 
-@pytest.mark.parametrize("pipeline, adaptive, broadcast, allocator", [
-    (2, 0, None, "round-robin"), (3, 0, None, "round-robin"), (2, ADAPTIVE, None, "round-robin"),
-    (3, ADAPTIVE, None, "round-robin"), (3, ADAPTIVE, None, "islip"), (2, 0, 1, "round-robin"),
-    (3, 0, 1, "round-robin"), (3, ADAPTIVE, 1, "islip")],
-    ids=["compact", "per-output", "adaptive", "adaptive-split", "adaptive-split-islip",
-         "broadcast", "broadcast-split", "broadcast-adaptive-islip"])
-def test_matches_the_model(pipeline, adaptive, broadcast, allocator):
+@pytest.mark.parametrize("pipeline, adaptive, broadcast, allocator, hold", [
+    (2, 0, None, "round-robin", None), (3, 0, None, "round-robin", None),
+    (2, ADAPTIVE, None, "round-robin", None), (2, ADAPTIVE, None, "round-robin", "packet"),
+    (3, ADAPTIVE, None, "round-robin", None), (3, ADAPTIVE, None, "islip", None),
+    (2, 0, 1, "round-robin", None), (3, 0, 1, "round-robin", None),
+    (3, ADAPTIVE, 1, "islip", None)],
+    ids=["compact", "per-output", "adaptive", "adaptive-compact-hold", "adaptive-split",
+         "adaptive-split-islip", "broadcast", "broadcast-split", "broadcast-adaptive-islip"])
+def test_matches_the_model(pipeline, adaptive, broadcast, allocator, hold):
     config = RouterConfig(CONFIG.flit_width, CONFIG.packet_length, CONFIG.ports,
-                          pipeline=pipeline, allocator=allocator)
+                          pipeline=pipeline, allocator=allocator, hold=hold)
     stage = StageConfig(config, HEAD, adaptive, broadcast)
     # A copy takes the broadcast VC of each output (VC 0 of a single-VC one, a PE's).
     copy_vcs = [min(broadcast or 0, port.output_vc_count - 1) for port in config.ports]
@@ -106,11 +108,12 @@ def test_matches_the_model(pipeline, adaptive, broadcast, allocator):
             for o in range(PORTS):
                 ctx.set(dut.free_one[o], free_one[o])
                 ctx.set(dut.free_two[o], free_two[o])
-            open_ = rng.getrandbits(PORTS) if adaptive and pipeline == 3 else (1 << PORTS) - 1
+            holds = adaptive and config.holds_outputs
+            open_ = rng.getrandbits(PORTS) if holds else (1 << PORTS) - 1
             if adaptive:
                 ctx.set(dut.adaptive_free, sum(1 << o for o in range(PORTS)
                                                if free_one[o] & ADAPTIVE))
-            if adaptive and pipeline == 3:
+            if holds:
                 ctx.set(dut.open, open_)
             if broadcast is not None:
                 ctx.set(dut.copy_one, sum((free_one[o] >> w & 1) << o
