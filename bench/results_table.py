@@ -52,8 +52,9 @@ def sweep_case(preset: str) -> dict | None:
     """A 002 preset's figures from its ``twinnet sweep --preset`` JSON (with its knee
     refinement, if any) when bench/families.py has not run it: the best load's mean over
     the seeds, and the routing's bound."""
-    from families import bound_of, network_of
     from peaks import peak
+
+    from families import bound_of, network_of
 
     sweeps = [data for data in (load(f"{preset}-sweep.json"), load(f"{preset}-knee-sweep.json"))
               if data]

@@ -15,8 +15,16 @@ from functools import cached_property
 
 from twinnet.model import checks
 from twinnet.model.sizes import (  # noqa: F401
-    ALLOCATORS, DEFAULT_PIPELINE, HOLDS, MAX_ITERATIONS, NATIVE_HOLD, NATIVE_SWITCH_INPUTS,
-    PIPELINES, SWITCH_INPUTS, check_pipeline)
+    ALLOCATORS,
+    DEFAULT_PIPELINE,
+    HOLDS,
+    MAX_ITERATIONS,
+    NATIVE_HOLD,
+    NATIVE_SWITCH_INPUTS,
+    PIPELINES,
+    SWITCH_INPUTS,
+    check_pipeline,
+)
 
 #: Port roles: a link to another router, the link between the two halves of a twin router (a
 #: card pair or a twin switch), and a processing element.
