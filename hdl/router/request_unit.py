@@ -121,8 +121,8 @@ class RequestUnit(wiring.Component):
             usable = usable & self.open
         one = route.grade_1 & usable
         two = route.grade_2 & usable
-        eligible = self._eligible(m)
         if stage.multiple_requests:
+            eligible = self._eligible(m)
             best = Signal(port_count)
             m.d.comb += best.eq(Mux(one.any(), one, two))
             moves = best.any()
@@ -137,6 +137,7 @@ class RequestUnit(wiring.Component):
         pick_vcs = Const(0, vmax)
         for o in range(port_count):
             pick_vcs = pick_vcs | Mux(pick[o], self.free_one[o] & stage.adaptive_vcs, 0)
+        eligible = self._eligible(m)
         asks = unicast & (moves | eligible.any())
         m.d.comb += [self.to.eq(Mux(asks, Mux(moves, pick, 1 << route.port), 0)),
                      self.port.eq(Mux(moves, encode(pick, port_count), route.port)),

@@ -118,7 +118,7 @@ def traffic(name: str, network, points: list[dict]) -> list[dict]:
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize("kind", ["KT", "T"])
 def test_saturating_traffic_drains_with_the_bubble(kind):
-    """20,000 cycles of uniform and of tornado traffic offered at one flit per PE per cycle
+    """10,000 cycles of uniform and of tornado traffic offered at one flit per PE per cycle
     (beyond saturation) on the 8x8 torus and king torus with the bubble: the watchdog never
     fires, every packet is delivered once, intact, in order, and the network drains. Then
     every other pattern at a moderate load, and all-pairs (exactly 64 x 63 packets). Last, a
@@ -127,7 +127,7 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     network = KingNetworkConfig.from_dict({"kind": kind, "side": 8, "escape": "bubble",
                                       "pipeline": PIPELINE})
     rate = 1 / network.packet_length
-    points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 20_000,
+    points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 10_000,
                "drain_limit": 0} for pattern in ("uniform", "tornado")]
     soak = [soak_point(rate, 12_000)]
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
