@@ -221,16 +221,21 @@ class _Checks:
 
     def _credits_back(self) -> None:
         """Link inputs: upstream credits, buffer level and credits on their way back add up to
-        the buffer depth; an accepted flit is written."""
+        the buffer depth; an accepted flit is written. (The split router's credit leaves in
+        the cycle of its read: while on the wire it is still counted by the buffer's level or
+        its wait counter. A registered credit is counted on the wire.)"""
         config = self.config
+        registered = not self.router.stage.split
         for p in config.link_ports:
             up, unit, link = self.upstream[p], self.seen.inputs[p], self.router.port_in(p)
             depth = config.ports[p].buffer_depth
             for v in range(config.ports[p].vc_count):
                 on_wire = link.credit.valid & (link.credit.payload == v)
                 fifo = unit.buffers[v]
+                in_flight = on_wire if registered else 0
                 self.check("credit_accounting",
-                           up.credits[v] + fifo.level + unit.credit_waits[v] + on_wire == depth)
+                           up.credits[v] + fifo.level + unit.credit_waits[v] + in_flight
+                           == depth)
                 sent = link.flit.valid & (link.flit.payload.vc == v)
                 self.check("flits_conserved", ~sent | fifo.w_en)
         for p in config.pe_ports:

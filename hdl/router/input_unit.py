@@ -54,9 +54,11 @@ class InputUnit(wiring.Component):
         vcs: Out(:class:`InputVCSignature`).array(VC count).
 
     Credits: one per flit read. When one VC of the port is read per cycle (the compact
-    router) the credit leaves in the next cycle; when several are (the split router: a
-    crossbar input per VC), credits wait in a counter per VC and the lowest VC with one goes
-    first, since a link returns one credit per cycle.
+    router) the credit leaves in the next cycle; when several are (a crossbar input per VC),
+    credits wait in a counter per VC and the lowest VC with one goes first, since a link
+    returns one credit per cycle. The split router's reads depend on registers only, so its
+    credit leaves in the cycle of the read (combinationally, to the upstream router's credit
+    counter).
 
     The buffers are of classes :attr:`flit_buffer` and :attr:`route_queue` (a subclass may
     replace them).
@@ -253,7 +255,11 @@ class InputUnit(wiring.Component):
         send = Signal(port.vc_count)
         m.d.comb += [due.eq(Cat((w != 0) | read for w, read in zip(pending, reads))),
                      send.eq(onehot.lowest(due, port.vc_count))]
-        m.d.sync += [credit.valid.eq(due.any()),
-                     credit.payload.eq(onehot.encode(send, port.vc_count))]
+        # The split router reads from registers only (a VC streams while it is active and
+        # its buffer has a flit), so its credit may leave in the cycle of the read: the slot
+        # is free upstream a cycle sooner, which bubble rings (room for two packets) feel.
+        returning = m.d.comb if self.stage.split else m.d.sync
+        returning += [credit.valid.eq(due.any()),
+                      credit.payload.eq(onehot.encode(send, port.vc_count))]
         for v, w in enumerate(pending):
             m.d.sync += w.eq(w + reads[v] - send[v])
