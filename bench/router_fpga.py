@@ -63,7 +63,8 @@ KING_2S = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "routing": "2s"}
 
 #: Name → a function building the router to measure: a name without suffix is the compact
 #: router (``pipeline=2``, 2 cycles per hop), as the results recorded under it; ``-p3`` the
-#: same router with ``pipeline=3`` (the split router, 3 cycles per hop, the default).
+#: same router with ``pipeline=3`` (the split router, 3 cycles per hop, the default);
+#: ``-islip`` the split router with ``allocator="islip"`` (one round).
 CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCompute),
            "small-buffers": lambda: Router(replace(CONFIG_SMALL, pipeline=2),
                                            HeaderRouteCompute),
@@ -77,7 +78,12 @@ CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCom
            "king-kt8-p3": lambda: king.router(replace(KING, pipeline=3),
                                               king.router_ports(KING, (0, 0))),
            "king-kt8-2s-p3": lambda: king.router(replace(KING_2S, pipeline=3),
-                                                 king.router_ports(KING_2S, (0, 0)))}
+                                                 king.router_ports(KING_2S, (0, 0))),
+           "default-p3-islip": lambda: Router(replace(CONFIG, pipeline=3, allocator="islip"),
+                                              HeaderRouteCompute),
+           "king-kt8-2s-p3-islip": lambda: king.router(
+               replace(KING_2S, pipeline=3, allocator="islip"),
+               king.router_ports(KING_2S, (0, 0)))}
 
 
 def cpu_seconds() -> float:
