@@ -151,7 +151,7 @@ def totals(done: list[dict]) -> dict:
 def faults(case: dict) -> dict:
     """Each fault in its own run on the Verilog harness (cocotb), with back-pressure."""
     network = case["network"]
-    ordered = family_for(network).deterministic(network)
+    ordered = family_for(network).in_order(network)
     base = {"pattern": "uniform", "rate": 0.3 / network.packet_length, "warmup": 0,
             "measure": 600, "eject_ready": 0.7, "stall_bursts": 8}
     results = run_points(case["label"], network, "cocotb",

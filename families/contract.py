@@ -112,8 +112,14 @@ class Family:
         raise NotImplementedError
 
     def deterministic(self, config) -> bool:
-        """One path per pair: :meth:`hops` is the path and each pair's packets stay in order."""
+        """One path per pair: :meth:`hops` is the path (its links; see :meth:`in_order` for the
+        order of a pair's packets)."""
         return True
+
+    def in_order(self, config) -> bool:
+        """Each pair's packets arrive in the order they were sent (by default, under
+        deterministic routing: one path, one VC per hop)."""
+        return self.deterministic(config)
 
     def path_error(self, config, source: int, destination: int,
                    hops: list[tuple[str, str, int]]) -> str | None:

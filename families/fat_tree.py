@@ -78,6 +78,21 @@ class FatTreeFamily(Family):
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         return fat_tree.router_hops(config, source, destination)
 
+    def in_order(self, config) -> bool:
+        # With several VCs a pair's packets may take different VCs on a link and pass.
+        return config.vcs == 1
+
+    def path_error(self, config, source: int, destination: int,
+                   hops: list[tuple[str, str, int]]) -> str | None:
+        """The DESTRO path's links exactly, on any of the network's VCs."""
+        expected = self.hops(config, source, destination)
+        if config.vcs == 1:
+            return None if hops == expected else f"model says {expected}"
+        same = len(hops) == len(expected) and all(
+            hop[:2] == want[:2] and 0 <= hop[2] < config.vcs for hop, want in zip(hops, expected))
+        return None if same else (f"model says {[want[:2] for want in expected]} on any of "
+                                  f"VCs 0 to {config.vcs - 1}")
+
     def internal_crossings(self, manifest: dict, link_heads: dict) -> list[dict] | None:
         """Per twin switch (``<stage,digits>``), the packets that crossed its internal link in
         either direction: the head flits on its internal links (ports ``i<j>``)."""
@@ -98,6 +113,9 @@ class FatTreeFamily(Family):
 
     def deadlock(self, config) -> dict:
         graph = fat_tree.dependency_graph(config.tree, twin=config.twin)
+        # A packet may take any VC of a link, so (link, VC) channels depend on each other as
+        # their links do: the graph of links decides.
+        vcs = "one VC" if config.vcs == 1 else f"{config.vcs} VCs taken freely"
         return verdict(graph.find_cycle(), rule="the channel-dependency graph of the DESTRO "
-                       "paths, one VC, each twin switch's internal ports as channels",
+                       f"paths, {vcs}, each twin switch's internal ports as channels",
                        channels=graph.channel_count, dependencies=graph.edge_count)

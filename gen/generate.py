@@ -67,7 +67,7 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
                 raise ValueError(f"the {family.name} family does not number its terminals "
                                  "by route fields (Family.terminal_digits): no traffic in "
                                  "hardware for it")
-            ordered = family.deterministic(config)
+            ordered = family.in_order(config)
         return generate(config.name, netlist, outdir, family=section, trace=trace,
                         progress=progress, deadlock=deadlock, traffic=digits,
                         harness=harness, ordered=ordered, components=components,

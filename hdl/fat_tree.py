@@ -60,9 +60,12 @@ def router(network: FatTreeNetworkConfig, stage: int, half: str | None, *,
     """The router of a stage-``stage`` switch's ``half`` (the whole switch when None)."""
     tree, r = network.tree, internal_ports(network, stage)
     external = half_ports(network, stage, half)
-    ports = [PortConfig("pe" if stage == 0 and port < tree.k else "network",
-                        1, network.depth, name=port_label(tree.k, port)) for port in external]
-    ports += [PortConfig("internal", 1, network.depth, name=internal_label(j)) for j in range(r)]
+    ports = [PortConfig("pe", 1, network.depth, name=port_label(tree.k, port))
+             if stage == 0 and port < tree.k else
+             PortConfig("network", network.vcs, network.depth, name=port_label(tree.k, port))
+             for port in external]
+    ports += [PortConfig("internal", network.vcs, network.depth, name=internal_label(j))
+              for j in range(r)]
     config = RouterConfig(network.flit_width, network.packet_length, tuple(ports),
                           source_width=index_width(tree.terminal_count),
                           drop_count_width=DROP_COUNT_WIDTH, **network.microarchitecture,

@@ -58,7 +58,7 @@ class FatTreeRouteCompute(RouteCompute):
       switch. It must name a switch of the tree (``stage < n``, digits ``< k``); other values
       give an unspecified port;
     - ``out_port`` is the local index (see the module docstring) of DESTRO's port when this
-      router carries it, else internal port ``e + (wanted mod r)``; ``vc_mask`` is 1 (one VC)
+      router carries it, else internal port ``e + (wanted mod r)``; ``vc_mask`` holds every VC
       and ``bubble`` is 0;
     - ``malformed`` is set when a destination digit is ``>= k`` (a destination ``>= k**n``, or
       a lower digit out of range when k is not a power of two), or when the wanted port is
@@ -134,7 +134,9 @@ class FatTreeRouteCompute(RouteCompute):
         m.d.comb += wanted.eq(Mux(below, h_s, h_s + k))
 
         local = {port: index for index, port in enumerate(self.external_ports)}
-        m.d.comb += [self.out_port.eq(0), self.vc_mask.eq(1), self.bubble.eq(0)]
+        # Any VC of the output (a PE output has one; the request unit masks by its free VCs).
+        every_vc = (1 << self.config.max_vc_count) - 1
+        m.d.comb += [self.out_port.eq(0), self.vc_mask.eq(every_vc), self.bubble.eq(0)]
         with m.Switch(wanted):
             for port in range(2 * k):
                 if port in local:

@@ -495,6 +495,8 @@ SPLITS = ("optimal", "paired", "down-alpha")
 #: Terminals of a generated fat tree: the 4-ary 4-tree (256 terminals, 128 twin switches of
 #: 256 halves) is the largest instance this project builds.
 MAX_FAT_TREE_TERMINALS = 256
+#: VCs per link of a fat tree (the flit's VC field and the VC buffers grow with it).
+MAX_FAT_TREE_VCS = 8
 
 
 def read_split(label: str, value):
@@ -554,6 +556,11 @@ class FatTreeNetworkConfig(RouterSizes):
         lambda values: None if values["plain"] or values["split"] == "plain" else 1,
         Integer(None, None),  # 1 to k: checked by the rules
         "internal ports r between α and β, 1 to k (default 1)")
+    vcs: int = parameter(
+        1, Integer(1, MAX_FAT_TREE_VCS),
+        f"VCs per link and internal port, 1 to {MAX_FAT_TREE_VCS} (default 1): a packet takes "
+        "any free one (DESTRO's up*/down* paths have no cyclic dependencies); more than one "
+        "lifts head-of-line blocking, and a pair's packets may then overtake each other")
 
     @classmethod
     def rules(cls, values: dict, names: dict) -> None:
@@ -629,12 +636,13 @@ class FatTreeNetworkConfig(RouterSizes):
     @property
     def name(self) -> str:
         """``fattree_k4_n2_optimal_r1``, ``fattree_k4_n2_down_alpha_r2``, ``fattree_k4_n2_plain``,
-        ``..._custom_r2`` (explicit splits), plus ``_w``/``_l``/``_d`` for non-default sizes as
-        for a twin torus."""
+        ``..._custom_r2`` (explicit splits), plus ``_v<N>`` for N VCs and ``_w``/``_l``/``_d``
+        for non-default sizes as for a twin torus."""
         tree = f"fattree_k{self.tree.k}_n{self.tree.n}"
         split = (self.split_name or "custom").replace("-", "_")  # a Verilog identifier
         kind = f"{split}_r{self.internal_port_count}" if self.is_twin else "plain"
-        return f"{tree}_{kind}{self.size_suffix}"
+        vcs = f"_v{self.vcs}" if self.vcs > 1 else ""
+        return f"{tree}_{kind}{vcs}{self.size_suffix}"
 
 def splits(k: int, n: int, r: int, split) -> tuple[TwinSwitch, ...]:
     """The twin switches of each stage for ``split`` (a name, or α's ports per stage) with

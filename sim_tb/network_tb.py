@@ -96,7 +96,7 @@ class NetworkScoreboard:
 
     def __init__(self, family: Family, network, *, check_hops: bool):
         self.family, self.network, self.check_hops = family, network, check_hops
-        self.ordered = family.deterministic(network)
+        self.ordered = family.in_order(network)
         self.errors: list[str] = []
         self.delivered: dict[tuple[int, int], Packet] = {}
         self.order: dict[tuple, int] = {}

@@ -170,8 +170,8 @@ def destro_spec(m, rc, in_port: int) -> ExpectedRoute:
             continue
         port = Mux(wanted == switch_port, target, port)
         reachable = reachable | (wanted == switch_port)
-    return ExpectedRoute(port, Const(1, rc.config.max_vc_count), Const(0, 1),
-                         malformed | ~reachable, assumptions)
+    every_vc = Const((1 << rc.config.max_vc_count) - 1, rc.config.max_vc_count)
+    return ExpectedRoute(port, every_vc, Const(0, 1), malformed | ~reachable, assumptions)
 
 
 #: Specifications by route compute class.

@@ -31,6 +31,9 @@ CASES = {f"ft-{k}x{n}-{split}-r{r}": (k, n, split, r)
 CASES["ft-4x2-plain"] = (4, 2, "plain", None)  # no internal ports
 # The compact router (2 cycles per hop).
 CASES["ft-4x2-optimal-r1-compact"] = (4, 2, "optimal", 1)
+# Two VCs per link and internal port, taken freely.
+CASES["ft-4x2-optimal-r1-v2"] = (4, 2, "optimal", 1)
+VCS = {"ft-4x2-optimal-r1-v2": 2}
 
 #: The (case, simulator) runs of the default suite: every split, r and plain on Verilator, a
 #: down-alpha tree with r = 2 and the plain tree on Icarus, on the 8- and 16-terminal trees.
@@ -39,13 +42,14 @@ CASES["ft-4x2-optimal-r1-compact"] = (4, 2, "optimal", 1)
 DEFAULT = {("ft-2x3-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
            ("ft-4x2-optimal-r1", "verilator"), ("ft-4x2-down-alpha-r1", "verilator"),
            ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator"),
-           ("ft-4x2-optimal-r1-compact", "verilator")}
+           ("ft-4x2-optimal-r1-compact", "verilator"), ("ft-4x2-optimal-r1-v2", "verilator")}
 
 
 def config(name: str):
     k, n, split, r = CASES[name]
     return FatTreeNetworkConfig.from_dict({"k": k, "n": n, "split": split, "internal_ports": r,
-                                       "pipeline": pipeline_of(name)})
+                                           "vcs": VCS.get(name, 1),
+                                           "pipeline": pipeline_of(name)})
 
 
 def simulate(name: str, simulator: str, tests: dict) -> tuple[dict, dict]:
@@ -74,12 +78,16 @@ def expected_crossings(k: int, n: int, split: str, stage: int) -> int:
                          default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT),
                          indirect=["simulator"])
 def test_every_hop_is_destro(name, simulator):
+    vcs = VCS.get(name, 1)
+    # Several VCs: a load at which packets meet, so that VCs past the lowest carry hops too.
+    rate = 0.03 if vcs == 1 else 0.3
     results, manifest = simulate(name, simulator, {
-        "uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03},
+        "uniform_traffic": {"packets": uniform_packets(simulator), "rate": rate},
         "malformed_dropped": {"packets": 400, "malformed": 40},
         "all_pairs": {}})
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
+    assert sorted(map(int, uniform["hops_by_vc"])) == list(range(vcs)), uniform["hops_by_vc"]
     assert results["malformed_dropped"]["drop_count"] == 40
     k, n, split, _ = CASES[name]
     pairs = results["all_pairs"]
