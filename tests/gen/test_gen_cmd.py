@@ -38,7 +38,7 @@ def test_002_presets_carry_table_3s_settings(preset, kind, routing):
     network = network_from_args(parse("king", "--preset", preset))
     assert (network.topology.kind, network.topology.side, network.routing) == (kind, 16, routing)
     assert (network.escape, network.vcs, network.packet_length, network.buffer_depth,
-            network.pe_ports) == ("bubble", 2, 8, 32, 2)
+            network.pe_ports, network.allocator) == ("bubble", 2, 8, 32, 2, "islip")
 
 
 def test_flags_override_toml_which_overrides_preset(tmp_path):
