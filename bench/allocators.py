@@ -16,45 +16,20 @@ Writes ``bench/results/allocators.json``. Usage::
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
-from peaks import peak
+from peaks import peak_summary
 from provenance import provenance
 
-from families import CASES, bound_of, network_of
+from families import CASES, bound_of, network_of, run
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "allocators"
 #: The policies by name: their flags.
-POLICIES = {"round-robin": [], "islip1": ["--allocator", "islip"],
+POLICIES = {"round-robin": ["--allocator", "round-robin"], "islip1": ["--allocator", "islip"],
             "islip2": ["--allocator", "islip", "--iterations", "2"],
             "islip3": ["--allocator", "islip", "--iterations", "3"]}
-
-
-def sweep(preset: str, policy: str, loads, seeds, jobs: int, warmup: int,
-          measure: int) -> dict:
-    command = [str(Path(sys.executable).parent / "twinnet"), "sweep", CASES[preset],
-               "--preset", preset, *POLICIES[policy], "--stalls",
-               "--loads", ",".join(f"{load:g}" for load in loads),
-               "--seeds", ",".join(map(str, seeds)), "--jobs", str(jobs),
-               "--warmup", str(warmup), "--measure", str(measure),
-               "--out", str(BUILD), "--json"]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"{preset} {policy}: {done.stderr.strip().splitlines()[-1]}")
-    return json.loads(done.stdout)
-
-
-def summary(data: dict) -> dict:
-    best = peak(data["points"])
-    stalls = best.pop("peak_stalls")
-    return {"network": data["network"], "parameters": data["parameters"], **best,
-            "peak_stall_shares": {reason: count / max(1, stalls["heads"])
-                                  for reason, count in stalls.items() if reason != "heads"},
-            "failed_points": sum("failure" in p for p in data["points"]),
-            "points": data["points"]}
 
 
 def main() -> None:
@@ -85,8 +60,9 @@ def main() -> None:
         for policy in policies:
             print(f"{preset} {policy}: loads {args.loads}, seeds {args.seeds}",
                   file=sys.stderr, flush=True)
-            results[policy] = summary(sweep(preset, policy, loads, seeds, args.jobs,
-                                            args.warmup, args.measure))
+            results[policy] = peak_summary(run(preset, loads, seeds, args.jobs, args.warmup,
+                                               args.measure, flags=POLICIES[policy],
+                                               build=BUILD))
             results[policy]["ratio_to_round_robin"] = (
                 results[policy]["peak_accepted"] / results["round-robin"]["peak_accepted"])
             print(f"  peak {results[policy]['peak_accepted']:.4f} at "

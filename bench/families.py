@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from bounds import channel_load_bound
-from peaks import peak
+from peaks import peak_summary
 from provenance import provenance
 
 from twinnet.cli.gen_cmd import network_from_words
@@ -56,29 +56,27 @@ def bound_of(network) -> float:
     return throughput_bound(paths, family.terminal_count(network), "uniform", balanced=True)
 
 
-def run(preset: str, loads, seeds, jobs: int, warmup: int, measure: int) -> dict:
+def run(preset: str, loads, seeds, jobs: int, warmup: int, measure: int, *, flags=(),
+        build: Path = BUILD) -> dict:
+    """``twinnet sweep --stalls --json`` of ``preset`` (with ``flags`` after it)."""
     command = [str(Path(sys.executable).parent / "twinnet"), "sweep", CASES[preset],
-               "--preset", preset, "--stalls", "--loads", ",".join(f"{load:.4f}" for load in loads),
+               "--preset", preset, *flags, "--stalls",
+               "--loads", ",".join(f"{load:.4f}" for load in loads),
                "--seeds", ",".join(map(str, seeds)), "--jobs", str(jobs),
                "--warmup", str(warmup), "--measure", str(measure),
-               "--out", str(BUILD), "--json"]
+               "--out", str(build), "--json"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
-        raise RuntimeError(f"{preset}: {done.stderr.strip().splitlines()[-1]}")
+        raise RuntimeError(f"{' '.join([preset, *flags])}: "
+                           f"{done.stderr.strip().splitlines()[-1]}")
     return json.loads(done.stdout)
 
 
 def summary(preset: str, data: dict, bound: float, seeds) -> dict:
-    best = peak(data["points"])
-    stalls = best.pop("peak_stalls")
-    return {"preset": preset, "family": CASES[preset], "network": data["network"],
-            "parameters": data["parameters"], "seeds": seeds,
-            "bound": bound, "reachable_bound": min(1.0, bound), **best,
-            "share_of_bound": best["peak_accepted"] / min(1.0, bound),
-            "peak_stall_shares": {reason: count / max(1, stalls["heads"])
-                                  for reason, count in stalls.items() if reason != "heads"},
-            "failed_points": sum("failure" in p for p in data["points"]),
-            "points": data["points"]}
+    best = peak_summary(data)
+    return {"preset": preset, "family": CASES[preset], "seeds": seeds, "bound": bound,
+            "reachable_bound": min(1.0, bound), **best,
+            "share_of_bound": best["peak_accepted"] / min(1.0, bound)}
 
 
 def main() -> None:

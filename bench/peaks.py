@@ -25,3 +25,16 @@ def peak(points: list[dict]) -> dict:
         result["peak_stalls"] = {reason: sum(p["stalls"][reason] for p in group)
                                  for reason in group[0]["stalls"]}
     return result
+
+
+def peak_summary(data: dict) -> dict:
+    """The JSON of ``twinnet sweep --stalls --json`` at its peak: ``network``, ``parameters``,
+    :func:`peak`'s figures, ``peak_stall_shares`` (each reason's share of the waiting
+    head-cycles at the peak), ``failed_points`` and the points."""
+    best = peak(data["points"])
+    stalls = best.pop("peak_stalls")
+    return {"network": data["network"], "parameters": data["parameters"], **best,
+            "peak_stall_shares": {reason: count / max(1, stalls["heads"])
+                                  for reason, count in stalls.items() if reason != "heads"},
+            "failed_points": sum("failure" in p for p in data["points"]),
+            "points": data["points"]}
