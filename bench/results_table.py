@@ -44,7 +44,8 @@ def load(name: str) -> dict | None:
 def ours(case: dict) -> str:
     parameters = case["parameters"]
     seeds = len(case["seeds"])
-    return (f"split router, {parameters.get('packet_length')}-flit packets, "
+    allocator = "iSLIP" if parameters.get("allocator") == "islip" else "round robin"
+    return (f"split router, {allocator}, {parameters.get('packet_length')}-flit packets, "
             f"{parameters.get('buffer_depth') or 'default'} flits per VC, {seeds} seed"
             + ("s" if seeds > 1 else ""))
 
@@ -148,7 +149,7 @@ def rows_families(families: dict) -> list[list[str]]:
                      f"{case['peak_accepted']:.3f} flits/PE/cycle ({ours(case)})", "",
                      f"{case['reachable_bound']:.3f}", f"≥ {100 * FAMILY_SHARE:.0f} %",
                      ("yes" if share >= FAMILY_SHARE else "no")
-                     + f", {100 * share:.0f} %"])
+                     + f", {100 * share:.1f} %"])
     return rows
 
 

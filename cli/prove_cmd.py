@@ -80,7 +80,7 @@ def targets_from_args(args) -> tuple[str, list]:
     from twinnet.hdl.formal.suite import Target, lone_router
 
     if not _family_given(args):
-        from twinnet.model.sizes import RouterSizes
+        from twinnet.model.sizes import RouterSizes, check_microarchitecture
 
         given = {key: getattr(args, key) for key in _router_keys()
                  if getattr(args, key) is not None}
@@ -90,9 +90,9 @@ def targets_from_args(args) -> tuple[str, list]:
             each.name: each.kind.check(names[each.name], given[each.name])
             for each in RouterSizes.parameters() if each.name in given}}
         RouterSizes.check_buffer(checked, names, bubble=True)
-        RouterSizes.check_microarchitecture(
-            {"allocator": "round-robin", "iterations": 1, "pipeline": 3, "switch_inputs": None,
-             "hold": None, **checked}, names)
+        defaults = {each.name: each.default for each in RouterSizes.parameters()
+                    if not callable(each.default)}
+        check_microarchitecture({**defaults, **checked}, names)
         sizes = {key: checked[key] for key in given}
         from twinnet.hdl.flit import FlitFormat
         from twinnet.hdl.header_route import header_layout

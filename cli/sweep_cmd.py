@@ -6,7 +6,8 @@ generated and built once with the traffic harness (:mod:`twinnet.hdl.traffic`); 
 and drain phases (:mod:`twinnet.sim_tb.traffic_cocotb`), several at once on the local cores
 (``--jobs``) or on a Dask distributed cluster (``--scheduler ADDRESS``; the workers must see
 the build folder at the same path, e.g. on a shared file system). Every point checks that each
-packet arrived once, intact, in order per pair, at the right terminal.
+packet arrived once, intact, at the right terminal, in order per pair where the routing keeps
+it.
 
 Writes ``<out>/<network>-sweep.json`` and ``.csv`` (one row per point) and a plot (latency
 against offered and accepted load, the mean over the seeds with error bars of one standard

@@ -34,12 +34,12 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
     The model's channel-dependency check runs in a second process while this one builds the
     Verilog (on 3DT 8×8×8 each takes tens of seconds). ``traffic`` adds the traffic harness
     (:mod:`twinnet.hdl.traffic`) around the network, for the family's terminal digits (its
-    sinks let a pair's packets overtake each other under adaptive routing and sum packet
-    hashes instead); ``harness=False`` leaves out its Verilog top (``<name>_traffic.v``),
-    which only a Verilog simulation of the harness needs: the C++ program runs the same
-    harness over the sources, sinks and routers alone, and the top's conversion grows faster
-    than the terminals (144 PEs: 18 s of the generation). ``stalls`` builds the routers with
-    their stall counters
+    sinks let a pair's packets overtake each other where the family does not keep them in
+    order, :meth:`~twinnet.families.Family.in_order`, and sum packet hashes instead);
+    ``harness=False`` leaves out its Verilog top (``<name>_traffic.v``), which only a Verilog
+    simulation of the harness needs: the C++ program runs the same harness over the sources,
+    sinks and routers alone, and the top's conversion grows faster than the terminals (144
+    PEs: 18 s of the generation). ``stalls`` builds the routers with their stall counters
     (:mod:`twinnet.hdl.router.stalls`); ``link_counters`` adds the link counters
     (:mod:`twinnet.hdl.link_counter`, see :func:`generate`).
     ``components``, a dict, receives the converted components (see :func:`generate`)."""

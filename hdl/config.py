@@ -23,6 +23,7 @@ from twinnet.model.sizes import (  # noqa: F401
     NATIVE_SWITCH_INPUTS,
     PIPELINES,
     SWITCH_INPUTS,
+    check_microarchitecture,
     check_pipeline,
 )
 
@@ -139,18 +140,12 @@ class RouterConfig:
         check_pipeline("pipeline", self.pipeline)
         checks.check_choice("allocator", self.allocator, ALLOCATORS)
         checks.check_int("iterations", self.iterations, minimum=1, maximum=MAX_ITERATIONS)
-        if self.iterations > 1 and self.allocator != "islip":
-            raise ValueError(f"iterations {self.iterations}: more than one round of matching "
-                             f"needs allocator 'islip', not {self.allocator!r}")
-        for key, choices, native in (("switch_inputs", SWITCH_INPUTS, NATIVE_SWITCH_INPUTS),
-                                     ("hold", HOLDS, NATIVE_HOLD)):
-            value = getattr(self, key)
-            if value is None:
-                continue
-            checks.check_choice(key, value, choices)
-            if self.pipeline == 3 and value != native[3]:
-                raise ValueError(f"{key} {value!r}: the split router (pipeline 3) takes only "
-                                 f"{native[3]!r}")
+        for key, choices in (("switch_inputs", SWITCH_INPUTS), ("hold", HOLDS)):
+            if getattr(self, key) is not None:
+                checks.check_choice(key, getattr(self, key), choices)
+        keys = ("pipeline", "allocator", "iterations", "switch_inputs", "hold")
+        check_microarchitecture({key: getattr(self, key) for key in keys},
+                                {key: key for key in keys})
         if not isinstance(self.stall_counters, bool):
             raise TypeError(f"stall_counters must be True or False, not {self.stall_counters!r}")
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):

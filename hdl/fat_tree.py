@@ -111,7 +111,8 @@ def netlist(network: FatTreeNetworkConfig, *, stall_counters: bool = False) -> N
 
     def join(source, source_port, target, target_port, source_label, target_label):
         links.append(Link(len(links), source, local[source, source_port], target,
-                          local[target, target_port], source_label, target_label, 1))
+                          local[target, target_port], source_label, target_label,
+                          network.vcs))
 
     def holder(switch, port):
         if not network.is_twin:

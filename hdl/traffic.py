@@ -32,7 +32,8 @@ head ejected), keeps the largest and a histogram of the network latency by power
 i counts latencies of i significant bits). Exactly once, in order per pair: every packet's
 sequence number is the next of its pair, and ``received == injected``.
 
-Under adaptive routing (``ordered=False``) the sinks do not expect an order. Instead every
+Where a pair's packets may pass each other (``ordered=False``: adaptive routing, a fat tree
+with several VCs) the sinks do not expect an order. Instead every
 source adds a 32-bit hash of (source, destination, sequence number) of each packet it
 creates to ``sent_hash``, and every sink adds the hash of (source, its own terminal,
 sequence number) of each packet it receives to ``received_hash``: once the network has
@@ -147,8 +148,8 @@ class TrafficFormat:
             ``t = d0 + r0 * (d1 + r1 * (d2 + …))``.
         terminals: P.
         packet_length: flits per packet (at least 2: flit 1 carries the time stamps).
-        ordered: each pair's packets arrive in order (deterministic routing); False: they
-            may overtake each other and the sums of packet hashes are kept instead.
+        ordered: each pair's packets arrive in order (one path on one VC per hop); False:
+            they may overtake each other and the sums of packet hashes are kept instead.
     """
 
     def __init__(self, head_layout: data.StructLayout, digits, terminals: int,

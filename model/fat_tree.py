@@ -690,7 +690,8 @@ def router_hops(network: FatTreeNetworkConfig, source: int,
     ``(router label, output port label, VC)``: every switch-to-switch link and, in a twin
     switch whose input and output ports sit on different halves, the internal link (port
     ``out_port mod r``, the rule of :meth:`TwinSwitch.internal_port`). The last hop, down to
-    the destination terminal, is not a link between routers and is left out. One VC."""
+    the destination terminal, is not a link between routers and is left out. VC 0 (with
+    several VCs a packet may take any of them: :meth:`FatTreeFamily.path_error`)."""
     tree, hops = network.tree, []
     for hop in route(tree, source, destination):
         out_label = port_label(tree.k, hop.out_port)

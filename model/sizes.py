@@ -56,6 +56,23 @@ def check_pipeline(name: str, value) -> int:
     return checks.check_int(name, value, minimum=min(PIPELINES), maximum=max(PIPELINES))
 
 
+def check_microarchitecture(values: dict, names: dict) -> None:
+    """The knobs go together (``values`` of ``pipeline``, ``allocator``, ``iterations``,
+    ``switch_inputs``, ``hold``; raises ``ValueError`` naming ``names``): iterations only with
+    iSLIP; the split router takes one crossbar input per VC and holds outputs from head to
+    tail (None: the pipeline's own)."""
+    if values["iterations"] > 1 and values["allocator"] != "islip":
+        raise ValueError(f"{names['iterations']} {values['iterations']}: more than one round "
+                         f"of matching needs allocator islip, not {values['allocator']}")
+    if values["pipeline"] == 3:
+        for key, native in (("switch_inputs", NATIVE_SWITCH_INPUTS[3]),
+                            ("hold", NATIVE_HOLD[3])):
+            if values[key] not in (None, native):
+                raise ValueError(f"{names[key]} {values[key]}: the split router (pipeline 3) "
+                                 f"takes only {native}; the compact router (pipeline 2) takes "
+                                 "either")
+
+
 @dataclass(frozen=True)
 class RouterSizes(Configuration):
     """The routers' sizes every family's configuration shares (see the module docstring),
@@ -80,12 +97,14 @@ class RouterSizes(Configuration):
     allocator: str = parameter(
         "round-robin", Choice(ALLOCATORS),
         "allocation policy: round-robin (separable, the default) or islip (iSLIP: requests, "
-        "grants and accepts in --iterations rounds per cycle; adaptive packets ask for every "
-        "profitable output at once)")
+        "grants and accepts in --iterations rounds per cycle; in the split router adaptive "
+        "packets ask for every profitable output at once, in the compact router it is the "
+        "switch allocation)")
     iterations: int = parameter(
         1, Integer(1, MAX_ITERATIONS),
         f"rounds of iSLIP matching per cycle, 1 to {MAX_ITERATIONS} (default 1; more than one "
-        "needs --allocator islip)")
+        "needs --allocator islip, and adds matches only where an input asks for several "
+        "outputs: not with a crossbar input per VC in the compact router)")
     switch_inputs: str | None = parameter(
         None, Choice(SWITCH_INPUTS),
         "crossbar inputs: port (one per input port, its VCs take turns) or vc (one per input "
@@ -105,24 +124,7 @@ class RouterSizes(Configuration):
     @classmethod
     def rules(cls, values: dict, names: dict) -> None:
         cls.check_buffer(values, names, bubble=cls.bubble(values))
-        cls.check_microarchitecture(values, names)
-
-    @staticmethod
-    def check_microarchitecture(values: dict, names: dict) -> None:
-        """The knobs go together: iterations only with iSLIP; the split router takes one
-        crossbar input per VC and holds outputs from head to tail."""
-        if values["iterations"] > 1 and values["allocator"] != "islip":
-            raise ValueError(f"{names['iterations']} {values['iterations']}: more than one "
-                             f"round of matching needs allocator islip, not "
-                             f"{values['allocator']}")
-        pipeline = values["pipeline"]
-        if pipeline == 3:
-            for key, native in (("switch_inputs", NATIVE_SWITCH_INPUTS[3]),
-                                ("hold", NATIVE_HOLD[3])):
-                if values[key] not in (None, native):
-                    raise ValueError(f"{names[key]} {values[key]}: the split router (pipeline "
-                                     f"3) takes only {native}; the compact router (pipeline 2) "
-                                     f"takes either")
+        check_microarchitecture(values, names)
 
     @staticmethod
     def check_buffer(values: dict, names: dict, *, bubble: bool) -> None:

@@ -1,8 +1,9 @@
 """cocotb driver and monitor for router-to-router links (see :mod:`twinnet.hdl.flit`).
 
 Both sample and drive once per cycle on the falling clock edge: the router's link outputs
-(flits and credits) are registered, so at the falling edge they show this cycle's value, and
-what is written there is sampled at the next rising edge.
+are registered (flits) or combinational from registers (the split router's credits), so at
+the falling edge they show this cycle's value, and what is written there is sampled at the
+next rising edge.
 """
 
 import random

@@ -10,12 +10,13 @@ cost independent of how many signals a PE has.
   packets at every ejection port, with optional random back-pressure), the link monitor
   (records each packet's hops from the trace) and the deadlock watchdog;
 - :class:`NetworkScoreboard` checks each delivered packet against the reference model: delivered
-  exactly once, intact, at the right PE, in order per source–destination pair under
-  deterministic routing, and, when traced, every hop's (router, output port, VC) allowed by
-  the family's model relation (:meth:`twinnet.families.Family.path_error`: the model's
-  path under deterministic routing); a broadcast's copies each intact, and all of them, once
-  complete, against :meth:`twinnet.families.Family.broadcast_error` (one copy per router,
-  every link crossing the forwarding rule's).
+  exactly once, intact, at the right PE, in order per source–destination pair where the
+  family keeps it (:meth:`twinnet.families.Family.in_order`), and, when traced, every hop's
+  (router, output port, VC) allowed by the family's model relation
+  (:meth:`twinnet.families.Family.path_error`: the model's path under deterministic
+  routing); a broadcast's copies each intact, and all of them, once complete, against
+  :meth:`twinnet.families.Family.broadcast_error` (one copy per router, every link crossing
+  the forwarding rule's).
 
 Terminals (PEs) are numbers ``0 … P-1``, in the order of the top's PE buses.
 """

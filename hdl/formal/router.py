@@ -56,8 +56,9 @@ PROPERTIES = [
              "unchanged on the output its packet holds (or is drained, malformed)"),
     Property("credit_accounting", "each credit counter equals the buffer depth less L, the "
              "flits downstream or on the link, and the flits reserved but not yet sent; "
-             "each upstream credit count plus its buffer's level and the credits on their way "
-             "back equals the buffer depth", invariant=True),
+             "each upstream credit count plus its buffer's level and the credits waiting to be "
+             "returned equals the buffer depth (the split router's credit leaves in the cycle "
+             "of its read)", invariant=True),
     Property("router_state", "the router's registers are consistent with each other (framing, "
              "route queues, owners, arbiter priorities)", invariant=True),
 ]
@@ -225,7 +226,7 @@ class _Checks:
         the cycle of its read: while on the wire it is still counted by the buffer's level or
         its wait counter. A registered credit is counted on the wire.)"""
         config = self.config
-        registered = not self.router.stage.split
+        registered = not self.router.stage.split  # (for a compact router's proof)
         for p in config.link_ports:
             up, unit, link = self.upstream[p], self.seen.inputs[p], self.router.port_in(p)
             depth = config.ports[p].buffer_depth

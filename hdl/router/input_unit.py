@@ -235,7 +235,8 @@ class InputUnit(wiring.Component):
         m.d.sync += vc_port.valid.eq(valid_next)
 
     def _credit_waits(self) -> list:
-        """The split router: per VC, the credits waiting to go upstream."""
+        """A crossbar input per VC (the split router; the compact one with
+        ``switch_inputs="vc"``): per VC, the credits waiting to go upstream."""
         port = self._port
         return [Signal(range(port.buffer_depth + 1), name=f"credit_wait_{v}")
                 for v in range(port.vc_count)]

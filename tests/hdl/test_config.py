@@ -122,3 +122,30 @@ def test_head_layout_description():
     assert described["ports"][0]["credit_width"] == 2
     pe_out = {f["name"] for f in described["ports"][1]["out"]}
     assert pe_out == {"data", "first", "last"}
+
+
+@pytest.mark.parametrize("knobs, message", [
+    ({"iterations": 2}, r"iterations 2: more than one round of matching needs allocator islip, "
+                        r"not round-robin"),
+    ({"hold": "flit"}, r"hold flit: the split router \(pipeline 3\) takes only packet"),
+    ({"switch_inputs": "port"}, r"switch_inputs port: the split router \(pipeline 3\) takes "
+                                r"only vc"),
+    ({"allocator": "slip"}, r"allocator must be one of 'round-robin', 'islip', not 'slip'"),
+    ({"iterations": 5, "allocator": "islip"}, r"iterations must be an integer from 1 to 4, "
+                                              r"not 5"),
+    ({"pipeline": 2, "hold": "wormhole"}, r"hold must be one of 'flit', 'packet', not "
+                                          r"'wormhole'"),
+])
+def test_microarchitecture_knobs_that_do_not_go_together(knobs, message):
+    with pytest.raises(ValueError, match=message):
+        RouterConfig(32, 2, (PortConfig("pe", vc_count=1, buffer_depth=4),), **knobs)
+
+
+def test_microarchitecture_knobs_default_to_the_pipelines_own():
+    port = (PortConfig("pe", vc_count=1, buffer_depth=4),)
+    split, compact = RouterConfig(32, 2, port), RouterConfig(32, 2, port, pipeline=2)
+    assert (split.switch_inputs_per_vc, split.holds_outputs) == (True, True)
+    assert (compact.switch_inputs_per_vc, compact.holds_outputs) == (False, False)
+    both = RouterConfig(32, 2, port, pipeline=2, switch_inputs="vc", hold="packet")
+    assert (both.switch_inputs_per_vc, both.holds_outputs) == (True, True)
+    assert RouterConfig.from_dict(json.loads(json.dumps(both.to_dict()))) == both

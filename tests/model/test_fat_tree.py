@@ -294,3 +294,28 @@ def test_fat_tree_network_names_and_parameters_round_trip():
         assert "-" not in network.name  # a Verilog identifier
     assert FatTreeNetworkConfig.from_dict({"k": 4, "n": 2, "split": "down-alpha"}).name == \
         "fattree_k4_n2_down_alpha_r1"
+
+
+def test_several_vcs_keep_the_path_but_not_the_order():
+    """With several VCs a packet takes DESTRO's links on any VC: the family's path check
+    accepts any VC below the count and nothing else; a pair's packets may pass each other."""
+    from twinnet.families import family
+    from twinnet.model.fat_tree import FatTreeNetworkConfig
+
+    fat = family("fat-tree")
+    one = FatTreeNetworkConfig.from_dict({"k": 4, "n": 2})
+    three = FatTreeNetworkConfig.from_dict({"k": 4, "n": 2, "vcs": 3})
+    assert (fat.deterministic(one), fat.in_order(one)) == (True, True)
+    assert (fat.deterministic(three), fat.in_order(three)) == (True, False)
+    assert three.name == "fattree_k4_n2_optimal_r1_v3"
+    source, destination = 0, 15
+    path = fat.hops(three, source, destination)
+    assert len(path) >= 2
+    on_vcs = [(router, port, 2 - index % 3) for index, (router, port, _) in enumerate(path)]
+    assert fat.path_error(three, source, destination, on_vcs) is None
+    assert fat.path_error(one, source, destination, on_vcs) is not None  # one VC: VC 0 only
+    beyond = [(router, port, 3) for router, port, _ in path]
+    assert fat.path_error(three, source, destination, beyond) is not None
+    detour = [path[0], *path[2:]]
+    assert fat.path_error(three, source, destination, detour) is not None
+    assert fat.deadlock(three)["deadlock_free"]

@@ -3,7 +3,8 @@
 Every packet's hops are compared with the reference model's DESTRO path
 (:func:`twinnet.model.fat_tree.router_hops`: switch-to-switch links and, inside a twin switch,
 the internal link when the input and output ports sit on different halves); every packet is
-delivered exactly once, intact, in order per pair. Under the all-pairs pattern the internal-link
+delivered exactly once, intact, in order per pair (with several VCs: by packet-hash sums).
+Under the all-pairs pattern the internal-link
 crossings seen in the RTL's link trace must equal 001's figures, written out here from the
 formulas (not read from the model).
 """
@@ -31,9 +32,9 @@ CASES = {f"ft-{k}x{n}-{split}-r{r}": (k, n, split, r)
 CASES["ft-4x2-plain"] = (4, 2, "plain", None)  # no internal ports
 # The compact router (2 cycles per hop).
 CASES["ft-4x2-optimal-r1-compact"] = (4, 2, "optimal", 1)
-# Two VCs per link and internal port, taken freely.
-CASES["ft-4x2-optimal-r1-v2"] = (4, 2, "optimal", 1)
-VCS = {"ft-4x2-optimal-r1-v2": 2}
+# Three VCs per link and internal port, taken freely (a VC field of two bits).
+CASES["ft-4x2-optimal-r1-v3"] = (4, 2, "optimal", 1)
+VCS = {"ft-4x2-optimal-r1-v3": 3}
 
 #: The (case, simulator) runs of the default suite: every split, r and plain on Verilator, a
 #: down-alpha tree with r = 2 and the plain tree on Icarus, on the 8- and 16-terminal trees.
@@ -42,7 +43,7 @@ VCS = {"ft-4x2-optimal-r1-v2": 2}
 DEFAULT = {("ft-2x3-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
            ("ft-4x2-optimal-r1", "verilator"), ("ft-4x2-down-alpha-r1", "verilator"),
            ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator"),
-           ("ft-4x2-optimal-r1-compact", "verilator"), ("ft-4x2-optimal-r1-v2", "verilator")}
+           ("ft-4x2-optimal-r1-compact", "verilator"), ("ft-4x2-optimal-r1-v3", "verilator")}
 
 
 def config(name: str):
@@ -87,7 +88,8 @@ def test_every_hop_is_destro(name, simulator):
         "all_pairs": {}})
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
-    assert sorted(map(int, uniform["hops_by_vc"])) == list(range(vcs)), uniform["hops_by_vc"]
+    used = sorted(map(int, uniform["hops_by_vc"]))
+    assert set(used) <= set(range(vcs)) and (vcs == 1) == (used == [0]), uniform["hops_by_vc"]
     assert results["malformed_dropped"]["drop_count"] == 40
     k, n, split, _ = CASES[name]
     pairs = results["all_pairs"]
