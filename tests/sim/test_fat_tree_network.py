@@ -15,7 +15,7 @@ from itertools import product
 import pytest
 from link_counts import assert_traced_link_packets
 from tiers import default_only
-from variants import BUILD, pipeline_of, uniform_packets
+from variants import BUILD, UNIFORM_RATE, pipeline_of, uniform_packets
 
 from twinnet.families import family
 from twinnet.model.fat_tree import FatTreeNetworkConfig
@@ -80,14 +80,16 @@ def expected_crossings(k: int, n: int, split: str, stage: int) -> int:
                          indirect=["simulator"])
 def test_every_hop_is_destro(name, simulator):
     vcs = VCS.get(name, 1)
-    # Several VCs: a load at which packets meet, so that VCs past the lowest carry hops too.
-    rate = 0.03 if vcs == 1 else 0.3
+    # Several VCs: a load at which packets meet, so that VCs past the lowest carry hops too
+    # (fewer packets: they come faster).
+    rate, packets = ((UNIFORM_RATE, uniform_packets(simulator)) if vcs == 1
+                     else (0.3, uniform_packets(simulator) // 3))
     results, manifest = simulate(name, simulator, {
-        "uniform_traffic": {"packets": uniform_packets(simulator), "rate": rate},
+        "uniform_traffic": {"packets": packets, "rate": rate},
         "malformed_dropped": {"packets": 400, "malformed": 40},
         "all_pairs": {}})
     uniform = results["uniform_traffic"]
-    assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
+    assert uniform["packets"] == packets and uniform["hops_checked"]
     used = sorted(map(int, uniform["hops_by_vc"]))
     assert set(used) <= set(range(vcs)) and (vcs == 1) == (used == [0]), uniform["hops_by_vc"]
     assert results["malformed_dropped"]["drop_count"] == 40

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from tiers import default_only, marked
-from variants import BUILD, PIPELINE, uniform_packets
+from variants import BUILD, PIPELINE, UNIFORM_RATE, uniform_packets
 
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
@@ -79,7 +79,7 @@ REUSED = ("ndt3-k3-D-bubble", "verilator")
 def cocotb_tests_for(name: str, simulator: str, slow_tier: bool) -> dict:
     """The cocotb tests a case runs, with their settings (longer ones in the slow tier)."""
     config = NETWORKS[name]
-    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03}}
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": UNIFORM_RATE}}
     if any(k & (k - 1) for k in config.topology.radices) or config.topology.card_count == 1:
         # A digit can be out of range, or (plain torus) the PE bit.
         tests["malformed_dropped"] = {"packets": 400, "malformed": 40}

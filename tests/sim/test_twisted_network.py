@@ -14,7 +14,7 @@ import pytest
 from link_counts import assert_link_packets, assert_traced_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
-from variants import BUILD, PIPELINE, pipeline_of, uniform_packets
+from variants import BUILD, PIPELINE, UNIFORM_RATE, pipeline_of, uniform_packets
 
 from twinnet.families import family
 from twinnet.model.traffic import PATTERNS
@@ -48,7 +48,7 @@ def network_of(name: str):
                          indirect=["simulator"])
 def test_every_hop_follows_the_model(name, simulator):
     network = network_of(name)
-    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": 0.03},
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": UNIFORM_RATE},
              "all_pairs": {}}
     if any((1 << w) > d for w, d in zip(network.digit_widths, network.topology.radices)):
         tests["malformed_dropped"] = {"packets": 300, "malformed": 30}

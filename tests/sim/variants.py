@@ -20,6 +20,12 @@ BUILD = Path(__file__).resolve().parents[2] / "build" / (
     "sim" if PIPELINE == 3 else f"sim-p{PIPELINE}")
 
 
+#: Packets per PE per cycle of the every-hop tests' uniform traffic under deterministic
+#: routing: 0.2 flits per PE and cycle with 4-flit packets, below every tested network's
+#: saturation, so that packets meet without queueing for long.
+UNIFORM_RATE = 0.05
+
+
 def uniform_packets(simulator: str) -> int:
     """The uniform packets of a network's every-hop test: 1,000 on Verilator, 500 on Icarus
     (which runs the same networks' hops about ten times slower). Every pair's path is checked
