@@ -1,6 +1,6 @@
 """Round-robin arbiter."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model import checks
@@ -58,10 +58,7 @@ class RoundRobinArbiter(CheckedComponent):
         n = self.count
         # Lowest set bit as a prefix OR in LUTs (see :func:`twinnet.hdl.onehot.lowest`).
         above = Signal(n)
-        masked = self.requests & above
-        first_masked, first_any = onehot.lowest(masked, n), onehot.lowest(self.requests, n)
-        m.d.comb += self.grant.eq(Mux(masked.any(), first_masked, first_any))
+        m.d.comb += self.grant.eq(onehot.first_after(self.requests, above, n))
         with m.If(self.advance & self.requests.any()):
-            # Bit i is above the new grant when the grant is at some j < i.
-            m.d.sync += above.eq(Cat(self.grant[:i].any() for i in range(n)))
+            m.d.sync += above.eq(onehot.after(self.grant, n))
         return above

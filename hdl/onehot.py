@@ -12,6 +12,20 @@ def lowest(value, width: int):
     return Cat(value[i] & ~value[:i].any() if i else value[0] for i in range(width))
 
 
+def first_after(requests, above, width: int):
+    """One-hot of the requester of ``requests`` that comes first from a round-robin pointer:
+    the lowest one of ``above`` (bit i: requester i is strictly after the last one served)
+    if any, else the lowest of all."""
+    masked = requests & above
+    return Mux(masked.any(), lowest(masked, width), lowest(requests, width))
+
+
+def after(onehot, width: int):
+    """The round-robin pointer that puts the requesters strictly after the one-hot
+    ``onehot`` first (the ``above`` of :func:`first_after`)."""
+    return Cat(onehot[:i].any() for i in range(width))
+
+
 def encode(onehot, width: int):
     """Index of the set bit of a one-hot ``onehot`` (zero when none)."""
     bits = index_width(width)

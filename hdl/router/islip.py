@@ -1,29 +1,23 @@
 """iSLIP: a matching of inputs to outputs in rounds of request, grant and accept."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model import checks
 from twinnet.model.sizes import MAX_ITERATIONS
 
+from .. import onehot
 from ..checked import CheckedComponent
-from ..onehot import lowest
 
 
 def first_after(m, requests, above, count: int, name: str):
-    """The requester of ``requests`` that comes first from the round-robin pointer ``above``
-    (bit i: requester i is strictly after the last one served, so it goes first), one-hot."""
+    """:func:`twinnet.hdl.onehot.first_after` as a signal named ``name`` (``requests`` itself
+    with one requester)."""
     if count == 1:
         return requests
-    masked = requests & above
     first = Signal(count, name=name)
-    m.d.comb += first.eq(Mux(masked.any(), lowest(masked, count), lowest(requests, count)))
+    m.d.comb += first.eq(onehot.first_after(requests, above, count))
     return first
-
-
-def after(grant, count: int):
-    """The pointer that puts the requesters strictly after the one-hot ``grant`` first."""
-    return Cat(grant[:i].any() for i in range(count))
 
 
 class IslipAllocator(CheckedComponent):
@@ -88,10 +82,10 @@ class IslipAllocator(CheckedComponent):
             if r == 0:
                 for o in range(outputs):
                     with m.If(match[o].any()):
-                        m.d.sync += grant_above[o].eq(after(match[o], inputs))
+                        m.d.sync += grant_above[o].eq(onehot.after(match[o], inputs))
                 for i in range(inputs):
                     with m.If(accepted[i].any()):
-                        m.d.sync += accept_above[i].eq(after(accepted[i], outputs))
+                        m.d.sync += accept_above[i].eq(onehot.after(accepted[i], outputs))
             matched = [each | new for each, new in zip(matched, match)]
             if r + 1 < self.iterations:
                 next_in = Signal(inputs, name=f"free_in_{r + 1}")
