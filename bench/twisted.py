@@ -5,8 +5,8 @@ the distances of rectangular tori: 8×4 at t_YX = 4 has diameter 4 instead of 6 
 distance 2.625 instead of 3.0 (self included); with 12 rows and d_x = 12…48, t_YX = d_x/2
 gives the smallest diameter. Here each torus is generated twice, untwisted and twisted, with
 the twisted family's minimal dimension-order routing (the record of
-:func:`twinnet.model.twist.routing_record`), the one-VC bubble escape (or the dateline),
-4-flit packets and four packets of buffer per VC, on the router ``--pipeline`` names (the
+:func:`twinnet.model.twist.routing_record`), the one-VC bubble escape (or the dateline; or
+``--vcs`` copies of either per link), 4-flit packets and four packets of buffer per VC, on the router ``--pipeline`` names (the
 default: split), and swept under uniform traffic on Verilator (the C++ program of
 :mod:`twinnet.sim_tb.traffic_program`) over ``--seeds``, every packet checked end to end, with
 the routers' stall counters (:mod:`twinnet.hdl.router.stalls`) read at every point.
@@ -29,7 +29,7 @@ Writes ``bench/results/twisted.json`` and ``twisted.png`` (with ``--pipeline 2``
 ``twisted_compact.*``). Usage::
 
     .venv/bin/python bench/twisted.py [--cases 8x4,16x8,12x12,24x12,36x12,48x12] [--jobs 2]
-        [--seeds 1,2,3] [--pipeline 3]
+        [--seeds 1,2,3] [--pipeline 3] [--vcs 1]
 """
 
 import argparse
@@ -57,11 +57,11 @@ CASES = ("8x4", "16x8", "12x12", "24x12", "36x12", "48x12")
 
 
 def network_of(radices, twist: int, escape: str = "bubble", buffer_depth: int = 16,
-               pipeline: int = DEFAULT_PIPELINE):
+               pipeline: int = DEFAULT_PIPELINE, vcs: int | None = None):
     return TwistedNetworkConfig.from_dict({"radices": list(radices),
-                                      "twists": {"YX": twist} if twist else {},
-                                      "escape": escape, "buffer_depth": buffer_depth,
-                                      "pipeline": pipeline})
+                                           "twists": {"YX": twist} if twist else {},
+                                           "escape": escape, "buffer_depth": buffer_depth,
+                                           "pipeline": pipeline, "vcs": vcs})
 
 
 def average_distance(network) -> Fraction:
@@ -109,6 +109,9 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES),
                         help="tori as DXxDY; each runs untwisted and with t_YX = DX/2")
     parser.add_argument("--escape", choices=("bubble", "dateline"), default="bubble")
+    parser.add_argument("--vcs", type=int, default=None,
+                        help="VCs per link, each a copy of the escape (default: the escape's "
+                             "own, 1 or 2)")
     parser.add_argument("--buffer-depth", type=int, default=16,
                         help="flits per VC per input port (default four packets)")
     parser.add_argument("--pipeline", type=int, choices=PIPELINES, default=DEFAULT_PIPELINE,
@@ -127,7 +130,7 @@ def main() -> None:
         args.out = RESULTS / f"twisted{suffix}.json"
     cases = {case: tuple(int(d) for d in case.split("x")) for case in args.cases.split(",")}
     nets = {(case, twist): network_of(radices, twist, args.escape, args.buffer_depth,
-                                      args.pipeline)
+                                      args.pipeline, args.vcs)
             for case, radices in cases.items() for twist in (0, radices[0] // 2)}
     bounds = {key: channel_load_bound(net) for key, net in nets.items()}
     print("model bounds: " + ", ".join(f"{net.name} {bounds[key]:.3f}"
@@ -161,7 +164,8 @@ def main() -> None:
     result = {"simulator": "verilator", "escape": args.escape, "pipeline": args.pipeline,
               "seeds": seeds, "provenance": provenance(),
               "packet_length": nets[next(iter(nets))].packet_length,
-              "buffer_depth": args.buffer_depth, "warmup": args.warmup,
+              "buffer_depth": args.buffer_depth, "vcs": nets[next(iter(nets))].vc_count,
+              "warmup": args.warmup,
               "measure": args.measure, "load_fractions_of_untwisted_bound": LOAD_FRACTIONS,
               "runs": {runs[key]["network"]: runs[key] for key in runs}, "pairs": pairs}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,26 @@ class TwistedFamily(Family):
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         return twisted_network.router_hops(config, source, destination)
 
+    def in_order(self, config) -> bool:
+        return config.in_order
+
+    def path_error(self, config, source: int, destination: int,
+                   hops: list[tuple[str, str, int]]) -> str | None:
+        """The dimension-order path's links exactly; with more VCs than the escape's own, on
+        any VC set, kept within each dimension (:mod:`twinnet.model.twisted_network`)."""
+        expected = self.hops(config, source, destination)
+        if config.in_order:
+            return None if hops == expected else f"model says {expected}"
+        own = config.escape_vc_count
+        same = len(hops) == len(expected) and all(
+            hop[:2] == want[:2] and 0 <= hop[2] < config.vc_count and hop[2] % own == want[2]
+            for hop, want in zip(hops, expected))
+        # A new dimension starts on any set; going straight on keeps it.
+        same = same and all(hop[2] // own == before[2] // own
+                            for before, hop in zip(hops, hops[1:]) if hop[1] == before[1])
+        return None if same else (f"model says {expected} with VC v + {own} c of any set c "
+                                  f"below {config.vc_count // own}, one set per dimension")
+
     def terminal_digits(self, config) -> list[tuple[str, int]]:
         return [(f"route.o{dim}", d) for dim, d in enumerate(config.topology.radices)]
 

@@ -179,4 +179,4 @@ class TwistedRouteCompute(RouteCompute):
             wrapped = here[dim] == (0 if sign > 0 else radices[dim] - 1)
         m.d.comb += self.malformed.eq(bad)
         drive_escape(m, self, network.escape, to_link=~arrived, straight=straight,
-                     wrapped=wrapped)
+                     wrapped=wrapped, vc_count=network.vc_count)

@@ -35,6 +35,23 @@ class ChannelDependencyGraph:
             graph.add_path(path)
         return graph
 
+    def copies(self, count: int, keeps) -> "ChannelDependencyGraph":
+        """This graph over ``count`` copies of every channel, ``(channel, copy)``: a dependency
+        for which ``keeps(held, requested)`` holds stays within each copy, any other joins
+        every copy to every copy (a packet may change copies there)."""
+        graph = ChannelDependencyGraph()
+        for held, targets in self.edges.items():
+            for copy in range(count):
+                graph.edges.setdefault((held, copy), set())
+            for requested in targets:
+                for copy in range(count):
+                    if keeps(held, requested):
+                        graph.add_edge((held, copy), (requested, copy))
+                    else:
+                        for other in range(count):
+                            graph.add_edge((held, copy), (requested, other))
+        return graph
+
     @property
     def channel_count(self) -> int:
         return len(self.edges)

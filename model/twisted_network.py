@@ -20,6 +20,15 @@ never comes back to one it left, so:
   at most one peripheral link, so no VC-1 channel waits on a peripheral crossing;
 - ``none``: one VC, no bubble: the cycles deadlock (kept to show it).
 
+More VCs per link (``vcs``): with the bubble, every VC of a link is a set of cycles of its
+own: a packet keeps its VC while it goes straight on and enters a cycle (injected, or turning)
+on any VC with room for two whole packets, so no cycle of any VC fills; with the dateline the
+VCs come in pairs ``2c, 2c + 1``, each pair the scheme above: a packet keeps its pair within a
+dimension and starts each new one on VC ``2c`` of any pair. Entering a cycle is the only move
+between VCs, and it goes to a later dimension, so the argument above holds VC by VC. A pair's
+packets may then take different VCs and pass each other: with more VCs than the scheme's own
+each pair keeps its path (its links), not its order.
+
 One PE per router: terminal ``t`` is node index ``t`` (X fastest).
 """
 
@@ -28,7 +37,8 @@ import re
 from dataclasses import dataclass
 
 from .deadlock import ChannelDependencyGraph
-from .schema import Choice, Integers, Text, parameter
+from . import checks
+from .schema import Choice, Integer, Integers, Text, parameter
 from .sizes import RouterSizes
 from .torus import dimension_name
 from .twist import TwistedTorusConfig, parse_dimension_pair, routing_path, theorem_violations
@@ -40,6 +50,8 @@ ESCAPES = ("bubble", "dateline", "none")
 MAX_NODES = 1024
 #: Largest radix of a dimension.
 MAX_RADIX = 64
+#: Most VCs per link.
+MAX_VCS = 8
 Hop = tuple[tuple[int, ...], int, int]  # (node, dimension, sign)
 
 
@@ -96,6 +108,12 @@ class TwistedNetworkConfig(RouterSizes):
         "bubble", Choice(ESCAPES),
         "deadlock avoidance: bubble (one VC, room for two packets to enter a cycle; the "
         "default), dateline (two VCs) or none (one VC: can deadlock)")
+    vcs: int | None = parameter(
+        None, Integer(None, None),  # the range depends on the escape: checked by the rules
+        f"VCs per link, at most {MAX_VCS}: with the bubble any number, each VC its own set of "
+        "cycles (a packet keeps its VC within a dimension and enters a cycle on any VC with "
+        "room); with the dateline an even number, in pairs; none takes 1 (default: the "
+        "escape's own, 1 or 2)")
 
     @classmethod
     def bubble(cls, values: dict) -> bool:
@@ -116,6 +134,16 @@ class TwistedNetworkConfig(RouterSizes):
         # Canonical: sorted, zero twists dropped (the same torus, the same configuration).
         values["twists"] = tuple((dimension_name(j) + dimension_name(k), t)
                                  for j, k, t in topology.twists)
+        vcs, escape = values["vcs"], values["escape"]
+        if vcs is not None:
+            least = escape_vc_count(escape)
+            checks.check_int(names["vcs"], vcs, minimum=least, maximum=MAX_VCS)
+            if escape == "none" and vcs != 1:
+                raise ValueError(f"{names['vcs']} {vcs}: escape none uses exactly 1 VC per "
+                                 "link; the bubble and the dateline take more")
+            if vcs % least:
+                raise ValueError(f"{names['vcs']} {vcs}: the dateline takes VCs in pairs, so "
+                                 f"an even number from 2 to {MAX_VCS}")
         violations = theorem_violations(topology)
         if violations:
             i, j, k = violations[0]
@@ -132,8 +160,19 @@ class TwistedNetworkConfig(RouterSizes):
         return TwistedTorusConfig(self.radices, dict(self.twists))
 
     @property
+    def escape_vc_count(self) -> int:
+        """The VCs of one copy of the escape scheme: two with the dateline, else one."""
+        return escape_vc_count(self.escape)
+
+    @property
     def vc_count(self) -> int:
-        return 2 if self.escape == "dateline" else 1
+        """VCs per link: ``vcs``, else the escape's own."""
+        return self.vcs if self.vcs is not None else self.escape_vc_count
+
+    @property
+    def in_order(self) -> bool:
+        """Each pair's packets arrive in order: one VC set per link, the escape's own."""
+        return self.vc_count == self.escape_vc_count
 
     @property
     def digit_widths(self) -> tuple[int, ...]:
@@ -157,13 +196,15 @@ class TwistedNetworkConfig(RouterSizes):
 
     @property
     def name(self) -> str:
-        """``twisted_8x4_tyx4_bubble`` (``_t0`` untwisted), plus ``_w``/``_l``/``_d`` for
-        non-default sizes as for a twin torus."""
+        """``twisted_8x4_tyx4_bubble`` (``_t0`` untwisted), plus ``_v`` and the VCs per link
+        when not the escape's own and ``_w``/``_l``/``_d`` for non-default sizes as for a twin
+        torus."""
         topology = self.topology
         twists = "_".join(f"t{dimension_name(j)}{dimension_name(k)}{t}".lower().replace("-", "m")
                           for j, k, t in topology.twists) or "t0"
+        vcs = f"_v{self.vc_count}" if self.vc_count != self.escape_vc_count else ""
         return (f"twisted_{'x'.join(map(str, topology.radices))}_{twists}_{self.escape}"
-                f"{self.size_suffix}")
+                f"{vcs}{self.size_suffix}")
 
     def node_of(self, terminal: int) -> tuple[int, ...]:
         node, result = terminal, []
@@ -171,6 +212,11 @@ class TwistedNetworkConfig(RouterSizes):
             result.append(node % d)
             node //= d
         return tuple(result)
+
+
+def escape_vc_count(escape: str) -> int:
+    """VCs of the escape scheme per link: two with the dateline, else one."""
+    return 2 if escape == "dateline" else 1
 
 
 def parse_twists(text: str, n: int) -> dict[str, int]:
@@ -264,9 +310,18 @@ def router_hops(network: TwistedNetworkConfig, source: int,
 
 def dependency_graph(network: TwistedNetworkConfig) -> ChannelDependencyGraph:
     """The dependencies of every pair's path under the escape scheme (with the bubble, of the
-    cycles entered)."""
+    cycles entered), over every VC set of a link (module docstring): a dependency within a
+    dimension keeps its set, one into a new dimension may reach any."""
     topology = network.topology
     nodes = list(topology.nodes())
-    return ChannelDependencyGraph.from_paths(
+    graph = ChannelDependencyGraph.from_paths(
         scheme_channels(network, routing_path(topology, a, b))
         for a in nodes for b in nodes if a != b)
+    sets = network.vc_count // network.escape_vc_count
+    if sets == 1:
+        return graph
+    # Every channel names its dimension and direction: (dim, sign, cycle) with the bubble,
+    # (node, dim, sign, vc) with the dateline.
+    move = (lambda channel: channel[:2]) if network.escape == "bubble" else (
+        lambda channel: channel[1:3])
+    return graph.copies(sets, lambda held, requested: move(held) == move(requested))

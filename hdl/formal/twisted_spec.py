@@ -35,6 +35,10 @@ dimension's peripheral link, the dateline) when it stands at coordinate 0 travel
   VC 0; no bubble;
 - ``none``: VC 0, no bubble.
 
+With more VCs per link than the scheme's own, every VC (with the dateline, every pair ``2c,
+2c + 1``) is a copy of it: straight on, the packet's own copy (its VC; the pair's VC 1 by the
+rule above); entering a ring, the first VC of every copy.
+
 Ejection: the PE port, VC 0, no bubble. Malformed: a destination coordinate ``>= d``.
 """
 
@@ -177,11 +181,18 @@ def twisted_spec(m, rc, in_port: int) -> ExpectedRoute:
         sign = -sign
         straight = first[dim] & ((record[dim] > 0) if sign > 0 else (record[dim] < 0))
         wrapped = here[dim] == (0 if sign > 0 else radices[dim] - 1)
-    mask, bubble = Const(1, rc.config.max_vc_count), Const(0, 1)
+    width, count = rc.config.max_vc_count, network.vc_count
+    own = 2 if network.escape == "dateline" else 1
+    mask, bubble = Const(1, width), Const(0, 1)
+    # Entering a ring (a turn, an injection): the first VC of any copy of the scheme.
+    entry = Const(sum(1 << (own * c) for c in range(count // own)), width)
     if network.escape == "bubble":
         bubble = to_link & ~straight
+        kept = Const(1, width) << rc.in_vc
+        mask = Mux(to_link, Mux(straight, kept, entry), mask)
     elif network.escape == "dateline":
-        on_one = to_link & straight & ((rc.in_vc == 1) | wrapped)
-        mask = Mux(on_one, Const(0b10, rc.config.max_vc_count), mask)
+        level = (rc.in_vc % 2 == 1) | wrapped
+        kept = Const(1, width) << (rc.in_vc // 2 * 2 + level)
+        mask = Mux(to_link, Mux(straight, kept, entry), mask)
     return ExpectedRoute(port, mask, bubble, malformed, assumptions)
 

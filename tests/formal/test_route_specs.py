@@ -9,7 +9,7 @@ tier (``pytest --slow``). KT8 with Knaive is proven in ``test_proofs.py``.
 """
 
 import pytest
-from amaranth.hdl import Const
+from amaranth.hdl import Const, Mux
 from tiers import marked
 
 from twinnet.hdl import king
@@ -42,10 +42,12 @@ def _config(ports, vc_count: int) -> RouterConfig:
                                     for pe in pes))
 
 
-def twisted_computes(radices, twists: str, escape: str, cls=TwistedRouteCompute) -> list:
-    """One route compute of class ``cls`` per input port of the twisted torus's router."""
+def twisted_computes(radices, twists: str, escape: str, cls=TwistedRouteCompute,
+                     vcs: int | None = None) -> list:
+    """One route compute of class ``cls`` per input port of the twisted torus's router (with
+    ``vcs`` VCs per link: default, the escape's own)."""
     network = TwistedNetworkConfig.from_dict({"radices": radices, "twists": twists,
-                                         "escape": escape, "packet_length": 2})
+                                              "escape": escape, "packet_length": 2, "vcs": vcs})
     ports = (*network.ports, PE)
     config = _config(ports, network.vc_count)
     return [cls(config, p, network=network, ports=ports) for p in range(len(ports))]
@@ -83,6 +85,20 @@ TWISTED = [([8, 4], "YX=4", "bubble"), ([4, 4, 2], "ZX=2", "dateline"),
 def test_twisted_route_compute_equals_its_specification(tmp_path, radices, twists, escape):
     computes = twisted_computes(radices, twists, escape)
     assert spec_for(computes[0]) is twisted_spec.twisted_spec
+    assert prove(computes, tmp_path) == {"route_compute_matches_spec": "proven"}
+
+
+#: Several copies of the escape scheme per link (each VC, each dateline pair, a copy).
+TWISTED_VCS = [([8, 4], "YX=4", "bubble", 3), ([8, 4], "YX=4", "dateline", 4),
+               ([4, 4, 2], "ZX=2", "bubble", 8), ([16, 8], "YX=8", "dateline", 6)]
+
+
+@needs_prover
+@pytest.mark.parametrize("radices, twists, escape, vcs", marked(TWISTED_VCS, TWISTED_VCS[2:]),
+                         ids=["x".join(map(str, r)) + f"-{t}-{e}-v{v}" for r, t, e, v in TWISTED_VCS])
+def test_twisted_route_compute_with_several_vcs_equals_its_specification(
+        tmp_path, radices, twists, escape, vcs):
+    computes = twisted_computes(radices, twists, escape, vcs=vcs)
     assert prove(computes, tmp_path) == {"route_compute_matches_spec": "proven"}
 
 
@@ -143,6 +159,17 @@ class DatelineIgnored(TwistedRouteCompute):
         return m
 
 
+class VcKeptOnTurns(TwistedRouteCompute):
+    """Keeps the VC a packet arrived on for every link move (injected packets on VC 0): a
+    packet never changes copies of the escape."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        pe = self.ports.index(PE)
+        m.d.comb += self.vc_mask.eq(Mux(self.out_port == pe, 1, Const(1, 8) << self.in_vc))
+        return m
+
+
 class KingDatelineIgnored(KingRouteCompute):
     """Keeps every packet on VC 0."""
 
@@ -172,6 +199,8 @@ class FirstImageAlways(KingRouteCompute):
      "route_compute_matches_spec"),
     (lambda: twisted_computes([8, 4], "YX=4", "dateline", DatelineIgnored),
      "route_compute_matches_spec"),
+    (lambda: twisted_computes([8, 4], "YX=4", "bubble", VcKeptOnTurns, vcs=2),
+     "route_compute_matches_spec"),
     (lambda: king_computes({"kind": "KT", "side": 4, "escape": "dateline"}, KingDatelineIgnored),
      "route_compute_matches_spec"),
     (lambda: king_computes({"kind": "KM", "side": 4, "routing": "2s", "vcs": 2},
@@ -179,7 +208,8 @@ class FirstImageAlways(KingRouteCompute):
      "route_grades_match_spec"),
     (lambda: king_computes({"kind": "DT", "side": 4, "ties": "lfsr"}, FirstImageAlways),
      "route_compute_within_spec"),
-], ids=["twisted-bubble-on-every-move", "twisted-dateline-ignored", "kt4-dateline-ignored",
+], ids=["twisted-bubble-on-every-move", "twisted-dateline-ignored",
+        "twisted-v2-vc-kept-on-turns", "kt4-dateline-ignored",
         "km4-2s-corner-knaive-axes-swapped", "dt4-lfsr-first-image-always"])
 def test_a_route_compute_with_a_bug_fails_its_specification(tmp_path, computes, failing):
     assert prove(computes(), tmp_path)[failing] == "failed"

@@ -526,6 +526,11 @@ COMBINATIONS = [
           ("king --broadcast --vcs 1", (flag("--vcs"), "1", "exactly 2"),
            "vcs-without-the-broadcast-vc"),
           ("fat-tree --vcs 9", (flag("--vcs"), "9", "8"), "fat-tree-vcs-above-8"),
+          ("twisted --vcs 9", (flag("--vcs"), "9", "8"), "twisted-vcs-above-8"),
+          ("twisted --escape dateline --vcs 3", (flag("--vcs"), "3", "pairs"),
+           "twisted-dateline-vcs-odd"),
+          ("twisted --escape none --vcs 2", (flag("--vcs"), "2", "exactly 1"),
+           "twisted-vcs-without-escape"),
       ]],
     # --radix gives the size; --n/--k give it too.
     *[_combination(c, "--radix 4,4,4 --n 3", flag("--radix"), flag("--n"), label="radix+n")

@@ -92,6 +92,39 @@ def test_every_router_destination_and_input(radices, twists, escape):
         assert wrong == [], wrong[:5]
 
 
+def expected_with_copies(network, in_label: str, here, there, vc: int):
+    """:func:`expected` with several copies of the escape per link: straight on, the copy the
+    packet is on; entering a ring (a turn, an injection), the first VC of every copy."""
+    port, mask, bubble, malformed = expected(
+        network, in_label, here, there, vc % network.escape_vc_count)
+    own = network.escape_vc_count
+    if port == len(network.ports):  # ejection
+        return port, mask, bubble, malformed
+    straight = in_label != PE and (*network.ports, PE)[port] == opposite(in_label)
+    if straight:
+        return port, mask << (vc - vc % own), bubble, malformed
+    return port, sum(1 << v for v in range(0, network.vc_count, own)), bubble, malformed
+
+
+@pytest.mark.parametrize("radices, twists, escape, vcs", [
+    ("8,4", "YX=4", "bubble", 3), ("6,3", "YX=3", "dateline", 4), ("4,3,2", "YX=2", "bubble", 8),
+    ("5,4", "XY=3", "dateline", 8)])
+def test_several_vcs_per_link(radices, twists, escape, vcs):
+    network = TwistedNetworkConfig.from_dict({"radices": [int(x) for x in radices.split(",")],
+                                              "twists": twists, "escape": escape, "vcs": vcs})
+    topology = network.topology
+    nodes = list(topology.nodes())
+    pairs = random.Random(radices + twists).sample(
+        [(here, there) for here in nodes for there in nodes], 60)
+    for in_port, in_label in enumerate((*network.ports, PE)):
+        cases = [(here, there, vc) for here, there in pairs
+                 for vc in (range(vcs) if in_label != PE else (0,))]
+        got = run(route_compute(network, in_port), topology.n, cases)
+        want = [expected_with_copies(network, in_label, *case) for case in cases]
+        wrong = [(in_label, c, g, w) for c, g, w in zip(cases, got, want) if g != w]
+        assert wrong == [], wrong[:5]
+
+
 def test_out_of_range_coordinates_are_malformed():
     network = TwistedNetworkConfig.from_dict({"radices": [6, 3], "twists": "YX=3"})
     dut = route_compute(network, len(network.ports))

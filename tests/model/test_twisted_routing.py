@@ -63,3 +63,48 @@ def test_parse_twists_and_errors():
         TwistedNetworkConfig.from_dict({"radices": [4]})
     with pytest.raises(ValueError, match="at most 1024"):
         TwistedNetworkConfig.from_dict({"radices": [32, 32, 2]})
+
+
+@pytest.mark.parametrize("radices, twists", INSTANCES[:3] + INSTANCES[-2:])
+def test_several_vcs_per_link_stay_acyclic(radices, twists):
+    for escape, vcs in (("bubble", 3), ("dateline", 4)):
+        network = TwistedNetworkConfig.from_dict({"radices": list(radices), "twists": twists,
+                                                  "escape": escape, "vcs": vcs})
+        single = TwistedNetworkConfig.from_dict({"radices": list(radices), "twists": twists,
+                                                 "escape": escape})
+        graph, one = dependency_graph(network), dependency_graph(single)
+        assert graph.find_cycle() is None, escape
+        # Every channel of the scheme, once per copy.
+        assert graph.channel_count == one.channel_count * vcs // single.vc_count
+
+
+def test_copies_of_a_dependency_graph():
+    from twinnet.model.deadlock import ChannelDependencyGraph
+
+    graph = ChannelDependencyGraph.from_paths([("a", "b", "c")])
+    # a -> b stays within its copy, b -> c may change copies.
+    copied = graph.copies(2, lambda held, requested: (held, requested) == ("a", "b"))
+    assert copied.edges == {("a", 0): {("b", 0)}, ("a", 1): {("b", 1)},
+                            ("b", 0): {("c", 0), ("c", 1)}, ("b", 1): {("c", 0), ("c", 1)},
+                            ("c", 0): set(), ("c", 1): set()}
+    cyclic = ChannelDependencyGraph.from_paths([("a", "b", "a")])
+    assert cyclic.copies(3, lambda *_: True).find_cycle() is not None
+
+
+def test_vcs_per_link():
+    def config(**values):
+        return TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4", **values})
+
+    assert config().vc_count == 1 and config(escape="dateline").vc_count == 2
+    assert config().in_order and config(vcs=1).name == config().name
+    assert config(vcs=3).vc_count == 3 and not config(vcs=3).in_order
+    assert config(vcs=3).name == "twisted_8x4_tyx4_bubble_v3"
+    assert config(escape="dateline", vcs=6).name == "twisted_8x4_tyx4_dateline_v6"
+    for values, message in [({"vcs": 0}, "vcs must be an integer from 1 to 8, not 0"),
+                            ({"vcs": 9}, "vcs must be an integer from 1 to 8, not 9"),
+                            ({"escape": "dateline", "vcs": 1}, "from 2 to 8, not 1"),
+                            ({"escape": "dateline", "vcs": 3}, "vcs 3: the dateline takes VCs "
+                                                              "in pairs"),
+                            ({"escape": "none", "vcs": 2}, "vcs 2: escape none uses exactly 1")]:
+        with pytest.raises(ValueError, match=message):
+            config(**values)

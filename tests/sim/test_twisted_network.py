@@ -2,7 +2,8 @@
 
 Every packet's hops are compared with the model's dimension-order path over the minimal record
 (:func:`twinnet.model.twisted_network.router_hops`, with the dateline's VCs); every packet is
-delivered exactly once, intact, in order per pair. Under the all-pairs pattern the RTL's mean
+delivered exactly once, intact, in order per pair (hash sums only with several VCs per link,
+where a pair keeps its path but not its order). Under the all-pairs pattern the RTL's mean
 hop count must equal the model's average distance over distinct pairs
 (:func:`twinnet.model.twist.metrics`, which counts a node to itself: scaled by N/(N-1)) and its
 largest hop count the model's diameter: minimal routing over the twists, shown in hardware.
@@ -32,15 +33,20 @@ CASES = {f"{name}-{escape}": (radices, twists, escape)
          for name, (radices, twists) in INSTANCES.items() for escape in ("bubble", "dateline")}
 # The compact router (2 cycles per hop).
 CASES["8x4-tyx4-bubble-compact"] = CASES["8x4-tyx4-bubble"]
+#: Several copies of the escape per link (``-v<VCs>``): a pair's path is kept, not its order.
+CASES["8x4-tyx4-bubble-v3"] = CASES["8x4-tyx4-bubble"]
+CASES["6x3-tyx3-dateline-v4"] = CASES["6x3-tyx3-dateline"]
 #: The (case, simulator) runs of the default suite; the others in the slow tier.
 DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("8x4-tyx4-dateline", "verilator"),
-           ("4x4x2-tzx2-bubble", "verilator"), ("8x4-tyx4-bubble-compact", "verilator")}
+           ("4x4x2-tzx2-bubble", "verilator"), ("8x4-tyx4-bubble-compact", "verilator"),
+           ("8x4-tyx4-bubble-v3", "verilator")}
 
 
 def network_of(name: str):
     radices, twists, escape = CASES[name]
+    vcs = int(name.rsplit("-v", 1)[1]) if "-v" in name else None
     return TwistedNetworkConfig.from_dict({"radices": radices, "twists": twists, "escape": escape,
-                                      "pipeline": pipeline_of(name)})
+                                           "vcs": vcs, "pipeline": pipeline_of(name)})
 
 
 @pytest.mark.parametrize("name, simulator",
@@ -69,14 +75,14 @@ def test_every_hop_follows_the_model(name, simulator):
         assert results["malformed_dropped"]["drop_count"] == 30
 
 
-@pytest.mark.parametrize("escape", default_only(["bubble", "dateline"], {"bubble"}))
+@pytest.mark.parametrize("escape", default_only(["bubble", "dateline", "bubble-v3"], {"bubble"}))
 def test_saturating_traffic_drains(escape, verilator):
-    """8x4 with t_YX = 4: 20,000 cycles of uniform traffic offered at one flit per PE per
+    """8x4 with t_YX = 4 (``-v3``: three VCs per link, each its own bubble): 20,000 cycles of uniform traffic offered at one flit per PE per
     cycle never trip the watchdog, every packet arrives once, intact, in order; then every
     other pattern at a moderate load (32 terminals); all-pairs, where every link carries the
     packets the model's paths put on it; last, a soak with back-pressure (at least 20,000
     packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to 32
-    cycles). The dateline runs in the slow tier."""
+    cycles). The dateline and the three VCs run in the slow tier."""
     network = network_of(f"8x4-tyx4-{escape}")
     saturating = {"pattern": "uniform", "rate": 1 / network.packet_length, "warmup": 0,
                   "measure": 20_000, "drain_limit": 0}
@@ -95,6 +101,10 @@ def test_saturating_traffic_drains(escape, verilator):
     assert results[-2]["packets"] == 32 * 31
     assert_link_packets(results[-2]["link_loads"], FAMILY, network,
                         network_sim.manifest_of(build))
+    # Every VC carried packets: injections and turns took the copies.
+    per_vc = [sum(load["vc"][vc]["packets"] for load in results[-2]["link_loads"]
+                  if "link" in load) for vc in range(network.vc_count)]
+    assert all(per_vc), per_vc
     assert_soaked(results[-1])
 
 
