@@ -44,6 +44,7 @@ from curves import plot_rows
 from peaks import by_load, peak
 from provenance import provenance
 
+from twinnet.families.twisted import PRESETS
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
 from twinnet.model.twist import metrics
 from twinnet.model.twisted_network import TwistedNetworkConfig
@@ -109,9 +110,9 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES),
                         help="tori as DXxDY; each runs untwisted and with t_YX = DX/2")
     parser.add_argument("--escape", choices=("bubble", "dateline"), default="bubble")
-    parser.add_argument("--vcs", type=int, default=None,
-                        help="VCs per link, each a copy of the escape (default: the escape's "
-                             "own, 1 or 2)")
+    parser.add_argument("--vcs", type=int, default=PRESETS["004-16x8"]["vcs"],
+                        help="VCs per link, each a copy of the escape (default: the 004 "
+                             "presets', %(default)s)")
     parser.add_argument("--buffer-depth", type=int, default=16,
                         help="flits per VC per input port (default four packets)")
     parser.add_argument("--pipeline", type=int, choices=PIPELINES, default=DEFAULT_PIPELINE,

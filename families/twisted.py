@@ -8,11 +8,13 @@ from .contract import Family, escape_verdict
 
 #: 004's rectangular tori, twisted by t_YX = d_x / 2 (the twist with the smallest diameter),
 #: and their untwisted twins (``-untwisted``): minimal dimension-order routing over the
-#: one-VC bubble escape, 4-flit packets, four packets of buffer per VC (bench/twisted.py).
+#: bubble escape with 4 VCs per link (each its own bubble: a blocked packet holds up only its
+#: own VC; 16x8 twisted over untwisted x1.17 with one VC, x1.38 with four, one seed), 4-flit
+#: packets, four packets of buffer per VC (bench/twisted.py).
 PRESETS = {
     f"004-{dx}x{dy}{suffix}": {"topology": "twisted", "radices": [dx, dy],
-                               "twists": twists, "escape": "bubble", "packet_length": 4,
-                               "buffer_depth": 16}
+                               "twists": twists, "escape": "bubble", "vcs": 4,
+                               "packet_length": 4, "buffer_depth": 16}
     for dx, dy in [(8, 4), (16, 8), (24, 12), (48, 12)]
     for suffix, twists in (("", f"YX={dx // 2}"), ("-untwisted", ""))
 }

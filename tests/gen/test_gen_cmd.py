@@ -33,12 +33,13 @@ def test_presets_are_the_papers_instances_in_configuration_d():
 @pytest.mark.parametrize("preset, kind, routing", [
     ("002-t16", "T", "hop-by-hop"), ("002-dt16", "DT", "hop-by-hop"), ("002-kt16", "KT", "2s")])
 def test_002_presets_carry_table_3s_settings(preset, kind, routing):
-    # 002 Table 2 and §4.2: 16x16, 8-phit packets, the bubble escape on VC 0 and one adaptive
-    # VC, 32 phits per VC; two PEs per router so that KT can exceed one flit per node.
+    # 002 Table 2 and §4.2: 16x16, 8-phit packets, the bubble escape on VC 0 and "enough"
+    # adaptive VCs (three), 32 phits per VC; two PEs per router so that KT can exceed one flit
+    # per node.
     network = network_from_args(parse("king", "--preset", preset))
     assert (network.topology.kind, network.topology.side, network.routing) == (kind, 16, routing)
     assert (network.escape, network.vcs, network.packet_length, network.buffer_depth,
-            network.pe_ports, network.allocator) == ("bubble", 2, 8, 32, 2, "islip")
+            network.pe_ports, network.allocator) == ("bubble", 4, 8, 32, 2, "islip")
 
 
 def test_flags_override_toml_which_overrides_preset(tmp_path):
@@ -254,15 +255,16 @@ def test_003_router_presets():
 @pytest.mark.parametrize("dx, dy", [(8, 4), (16, 8), (24, 12), (48, 12)])
 def test_004_presets(dx, dy):
     """004's rectangular tori with t_YX = d_x / 2 (the twist 004 finds best for these
-    shapes) and their untwisted twins, 4-flit packets, four packets per VC."""
+    shapes) and their untwisted twins, 4 bubble VCs per link, 4-flit packets, four packets
+    per VC."""
     twisted = network_from_args(parse("--preset", f"004-{dx}x{dy}"))
     plain = network_from_args(parse("--preset", f"004-{dx}x{dy}-untwisted"))
     assert twisted.to_dict()["twists"] == {"YX": dx // 2}
     assert not plain.to_dict()["twists"]
     for network in (twisted, plain):
         assert network.topology.radices == (dx, dy)
-        assert (network.escape, network.packet_length, network.buffer_depth) == \
-            ("bubble", 4, 16)
+        assert (network.escape, network.vc_count, network.packet_length,
+                network.buffer_depth) == ("bubble", 4, 4, 16)
 
 
 def test_an_output_folder_that_cannot_be_replaced_is_one_line(tmp_path, capsys, monkeypatch):
