@@ -105,7 +105,8 @@ def rows_004(twisted: dict | None) -> list[list[str]]:
                      f"untwisted (`--preset 004-{shape}`)",
                      ("≈ ×1.5 (2a×a)" if shape in ("8x4", "16x8") else "—"),
                      f"×{gain:.2f} ({peaks[1]:.3f} / {peaks[0]:.3f} flits/PE/cycle, "
-                     f"{len(twisted.get('seeds', [1]))} seeds)",
+                     f"{twisted.get('vcs', 1)} VCs per link, {pair.get('pe_ports', 1)} PE(s) "
+                     f"per router, {len(twisted.get('seeds', [1]))} seeds)",
                      f"{gain / pair['model_bound_ratio']:.2f} of the bound ratio",
                      f"×{pair['model_bound_ratio']:.2f}; ×"
                      f"{pair.get('reachable_bound_ratio', pair['model_bound_ratio']):.2f} with "

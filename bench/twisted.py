@@ -5,11 +5,13 @@ the distances of rectangular tori: 8×4 at t_YX = 4 has diameter 4 instead of 6 
 distance 2.625 instead of 3.0 (self included); with 12 rows and d_x = 12…48, t_YX = d_x/2
 gives the smallest diameter. Here each torus is generated twice, untwisted and twisted, with
 the twisted family's minimal dimension-order routing (the record of
-:func:`twinnet.model.twist.routing_record`), the one-VC bubble escape (or the dateline; or
-``--vcs`` copies of either per link), 4-flit packets and four packets of buffer per VC, on the router ``--pipeline`` names (the
-default: split), and swept under uniform traffic on Verilator (the C++ program of
-:mod:`twinnet.sim_tb.traffic_program`) over ``--seeds``, every packet checked end to end, with
-the routers' stall counters (:mod:`twinnet.hdl.router.stalls`) read at every point.
+:func:`twinnet.model.twist.routing_record`), the bubble escape (or the dateline) with the
+004 presets' 4 VCs per link (``--vcs``: each VC a copy of the escape), 4-flit packets and
+four packets of buffer per VC, the presets' PEs per router (2 on 8x4, else 1; ``--pe-ports``),
+on the router ``--pipeline`` names (the default: split), and swept under uniform traffic on
+Verilator (the C++ program of :mod:`twinnet.sim_tb.traffic_program`) over ``--seeds``, every
+packet checked end to end, with the routers' stall counters
+(:mod:`twinnet.hdl.router.stalls`) read at every point.
 
 Cases: the 2a×a torus for a = 4 and 8 (t_YX = 0 and a), and the 12-row family
 d_x = 12, 24, 36, 48 (t_YX = 0 and d_x/2). Offered loads are fractions of each untwisted
@@ -55,14 +57,26 @@ BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "twisted"
 #: Loads as fractions of the untwisted torus's bound, up to past the twisted one's.
 LOAD_FRACTIONS = (0.05, 0.3, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0, 2.3)
 CASES = ("8x4", "16x8", "12x12", "24x12", "36x12", "48x12")
+#: What the cases of one results file share: cases measured otherwise are not merged.
+SETTINGS = ("escape", "pipeline", "seeds", "buffer_depth", "vcs", "warmup", "measure")
 
 
 def network_of(radices, twist: int, escape: str = "bubble", buffer_depth: int = 16,
-               pipeline: int = DEFAULT_PIPELINE, vcs: int | None = None):
+               pipeline: int = DEFAULT_PIPELINE, vcs: int | None = None, pe_ports: int = 1):
     return TwistedNetworkConfig.from_dict({"radices": list(radices),
                                            "twists": {"YX": twist} if twist else {},
                                            "escape": escape, "buffer_depth": buffer_depth,
-                                           "pipeline": pipeline, "vcs": vcs})
+                                           "pipeline": pipeline, "vcs": vcs,
+                                           "pe_ports": pe_ports})
+
+
+def pe_ports_of(case: str, given: int | None) -> int:
+    """PEs per router: ``given``, else the case's 004 preset's (8x4: 2, so that the twisted
+    torus, whose links can carry 1.19 flits per node and cycle, is not capped by one PE
+    port), else 1."""
+    if given is not None:
+        return given
+    return PRESETS.get(f"004-{case}", {}).get("pe_ports", 1)
 
 
 def average_distance(network) -> Fraction:
@@ -113,6 +127,8 @@ def main() -> None:
     parser.add_argument("--vcs", type=int, default=PRESETS["004-16x8"]["vcs"],
                         help="VCs per link, each a copy of the escape (default: the 004 "
                              "presets', %(default)s)")
+    parser.add_argument("--pe-ports", type=int, default=None,
+                        help="PEs per router (default: the case's 004 preset's, else 1)")
     parser.add_argument("--buffer-depth", type=int, default=16,
                         help="flits per VC per input port (default four packets)")
     parser.add_argument("--pipeline", type=int, choices=PIPELINES, default=DEFAULT_PIPELINE,
@@ -123,7 +139,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None,
                         help="default bench/results/twisted.json (twisted_compact.json with "
-                             "--pipeline 2)")
+                             "--pipeline 2); the cases of an existing file that are not run "
+                             "again are kept")
     args = parser.parse_args()
     seeds = [int(seed) for seed in args.seeds.split(",")]
     if args.out is None:
@@ -131,7 +148,7 @@ def main() -> None:
         args.out = RESULTS / f"twisted{suffix}.json"
     cases = {case: tuple(int(d) for d in case.split("x")) for case in args.cases.split(",")}
     nets = {(case, twist): network_of(radices, twist, args.escape, args.buffer_depth,
-                                      args.pipeline, args.vcs)
+                                      args.pipeline, args.vcs, pe_ports_of(case, args.pe_ports))
             for case, radices in cases.items() for twist in (0, radices[0] // 2)}
     bounds = {key: channel_load_bound(net) for key, net in nets.items()}
     print("model bounds: " + ", ".join(f"{net.name} {bounds[key]:.3f}"
@@ -155,6 +172,7 @@ def main() -> None:
         twist = radices[0] // 2
         pairs[case] = compare(runs[(case, 0)], runs[(case, twist)], nets[(case, 0)],
                               nets[(case, twist)], args.pipeline)
+        pairs[case].update(pe_ports=nets[(case, 0)].pe_ports, commit=provenance()["commit"])
         pair = pairs[case]
         print(f"{case}, t_YX = {twist}: distance ratio {pair['average_distance_ratio']:.3f}, "
               f"zero-load latency ratio {pair['zero_load_latency_ratio']:.3f} (saved "
@@ -169,12 +187,20 @@ def main() -> None:
               "warmup": args.warmup,
               "measure": args.measure, "load_fractions_of_untwisted_bound": LOAD_FRACTIONS,
               "runs": {runs[key]["network"]: runs[key] for key in runs}, "pairs": pairs}
+    if args.out.exists():  # keep the cases not run again, measured with the same settings
+        previous = json.loads(args.out.read_text())
+        if all(previous.get(key) == result[key] for key in SETTINGS):
+            for case, pair in previous["pairs"].items():
+                if case not in pairs:
+                    pairs[case] = pair
+                    result["runs"].update({name: run for name, run in previous["runs"].items()
+                                           if run["radices"] == list(map(int, case.split("x")))})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
     plot_rows(args.out.with_suffix(".png"), [(
         f"{case} torus, uniform",
-        [(runs[(case, twist)]["network"], runs[(case, twist)]["points"], {})
-         for twist in (0, radices[0] // 2)]) for case, radices in cases.items()])
+        [(run["network"], run["points"], {}) for run in result["runs"].values()
+         if run["radices"] == list(map(int, case.split("x")))]) for case in result["pairs"]])
     keys = ("average_distance_ratio", "zero_load_latency_ratio", "latency_saved",
             "hop_latency_saved", "saturation_gain", "model_bound_ratio", "reachable_bound_ratio")
     print(json.dumps({case: {key: pair[key] for key in keys} for case, pair in pairs.items()},

@@ -157,6 +157,22 @@ class Family:
         return None
 
 
+def out_of_range(fields: dict[str, tuple[int, int]],
+                 rng: random.Random) -> dict[str, int] | None:
+    """Route fields with one value out of range, for :meth:`Family.malformed`: ``fields``
+    maps each field to its count of valid values and its width; every field takes a valid
+    value but one, picked among those whose width can hold more, which takes an invalid one
+    (None when no field can)."""
+    spare = [name for name, (count, width) in fields.items() if (1 << width) > count]
+    if not spare:
+        return None
+    values = {name: rng.randrange(count) for name, (count, _) in fields.items()}
+    name = rng.choice(spare)
+    count, width = fields[name]
+    values[name] = rng.randrange(count, 1 << width)
+    return values
+
+
 def verdict(cycle, *, rule: str, channels: int, dependencies: int, label=str) -> dict:
     """A deadlock verdict for the manifest: ``deadlock_free`` (the checked graph is acyclic:
     Dally and Seitz's condition), ``rule`` (which graph was checked), the graph's size and

@@ -4,7 +4,7 @@ import random
 
 from twinnet.model import king_network
 
-from .contract import Family, escape_verdict
+from .contract import Family, escape_verdict, out_of_range
 
 #: 002 Table 3's networks (16x16, uniform traffic; bench/king.py): 002's adaptive routing
 #: (hop-by-hop on T and DT, 2S hop-by-hop on KT) over the bubble escape, 8-flit packets, 4 VCs
@@ -76,14 +76,7 @@ class KingFamily(Family):
                   "route.y": (side, config.coordinate_width)}
         if config.pe_width:
             fields["route.pe"] = (config.pe_ports, config.pe_width)
-        spare = [name for name, (count, width) in fields.items() if (1 << width) > count]
-        if not spare:
-            return None
-        values = {name: rng.randrange(count) for name, (count, _) in fields.items()}
-        name = rng.choice(spare)
-        count, width = fields[name]
-        values[name] = rng.randrange(count, 1 << width)
-        return values
+        return out_of_range(fields, rng)
 
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         return king_network.router_hops(config, source, destination)

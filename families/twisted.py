@@ -4,16 +4,18 @@ import random
 
 from twinnet.model import twisted_network
 
-from .contract import Family, escape_verdict
+from .contract import Family, escape_verdict, out_of_range
 
 #: 004's rectangular tori, twisted by t_YX = d_x / 2 (the twist with the smallest diameter),
 #: and their untwisted twins (``-untwisted``): minimal dimension-order routing over the
 #: bubble escape with 4 VCs per link (each its own bubble: a blocked packet holds up only its
 #: own VC; 16x8 twisted over untwisted x1.17 with one VC, x1.38 with four, one seed), 4-flit
-#: packets, four packets of buffer per VC (bench/twisted.py).
+#: packets, four packets of buffer per VC (bench/twisted.py); 8x4 with 2 PEs per router (its
+#: twisted links can carry 1.19 flits per node and cycle, more than one PE port offers).
 PRESETS = {
     f"004-{dx}x{dy}{suffix}": {"topology": "twisted", "radices": [dx, dy],
                                "twists": twists, "escape": "bubble", "vcs": 4,
+                               "pe_ports": 2 if (dx, dy) == (8, 4) else 1,
                                "packet_length": 4, "buffer_depth": 16}
     for dx, dy in [(8, 4), (16, 8), (24, 12), (48, 12)]
     for suffix, twists in (("", f"YX={dx // 2}"), ("-untwisted", ""))
@@ -35,16 +37,18 @@ class TwistedFamily(Family):
             config,
             derived={"node_count": topology.node_count, "buffer_depth": config.depth,
                      "vc_count": config.vc_count, "label": topology.label()},
-            terminal_order="terminal t = o0 + d0 * (o1 + d1 * o2) hangs on router o0,o1[,o2] "
-                           "(o0 is X)",
-            route="route.o<i> are the destination's coordinates (o0 is X)",
-            malformed="a destination coordinate >= its radix (when the field can hold one): "
-                      "the packet is dropped at injection and counted on drop_count",
+            terminal_order="terminal t = pe + pe_ports * (o0 + d0 * (o1 + d1 * o2)) is PE "
+                           "port pe of router o0,o1[,o2] (o0 is X)",
+            route="route.o<i> are the destination's coordinates (o0 is X), route.pe (with "
+                  "several PEs per router) its PE",
+            malformed="a destination coordinate >= its radix or PE >= pe_ports (when the "
+                      "field can hold one): the packet is dropped at injection and counted on "
+                      "drop_count",
             section={"radices": list(topology.radices), "twists": config.to_dict()["twists"],
-                     "escape": config.escape})
+                     "escape": config.escape, "pe_ports": config.pe_ports})
 
     def terminal_count(self, config) -> int:
-        return config.topology.node_count
+        return config.terminal_count
 
     def router_count(self, config) -> int:
         return config.topology.node_count
@@ -53,20 +57,20 @@ class TwistedFamily(Family):
         return config.header_width
 
     def terminal_label(self, config, terminal: int) -> str:
-        return twisted_network.node_label(config.node_of(terminal))
+        label = twisted_network.node_label(config.node_of(terminal))
+        return f"{label}/pe{config.pe_of(terminal)}" if config.pe_ports > 1 else label
 
     def destination(self, config, terminal: int) -> dict[str, int]:
-        return {f"route.o{dim}": x for dim, x in enumerate(config.node_of(terminal))}
+        pe = {"route.pe": config.pe_of(terminal)} if config.pe_width else {}
+        return {**{f"route.o{dim}": x for dim, x in enumerate(config.node_of(terminal))}, **pe}
 
     def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
-        radices, widths = config.topology.radices, config.digit_widths
-        spare = [dim for dim, (d, w) in enumerate(zip(radices, widths)) if (1 << w) > d]
-        if not spare:
-            return None
-        fields = {f"route.o{dim}": rng.randrange(d) for dim, d in enumerate(radices)}
-        dim = rng.choice(spare)
-        fields[f"route.o{dim}"] = rng.randrange(radices[dim], 1 << widths[dim])
-        return fields
+        # Each field with its count of valid values and its width.
+        fields = {f"route.o{dim}": (d, w) for dim, (d, w) in
+                  enumerate(zip(config.topology.radices, config.digit_widths))}
+        if config.pe_width:
+            fields["route.pe"] = (config.pe_ports, config.pe_width)
+        return out_of_range(fields, rng)
 
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         return twisted_network.router_hops(config, source, destination)
@@ -92,7 +96,8 @@ class TwistedFamily(Family):
                                   f"below {config.vc_count // own}, one set per dimension")
 
     def terminal_digits(self, config) -> list[tuple[str, int]]:
-        return [(f"route.o{dim}", d) for dim, d in enumerate(config.topology.radices)]
+        pe = [("route.pe", config.pe_ports)] if config.pe_width else []
+        return [*pe, *((f"route.o{dim}", d) for dim, d in enumerate(config.topology.radices))]
 
     def deadlock(self, config) -> dict:
         return escape_verdict(twisted_network.dependency_graph(config), config.escape,

@@ -1,10 +1,11 @@
-"""The twisted-torus family's netlist: one router per node, its links ``X+ X- Y+ Y- …`` and a
-PE port, joined along :meth:`twinnet.model.twist.TwistedTorusConfig.step` (the peripheral
-links of a twisted dimension land ``t_JK`` over in K).
+"""The twisted-torus family's netlist: one router per node, its links ``X+ X- Y+ Y- …`` and
+its PE ports (``PE``, or ``PE0`` … with several), joined along
+:meth:`twinnet.model.twist.TwistedTorusConfig.step` (the peripheral links of a twisted
+dimension land ``t_JK`` over in K).
 
 Every router is the same module (a node-symmetric torus: the route compute,
 :class:`twinnet.hdl.twisted_route.TwistedRouteCompute`, reads the router's coordinates on
-``node_static``). Router labels are ``x,y[,z]``; port labels ``X+`` … and ``PE``.
+``node_static``). Router labels are ``x,y[,z]``; port labels ``X+`` … and the PE ports.
 """
 
 import functools
@@ -15,7 +16,7 @@ from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
 from .network import Link, Netlist, RouterInstance, Terminal
 from .ring_escape import opposite
 from .router import Router
-from .twisted_route import PE, TwistedRouteCompute
+from .twisted_route import TwistedRouteCompute, is_pe, pe_labels
 
 
 def verilog_label(port: str) -> str:
@@ -23,9 +24,9 @@ def verilog_label(port: str) -> str:
 
 
 def router(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> Router:
-    ports = (*network.ports, PE)
+    ports = (*network.ports, *pe_labels(network))
     bubble = network.escape == "bubble"
-    configs = tuple(PortConfig("pe", 1, network.depth, name=PE) if port == PE else
+    configs = tuple(PortConfig("pe", 1, network.depth, name=port) if is_pe(port) else
                     PortConfig("network", network.vc_count, network.depth, bubble=bubble,
                                name=verilog_label(port)) for port in ports)
     config = RouterConfig(network.flit_width, network.packet_length, configs,
@@ -36,8 +37,8 @@ def router(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> Ro
 
 def netlist(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> Netlist:
     topology = network.topology
-    ports = (*network.ports, PE)
-    local = {port: index for index, port in enumerate(ports)}
+    pes = pe_labels(network)
+    local = {port: index for index, port in enumerate((*network.ports, *pes))}
     routers = [RouterInstance(node_label(node), "router",
                               {f"o{dim}": x for dim, x in enumerate(node)})
                for node in topology.nodes()]
@@ -49,7 +50,7 @@ def netlist(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> N
             links.append(Link(len(links), node_label(node), local[port],
                               node_label(target), local[opposite(port)], port,
                               opposite(port), network.vc_count))
-    terminals = [Terminal(node_label(network.node_of(t)), local[PE])
-                 for t in range(topology.node_count)]
+    terminals = [Terminal(node_label(network.node_of(t)), local[pes[network.pe_of(t)]])
+                 for t in range(network.terminal_count)]
     return Netlist({"router": router(network, stall_counters=stall_counters)}, routers, links,
                    terminals)

@@ -11,16 +11,18 @@ flit) the hardware forms the minimal record of :func:`twinnet.model.twist.routin
 3. the shortest candidate wins, the first on a tie (comparators over the summed magnitudes).
 
 The packet takes the first dimension of the record with hops left, in its direction; on
-arrival the PE port. Every router recomputes the record, which reproduces the source's
+arrival the PE port the header's ``pe`` field names (with several PEs per router). Every
+router recomputes the record, which reproduces the source's
 dimension-order path (:mod:`twinnet.model.twisted_network`). The escape scheme sets the VC and
 bubble (:mod:`twinnet.hdl.ring_escape`); a dimension's peripheral link is its dateline.
 
-``malformed``: a destination coordinate ``>= d`` (when its field can hold one).
+``malformed``: a destination coordinate ``>= d`` or PE ``>= pe_ports`` (when its field can
+hold one).
 """
 
 import itertools
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 
 from twinnet.model.twist import IMAGES
@@ -30,16 +32,37 @@ from .config import RouterConfig
 from .ring_escape import drive_escape, opposite
 from .route_compute import RouteCompute
 
-#: The local label of the PE port.
+#: The local label of the PE port of a router with one PE.
 PE = "PE"
+
+
+def pe_labels(network: TwistedNetworkConfig) -> tuple[str, ...]:
+    """The local labels of a router's PE ports: ``PE`` with one, ``PE0``, ``PE1``, … with
+    several."""
+    if network.pe_ports == 1:
+        return (PE,)
+    return tuple(f"{PE}{pe}" for pe in range(network.pe_ports))
+
+
+def is_pe(label: str) -> bool:
+    return label.startswith(PE)
 
 
 def coordinate_layout(network: TwistedNetworkConfig) -> data.StructLayout:
     """A node's coordinates ``o0 … o{n-1}`` (``o0`` is X), each
-    :attr:`TwistedNetworkConfig.digit_widths` bits: the destination in the header, the
-    router's own on ``node_static``."""
+    :attr:`TwistedNetworkConfig.digit_widths` bits: the router's own on ``node_static``."""
     return data.StructLayout({f"o{dim}": unsigned(width)
                               for dim, width in enumerate(network.digit_widths)})
+
+
+def destination_layout(network: TwistedNetworkConfig) -> data.StructLayout:
+    """The head flit's route fields: the destination's coordinates (:func:`coordinate_layout`)
+    and, with several PEs per router, its ``pe`` (:attr:`TwistedNetworkConfig.pe_width`
+    bits)."""
+    fields = dict(coordinate_layout(network).members)
+    if network.pe_width:
+        fields["pe"] = unsigned(network.pe_width)
+    return data.StructLayout(fields)
 
 
 class TwistedRouteCompute(RouteCompute):
@@ -50,7 +73,7 @@ class TwistedRouteCompute(RouteCompute):
         in_port: the input port this instance serves.
         network: the :class:`~twinnet.model.twisted_network.TwistedNetworkConfig`.
         ports: the router's port labels in local index order: the network's link ports
-            (``X+ X- …``) and ``PE``.
+            (``X+ X- …``) and its PE ports (:func:`pe_labels`).
     """
 
     @classmethod
@@ -59,10 +82,9 @@ class TwistedRouteCompute(RouteCompute):
         """The port labels as a tuple, once they fit the network and the configuration."""
         if not isinstance(network, TwistedNetworkConfig):
             raise TypeError(f"network must be a TwistedNetworkConfig, not {network!r}")
-        ports = tuple(ports)
-        if sorted(ports) != sorted((*network.ports, PE)):
-            raise ValueError(f"ports must be {', '.join((*network.ports, PE))} in some "
-                             f"order, not {ports}")
+        ports, wanted = tuple(ports), (*network.ports, *pe_labels(network))
+        if sorted(ports) != sorted(wanted):
+            raise ValueError(f"ports must be {', '.join(wanted)} in some order, not {ports}")
         if not isinstance(config, RouterConfig) or config.port_count != len(ports):
             raise ValueError(f"config must be a RouterConfig of {len(ports)} ports")
         return ports
@@ -70,8 +92,8 @@ class TwistedRouteCompute(RouteCompute):
     def __init__(self, config: RouterConfig, in_port: int, *, network: TwistedNetworkConfig,
                  ports: tuple[str, ...]):
         self.network, self.ports = network, self.checked
-        layout = coordinate_layout(network)
-        super().__init__(config, in_port, header_layout=layout, static_layout=layout)
+        super().__init__(config, in_port, header_layout=destination_layout(network),
+                         static_layout=coordinate_layout(network))
 
     def elaborate(self, platform):
         m = Module()
@@ -87,6 +109,8 @@ class TwistedRouteCompute(RouteCompute):
         for coordinate, d in zip(there, radices):
             if (1 << len(coordinate)) > d:
                 bad = bad | (coordinate >= d)
+        if self.network.pe_width and (1 << self.network.pe_width) > self.network.pe_ports:
+            bad = bad | (self.header.pe >= self.network.pe_ports)
         v = self._difference(m, here, there, width, twists, twisting)
         best = self._shortest(m, v, width, twists, twisting)
         self._move(m, here, best, bad)
@@ -154,12 +178,14 @@ class TwistedRouteCompute(RouteCompute):
         return best
 
     def _move(self, m: Module, here, best, bad) -> None:
-        """The first dimension with hops left, and the escape scheme's VC and bubble flag."""
+        """The first dimension with hops left (else the destination's PE port), and the escape
+        scheme's VC and bubble flag."""
         network, radices = self.network, self.network.topology.radices
         local = {label: index for index, label in enumerate(self.ports)}
         arrived = Signal()
         m.d.comb += arrived.eq(~Cat(entry != 0 for entry in best).any())
-        m.d.comb += self.out_port.eq(local[PE])
+        pes = [local[label] for label in pe_labels(network)]
+        m.d.comb += self.out_port.eq(Array(pes)[self.header.pe] if len(pes) > 1 else pes[0])
         straight = Const(0, 1)
         in_label = self.ports[self.port_index]
         for dim in reversed(range(len(radices))):
@@ -169,12 +195,12 @@ class TwistedRouteCompute(RouteCompute):
                 m.d.comb += self.out_port.eq(Mux(best[dim] > 0, local[port_label(dim, 1)],
                                                  local[port_label(dim, -1)]))
         # Going straight on: the output facing away from the input.
-        if in_label != PE:
+        if not is_pe(in_label):
             straight = self.out_port == local[opposite(in_label)]
         # The hop that brought the packet here wrapped its dimension: it arrived on the
         # peripheral link (coordinate 0 travelling +, d - 1 travelling -).
         wrapped = Const(0, 1)
-        if in_label != PE:
+        if not is_pe(in_label):
             dim, sign = port_move(opposite(in_label))
             wrapped = here[dim] == (0 if sign > 0 else radices[dim] - 1)
         m.d.comb += self.malformed.eq(bad)

@@ -66,7 +66,7 @@ from .king import (
     wraps,
 )
 from .schema import Choice, Flag, Integer, parameter
-from .sizes import RouterSizes
+from .sizes import MAX_PE_PORTS, RouterSizes
 from .widths import index_width
 
 #: Routing → the kinds it applies to.
@@ -82,8 +82,6 @@ MAX_VCS = 8
 ESCAPES = ("bubble", "dateline", "none")
 #: Largest side: 32 × 32 = 1,024 routers, the largest network of the papers.
 MAX_SIDE = 32
-#: Most PEs per router (a king router then has 16 ports).
-MAX_PE_PORTS = 8
 #: How DT breaks ties between equally short wrap-around images (002 Alg. 1).
 TIES = ("first", "lfsr")
 #: The kinds broadcast applies to (002 §3.3.4).

@@ -41,6 +41,8 @@ PIPELINE_NAMES = {2: "compact", 3: "split"}
 #: rounds of request, grant and accept per cycle.
 ALLOCATORS = ("round-robin", "islip")
 MAX_ITERATIONS = 4
+#: Most PEs per router (parallel injection and ejection: a king router then has 16 ports).
+MAX_PE_PORTS = 8
 #: Crossbar inputs: one per input port (its VCs take turns) or one per input VC.
 SWITCH_INPUTS = ("port", "vc")
 #: What an allocated packet holds: its output VC only, the link shared flit by flit with the

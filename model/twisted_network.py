@@ -29,17 +29,19 @@ between VCs, and it goes to a later dimension, so the argument above holds VC by
 packets may then take different VCs and pass each other: with more VCs than the scheme's own
 each pair keeps its path (its links), not its order.
 
-One PE per router: terminal ``t`` is node index ``t`` (X fastest).
+``pe_ports`` PEs per router (parallel injection and ejection, so that a torus whose links
+can carry more than one flit per node and cycle can be offered it): terminal ``t = p +
+pe_ports * i`` is PE ``p`` of the node of index ``i`` (X fastest).
 """
 
 import functools
 import re
 from dataclasses import dataclass
 
-from .deadlock import ChannelDependencyGraph
 from . import checks
+from .deadlock import ChannelDependencyGraph
 from .schema import Choice, Integer, Integers, Text, parameter
-from .sizes import RouterSizes
+from .sizes import MAX_PE_PORTS, RouterSizes
 from .torus import dimension_name
 from .twist import TwistedTorusConfig, parse_dimension_pair, routing_path, theorem_violations
 from .widths import index_width
@@ -114,6 +116,10 @@ class TwistedNetworkConfig(RouterSizes):
         "cycles (a packet keeps its VC within a dimension and enters a cycle on any VC with "
         "room); with the dateline an even number, in pairs; none takes 1 (default: the "
         "escape's own, 1 or 2)")
+    pe_ports: int = parameter(
+        1, Integer(1, MAX_PE_PORTS),
+        f"PEs per router, 1 to {MAX_PE_PORTS} (parallel injection and ejection: offer a torus "
+        "whose links can carry more than one flit per node and cycle; default 1)")
 
     @classmethod
     def bubble(cls, values: dict) -> bool:
@@ -180,12 +186,21 @@ class TwistedNetworkConfig(RouterSizes):
         return tuple(index_width(d) for d in self.topology.radices)
 
     @property
+    def pe_width(self) -> int:
+        """Bits of the destination's PE field (none with one PE per router)."""
+        return (self.pe_ports - 1).bit_length()
+
+    @property
+    def terminal_count(self) -> int:
+        return self.pe_ports * self.topology.node_count
+
+    @property
     def source_width(self) -> int:
-        return index_width(self.topology.node_count)
+        return index_width(self.terminal_count)
 
     @property
     def header_width(self) -> int:
-        return sum(self.digit_widths) + self.source_width
+        return sum(self.digit_widths) + self.pe_width + self.source_width
 
     @property
     def ports(self) -> tuple[str, ...]:
@@ -196,22 +211,28 @@ class TwistedNetworkConfig(RouterSizes):
 
     @property
     def name(self) -> str:
-        """``twisted_8x4_tyx4_bubble`` (``_t0`` untwisted), plus ``_v`` and the VCs per link
-        when not the escape's own and ``_w``/``_l``/``_d`` for non-default sizes as for a twin
-        torus."""
+        """``twisted_8x4_tyx4_bubble`` (``_t0`` untwisted), plus ``_p`` and the PEs per router
+        when more than one, ``_v`` and the VCs per link when not the escape's own, and
+        ``_w``/``_l``/``_d`` for non-default sizes as for a twin torus."""
         topology = self.topology
         twists = "_".join(f"t{dimension_name(j)}{dimension_name(k)}{t}".lower().replace("-", "m")
                           for j, k, t in topology.twists) or "t0"
-        vcs = f"_v{self.vc_count}" if self.vc_count != self.escape_vc_count else ""
+        suffix = f"_p{self.pe_ports}" if self.pe_ports > 1 else ""
+        suffix += f"_v{self.vc_count}" if self.vc_count != self.escape_vc_count else ""
         return (f"twisted_{'x'.join(map(str, topology.radices))}_{twists}_{self.escape}"
-                f"{vcs}{self.size_suffix}")
+                f"{suffix}{self.size_suffix}")
 
     def node_of(self, terminal: int) -> tuple[int, ...]:
-        node, result = terminal, []
+        """The coordinates of terminal ``terminal``'s router."""
+        node, result = terminal // self.pe_ports, []
         for d in self.topology.radices:
             result.append(node % d)
             node //= d
         return tuple(result)
+
+    def pe_of(self, terminal: int) -> int:
+        """Terminal ``terminal``'s PE port on its router."""
+        return terminal % self.pe_ports
 
 
 def escape_vc_count(escape: str) -> int:

@@ -39,7 +39,9 @@ With more VCs per link than the scheme's own, every VC (with the dateline, every
 2c + 1``) is a copy of it: straight on, the packet's own copy (its VC; the pair's VC 1 by the
 rule above); entering a ring, the first VC of every copy.
 
-Ejection: the PE port, VC 0, no bubble. Malformed: a destination coordinate ``>= d``.
+Ejection: the PE port the header's ``pe`` names (the only one with one PE per router), VC 0,
+no bubble. Malformed: a destination coordinate ``>= d``, or a PE ``>=`` the router's PE
+ports.
 """
 
 import itertools
@@ -161,6 +163,9 @@ def twisted_spec(m, rc, in_port: int) -> ExpectedRoute:
     there = [rc.header[f"o{dim}"] for dim in range(n)]
     assumptions = [c < d for c, d in zip(here, radices)]
     malformed = Cat(b >= d for b, d in zip(there, radices)).any()
+    pes = [index for index, label in enumerate(rc.ports) if label.startswith("PE")]
+    if len(pes) > 1:
+        malformed = malformed | (rc.header.pe >= len(pes))
     record = _shortest(m, rc, here, there)
     local = {label: index for index, label in enumerate(rc.ports)}
     # The move: the first dimension with hops left, in their direction.
@@ -168,14 +173,17 @@ def twisted_spec(m, rc, in_port: int) -> ExpectedRoute:
     for dim in range(n):
         first.append((record[dim] != 0) & ~earlier)
         earlier = earlier | (record[dim] != 0)
-    port = Const(local["PE"], range(max(2, len(rc.ports))))
+    # Arrived: the PE port the header names (the PE ports in order among the router's ports).
+    port = Const(pes[0], range(max(2, len(rc.ports))))
+    for pe, index in enumerate(pes[1:], start=1):
+        port = Mux(rc.header.pe == pe, index, port)
     for dim in reversed(range(n)):
         port = Mux(first[dim], Mux(record[dim] > 0, local[port_label(dim, 1)],
                                    local[port_label(dim, -1)]), port)
     to_link = earlier
     in_label = rc.ports[in_port]
     straight = wrapped = Const(0, 1)
-    if in_label != "PE":
+    if in_port not in pes:
         # Arriving on input "X-", the packet travels X+.
         dim, sign = port_move(in_label)
         sign = -sign

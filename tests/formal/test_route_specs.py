@@ -9,7 +9,7 @@ tier (``pytest --slow``). KT8 with Knaive is proven in ``test_proofs.py``.
 """
 
 import pytest
-from amaranth.hdl import Const, Mux
+from amaranth.hdl import Cat, Const, Mux
 from tiers import marked
 
 from twinnet.hdl import king
@@ -17,7 +17,8 @@ from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.formal import king_spec, sby, twisted_spec
 from twinnet.hdl.formal.route_spec import RouteComputeProof, spec_for
 from twinnet.hdl.king_route import KingRouteCompute, is_pe
-from twinnet.hdl.twisted_route import PE, TwistedRouteCompute
+from twinnet.hdl.twisted_route import PE, TwistedRouteCompute, pe_labels
+from twinnet.hdl.twisted_route import is_pe as is_twisted_pe
 from twinnet.model.king_network import KingNetworkConfig
 from twinnet.model.twist import IMAGES
 from twinnet.model.twisted_network import TwistedNetworkConfig
@@ -37,18 +38,19 @@ needs_prover = pytest.mark.skipif(_tools_missing() is not None,
 
 def _config(ports, vc_count: int) -> RouterConfig:
     """A router of ``ports`` (labels): link ports of ``vc_count`` VCs, PE ports of one."""
-    pes = [label == PE or is_pe(label) for label in ports]
+    pes = [is_twisted_pe(label) or is_pe(label) for label in ports]
     return RouterConfig(8, 2, tuple(PortConfig("pe") if pe else PortConfig("network", vc_count)
                                     for pe in pes))
 
 
 def twisted_computes(radices, twists: str, escape: str, cls=TwistedRouteCompute,
-                     vcs: int | None = None) -> list:
+                     vcs: int | None = None, pe_ports: int = 1) -> list:
     """One route compute of class ``cls`` per input port of the twisted torus's router (with
-    ``vcs`` VCs per link: default, the escape's own)."""
+    ``vcs`` VCs per link, default the escape's own, and ``pe_ports`` PEs)."""
     network = TwistedNetworkConfig.from_dict({"radices": radices, "twists": twists,
-                                              "escape": escape, "packet_length": 2, "vcs": vcs})
-    ports = (*network.ports, PE)
+                                              "escape": escape, "packet_length": 2, "vcs": vcs,
+                                              "pe_ports": pe_ports})
+    ports = (*network.ports, *pe_labels(network))
     config = _config(ports, network.vc_count)
     return [cls(config, p, network=network, ports=ports) for p in range(len(ports))]
 
@@ -88,17 +90,21 @@ def test_twisted_route_compute_equals_its_specification(tmp_path, radices, twist
     assert prove(computes, tmp_path) == {"route_compute_matches_spec": "proven"}
 
 
-#: Several copies of the escape scheme per link (each VC, each dateline pair, a copy).
-TWISTED_VCS = [([8, 4], "YX=4", "bubble", 3), ([8, 4], "YX=4", "dateline", 4),
-               ([4, 4, 2], "ZX=2", "bubble", 8), ([16, 8], "YX=8", "dateline", 6)]
+#: Several copies of the escape scheme per link (each VC, each dateline pair, a copy), and
+#: several PEs per router.
+TWISTED_VCS = [([8, 4], "YX=4", "bubble", 3, 1), ([8, 4], "YX=4", "dateline", 4, 3),
+               ([4, 4, 2], "ZX=2", "bubble", 8, 2), ([16, 8], "YX=8", "dateline", 6, 1),
+               ([5, 4], "XY=3", "bubble", 1, 4)]
 
 
 @needs_prover
-@pytest.mark.parametrize("radices, twists, escape, vcs", marked(TWISTED_VCS, TWISTED_VCS[2:]),
-                         ids=["x".join(map(str, r)) + f"-{t}-{e}-v{v}" for r, t, e, v in TWISTED_VCS])
-def test_twisted_route_compute_with_several_vcs_equals_its_specification(
-        tmp_path, radices, twists, escape, vcs):
-    computes = twisted_computes(radices, twists, escape, vcs=vcs)
+@pytest.mark.parametrize("radices, twists, escape, vcs, pe_ports",
+                         marked(TWISTED_VCS, TWISTED_VCS[2:4]),
+                         ids=["x".join(map(str, r)) + f"-{t}-{e}-v{v}-p{p}"
+                              for r, t, e, v, p in TWISTED_VCS])
+def test_twisted_route_compute_with_several_vcs_or_pes_equals_its_specification(
+        tmp_path, radices, twists, escape, vcs, pe_ports):
+    computes = twisted_computes(radices, twists, escape, vcs=vcs, pe_ports=pe_ports)
     assert prove(computes, tmp_path) == {"route_compute_matches_spec": "proven"}
 
 
@@ -170,6 +176,18 @@ class VcKeptOnTurns(TwistedRouteCompute):
         return m
 
 
+class PeFieldIgnored(TwistedRouteCompute):
+    """Ejects every packet at the router's first PE port, whatever its ``pe`` field."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        n = len(self.network.topology.radices)
+        with m.If(Cat(self.header[f"o{dim}"] == self.node_static[f"o{dim}"]
+                      for dim in range(n)).all()):
+            m.d.comb += self.out_port.eq(self.ports.index(pe_labels(self.network)[0]))
+        return m
+
+
 class KingDatelineIgnored(KingRouteCompute):
     """Keeps every packet on VC 0."""
 
@@ -201,6 +219,8 @@ class FirstImageAlways(KingRouteCompute):
      "route_compute_matches_spec"),
     (lambda: twisted_computes([8, 4], "YX=4", "bubble", VcKeptOnTurns, vcs=2),
      "route_compute_matches_spec"),
+    (lambda: twisted_computes([8, 4], "YX=4", "bubble", PeFieldIgnored, pe_ports=2),
+     "route_compute_matches_spec"),
     (lambda: king_computes({"kind": "KT", "side": 4, "escape": "dateline"}, KingDatelineIgnored),
      "route_compute_matches_spec"),
     (lambda: king_computes({"kind": "KM", "side": 4, "routing": "2s", "vcs": 2},
@@ -209,7 +229,7 @@ class FirstImageAlways(KingRouteCompute):
     (lambda: king_computes({"kind": "DT", "side": 4, "ties": "lfsr"}, FirstImageAlways),
      "route_compute_within_spec"),
 ], ids=["twisted-bubble-on-every-move", "twisted-dateline-ignored",
-        "twisted-v2-vc-kept-on-turns", "kt4-dateline-ignored",
+        "twisted-v2-vc-kept-on-turns", "twisted-p2-pe-field-ignored", "kt4-dateline-ignored",
         "km4-2s-corner-knaive-axes-swapped", "dt4-lfsr-first-image-always"])
 def test_a_route_compute_with_a_bug_fails_its_specification(tmp_path, computes, failing):
     assert prove(computes(), tmp_path)[failing] == "failed"

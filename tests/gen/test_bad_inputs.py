@@ -527,6 +527,7 @@ COMBINATIONS = [
            "vcs-without-the-broadcast-vc"),
           ("fat-tree --vcs 9", (flag("--vcs"), "9", "8"), "fat-tree-vcs-above-8"),
           ("twisted --vcs 9", (flag("--vcs"), "9", "8"), "twisted-vcs-above-8"),
+          ("twisted --pe-ports 9", (flag("--pe-ports"), "9", "8"), "twisted-pe-ports-above-8"),
           ("twisted --escape dateline --vcs 3", (flag("--vcs"), "3", "pairs"),
            "twisted-dateline-vcs-odd"),
           ("twisted --escape none --vcs 2", (flag("--vcs"), "2", "exactly 1"),

@@ -265,6 +265,8 @@ def test_004_presets(dx, dy):
         assert network.topology.radices == (dx, dy)
         assert (network.escape, network.vc_count, network.packet_length,
                 network.buffer_depth) == ("bubble", 4, 4, 16)
+        # 8x4 twisted can carry more than one flit per node and cycle: two PEs per router.
+        assert network.pe_ports == (2 if (dx, dy) == (8, 4) else 1)
 
 
 def test_an_output_folder_that_cannot_be_replaced_is_one_line(tmp_path, capsys, monkeypatch):

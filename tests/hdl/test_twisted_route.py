@@ -15,7 +15,7 @@ from route_sim import run_route_compute
 
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.ring_escape import opposite
-from twinnet.hdl.twisted_route import PE, TwistedRouteCompute
+from twinnet.hdl.twisted_route import PE, TwistedRouteCompute, is_pe, pe_labels
 from twinnet.model.twist import routing_path
 from twinnet.model.twisted_network import (
     TwistedNetworkConfig,
@@ -123,6 +123,35 @@ def test_several_vcs_per_link(radices, twists, escape, vcs):
         want = [expected_with_copies(network, in_label, *case) for case in cases]
         wrong = [(in_label, c, g, w) for c, g, w in zip(cases, got, want) if g != w]
         assert wrong == [], wrong[:5]
+
+
+def test_several_pes_per_router():
+    """Three PEs per router: an arriving packet leaves at the PE its header names, a PE
+    beyond the third is malformed, and a packet not yet there moves as the model says."""
+    network = TwistedNetworkConfig.from_dict({"radices": [6, 3], "twists": "YX=3",
+                                              "pe_ports": 3})
+    ports = (*network.ports, *pe_labels(network))
+    assert ports[-3:] == ("PE0", "PE1", "PE2")
+    config = RouterConfig(32, 1, tuple(PortConfig("pe") if is_pe(p) else PortConfig("network")
+                                       for p in ports))
+    dut = TwistedRouteCompute(config, ports.index("PE1"), network=network, ports=ports)
+    here = (1, 2)
+    cases = [(there, pe) for there in network.topology.nodes() for pe in range(4)]
+
+    def drive(ctx, dut, case):
+        there, pe = case
+        for dim in range(2):
+            ctx.set(dut.node_static[f"o{dim}"], here[dim])
+            ctx.set(dut.header[f"o{dim}"], there[dim])
+        ctx.set(dut.header.pe, pe)
+
+    for (there, pe), (port, _, _, malformed) in zip(cases, run_route_compute(dut, cases, drive)):
+        assert malformed == int(pe == 3), (there, pe)
+        if pe == 3:
+            continue
+        path = routing_path(network.topology, here, there)
+        want = ports.index(f"PE{pe}") if not path else ports.index(port_label(*path[0][1:]))
+        assert port == want, (there, pe)
 
 
 def test_out_of_range_coordinates_are_malformed():

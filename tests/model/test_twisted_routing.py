@@ -108,3 +108,27 @@ def test_vcs_per_link():
                             ({"escape": "none", "vcs": 2}, "vcs 2: escape none uses exactly 1")]:
         with pytest.raises(ValueError, match=message):
             config(**values)
+
+
+def test_pes_per_router():
+    from twinnet.families import family
+
+    network = TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4",
+                                              "pe_ports": 3, "vcs": 2})
+    # Terminal t = pe + 3 * (x + 8 y).
+    assert network.terminal_count == 96
+    assert (network.node_of(29), network.pe_of(29)) == ((1, 1), 2)
+    assert network.name == "twisted_8x4_tyx4_bubble_p3_v2"
+    # x: 3 bits, y: 2, pe: 2, source: 7 (96 terminals).
+    assert (network.pe_width, network.header_width) == (2, 3 + 2 + 2 + 7)
+    twisted = family("twisted")
+    assert twisted.destination(network, 29) == {"route.o0": 1, "route.o1": 1, "route.pe": 2}
+    assert twisted.terminal_digits(network) == [("route.pe", 3), ("route.o0", 8),
+                                                ("route.o1", 4)]
+    assert twisted.terminal_label(network, 29) == "1,1/pe2"
+    # Terminals of one router are zero hops apart; others take the routers' path.
+    assert router_hops(network, 27, 29) == []
+    assert router_hops(network, 0, 29) == router_hops(
+        TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4"}), 0, 9)
+    with pytest.raises(ValueError, match="pe_ports must be an integer from 1 to 8, not 9"):
+        TwistedNetworkConfig.from_dict({"radices": [8, 4], "pe_ports": 9})

@@ -5,10 +5,12 @@ Every packet's hops are compared with the model's dimension-order path over the 
 delivered exactly once, intact, in order per pair (hash sums only with several VCs per link,
 where a pair keeps its path but not its order). Under the all-pairs pattern the RTL's mean
 hop count must equal the model's average distance over distinct pairs
-(:func:`twinnet.model.twist.metrics`, which counts a node to itself: scaled by N/(N-1)) and its
+(:func:`twinnet.model.twist.metrics`, which counts a node to itself: scaled by T/(T-1) for T
+terminals, p per router, since terminals on one router are 0 hops apart) and its
 largest hop count the model's diameter: minimal routing over the twists, shown in hardware.
 """
 
+import re
 from itertools import product
 
 import pytest
@@ -33,20 +35,24 @@ CASES = {f"{name}-{escape}": (radices, twists, escape)
          for name, (radices, twists) in INSTANCES.items() for escape in ("bubble", "dateline")}
 # The compact router (2 cycles per hop).
 CASES["8x4-tyx4-bubble-compact"] = CASES["8x4-tyx4-bubble"]
-#: Several copies of the escape per link (``-v<VCs>``): a pair's path is kept, not its order.
-CASES["8x4-tyx4-bubble-v3"] = CASES["8x4-tyx4-bubble"]
+#: Several copies of the escape per link (``-v<VCs>``: a pair's path is kept, not its order)
+#: and several PEs per router (``-p<PEs>``).
+CASES["8x4-tyx4-bubble-v3-p2"] = CASES["8x4-tyx4-bubble"]
 CASES["6x3-tyx3-dateline-v4"] = CASES["6x3-tyx3-dateline"]
+CASES["6x3-tyx3-bubble-p3"] = CASES["6x3-tyx3-bubble"]
 #: The (case, simulator) runs of the default suite; the others in the slow tier.
 DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("8x4-tyx4-dateline", "verilator"),
            ("4x4x2-tzx2-bubble", "verilator"), ("8x4-tyx4-bubble-compact", "verilator"),
-           ("8x4-tyx4-bubble-v3", "verilator")}
+           ("8x4-tyx4-bubble-v3-p2", "verilator")}
 
 
 def network_of(name: str):
     radices, twists, escape = CASES[name]
-    vcs = int(name.rsplit("-v", 1)[1]) if "-v" in name else None
-    return TwistedNetworkConfig.from_dict({"radices": radices, "twists": twists, "escape": escape,
-                                           "vcs": vcs, "pipeline": pipeline_of(name)})
+    vcs, pes = re.search(r"-v(\d+)", name), re.search(r"-p(\d+)", name)
+    return TwistedNetworkConfig.from_dict({
+        "radices": radices, "twists": twists, "escape": escape,
+        "vcs": int(vcs[1]) if vcs else None, "pe_ports": int(pes[1]) if pes else 1,
+        "pipeline": pipeline_of(name)})
 
 
 @pytest.mark.parametrize("name, simulator",
@@ -62,12 +68,13 @@ def test_every_hop_follows_the_model(name, simulator):
                                    tests, family=FAMILY)
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
-    nodes = network.topology.node_count
+    terminals = network.terminal_count
     pairs = results["all_pairs"]
-    assert pairs["packets"] == nodes * (nodes - 1) and pairs["hops_checked"]
+    assert pairs["packets"] == terminals * (terminals - 1) and pairs["hops_checked"]
+    # 004's average distance counts a node to itself; terminals on one router are 0 hops apart.
     expected = metrics(network.topology)
     assert pairs["mean_hops"] == pytest.approx(
-        float(expected.average_distance) * nodes / (nodes - 1))
+        float(expected.average_distance) * terminals / (terminals - 1))
     assert pairs["max_hops"] == expected.diameter
     assert_traced_link_packets(pairs["link_heads"], FAMILY, network, network_sim.manifest_of(
         BUILD / f"twisted-{name}-{simulator}"))
@@ -77,12 +84,13 @@ def test_every_hop_follows_the_model(name, simulator):
 
 @pytest.mark.parametrize("escape", default_only(["bubble", "dateline", "bubble-v3"], {"bubble"}))
 def test_saturating_traffic_drains(escape, verilator):
-    """8x4 with t_YX = 4 (``-v3``: three VCs per link, each its own bubble): 20,000 cycles of uniform traffic offered at one flit per PE per
-    cycle never trip the watchdog, every packet arrives once, intact, in order; then every
-    other pattern at a moderate load (32 terminals); all-pairs, where every link carries the
-    packets the model's paths put on it; last, a soak with back-pressure (at least 20,000
-    packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to 32
-    cycles). The dateline and the three VCs run in the slow tier."""
+    """8x4 with t_YX = 4 (``-v3``: three VCs per link, each its own bubble): 20,000 cycles of
+    uniform traffic offered at one flit per PE per cycle never trip the watchdog, every packet
+    arrives once, intact (in order with one VC); then every other pattern at a moderate load
+    (32 terminals); all-pairs, where every link carries the packets the model's paths put on
+    it (and with three VCs every VC carries some); last, a soak with back-pressure (at least
+    20,000 packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to
+    32 cycles). The dateline and the three VCs run in the slow tier."""
     network = network_of(f"8x4-tyx4-{escape}")
     saturating = {"pattern": "uniform", "rate": 1 / network.packet_length, "warmup": 0,
                   "measure": 20_000, "drain_limit": 0}
