@@ -33,12 +33,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from twinnet.families.king import PRESETS as KING_PRESETS
+from twinnet.families.twisted import PRESETS as TWISTED_PRESETS
 from twinnet.gen import fpga
-from twinnet.hdl import king, verilog
+from twinnet.hdl import king, twisted, verilog
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.header_route import HeaderRouteCompute
 from twinnet.hdl.router import Router
 from twinnet.model.king_network import KingNetworkConfig
+from twinnet.model.twisted_network import TwistedNetworkConfig
 
 CONFIG = RouterConfig(
     flit_width=32, packet_length=4,
@@ -61,10 +64,16 @@ KING = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "escape": "dateline
 #: two VCs per link, VC 0 the escape, VC 1 adaptive; the route result holds the two grades.
 KING_2S = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "routing": "2s"})
 
+#: The routers of the presets that carry the papers' settings: 002's KT16 (2S, 4 VCs of 32
+#: flits, 2 PEs, iSLIP: 10 ports) and 004's 16x8 twisted torus (4 bubble VCs of 16 flits).
+KT16 = KingNetworkConfig.from_dict(KING_PRESETS["002-kt16"])
+TWISTED_16X8 = TwistedNetworkConfig.from_dict(TWISTED_PRESETS["004-16x8"])
+
 #: Name → a function building the router to measure: a name without suffix is the compact
 #: router (``pipeline=2``, 2 cycles per hop), as the results recorded under it; ``-p3`` the
 #: same router with ``pipeline=3`` (the split router, 3 cycles per hop, the default);
-#: ``-islip`` the split router with ``allocator="islip"`` (one round).
+#: ``-islip`` the split router with ``allocator="islip"`` (one round); ``preset-`` a preset's
+#: router as its network builds it.
 CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCompute),
            "small-buffers": lambda: Router(replace(CONFIG_SMALL, pipeline=2),
                                            HeaderRouteCompute),
@@ -83,7 +92,9 @@ CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCom
                                               HeaderRouteCompute),
            "king-kt8-2s-p3-islip": lambda: king.router(
                replace(KING_2S, pipeline=3, allocator="islip"),
-               king.router_ports(KING_2S, (0, 0)))}
+               king.router_ports(KING_2S, (0, 0))),
+           "preset-002-kt16": lambda: king.router(KT16, king.router_ports(KT16, (0, 0))),
+           "preset-004-16x8": lambda: twisted.router(TWISTED_16X8)}
 
 
 def cpu_seconds() -> float:
