@@ -66,7 +66,7 @@ from .king import (
     wraps,
 )
 from .schema import Choice, Flag, Integer, parameter
-from .sizes import MAX_PE_PORTS, RouterSizes
+from .sizes import MAX_PE_PORTS, PeSlots, RouterSizes
 from .widths import index_width
 
 #: Routing → the kinds it applies to.
@@ -110,7 +110,7 @@ def vc_count_allowed(routing: str, escape: str, broadcast: bool = False) -> tupl
 
 
 @dataclass(frozen=True)
-class KingNetworkConfig(RouterSizes):
+class KingNetworkConfig(PeSlots, RouterSizes):
     """A king-family network: a square network of 002 (``kind``, ``side``: :attr:`topology`),
     its routing and escape, PEs per router, VCs per link (``None``: the least
     :func:`vc_count_allowed` allows), broadcast, DT's ties, and the router sizes. Each field is
@@ -250,15 +250,6 @@ class KingNetworkConfig(RouterSizes):
         return index_width(self.topology.side)
 
     @property
-    def pe_width(self) -> int:
-        """Bits of the destination's PE field (none with one PE per router)."""
-        return (self.pe_ports - 1).bit_length()
-
-    @property
-    def terminal_count(self) -> int:
-        return self.pe_ports * self.topology.node_count
-
-    @property
     def source_width(self) -> int:
         return index_width(self.terminal_count)
 
@@ -285,10 +276,6 @@ class KingNetworkConfig(RouterSizes):
         """The router of terminal ``terminal``."""
         node, side = terminal // self.pe_ports, self.topology.side
         return node % side, node // side
-
-    def pe_of(self, terminal: int) -> int:
-        """Which of its router's PEs terminal ``terminal`` is."""
-        return terminal % self.pe_ports
 
 
 def node_label(node: tuple[int, int]) -> str:

@@ -197,3 +197,21 @@ class RouterSizes(Configuration):
         if micro["hold"] != NATIVE_HOLD[self.pipeline]:
             suffix += "_hold"
         return suffix
+
+
+class PeSlots:
+    """What a network with ``pe_ports`` PEs on each of its ``topology.node_count`` routers
+    derives from them: terminal ``t`` is PE ``t mod pe_ports`` of router ``t // pe_ports``."""
+
+    @property
+    def pe_width(self) -> int:
+        """Bits of the destination's PE field (none with one PE per router)."""
+        return (self.pe_ports - 1).bit_length()
+
+    @property
+    def terminal_count(self) -> int:
+        return self.pe_ports * self.topology.node_count
+
+    def pe_of(self, terminal: int) -> int:
+        """Which of its router's PEs terminal ``terminal`` is."""
+        return terminal % self.pe_ports

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from . import checks
 from .deadlock import ChannelDependencyGraph
 from .schema import Choice, Integer, Integers, Text, parameter
-from .sizes import MAX_PE_PORTS, RouterSizes
+from .sizes import MAX_PE_PORTS, PeSlots, RouterSizes
 from .torus import dimension_name
 from .twist import TwistedTorusConfig, parse_dimension_pair, routing_path, theorem_violations
 from .widths import index_width
@@ -91,7 +91,7 @@ def read_twists(label: str, value) -> tuple[tuple[str, int], ...]:
 
 
 @dataclass(frozen=True)
-class TwistedNetworkConfig(RouterSizes):
+class TwistedNetworkConfig(PeSlots, RouterSizes):
     """A twisted torus (``radices`` and ``twists``: :attr:`topology`, node-symmetric), its
     escape scheme (:data:`ESCAPES`) and the router sizes. Each field is a parameter
     (:mod:`twinnet.model.schema`)."""
@@ -186,15 +186,6 @@ class TwistedNetworkConfig(RouterSizes):
         return tuple(index_width(d) for d in self.topology.radices)
 
     @property
-    def pe_width(self) -> int:
-        """Bits of the destination's PE field (none with one PE per router)."""
-        return (self.pe_ports - 1).bit_length()
-
-    @property
-    def terminal_count(self) -> int:
-        return self.pe_ports * self.topology.node_count
-
-    @property
     def source_width(self) -> int:
         return index_width(self.terminal_count)
 
@@ -229,10 +220,6 @@ class TwistedNetworkConfig(RouterSizes):
             result.append(node % d)
             node //= d
         return tuple(result)
-
-    def pe_of(self, terminal: int) -> int:
-        """Terminal ``terminal``'s PE port on its router."""
-        return terminal % self.pe_ports
 
 
 def escape_vc_count(escape: str) -> int:
