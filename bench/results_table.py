@@ -45,8 +45,9 @@ def ours(case: dict) -> str:
     parameters = case["parameters"]
     seeds = len(case["seeds"])
     allocator = "iSLIP" if parameters.get("allocator") == "islip" else "round robin"
+    vcs = f"{parameters['vcs']} VCs of " if parameters.get("vcs") else ""
     return (f"split router, {allocator}, {parameters.get('packet_length')}-flit packets, "
-            f"{parameters.get('buffer_depth') or 'default'} flits per VC, {seeds} seed"
+            f"{vcs}{parameters.get('buffer_depth') or 'default'} flits per VC, {seeds} seed"
             + ("s" if seeds > 1 else ""))
 
 
