@@ -45,10 +45,11 @@ def ours(case: dict) -> str:
     parameters = case["parameters"]
     seeds = len(case["seeds"])
     allocator = "iSLIP" if parameters.get("allocator") == "islip" else "round robin"
-    vcs = f"{parameters['vcs']} VCs of " if parameters.get("vcs") else ""
+    depth = parameters.get("buffer_depth") or "default"
+    buffers = (f"{parameters['vcs']} VCs × {depth} flits" if parameters.get("vcs")
+               else f"{depth} flits per VC")
     return (f"split router, {allocator}, {parameters.get('packet_length')}-flit packets, "
-            f"{vcs}{parameters.get('buffer_depth') or 'default'} flits per VC, {seeds} seed"
-            + ("s" if seeds > 1 else ""))
+            f"{buffers}, {seeds} seed" + ("s" if seeds > 1 else ""))
 
 
 def sweep_case(preset: str) -> dict | None:
