@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from twinnet.model.deadlock import escape_vc_count
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 DOC = ROOT / "docs" / "results.md"
@@ -34,6 +36,10 @@ TARGETS_004 = {"8x4": 1.35, "16x8": 1.35, "48x12": 1.7}
 PAPER_003 = (10, 23)
 #: The share of the routing's bound every family's paper preset should reach.
 FAMILY_SHARE = 0.85
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("s" if count != 1 else "")
 
 
 def load(name: str) -> dict | None:
@@ -103,12 +109,14 @@ def rows_004(twisted: dict | None) -> list[list[str]]:
             continue
         gain = pair["saturation_gain"]
         peaks = pair["peak_accepted"]
+        vcs = twisted.get("vcs") or escape_vc_count(twisted["escape"])
+        pes = pair.get("pe_ports", 1)
         rows.append([f"004, {shape} twisted (t_YX = {int(shape.split('x')[0]) // 2}) over "
                      f"untwisted (`--preset 004-{shape}`)",
                      ("≈ ×1.5 (2a×a)" if shape in ("8x4", "16x8") else "—"),
                      f"×{gain:.2f} ({peaks[1]:.3f} / {peaks[0]:.3f} flits/PE/cycle, "
-                     f"{twisted.get('vcs', 1)} VCs per link, {pair.get('pe_ports', 1)} PE(s) "
-                     f"per router, {len(twisted.get('seeds', [1]))} seeds)",
+                     f"{plural(vcs, 'VC')} per link, {plural(pes, 'PE')} per router, "
+                     f"{len(twisted.get('seeds', [1]))} seeds)",
                      f"{gain / pair['model_bound_ratio']:.2f} of the bound ratio",
                      f"×{pair['model_bound_ratio']:.2f}; ×"
                      f"{pair.get('reachable_bound_ratio', pair['model_bound_ratio']):.2f} with "

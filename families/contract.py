@@ -182,13 +182,17 @@ def verdict(cycle, *, rule: str, channels: int, dependencies: int, label=str) ->
             "cycle": None if cycle is None else [label(channel) for channel in cycle]}
 
 
-def escape_verdict(graph, escape: str, rings: str) -> dict:
+def escape_verdict(graph, escape: str, rings: str, copies: int = 1) -> dict:
     """The verdict of a ring family's channel-dependency ``graph`` under ``escape``
-    (``bubble``: of the ``rings`` entered; ``dateline``: two VCs; ``none``: one VC)."""
+    (``bubble``: of the ``rings`` entered; ``dateline``: two VCs; ``none``: one VC), over
+    ``copies`` copies of the scheme per link."""
     rule = {"bubble": f"the dependencies between the {rings} entered (escape bubble: the "
                       f"bubble guards each of the {rings})",
             "dateline": "the channel-dependency graph, two VCs per link (escape dateline)",
             "none": "the channel-dependency graph, one VC per link"}[escape]
+    if copies > 1:
+        rule += (f", over {copies} copies of the scheme per link (a packet keeps its copy "
+                 "within a dimension and may change it entering a new one)")
     return verdict(graph.find_cycle(), rule=rule, channels=graph.channel_count,
                    dependencies=graph.edge_count, label=str)
 

@@ -36,7 +36,8 @@ class TwistedFamily(Family):
         return self.describe(
             config,
             derived={"node_count": topology.node_count, "buffer_depth": config.depth,
-                     "vc_count": config.vc_count, "label": topology.label()},
+                     "vc_count": config.vc_count, "escape_vcs": config.escape_vc_count,
+                     "label": topology.label()},
             terminal_order="terminal t = pe + pe_ports * (o0 + d0 * (o1 + d1 * o2)) is PE "
                            "port pe of router o0,o1[,o2] (o0 is X)",
             route="route.o<i> are the destination's coordinates (o0 is X), route.pe (with "
@@ -100,5 +101,5 @@ class TwistedFamily(Family):
         return [*pe, *((f"route.o{dim}", d) for dim, d in enumerate(config.topology.radices))]
 
     def deadlock(self, config) -> dict:
-        return escape_verdict(twisted_network.dependency_graph(config), config.escape,
-                              "cycles")
+        return escape_verdict(twisted_network.dependency_graph(config), config.escape, "cycles",
+                              copies=config.vc_count // config.escape_vc_count)

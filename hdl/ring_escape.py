@@ -22,20 +22,15 @@ the lowest VC with room (:mod:`twinnet.model.twisted_network` has the deadlock a
 
 from amaranth.hdl import Const, Mux
 
+from twinnet.model.deadlock import ESCAPE_VCS, escape_vc_count
+
 #: The escape schemes :func:`drive_escape` implements.
-ESCAPES = ("bubble", "dateline", "none")
+ESCAPES = tuple(ESCAPE_VCS)
 
 
 def opposite(port: str) -> str:
     """The port facing back: ``x+`` ↔ ``x-``."""
     return port[:-1] + ("-" if port[-1] == "+" else "+")
-
-
-def escape_vcs(escape: str) -> int:
-    """The VCs of one copy of ``escape``: two with the dateline, else one."""
-    if escape not in ESCAPES:
-        raise ValueError(f"escape must be one of {', '.join(ESCAPES)}, not {escape!r}")
-    return 2 if escape == "dateline" else 1
 
 
 def drive_escape(m, route_compute, escape: str, *, to_link, straight, wrapped,
@@ -44,12 +39,13 @@ def drive_escape(m, route_compute, escape: str, *, to_link, straight, wrapped,
     docstring) from the move's ``to_link`` (not ejecting), ``straight`` and ``wrapped``, over
     ``vc_count`` VCs per link (default: the scheme's own; a multiple of them, not above the
     router's VCs)."""
-    own = escape_vcs(escape)
+    own = escape_vc_count(escape)
     vc_count = own if vc_count is None else vc_count
     width = route_compute.config.max_vc_count
-    if vc_count < own or vc_count % own or vc_count > width or (escape == "none"
-                                                                and vc_count != 1):
-        raise ValueError(f"vc_count must be a multiple of escape {escape}'s {own} VC(s), at "
+    if escape == "none" and vc_count != 1:
+        raise ValueError(f"vc_count must be 1 with escape none, not {vc_count!r}")
+    if vc_count < own or vc_count % own or vc_count > width:
+        raise ValueError(f"vc_count must be a multiple of escape {escape}'s {own} VCs, at "
                          f"most the router's {width}, not {vc_count!r}")
     in_vc = route_compute.in_vc
     # Entering a ring: the first VC of every copy.

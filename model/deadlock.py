@@ -12,6 +12,19 @@ from dataclasses import dataclass, field
 
 Channel = Hashable
 
+#: The escape schemes of the ring families (their rings' deadlock avoidance) and the VCs per
+#: link one copy of each takes: ``bubble`` (one VC; a packet enters a ring only with room
+#: for two whole packets), ``dateline`` (two: a packet moves to the second after crossing
+#: its ring's dateline) and ``none`` (one VC, nothing: the rings can deadlock).
+ESCAPE_VCS = {"bubble": 1, "dateline": 2, "none": 1}
+
+
+def escape_vc_count(escape: str) -> int:
+    """The VCs per link of one copy of ``escape`` (:data:`ESCAPE_VCS`)."""
+    if escape not in ESCAPE_VCS:
+        raise ValueError(f"escape must be one of {', '.join(ESCAPE_VCS)}, not {escape!r}")
+    return ESCAPE_VCS[escape]
+
 
 @dataclass
 class ChannelDependencyGraph:
@@ -38,7 +51,11 @@ class ChannelDependencyGraph:
     def copies(self, count: int, keeps) -> "ChannelDependencyGraph":
         """This graph over ``count`` copies of every channel, ``(channel, copy)``: a dependency
         for which ``keeps(held, requested)`` holds stays within each copy, any other joins
-        every copy to every copy (a packet may change copies there)."""
+        every copy to every copy (a packet may change copies there).
+
+        Every dependency of the copies projects onto one of this graph, so a cycle over the
+        copies is a closed walk here: the copies are acyclic exactly when this graph is.
+        What the copies add is the channels and dependencies of every VC, for the verdict."""
         graph = ChannelDependencyGraph()
         for held, targets in self.edges.items():
             for copy in range(count):

@@ -51,7 +51,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import checks
-from .deadlock import ChannelDependencyGraph
+from .deadlock import ESCAPE_VCS, ChannelDependencyGraph, escape_vc_count
 from .king import (
     KINDS,
     PORTS,
@@ -79,7 +79,7 @@ WRAPPED_KINDS = ("T", "DT", "KT")
 #: Most VCs per link.
 MAX_VCS = 8
 #: Escape schemes of the RTL (tori; a mesh takes ``none``).
-ESCAPES = ("bubble", "dateline", "none")
+ESCAPES = tuple(ESCAPE_VCS)
 #: Largest side: 32 × 32 = 1,024 routers, the largest network of the papers.
 MAX_SIDE = 32
 #: How DT breaks ties between equally short wrap-around images (002 Alg. 1).
@@ -94,11 +94,6 @@ def default_routing(kind: str) -> str:
     """The kind's deterministic routing (also the escape routing of its adaptive ones)."""
     return next(routing for routing, kinds in ROUTINGS.items()
                 if kind in kinds and routing not in ADAPTIVE_ROUTINGS)
-
-
-def escape_vc_count(escape: str) -> int:
-    """VCs of the escape network per link: two with the dateline, else one."""
-    return 2 if escape == "dateline" else 1
 
 
 def vc_count_allowed(routing: str, escape: str, broadcast: bool = False) -> tuple[int, int]:

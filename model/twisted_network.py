@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 
 from . import checks
-from .deadlock import ChannelDependencyGraph
+from .deadlock import ESCAPE_VCS, ChannelDependencyGraph, escape_vc_count
 from .schema import Choice, Integer, Integers, Text, parameter
 from .sizes import MAX_PE_PORTS, PeSlots, RouterSizes
 from .torus import dimension_name
@@ -47,7 +47,7 @@ from .twist import TwistedTorusConfig, parse_dimension_pair, routing_path, theor
 from .widths import index_width
 
 #: Escape schemes of the RTL.
-ESCAPES = ("bubble", "dateline", "none")
+ESCAPES = tuple(ESCAPE_VCS)
 #: Most routers: as for the other families.
 MAX_NODES = 1024
 #: Largest radix of a dimension.
@@ -220,11 +220,6 @@ class TwistedNetworkConfig(PeSlots, RouterSizes):
             result.append(node % d)
             node //= d
         return tuple(result)
-
-
-def escape_vc_count(escape: str) -> int:
-    """VCs of the escape scheme per link: two with the dateline, else one."""
-    return 2 if escape == "dateline" else 1
 
 
 def parse_twists(text: str, n: int) -> dict[str, int]:

@@ -163,7 +163,10 @@ def twisted_spec(m, rc, in_port: int) -> ExpectedRoute:
     there = [rc.header[f"o{dim}"] for dim in range(n)]
     assumptions = [c < d for c, d in zip(here, radices)]
     malformed = Cat(b >= d for b, d in zip(there, radices)).any()
-    pes = [index for index, label in enumerate(rc.ports) if label.startswith("PE")]
+    # The PE ports by number: "PE" alone, or "PE0", "PE1", ... wherever they stand.
+    count = sum(label.startswith("PE") for label in rc.ports)
+    pes = ([rc.ports.index("PE")] if count == 1 else
+           [rc.ports.index(f"PE{pe}") for pe in range(count)])
     if len(pes) > 1:
         malformed = malformed | (rc.header.pe >= len(pes))
     record = _shortest(m, rc, here, there)
@@ -173,7 +176,7 @@ def twisted_spec(m, rc, in_port: int) -> ExpectedRoute:
     for dim in range(n):
         first.append((record[dim] != 0) & ~earlier)
         earlier = earlier | (record[dim] != 0)
-    # Arrived: the PE port the header names (the PE ports in order among the router's ports).
+    # Arrived: the PE port the header names.
     port = Const(pes[0], range(max(2, len(rc.ports))))
     for pe, index in enumerate(pes[1:], start=1):
         port = Mux(rc.header.pe == pe, index, port)

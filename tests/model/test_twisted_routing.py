@@ -132,3 +132,46 @@ def test_pes_per_router():
         TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4"}), 0, 9)
     with pytest.raises(ValueError, match="pe_ports must be an integer from 1 to 8, not 9"):
         TwistedNetworkConfig.from_dict({"radices": [8, 4], "pe_ports": 9})
+
+
+def test_copies_keep_their_set_within_a_dimension():
+    """8x4 (t_YX = 4), dateline, 4 VCs (two copies): a dependency within a dimension stays in
+    its copy, one into a new dimension reaches both."""
+    network = TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4",
+                                              "escape": "dateline", "vcs": 4})
+    graph = dependency_graph(network)
+    turns = 0
+    for (held, copy), targets in graph.edges.items():
+        for requested, other in targets:
+            if held[1:3] == requested[1:3]:  # (dim, sign): straight on
+                assert other == copy, (held, copy, requested, other)
+            else:
+                turns += 1
+                assert {(requested, 0), (requested, 1)} <= targets
+    assert turns
+
+
+def test_path_error_with_several_vcs():
+    from twinnet.families import family
+
+    twisted = family("twisted")
+    dateline = TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4",
+                                               "escape": "dateline", "vcs": 4})
+    # (0, 0) -> (4, 2): across the periphery on VC 0, then VC 1 (test_dateline_vcs_on_8x4).
+    assert router_hops(dateline, 0, 20) == [("0,0", "Y-", 0), ("4,3", "Y-", 1)]
+    assert twisted.path_error(dateline, 0, 20, [("0,0", "Y-", 2), ("4,3", "Y-", 3)]) is None
+    for hops in ([("0,0", "Y-", 0), ("4,3", "Y-", 3)],   # changes copy going straight on
+                 [("0,0", "Y-", 1), ("4,3", "Y-", 1)],   # the dateline's VC 1 too early
+                 [("0,0", "Y-", 4), ("4,3", "Y-", 5)],   # no such VC
+                 [("0,0", "Y-", 0)]):                    # a hop short
+        assert twisted.path_error(dateline, 0, 20, hops) is not None, hops
+    bubble = TwistedNetworkConfig.from_dict({"radices": [8, 4], "twists": "YX=4", "vcs": 3})
+    # (0, 0) -> (2, 1): X+ twice, then Y+.
+    assert [hop[:2] for hop in router_hops(bubble, 0, 10)] == [("0,0", "X+"), ("1,0", "X+"),
+                                                               ("2,0", "Y+")]
+    assert twisted.path_error(bubble, 0, 10, [("0,0", "X+", 1), ("1,0", "X+", 1),
+                                              ("2,0", "Y+", 2)]) is None  # a turn may change
+    assert twisted.path_error(bubble, 0, 10, [("0,0", "X+", 1), ("1,0", "X+", 2),
+                                              ("2,0", "Y+", 2)]) is not None
+    assert twisted.path_error(bubble, 0, 10, [("0,0", "X+", 0), ("1,0", "Y+", 0),
+                                              ("2,0", "Y+", 0)]) is not None  # wrong link
