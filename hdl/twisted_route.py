@@ -12,9 +12,10 @@ flit) the hardware forms the minimal record of :func:`twinnet.model.twist.routin
 
 The packet takes the first dimension of the record with hops left, in its direction; on
 arrival the PE port the header's ``pe`` field names (with several PEs per router). Every
-router recomputes the record, which reproduces the source's
-dimension-order path (:mod:`twinnet.model.twisted_network`). The escape scheme sets the VC and
-bubble (:mod:`twinnet.hdl.ring_escape`); a dimension's peripheral link is its dateline.
+router recomputes the record, which reproduces the source's dimension-order path
+(:mod:`twinnet.model.twisted_network`). The escape scheme sets the VC and bubble
+(:mod:`twinnet.hdl.ring_escape`, with ``vcs`` copies of it per link); a dimension's
+peripheral link is its dateline.
 
 ``malformed``: a destination coordinate ``>= d`` or PE ``>= pe_ports`` (when its field can
 hold one).
@@ -45,6 +46,7 @@ def pe_labels(network: TwistedNetworkConfig) -> tuple[str, ...]:
 
 
 def is_pe(label: str) -> bool:
+    """Whether a local port label (:func:`pe_labels`) names a PE port."""
     return label.startswith(PE)
 
 
