@@ -56,7 +56,7 @@ CASES = {
     "DT5-lfsr": {"kind": "DT", "side": 5, "ties": "lfsr"},
     "DT4-lfsr-dateline": {"kind": "DT", "side": 4, "ties": "lfsr", "escape": "dateline"},
     # The compact router (2 cycles per hop), under adaptive routing (2S).
-    "KT5-2s-compact": {"kind": "KT", "side": 5, "routing": "2s"},
+    "KT4-2s-compact": {"kind": "KT", "side": 4, "routing": "2s"},
 }
 #: The (case, simulator) runs of the default suite; the others in the slow tier
 #: (Icarus runs the king family in DT5-lfsr; the king torus's routing runs on Verilator in
@@ -65,7 +65,7 @@ CASES = {
 DEFAULT = {("DT5-lfsr", "icarus"), ("KM4", "verilator"),
            ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
            ("KT5-2s", "verilator"), ("DT5-hop-by-hop", "verilator"),
-           ("KT5-2s-compact", "verilator")}
+           ("KT4-2s-compact", "verilator")}
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:
