@@ -17,8 +17,10 @@ from .contract import Family, escape_verdict, out_of_range
 PRESETS = {
     f"002-{kind.lower()}16": {"topology": "king", "kind": kind, "side": 16, "routing": routing,
                               "escape": "bubble", "vcs": 4, "packet_length": 8,
-                              "buffer_depth": 32, "pe_ports": 2, "allocator": "islip"}
-    for kind, routing in (("T", "hop-by-hop"), ("DT", "hop-by-hop"), ("KT", "2s"))
+                              "buffer_depth": 32, "pe_ports": 2, "allocator": "islip",
+                              **extra}
+    for kind, routing, extra in (("T", "hop-by-hop", {}), ("DT", "hop-by-hop", {}),
+                                 ("KT", "2s", {"ties": "both"}))
 }
 
 class KingFamily(Family):

@@ -35,7 +35,8 @@ the four images' diagonal-mesh lengths; ring magnitudes ``min(r, s - r)`` on a t
 compares it with the router's own length less one. ``hop-by-hop``: every profitable port is
 grade 1. ``2s``: grade 1 if the Knaive record uses it (``x`` while ``|dx| > |dy|``, ``y``
 while ``|dy| > |dx|``, the diagonal of the offset's quadrant while both are non-zero), grade 2
-otherwise. An escape move enters the escape ring (bubble, and the dateline's VC 0) unless the
+otherwise; with ``ties`` ``both``, also if the record of the offset that goes the other way
+round a ring at ``|dx|`` or ``|dy|`` of exactly ``s/2`` uses it. An escape move enters the escape ring (bubble, and the dateline's VC 0) unless the
 packet arrived on an escape VC going the same way.
 
 ``malformed``: a destination coordinate ``>= side`` or PE ``>= pe_ports`` (when its field can
@@ -82,6 +83,14 @@ def destination_layout(network: KingNetworkConfig) -> data.StructLayout:
         fields["broadcast"] = unsigned(1)
         fields["ttl"] = unsigned(network.ttl_width)
     return data.StructLayout(fields)
+
+
+def _knaive_ports(dx, dy) -> dict:
+    """Per port label, whether the Knaive record of offset ``(dx, dy)`` uses it."""
+    return {"x+": (abs(dx) > abs(dy)) & (dx > 0), "x-": (abs(dx) > abs(dy)) & (dx < 0),
+            "y+": (abs(dy) > abs(dx)) & (dy > 0), "y-": (abs(dy) > abs(dx)) & (dy < 0),
+            "z+": (dx > 0) & (dy > 0), "z-": (dx < 0) & (dy < 0),
+            "t+": (dx < 0) & (dy > 0), "t-": (dx > 0) & (dy < 0)}
 
 
 def _diagonal_length(cx, cy):
@@ -416,10 +425,14 @@ class KingRouteCompute(RouteCompute):
         xs = self._axis_offsets(m, here.x, there.x, "x")
         ys = self._axis_offsets(m, here.y, there.y, "y")
         length = self._length(m, xs[0], ys[0], "here")
-        knaive = {"x+": (abs(dx) > abs(dy)) & (dx > 0), "x-": (abs(dx) > abs(dy)) & (dx < 0),
-                  "y+": (abs(dy) > abs(dx)) & (dy > 0), "y-": (abs(dy) > abs(dx)) & (dy < 0),
-                  "z+": (dx > 0) & (dy > 0), "z-": (dx < 0) & (dy < 0),
-                  "t+": (dx < 0) & (dy > 0), "t-": (dx > 0) & (dy < 0)}
+        knaive = _knaive_ports(dx, dy)
+        if network.ties == "both":
+            # The offset takes a tie +: the other way round the ring is as short.
+            half = network.topology.side // 2
+            tx, ty = dx == half, dy == half
+            for tied, ox, oy in ((tx, -dx, dy), (ty, dx, -dy), (tx & ty, -dx, -dy)):
+                other = _knaive_ports(ox, oy)
+                knaive = {label: knaive[label] | (tied & other[label]) for label in knaive}
         one, two = [], []
         for label, index in local.items():
             if is_pe(label):

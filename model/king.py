@@ -327,18 +327,39 @@ def profitable_vector(config: KingConfig, current: Node, destination: Node) -> t
                      and distance(config, nb, destination) == here - 1) for p in PORTS)
 
 
-def graded_vector(config: KingConfig, current: Node, destination: Node) -> tuple[int, ...]:
+def tied_offsets(config: KingConfig, current: Node, destination: Node) -> list[tuple[int, int]]:
+    """Every shortest ``(Δx, Δy)`` from ``current`` to ``destination``: on a torus of even
+    side an axis offset of exactly ``side/2`` goes either way round its ring (the offset of
+    :meth:`KingConfig.offset`, which takes ``+``, first)."""
+    dx, dy = config.offset(current, destination)
+    half = config.side // 2 if config.wrap and config.side % 2 == 0 else None
+
+    def ways(d: int) -> tuple[int, ...]:
+        return (d, -d) if half is not None and d == half else (d,)
+
+    return [(ox, oy) for ox in ways(dx) for oy in ways(dy)]
+
+
+def graded_vector(config: KingConfig, current: Node, destination: Node,
+                  both_ties: bool = False) -> tuple[int, ...]:
     """2S hop-by-hop grades over :data:`PORTS`: 1 = profitable and a port Knaive would use
-    from ``current``, 2 = profitable otherwise, 0 = not profitable. King networks only."""
+    from ``current``, 2 = profitable otherwise, 0 = not profitable. King networks only.
+
+    Knaive's record starts from the offset of :meth:`KingConfig.offset` (a tie goes ``+``);
+    with ``both_ties``, from every offset of :func:`tied_offsets`, so that at a tie both ways
+    round the ring are Knaive's (the papers' simulator breaks such ties at random)."""
     config.require_king("2S hop-by-hop grading")
-    knaive = set(record_ports(routing_record(config, current, destination)))
+    offsets = (tied_offsets(config, current, destination) if both_ties
+               else [config.offset(current, destination)])
+    knaive = {port for offset in offsets for port in record_ports(knaive_record(*offset))}
     return tuple(0 if not useful else 1 if port in knaive else 2
                  for port, useful in zip(PORTS, profitable_vector(config, current,
                                                                   destination)))
 
 
 def escape_port(config: KingConfig, current: Node, destination: Node) -> str | None:
-    """The escape VC's port: the first grade-1 port in vector order (``None`` on arrival)."""
+    """The escape VC's port: the first grade-1 port in vector order (``None`` on arrival),
+    of the grades that take a tie ``+``: the first port of the Knaive record."""
     grades = graded_vector(config, current, destination)
     return next((port for port, grade in zip(PORTS, grades) if grade == 1), None)
 

@@ -14,7 +14,8 @@ Adaptive routing (002 §3.2–3.3.2) runs over an escape network: the escape VCs
 or two with the dateline) take the kind's deterministic routing above under the escape scheme;
 the other VCs of each link are adaptive. ``hop-by-hop`` (any kind) offers every profitable
 port (one hop closer to the destination) on an adaptive VC; ``2s`` (KM, KT) grades them: a
-profitable port the Knaive record uses is grade 1, any other profitable port grade 2. A packet
+profitable port the Knaive record uses is grade 1 (with ``ties`` ``both``, the record of either
+way round a ring at an offset of exactly side/2), any other profitable port grade 2. A packet
 takes a free adaptive VC of a grade-1 port, else of a grade-2 port, else waits for its escape
 move (Duato's condition: the escape network alone is deadlock-free and always on offer).
 :func:`path_error` is the relation the checks hold a packet's path to: every adaptive hop
@@ -82,8 +83,11 @@ MAX_VCS = 8
 ESCAPES = tuple(ESCAPE_VCS)
 #: Largest side: 32 × 32 = 1,024 routers, the largest network of the papers.
 MAX_SIDE = 32
-#: How DT breaks ties between equally short wrap-around images (002 Alg. 1).
-TIES = ("first", "lfsr")
+#: How routing treats equally short alternatives: ``first`` (DT: 002 Alg. 1's first shortest
+#: image; a torus offset of exactly side/2 goes +), ``lfsr`` (DT: a pseudo-random shortest
+#: image) or ``both`` (KT under 2S: at a torus offset of exactly side/2 both ways round the
+#: ring grade as Knaive's).
+TIES = ("first", "lfsr", "both")
 #: The kinds broadcast applies to (002 §3.3.4).
 BROADCAST_KINDS = ("KM", "KT")
 #: The scheme of :func:`twinnet.model.king.scheme_channels` each escape checks with.
@@ -108,7 +112,7 @@ def vc_count_allowed(routing: str, escape: str, broadcast: bool = False) -> tupl
 class KingNetworkConfig(PeSlots, RouterSizes):
     """A king-family network: a square network of 002 (``kind``, ``side``: :attr:`topology`),
     its routing and escape, PEs per router, VCs per link (``None``: the least
-    :func:`vc_count_allowed` allows), broadcast, DT's ties, and the router sizes. Each field is
+    :func:`vc_count_allowed` allows), broadcast, ties, and the router sizes. Each field is
     a parameter (:mod:`twinnet.model.schema`)."""
 
     family = "king"
@@ -143,9 +147,11 @@ class KingNetworkConfig(PeSlots, RouterSizes):
         "on a VC of their own, one more per link)")
     ties: str = parameter(
         "first", Choice(TIES),
-        "DT: which of equally short wrap-around images 002 Alg. 1 takes: first (one path per "
-        "pair, packets in order; the default) or lfsr (pseudo-random, as in 002's hardware: "
-        "paths vary, order per pair is not kept)")
+        "equally short alternatives: first (the default: DT takes 002 Alg. 1's first shortest "
+        "wrap-around image, a ring offset of exactly side/2 goes +), lfsr (DT: a pseudo-random "
+        "image, as in 002's hardware; paths vary, order per pair is not kept) or both (KT "
+        "under 2s, even sides: at an offset of exactly side/2 both ways round the ring are "
+        "Knaive's, grade 1; 002's simulator breaks such ties at random)")
 
     @classmethod
     def bubble(cls, values: dict) -> bool:
@@ -166,9 +172,14 @@ class KingNetworkConfig(PeSlots, RouterSizes):
         if values["broadcast"] and kind not in BROADCAST_KINDS:
             raise ValueError(f"{names['broadcast']}: applies to "
                              f"{' and '.join(BROADCAST_KINDS)} only, not {kind}")
-        if values["ties"] != "first" and kind != "DT":
-            raise ValueError(f"{names['ties']} {values['ties']}: applies to DT only (002 Alg. "
-                             f"1's wrap-around images), not {kind}")
+        ties = values["ties"]
+        if ties == "lfsr" and kind != "DT":
+            raise ValueError(f"{names['ties']} lfsr: applies to DT only (002 Alg. 1's "
+                             f"wrap-around images), not {kind}")
+        if ties == "both" and (kind != "KT" or routing != "2s" or values["side"] % 2):
+            raise ValueError(f"{names['ties']} both: applies to KT under 2s routing with an "
+                             f"even side (a ring of odd side has no tie), not {kind} under "
+                             f"{routing} with side {values['side']}")
         vcs = values["vcs"]
         if vcs is not None:
             least, most = vc_count_allowed(routing, escape, values["broadcast"])
@@ -260,7 +271,7 @@ class KingNetworkConfig(PeSlots, RouterSizes):
         ``_w``/``_l``/``_d`` for non-default sizes as for a twin torus."""
         suffix = (f"_p{self.pe_ports}" if self.pe_ports > 1 else "")
         suffix += "_b" if self.broadcast else ""
-        suffix += "_lfsr" if self.ties == "lfsr" else ""
+        suffix += {"first": "", "lfsr": "_lfsr", "both": "_bothties"}[self.ties]
         if self.vc_count != self.least_vcs:
             suffix += f"_v{self.vc_count}"
         suffix += self.size_suffix
@@ -296,7 +307,7 @@ def tied_ports(network: KingNetworkConfig, node, target) -> tuple[str, ...]:
     the deterministic record, or under DT's ``lfsr`` ties the first port of any shortest
     image's record (002 Alg. 1)."""
     topology = network.topology
-    if network.ties == "first" or node == target:
+    if network.ties != "lfsr" or node == target:
         port = routing_port(topology, node, target)
         return (port,) if port else ()
     records = diagonal_torus_candidates(topology.side, node, target)
@@ -360,7 +371,7 @@ def escape_paths(network: KingNetworkConfig, a, b) -> list[list[tuple]]:
     """Every path ``[(node, port), …]`` the (escape) routing may take from node ``a`` to node
     ``b``: the one of :func:`twinnet.model.king.routing_path`, or under DT's ``lfsr`` ties
     every sequence of :func:`tied_ports`."""
-    if network.ties == "first":
+    if network.ties != "lfsr":
         return [routing_path(network.topology, a, b)]
     paths = []
 

@@ -21,7 +21,9 @@ grades of hop-by-hop and 2S hop-by-hop routing.
   distances; KM, KT: their maximum; DM: the diagonal-mesh length; DT: the shortest of 002 Alg.
   1's ``p0 … p3``; ring distances ``min(r, s - r)`` on a torus). Hop-by-hop: every profitable
   port is grade 1. 2S: grade 1 when the Knaive record (002 §3.3.1) from the router has hops in
-  that port's direction, else grade 2. The adaptive VCs are every VC of a link above the
+  that port's direction, else grade 2; with ``ties`` ``both``, grade 1 also when the record of
+  the offset that goes the other way round a ring at an axis offset of exactly half the side
+  has hops in that direction. The adaptive VCs are every VC of a link above the
   escape's (one, or two with the dateline).
 
 Malformed: a destination coordinate ``>= side``, a PE ``>= pe_ports``, or a move toward a port
@@ -200,10 +202,10 @@ def _distance(m, rc, nx, ny, name: str):
     return named(m, Mux(ax > ay, ax, ay), f"{name}_length", signed(width))
 
 
-def _knaive_uses(m, rc, dx, dy) -> dict:
-    """``{label: used}``: the Knaive record from the router (002 §3.3.1) has hops in that
-    port's direction."""
-    p, width = rc.port_index, rc.network.coordinate_width + 4
+def _knaive_uses(m, rc, dx, dy, tag: str = "") -> dict:
+    """``{label: used}``: the Knaive record from the router (002 §3.3.1) for offset ``(dx,
+    dy)`` has hops in that port's direction (signals named with ``tag``)."""
+    p, width = f"{tag}{rc.port_index}", rc.network.coordinate_width + 4
     same = ((dx >= 0) & (dy >= 0)) | ((dx <= 0) & (dy <= 0))
     wide = abs(dx) >= abs(dy)
     record = {"x": Mux(wide, Mux(same, dx - dy, dx + dy), 0),
@@ -217,6 +219,22 @@ def _knaive_uses(m, rc, dx, dy) -> dict:
     return uses
 
 
+def _both_ways(m, rc, offset, uses: dict) -> dict:
+    """``ties`` ``both``: the ports the Knaive record of any shortest offset uses; an axis
+    offset of exactly half the side is as short the other way round its ring."""
+    dx, dy = offset
+    half = rc.network.topology.side // 2
+    other_x, other_y = dx == half, dy == half
+    for k, (tied, ox, oy) in enumerate(((other_x, -dx, dy), (other_y, dx, -dy),
+                                        (other_x & other_y, -dx, -dy))):
+        width = rc.network.coordinate_width + 4
+        ox = named(m, ox, f"spec_tie{k}_x_{rc.port_index}", signed(width))
+        oy = named(m, oy, f"spec_tie{k}_y_{rc.port_index}", signed(width))
+        alternative = _knaive_uses(m, rc, ox, oy, f"tie{k}_")
+        uses = {label: uses[label] | (tied & alternative[label]) for label in uses}
+    return uses
+
+
 def _grades(m, rc, offset):
     """``(grade_1, grade_2)`` of hop-by-hop or 2S routing (module docstring); ``offset`` is
     the route's ``(dx, dy)`` (2S's Knaive record starts from it)."""
@@ -224,6 +242,8 @@ def _grades(m, rc, offset):
     p = rc.port_index
     length = _distance(m, rc, here.x, here.y, f"spec_here_{p}")
     uses = _knaive_uses(m, rc, *offset) if network.routing == "2s" else None
+    if network.ties == "both":
+        uses = _both_ways(m, rc, offset, uses)
     one, two = [Const(0, 1)] * len(rc.ports), [Const(0, 1)] * len(rc.ports)
     for index, label in enumerate(rc.ports):
         if label.startswith("pe"):
@@ -273,7 +293,7 @@ def king_spec(m, rc, in_port: int) -> ExpectedRoute:
     for k, index in enumerate(pes[1:], 1):
         pe_port = Mux(there.pe == k, index, pe_port)
     port, allowed = pe_port, None
-    offset = _king_offset(m, rc) if network.ties == "first" else None
+    offset = _king_offset(m, rc) if network.ties != "lfsr" else None
     if offset is not None:
         taken, arrived = _move(m, rc, *offset)
         present = arrived

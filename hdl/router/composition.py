@@ -132,6 +132,8 @@ class Composition:
         waiting = self.head_waiting(vc)
         lost = waiting & ~self.head_granted(vc)
         asked, held = self.head_asked(vc), self.route_held(vc)
+        if "waiting" in vc.request.signature.members:  # its grade's outputs are all held
+            held = held | vc.request.waiting
         room = (route.mask & free.one_all[route.port]).any()
         if self.fanout:
             room = Mux(route.multi, ~(route.targets & ~free.copy_one).any(), room)

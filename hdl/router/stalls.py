@@ -12,8 +12,9 @@ one ``heads``; if it was not allocated, exactly one reason counts too, the first
 - ``bubble``: one has room for a packet but not for the two a move into a ring needs
   (003 §6.3.2).
 
-With adaptive routing the reasons are those of the escape move (the adaptive ones were not
-open either, or it would have asked). ``switch`` counts, in the compact router, the cycles an
+With adaptive routing, ``output`` also counts a packet that waits for the held outputs of its
+grade (:class:`~.request_unit.RequestUnit`: outputs held from head to tail); otherwise the
+reasons are those of the escape move (no adaptive VC was free, or it would have asked). ``switch`` counts, in the compact router, the cycles an
 allocated packet's front flit lost switch allocation (the split router has none: an allocated
 packet streams). The counters are 48-bit and wrap.
 """

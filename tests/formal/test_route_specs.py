@@ -8,6 +8,8 @@ and every bug; the other sizes (KT8 under 2S with 2 VCs among them) and kinds ru
 tier (``pytest --slow``). KT8 with Knaive is proven in ``test_proofs.py``.
 """
 
+import dataclasses
+
 import pytest
 from amaranth.hdl import Cat, Const, Mux
 from tiers import marked
@@ -112,6 +114,8 @@ KING = [
     ("kt4-2s-dateline", {"kind": "KT", "side": 4, "routing": "2s", "escape": "dateline",
                          "vcs": 3}, "router"),
     ("kt8-2s-bubble", {"kind": "KT", "side": 8, "routing": "2s", "vcs": 2}, "router"),
+    ("kt6-2s-both-ties", {"kind": "KT", "side": 6, "routing": "2s", "vcs": 2, "ties": "both"},
+     "router"),
     ("kt8-knaive-dateline", {"kind": "KT", "side": 8, "escape": "dateline"}, "router"),
     ("dt8-diagonal", {"kind": "DT", "side": 8}, "router"),
     ("dt8-diagonal-lfsr", {"kind": "DT", "side": 8, "ties": "lfsr"}, "router"),
@@ -204,6 +208,15 @@ class KnaiveAxesSwapped(KingRouteCompute):
         super()._grades(m, here, there, dy, dx, local, bad)
 
 
+class PositiveTiesOnly(KingRouteCompute):
+    """Grades 2S's ports as if ``ties`` were ``first``: a tie's other way round is grade 2."""
+
+    def _grades(self, m, here, there, dx, dy, local, bad):
+        both, self.network = self.network, dataclasses.replace(self.network, ties="first")
+        super()._grades(m, here, there, dx, dy, local, bad)
+        self.network = both
+
+
 class FirstImageAlways(KingRouteCompute):
     """DT with pseudo-random ties that takes image ``(x, y)`` whether it is shortest or not."""
 
@@ -228,9 +241,13 @@ class FirstImageAlways(KingRouteCompute):
      "route_grades_match_spec"),
     (lambda: king_computes({"kind": "DT", "side": 4, "ties": "lfsr"}, FirstImageAlways),
      "route_compute_within_spec"),
+    (lambda: king_computes({"kind": "KT", "side": 4, "routing": "2s", "vcs": 2,
+                            "ties": "both"}, PositiveTiesOnly),
+     "route_grades_match_spec"),
 ], ids=["twisted-bubble-on-every-move", "twisted-dateline-ignored",
         "twisted-v2-vc-kept-on-turns", "twisted-p2-pe-field-ignored", "kt4-dateline-ignored",
-        "km4-2s-corner-knaive-axes-swapped", "dt4-lfsr-first-image-always"])
+        "km4-2s-corner-knaive-axes-swapped", "dt4-lfsr-first-image-always",
+        "kt4-2s-both-ties-positive-only"])
 def test_a_route_compute_with_a_bug_fails_its_specification(tmp_path, computes, failing):
     assert prove(computes(), tmp_path)[failing] == "failed"
 

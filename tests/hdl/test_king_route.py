@@ -175,9 +175,24 @@ def test_adaptive_grades_and_escape_move(kind, routing, side, escape):
     2S grades, and the escape move: the kind's deterministic port, its VC and bubble as in
     :func:`expected` from an escape VC, as an injection from an adaptive VC (the packet enters
     its escape ring afresh)."""
-    network = KingNetworkConfig.from_dict({"kind": kind, "side": side, "routing": routing,
-                                      "escape": escape})
-    topology = network.topology
+    check_adaptive(KingNetworkConfig.from_dict({"kind": kind, "side": side, "routing": routing,
+                                                "escape": escape}))
+
+
+@pytest.mark.parametrize("side, escape", marked([(4, "bubble"), (4, "dateline"), (6, "bubble")],
+                                                {(6, "bubble")}))
+def test_2s_grades_with_both_ties(side, escape):
+    """2S with ``ties`` ``both``: the grades of the model's
+    ``graded_vector(..., both_ties=True)`` (at an offset of side/2 both ways are Knaive's),
+    the escape move unchanged."""
+    check_adaptive(KingNetworkConfig.from_dict({"kind": "KT", "side": side, "routing": "2s",
+                                                "escape": escape, "ties": "both"}))
+
+
+def check_adaptive(network: KingNetworkConfig) -> None:
+    """Drive every (router, destination, input VC) of every router shape of ``network`` and
+    compare the route, the grades and the escape move with the model."""
+    topology, routing = network.topology, network.routing
     shapes = {}
     for node in topology.nodes():
         shapes.setdefault(router_ports(network, node), []).append(node)
@@ -192,7 +207,7 @@ def test_adaptive_grades_and_escape_move(kind, routing, side, escape):
             mismatches = []
             for (here, there, vc), result in zip(cases, got):
                 if routing == "2s":
-                    grades = graded_vector(topology, here, there)
+                    grades = graded_vector(topology, here, there, network.ties == "both")
                 else:
                     grades = profitable_vector(topology, here, there)
                 want_grades = [sum(1 << ports.index(p) for p, g in zip(PORTS, grades)

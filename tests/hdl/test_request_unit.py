@@ -26,7 +26,7 @@ def lowest(mask: int) -> int:
 
 def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, copy_vcs,
              open_: int):
-    """(to, vc, port, copy, adaptive) as the request unit's contract states them."""
+    """(to, vc, port, copy, adaptive, waiting) as the request unit's contract states them."""
     copy = 0
     if stage.broadcast_vc is not None:
         needs = [free_two[o] >> copy_vcs[o] & 1 if route["enter"] >> o & 1
@@ -37,21 +37,24 @@ def expected(stage: StageConfig, route: dict, ready: bool, free_one, free_two, c
     port = route["port"]
     eligible = route["mask"] & (free_two if route["bubble"] else free_one)[port]
     if stage.adaptive_vcs:
-        # Where outputs are held by one packet at a time, only open ones count.
-        adaptive_free = [bool(free_one[o] & ADAPTIVE) and bool(open_ >> o & 1)
-                         for o in range(PORTS)]
+        # The best grade with a free adaptive VC; where outputs are held by one packet at a
+        # time, its open outputs, and while none is open the packet waits.
+        adaptive_free = [bool(free_one[o] & ADAPTIVE) for o in range(PORTS)]
         one = [o for o in range(PORTS) if route["grade_1"] >> o & 1 and adaptive_free[o]]
         two = [o for o in range(PORTS) if route["grade_2"] >> o & 1 and adaptive_free[o]]
-        picks = one or two
+        grade = one or two
+        picks = [o for o in grade if open_ >> o & 1]
+        if grade and not picks:
+            return 0, None, None, copy, 0, int(unicast)
         if picks and stage.multiple_requests:
-            # Every profitable output of the best grade; the allocator's match picks one.
-            return (sum(map(onehot, picks)) if unicast else 0, None, None, copy, 1)
+            # Every open output of the grade; the allocator's match picks one.
+            return (sum(map(onehot, picks)) if unicast else 0, None, None, copy, 1, 0)
         if picks:
             pick = picks[0]
             return (onehot(pick) if unicast else 0, lowest(free_one[pick] & ADAPTIVE), pick,
-                    copy, 1)
+                    copy, 1, 0)
     to = onehot(port) if unicast and eligible else 0
-    return to, lowest(eligible), port, copy, 0
+    return to, lowest(eligible), port, copy, 0, 0
 
 
 def random_route(rng, stage: StageConfig) -> dict:
@@ -91,7 +94,7 @@ def test_matches_the_model(pipeline, adaptive, broadcast, allocator, hold):
     rng = random.Random(pipeline * 10 + (adaptive or 0) + (broadcast or 0))
 
     async def bench(ctx):
-        asked = 0
+        asked = waited = 0
         for _ in range(400):
             route = random_route(rng, stage)
             ready = rng.random() < 0.8
@@ -120,9 +123,12 @@ def test_matches_the_model(pipeline, adaptive, broadcast, allocator, hold):
                                           for o, w in enumerate(copy_vcs)))
                 ctx.set(dut.copy_two, sum((free_two[o] >> w & 1) << o
                                           for o, w in enumerate(copy_vcs)))
-            to, vc, port, copy, moves = expected(stage, route, ready, free_one, free_two,
-                                                 copy_vcs, open_)
+            to, vc, port, copy, moves, waiting = expected(stage, route, ready, free_one,
+                                                          free_two, copy_vcs, open_)
             assert ctx.get(dut.to) == to, route
+            if holds:
+                assert ctx.get(dut.waiting) == waiting, route
+                waited += waiting
             if stage.multiple_requests and to:
                 assert ctx.get(dut.adaptive) == moves, route
             if to and vc is not None:
@@ -132,5 +138,6 @@ def test_matches_the_model(pipeline, adaptive, broadcast, allocator, hold):
             asked += bool(to) + copy
             await ctx.delay(1e-6)
         assert asked > 50
+        assert waited > 10 or not (adaptive and config.holds_outputs)
 
     run(dut, bench)

@@ -28,6 +28,7 @@ from twinnet.model.king import (
     minimal_path_counts,
     profitable_vector,
     record_displacement,
+    record_ports,
     record_length,
     ring_of,
     routing_path,
@@ -224,6 +225,49 @@ def test_grades_and_the_escape_port(kind, side):
                     # tie rule sends Knaive the other way.
                     axis = dx if p[0] == "x" else dy
                     assert config.wrap and side % 2 == 0 and abs(axis) == side // 2, (a, b, p)
+
+
+def shortest_ring_offsets(side: int, a: int, b: int) -> list[int]:
+    """Every signed offset of least magnitude from ``a`` to ``b`` round a ring of ``side``,
+    from the two images ``(b - a) mod side`` and that less ``side``."""
+    images = [(b - a) % side, (b - a) % side - side]
+    least = min(map(abs, images))
+    return sorted({image for image in images if abs(image) == least})
+
+
+@pytest.mark.parametrize("side", [4, 6, 8])
+def test_both_ties_grade_the_knaive_ports_of_every_shortest_offset(side):
+    """With both ties, grade 1 is every profitable port of the Knaive record of some shortest
+    offset (both ways round a ring at side/2), the escape port stays the first grade-1 port
+    (the positive tie's Knaive move), and grading differs from the positive tie's only where
+    a tie is."""
+    config = KingConfig("KT", side)
+    differ = 0
+    for a in config.nodes():
+        for b in config.nodes():
+            xs = shortest_ring_offsets(side, a[0], b[0])
+            ys = shortest_ring_offsets(side, a[1], b[1])
+            knaive = {p for ox in xs for oy in ys for p in record_ports(knaive_record(ox, oy))}
+            grades = graded_vector(config, a, b, both_ties=True)
+            assert grades == tuple(0 if not good else 1 if p in knaive else 2
+                                   for p, good in zip(PORTS, profitable_vector(config, a, b)))
+            if a != b:
+                assert escape_port(config, a, b) == next(p for p, g in zip(PORTS, grades)
+                                                         if g == 1)
+            if grades != graded_vector(config, a, b):
+                differ += 1
+                assert len(xs) == 2 or len(ys) == 2, (a, b)
+    assert differ > 0
+
+
+def test_both_ties_by_hand():
+    # KT4, (0,0) → (2,1): dx = 2 is a tie. Profitable: x+ (1,0), x- (3,0), z+ (1,1), t+ (3,1),
+    # each 1 away. Knaive of (+2, 1): x+ and z+; of (-2, 1): opposite signs, x- and t+.
+    config = KingConfig("KT", 4)
+    first = dict(zip(PORTS, graded_vector(config, (0, 0), (2, 1))))
+    both = dict(zip(PORTS, graded_vector(config, (0, 0), (2, 1), both_ties=True)))
+    assert first == {"x+": 1, "x-": 2, "y+": 0, "y-": 0, "z+": 1, "z-": 0, "t+": 2, "t-": 0}
+    assert both == {"x+": 1, "x-": 1, "y+": 0, "y-": 0, "z+": 1, "z-": 0, "t+": 1, "t-": 0}
 
 
 def test_grade_2_on_a_mesh_is_only_for_diagonals():

@@ -47,6 +47,7 @@ CASES = {
     "KM5-2s": {"kind": "KM", "side": 5, "routing": "2s"},
     "KT6-2s": {"kind": "KT", "side": 6, "routing": "2s"},
     "KT4-2s-dateline": {"kind": "KT", "side": 4, "routing": "2s", "escape": "dateline"},
+    "KT4-2s-bothties": {"kind": "KT", "side": 4, "routing": "2s", "ties": "both"},
     "KT5-2s-v3": {"kind": "KT", "side": 5, "routing": "2s", "vcs": 3},
     "DT5-hop-by-hop": {"kind": "DT", "side": 5, "routing": "hop-by-hop"},
     "T5-hop-by-hop": {"kind": "T", "side": 5, "routing": "hop-by-hop"},
@@ -61,10 +62,11 @@ CASES = {
 #: The (case, simulator) runs of the default suite; the others in the slow tier
 #: (Icarus runs the king family in DT5-lfsr; the king torus's routing runs on Verilator in
 #: KT4-dateline and KT4-p3; the king mesh's on KM4, whose 8-port routers make KM5 the
-#: slowest case: its malformed coordinates run in the slow tier, T5's and DT5's here).
+#: slowest case: its malformed coordinates run in the slow tier, T5's and DT5's here; 2S on
+#: KT4 with both ties, the 002-kt16 preset's routing).
 DEFAULT = {("DT5-lfsr", "icarus"), ("KM4", "verilator"),
            ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
-           ("KT5-2s", "verilator"), ("DT5-hop-by-hop", "verilator"),
+           ("KT4-2s-bothties", "verilator"), ("DT5-hop-by-hop", "verilator"),
            ("KT4-2s-compact", "verilator")}
 
 
