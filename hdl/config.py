@@ -18,6 +18,7 @@ from twinnet.model.sizes import (  # noqa: F401
     ALLOCATORS,
     DEFAULT_PIPELINE,
     HOLDS,
+    MAX_EJECTION_LANES,
     MAX_ITERATIONS,
     NATIVE_HOLD,
     NATIVE_SWITCH_INPUTS,
@@ -113,6 +114,9 @@ class RouterConfig:
         hold: what an allocated packet holds, ``"flit"`` (an output VC) or ``"packet"`` (the
             output, head to tail) (None: the pipeline's own, :data:`NATIVE_HOLD`; the split
             router takes only ``"packet"``).
+        ejection_lanes: crossbar outputs per PE port, 1 to :data:`MAX_EJECTION_LANES`, each
+            with an ejection buffer of its own (one packet with more than one lane; the split
+            router only): packets of that many input VCs eject in one cycle.
         stall_counters: add the ``stalls`` status outputs, counters of why waiting packets
             were not allocated (:data:`twinnet.hdl.router.stalls.STALL_REASONS`); for
             measurements, off by default.
@@ -129,6 +133,7 @@ class RouterConfig:
     iterations: int = 1
     switch_inputs: str | None = None
     hold: str | None = None
+    ejection_lanes: int = 1
     stall_counters: bool = False
 
     def __post_init__(self):
@@ -143,7 +148,9 @@ class RouterConfig:
         for key, choices in (("switch_inputs", SWITCH_INPUTS), ("hold", HOLDS)):
             if getattr(self, key) is not None:
                 checks.check_choice(key, getattr(self, key), choices)
-        keys = ("pipeline", "allocator", "iterations", "switch_inputs", "hold")
+        checks.check_int("ejection_lanes", self.ejection_lanes, minimum=1,
+                         maximum=MAX_EJECTION_LANES)
+        keys = ("pipeline", "allocator", "iterations", "switch_inputs", "hold", "ejection_lanes")
         check_microarchitecture({key: getattr(self, key) for key in keys},
                                 {key: key for key in keys})
         if not isinstance(self.stall_counters, bool):
@@ -182,6 +189,17 @@ class RouterConfig:
         return len(self.ports)
 
     @cached_property
+    def outputs(self) -> tuple[tuple[int, int], ...]:
+        """The crossbar's outputs as ``(port, lane)``: output ``o < port_count`` is port
+        ``o`` (its lane 0), then each PE port's further ejection lanes, port by port."""
+        extra = tuple((p, lane) for p in self.pe_ports for lane in range(1, self.ejection_lanes))
+        return tuple((p, 0) for p in range(self.port_count)) + extra
+
+    def lanes_of(self, port: int) -> tuple[int, ...]:
+        """The outputs of ``port``: itself, and a PE port's further ejection lanes."""
+        return tuple(o for o, (p, _) in enumerate(self.outputs) if p == port)
+
+    @cached_property
     def vc_counts(self) -> tuple[int, ...]:
         """Input VCs per port."""
         return tuple(port.vc_count for port in self.ports)
@@ -212,14 +230,14 @@ class RouterConfig:
                 "drop_count_width": self.drop_count_width, "pipeline": self.pipeline,
                 "allocator": self.allocator, "iterations": self.iterations,
                 "switch_inputs": self.switch_inputs, "hold": self.hold,
-                "stall_counters": self.stall_counters}
+                "ejection_lanes": self.ejection_lanes, "stall_counters": self.stall_counters}
 
     @classmethod
     def from_dict(cls, values: dict) -> "RouterConfig":
         """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
         allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width",
                    "drop_count_width", "pipeline", "allocator", "iterations",
-                   "switch_inputs", "hold", "stall_counters"}
+                   "switch_inputs", "hold", "ejection_lanes", "stall_counters"}
         unknown = set(values) - allowed
         if unknown:
             raise ValueError(f"unknown router configuration keys {sorted(unknown)}; "

@@ -172,14 +172,17 @@ class KingNetworkConfig(PeSlots, RouterSizes):
         if values["broadcast"] and kind not in BROADCAST_KINDS:
             raise ValueError(f"{names['broadcast']}: applies to "
                              f"{' and '.join(BROADCAST_KINDS)} only, not {kind}")
+        if values["broadcast"] and values["ejection_lanes"] > 1:
+            raise ValueError(f"{names['ejection_lanes']} {values['ejection_lanes']}: takes "
+                             f"unicast routing only, not {names['broadcast']}")
         ties = values["ties"]
         if ties == "lfsr" and kind != "DT":
             raise ValueError(f"{names['ties']} lfsr: applies to DT only (002 Alg. 1's "
                              f"wrap-around images), not {kind}")
         if ties == "both" and (kind != "KT" or routing != "2s" or values["side"] % 2):
             raise ValueError(f"{names['ties']} both: applies to KT under 2s routing with an "
-                             f"even side (a ring of odd side has no tie), not {kind} under "
-                             f"{routing} with side {values['side']}")
+                             f"even side only (a ring of odd side has no tie), not {kind} "
+                             f"under {routing} with side {values['side']}")
         vcs = values["vcs"]
         if vcs is not None:
             least, most = vc_count_allowed(routing, escape, values["broadcast"])

@@ -4,8 +4,8 @@
 it declares, once, the parameters ``flit_width``, ``packet_length`` (flits per packet),
 ``buffer_depth`` (flits per input VC, ``None`` for the default of two packets),
 ``pipeline`` (the router's zero-load cycles per hop, one of :data:`PIPELINES`) and the
-microarchitecture's knobs ``allocator``, ``iterations``, ``switch_inputs`` and ``hold``
-(docs/router.md), and checks that a buffer holds a packet (two under the bubble rule), that
+microarchitecture's knobs ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` and
+``ejection_lanes`` (docs/router.md), and checks that a buffer holds a packet (two under the bubble rule), that
 the knobs go together and that a flit holds the head's fields.
 """
 
@@ -48,6 +48,9 @@ SWITCH_INPUTS = ("port", "vc")
 #: What an allocated packet holds: its output VC only, the link shared flit by flit with the
 #: output's other packets (``flit``), or the whole output from head to tail (``packet``).
 HOLDS = ("flit", "packet")
+#: Most ejection lanes per PE port (crossbar outputs toward one PE, each with a one-packet
+#: buffer: several input VCs eject in one cycle).
+MAX_EJECTION_LANES = 8
 #: Each microarchitecture's own switch inputs and hold (the split router takes only these).
 NATIVE_SWITCH_INPUTS = {2: "port", 3: "vc"}
 NATIVE_HOLD = {2: "flit", 3: "packet"}
@@ -60,9 +63,10 @@ def check_pipeline(name: str, value) -> int:
 
 def check_microarchitecture(values: dict, names: dict) -> None:
     """The knobs go together (``values`` of ``pipeline``, ``allocator``, ``iterations``,
-    ``switch_inputs``, ``hold``; raises ``ValueError`` naming ``names``): iterations only with
-    iSLIP; the split router takes one crossbar input per VC and holds outputs from head to
-    tail (None: the pipeline's own)."""
+    ``switch_inputs``, ``hold``, ``ejection_lanes``; raises ``ValueError`` naming ``names``):
+    iterations only with iSLIP; the split router takes one crossbar input per VC and holds
+    outputs from head to tail (None: the pipeline's own); several ejection lanes only in the
+    split router."""
     if values["iterations"] > 1 and values["allocator"] != "islip":
         raise ValueError(f"{names['iterations']} {values['iterations']}: more than one round "
                          f"of matching needs allocator islip, not {values['allocator']}")
@@ -73,6 +77,10 @@ def check_microarchitecture(values: dict, names: dict) -> None:
                 raise ValueError(f"{names[key]} {values[key]}: the split router (pipeline 3) "
                                  f"takes only {native}; the compact router (pipeline 2) takes "
                                  "either")
+    if values["ejection_lanes"] > 1 and values["pipeline"] != 3:
+        raise ValueError(f"{names['ejection_lanes']} {values['ejection_lanes']}: more than one "
+                         f"ejection lane needs the split router (pipeline 3), not pipeline "
+                         f"{values['pipeline']}")
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,12 @@ class RouterSizes(Configuration):
         "what an allocated packet holds: packet (its output from head to tail) or flit (an "
         "output VC; packets share the link flit by flit); default: the pipeline's own "
         "(split: packet, which it requires; compact: flit)")
+    ejection_lanes: int = parameter(
+        1, Integer(1, MAX_EJECTION_LANES),
+        f"ejection lanes per PE port, 1 to {MAX_EJECTION_LANES} (default 1): with N, packets of "
+        "up to N input VCs eject in the same cycle, each into a one-packet buffer of its own, "
+        "and the PE takes them whole, oldest first (002's simulator lets every input queue "
+        "eject at once); split router only")
 
     @classmethod
     def bubble(cls, values: dict) -> bool:
@@ -164,13 +178,14 @@ class RouterSizes(Configuration):
     @property
     def microarchitecture(self) -> dict:
         """The router's microarchitecture, as :class:`twinnet.hdl.config.RouterConfig` takes
-        it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs`` and ``hold`` (the
-        pipeline's own where not given)."""
+        it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` (the
+        pipeline's own where not given) and ``ejection_lanes``."""
         pipeline = self.pipeline
         return {"pipeline": pipeline, "allocator": self.allocator,
                 "iterations": self.iterations,
                 "switch_inputs": self.switch_inputs or NATIVE_SWITCH_INPUTS[pipeline],
-                "hold": self.hold or NATIVE_HOLD[pipeline]}
+                "hold": self.hold or NATIVE_HOLD[pipeline],
+                "ejection_lanes": self.ejection_lanes}
 
     @property
     def size_suffix(self) -> str:
@@ -179,7 +194,8 @@ class RouterSizes(Configuration):
         (8-flit packets), ``_d24`` (buffers of 24 flits where two packets is the default),
         ``_compact`` (the compact router; ``_p<N>`` elsewhere in a king name counts PEs),
         ``_islip<N>`` (iSLIP with N rounds), ``_vcin`` / ``_hold`` (the compact router with a
-        crossbar input per VC / outputs held from head to tail)."""
+        crossbar input per VC / outputs held from head to tail), ``_ej<N>`` (N ejection lanes
+        per PE port)."""
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
@@ -196,6 +212,8 @@ class RouterSizes(Configuration):
             suffix += "_vcin"
         if micro["hold"] != NATIVE_HOLD[self.pipeline]:
             suffix += "_hold"
+        if self.ejection_lanes > 1:
+            suffix += f"_ej{self.ejection_lanes}"
         return suffix
 
 

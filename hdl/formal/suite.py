@@ -66,6 +66,9 @@ def check_size(target: Target) -> None:
     if config.pipeline != 3:
         raise ValueError(f"{name}: the proofs cover the split router (pipeline 3), not "
                          f"pipeline {config.pipeline}")
+    if config.ejection_lanes != 1:
+        raise ValueError(f"{name}: the proofs cover one ejection lane per PE port, not "
+                         f"{config.ejection_lanes}")
     if config.allocator != "round-robin":
         raise ValueError(f"{name}: the proofs cover the round-robin allocator, not "
                          f"{config.allocator} (its fairness bound is the round robin's)")

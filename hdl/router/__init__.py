@@ -11,7 +11,8 @@ The router is composed of stages, each a component of its own module:
 - the allocators and per-VC control of a microarchitecture (below);
 - :class:`~.crossbar.Crossbar`;
 - :class:`~.output_unit.OutputUnit`, one per port: credit counters, free VCs, link register or
-  ejection buffer.
+  ejection buffer; with several ejection lanes (``RouterConfig.ejection_lanes``), one per lane
+  of a PE port, whose lanes an :class:`~.ejection.EjectionMerger` joins.
 
 Two microarchitectures (``RouterConfig.pipeline``, see ``docs/router.md``):
 
@@ -32,6 +33,7 @@ from ..checked import CheckedComponent
 from ..config import RouterConfig
 from ..route_compute import RouteCompute
 from .compact import CompactComposition
+from .ejection import EjectionMerger
 from .input_unit import InputUnit
 from .output_unit import OutputUnit
 from .split import SplitComposition
@@ -105,6 +107,9 @@ class Router(CheckedComponent):
                 raise ValueError(f"route_compute({port}) has a different header or static "
                                  f"layout, adaptive VCs or broadcast VC than route_compute(0); "
                                  f"all ports must agree")
+        if first.broadcast_vc is not None and config.ejection_lanes > 1:
+            raise ValueError(f"ejection_lanes {config.ejection_lanes}: takes unicast routing "
+                             "only, and this routing broadcasts")
         if first.broadcast_vc is not None:
             for port in config.ports:
                 if not port.is_pe and port.output_vc_count <= first.broadcast_vc:
@@ -157,10 +162,19 @@ class Router(CheckedComponent):
             if "node_static" in unit.signature.members:
                 m.d.comb += unit.node_static.eq(self.node_static)
             vcs.append(list(unit.vcs))
-        for o in range(config.port_count):
-            unit = m.submodules[f"output_{o}"] = self.output_unit(self.stage, o)
-            wiring.connect(m, wiring.flipped(self.port_out(o)), unit.port)
+        for o, (p, lane) in enumerate(config.outputs):
+            unit = m.submodules[f"output_{o}"] = self.output_unit(self.stage, p, lane)
             outputs.append(unit)
+        for p in range(config.port_count):
+            lanes = config.lanes_of(p)
+            if len(lanes) == 1:
+                wiring.connect(m, wiring.flipped(self.port_out(p)), outputs[p].port)
+                continue
+            merger = m.submodules[f"ejection_{p}"] = EjectionMerger(config.flit_width,
+                                                                     len(lanes))
+            for k, o in enumerate(lanes):
+                wiring.connect(m, outputs[o].port, merger.lanes[k])
+            wiring.connect(m, wiring.flipped(self.port_out(p)), merger.out)
         composition = (self.split_composition if self.stage.split
                        else self.compact_composition)
         composed = composition(self.stage, m, vcs, outputs)

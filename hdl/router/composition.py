@@ -67,7 +67,9 @@ class Composition:
         m: the router's module.
         vcs: per input port, its input unit's ``vcs`` interfaces
             (:class:`~.input_unit.InputVCSignature`).
-        outputs: the :class:`~.output_unit.OutputUnit` of each port.
+        outputs: the :class:`~.output_unit.OutputUnit` of each output
+            (:attr:`~twinnet.hdl.config.RouterConfig.outputs`: the ports, then the further
+            ejection lanes of PE ports).
 
     A subclass declares the registers and the combinational signals it keeps per input VC
     (:meth:`state_layout`, :meth:`control_layout`); each input VC is then an :class:`InputVC`
@@ -167,8 +169,8 @@ class Composition:
 
     def _free_state(self) -> FreeState:
         m, config, stage = self.m, self.config, self.stage
-        one = [unit.free_one for unit in self.outputs]
-        two = [unit.free_two for unit in self.outputs]
+        one = self.per_port([unit.free_one for unit in self.outputs])
+        two = self.per_port([unit.free_two for unit in self.outputs])
         free = FreeState(one, two, Signal(stage.port_vc_masks_layout, name="free_one_all"),
                          Signal(stage.port_vc_masks_layout, name="free_two_all"))
         m.d.comb += [free.one_all[o].eq(mask) for o, mask in enumerate(one)]
@@ -189,6 +191,18 @@ class Composition:
             m.d.comb += [free.copy_one.eq(Cat(one[o][w] for o, w in enumerate(free.copy_vc))),
                          free.copy_two.eq(Cat(two[o][w] for o, w in enumerate(free.copy_vc)))]
         return free
+
+    def per_port(self, values: list) -> list:
+        """Per port, the OR of ``values`` (one per output) over its outputs: a PE port with
+        several ejection lanes offers what any of its lanes offers."""
+        combined = []
+        for port in range(self.config.port_count):
+            lanes = [values[o] for o in self.config.lanes_of(port)]
+            value = lanes[0]
+            for lane in lanes[1:]:
+                value = value | lane
+            combined.append(value)
+        return combined
 
     def ask(self, vc: InputVC, ready, open_=None) -> None:
         """Drive ``vc``'s request unit: its next packet may be allocated when ``ready``

@@ -29,6 +29,8 @@ class OutputUnit(wiring.Component):
     Parameters:
         stage: the router's :class:`StageConfig`.
         port_index: the port.
+        lane: the ejection lane of a PE port (:attr:`RouterConfig.outputs`): with more than
+            one lane, each is a unit of its own whose ejection buffer holds one packet.
 
     Ports:
         port: Out(LinkSignature) on a link port (flits out, credits in), Out(pe_out_signature)
@@ -44,8 +46,8 @@ class OutputUnit(wiring.Component):
 
     flit_buffer = FlitBuffer
 
-    def __init__(self, stage: StageConfig, port_index: int):
-        self.stage, self.port_index = stage, port_index
+    def __init__(self, stage: StageConfig, port_index: int, lane: int = 0):
+        self.stage, self.port_index, self.lane = stage, port_index, lane
         config = stage.config
         port = config.ports[port_index]
         if port.is_pe:
@@ -73,19 +75,27 @@ class OutputUnit(wiring.Component):
     def _credit_counter(self, m, w: int, returned):
         """Output VC ``w``'s credit counter (see the class docstring), given ``returned``, "a
         credit came back this cycle"."""
-        port = self.stage.config.ports[self.port_index]
-        length = self.stage.config.packet_length
-        spare = Signal(range(-length, port.buffer_depth - length + 1),
-                       init=port.buffer_depth - length, name=f"spare_credits_{w}")
+        length, depth = self.stage.config.packet_length, self.depth
+        spare = Signal(range(-length, depth - length + 1), init=depth - length,
+                       name=f"spare_credits_{w}")
         # Both sums are formed before the late allocation result picks one.
         m.d.sync += spare.eq(Mux(self.take[w], spare + returned - length, spare + returned))
         return spare
 
+    @property
+    def depth(self) -> int:
+        """Flits of the buffer downstream: the partner's input VC buffer, or the ejection
+        buffer (one packet per lane where a PE port has several)."""
+        config = self.stage.config
+        port = config.ports[self.port_index]
+        if port.is_pe and len(config.lanes_of(self.port_index)) > 1:
+            return config.packet_length
+        return port.buffer_depth
+
     def _ejection_buffer(self):
         """The ejection buffer of a PE port: whole flits with their marks."""
         config = self.stage.config
-        return self.flit_buffer(flit.pe_out_layout(config.flit_width).size,
-                                config.ports[self.port_index].buffer_depth)
+        return self.flit_buffer(flit.pe_out_layout(config.flit_width).size, self.depth)
 
     def _drive(self, m) -> list:
         """The flit into the link register or the ejection buffer. Returns, per output VC,

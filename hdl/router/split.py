@@ -4,7 +4,7 @@ crossbar traversal from the next, 3 cycles per hop."""
 from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib import data
 
-from ..onehot import encode
+from ..onehot import encode, lowest
 from .composition import Composition
 from .crossbar import Crossbar
 from .islip import IslipAllocator
@@ -20,7 +20,12 @@ class SplitComposition(Composition):
     switch allocation, and the crossbar's select is a register (``owner``). Allocation sees
     only registers and buffer fronts; in the cycle a packet's last flit leaves, the output
     and the input VC may already be allocated to the next packets, so back-to-back packets
-    lose no cycle."""
+    lose no cycle.
+
+    A PE port with several ejection lanes (``RouterConfig.ejection_lanes``) is several outputs
+    of the allocators and the crossbar, one per lane; a packet for it asks for its lanes with
+    room for the packet (with iSLIP all of them, else the lowest that may be allocated), and
+    as many packets as lanes eject at once."""
 
     packet_allocator = PacketAllocator
     islip_allocator = IslipAllocator
@@ -47,8 +52,10 @@ class SplitComposition(Composition):
         return data.StructLayout(fields)
 
     def build(self) -> list:
-        # Bit o: output o may be allocated now (adaptive requests consider only those).
-        self.avail = Signal(self.config.port_count, name="avail")
+        # Bit o: output o may be allocated now; per port, one of its outputs may (adaptive
+        # requests consider only those).
+        self.avail = Signal(len(self.config.outputs), name="avail")
+        self.port_avail = Signal(self.config.port_count, name="port_avail")
         for vc in self.flat:
             self._stream(vc)
         self._output_state()
@@ -67,16 +74,16 @@ class SplitComposition(Composition):
 
     def head_asked(self, vc):
         route = vc.port.route
-        asked = (vc.request.to & self.avail).any()
+        asked = (vc.request.to & self.port_avail).any()
         if self.fanout:
-            asked = asked | (vc.request.copy & ~(route.targets & ~self.avail).any())
+            asked = asked | (vc.request.copy & ~(route.targets & ~self.port_avail).any())
         return asked
 
     def route_held(self, vc):
         route = vc.port.route
-        held = ~self.avail.bit_select(route.port, 1)
+        held = ~self.port_avail.bit_select(route.port, 1)
         if self.fanout:
-            held = Mux(route.multi, (route.targets & ~self.avail).any(), held)
+            held = Mux(route.multi, (route.targets & ~self.port_avail).any(), held)
         return held
 
     def switch_lost(self, vc):
@@ -105,20 +112,36 @@ class SplitComposition(Composition):
             m.d.comb += [control.finishing.eq(control.read), control.head_read.eq(control.read)]
         m.d.comb += [control.ready.eq(vc.port.head & (~state.active | control.finishing)),
                      control.drop_go.eq(control.ready & vc.port.route.drop)]
-        self.ask(vc, control.ready, self.avail if self.stage.adaptive_vcs else None)
+        self.ask(vc, control.ready, self.port_avail if self.stage.adaptive_vcs else None)
 
     def _output_state(self) -> None:
         """Each output is held by the packet of one input VC (``owner``, one-hot over every
         input VC) from its allocation until its last flit leaves; ``avail``: it may be
-        allocated now."""
-        m, port_count = self.m, self.config.port_count
-        self.held = [Signal(name=f"held_{o}") for o in range(port_count)]
-        self.owner = [Signal(len(self.flat), name=f"owner_{o}") for o in range(port_count)]
-        self.fresh = [Signal(name=f"fresh_{o}") for o in range(port_count)]  # allocated last
-        for o in range(port_count):
+        allocated now; ``port_avail``: per port, one of its outputs may (an ejection lane
+        with room for a packet); ``lanes``: per output, it may be asked for (see
+        :meth:`_requests`)."""
+        m, config = self.m, self.config
+        outputs = len(config.outputs)
+        self.held = [Signal(name=f"held_{o}") for o in range(outputs)]
+        self.owner = [Signal(len(self.flat), name=f"owner_{o}") for o in range(outputs)]
+        self.fresh = [Signal(name=f"fresh_{o}") for o in range(outputs)]  # allocated last
+        for o in range(outputs):
             ending = Cat(self.owner[o][i] & vc.control.finishing
                          for i, vc in enumerate(self.flat))
             m.d.comb += self.avail[o].eq(~self.held[o] | ending.any())
+        self.lanes = [Const(1, 1)] * outputs
+        for p in range(config.port_count):
+            lanes = config.lanes_of(p)
+            if len(lanes) == 1:
+                m.d.comb += self.port_avail[p].eq(self.avail[p])
+                continue
+            room = Cat(self.outputs[o].free_one[0] for o in lanes)
+            usable = Cat(self.avail[o] for o in lanes) & room
+            pick = Signal(len(lanes), name=f"lanes_{p}")
+            m.d.comb += [self.port_avail[p].eq(usable.any()),
+                         pick.eq(room if self.stage.islip else lowest(usable, len(lanes)))]
+            for k, o in enumerate(lanes):
+                self.lanes[o] = pick[k]
 
     def _allocation(self):
         """Broadcasts first: one per cycle whose outputs are all available, with their copy
@@ -126,6 +149,7 @@ class SplitComposition(Composition):
         :class:`PacketAllocator` (with ``allocator="islip"``, the :class:`IslipAllocator` over
         every input VC). Returns its grants and the outputs taken by a broadcast."""
         m, config = self.m, self.config
+        outputs = len(config.outputs)
         copy_take = None
         open_ = self.avail
         if self.fanout:
@@ -134,15 +158,23 @@ class SplitComposition(Composition):
                 for vc in self.flat))
             open_ = self.avail & ~copy_take
         if self.stage.islip:
-            allocator = self.islip_allocator(len(self.flat), config.port_count,
-                                             config.iterations)
+            allocator = self.islip_allocator(len(self.flat), outputs, config.iterations)
         else:
-            allocator = self.packet_allocator(config.vc_counts, config.port_count)
+            allocator = self.packet_allocator(config.vc_counts, outputs)
         m.submodules.packet_allocator = allocator
         m.d.comb += allocator.open.eq(open_)
         for i, vc in enumerate(self.flat):
-            m.d.comb += allocator.requests[i].eq(vc.request.to)
+            m.d.comb += allocator.requests[i].eq(self._requests(vc))
         return allocator.grants, copy_take
+
+    def _requests(self, vc):
+        """``vc``'s request over the outputs: a request for a PE port with several ejection
+        lanes asks for its lanes with room for the packet (iSLIP matches one; otherwise the
+        lowest that may be allocated now, so that each input VC asks for one output)."""
+        if len(self.config.outputs) == self.config.port_count:
+            return vc.request.to
+        return Cat(vc.request.to[p] & self.lanes[o]
+                   for o, (p, _) in enumerate(self.config.outputs))
 
     def _output_vcs(self, grants, copy_take) -> list:
         """The owner registers, and per output the one-hot VC of its packet: its input VC
@@ -152,7 +184,7 @@ class SplitComposition(Composition):
         m, config = self.m, self.config
         vmax = config.max_vc_count
         out_vc = []
-        for o in range(config.port_count):
+        for o in range(len(config.outputs)):
             new_owner = Signal(len(self.flat), name=f"new_owner_{o}")  # one-hot, if any
             bits = grants[o]
             if self.fanout:
@@ -207,10 +239,10 @@ class SplitComposition(Composition):
         outputs."""
         m, config = self.m, self.config
         crossbar = m.submodules.crossbar = Crossbar(self.stage.flit_layout, len(self.flat),
-                                                    config.port_count)
+                                                    len(config.outputs))
         for i, vc in enumerate(self.flat):
             m.d.comb += crossbar.inputs[i].eq(vc.port.flit)
-        for o in range(config.port_count):
+        for o in range(len(config.outputs)):
             m.d.comb += crossbar.select[o].eq(self.owner[o])
             valid = self.held[o] & Cat(self.owner[o][i] & vc.control.read
                                        for i, vc in enumerate(self.flat)).any()

@@ -92,6 +92,7 @@ MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
 MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
 MAX_VCS = _constant("MAX_VCS", 8, "twinnet.model.king_network")
 MAX_ITERATIONS = _constant("MAX_ITERATIONS", 4, "twinnet.model.sizes")
+MAX_EJECTION_LANES = _constant("MAX_EJECTION_LANES", 8, "twinnet.model.sizes")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -353,6 +354,7 @@ VALUE_FLAGS = [
     (NETWORK, "--iterations", INTEGER + [above(MAX_ITERATIONS)], ("--allocator", "islip")),
     (NETWORK, "--switch-inputs", CHOICE, ("--pipeline", "2")),
     (NETWORK, "--hold", CHOICE, ("--pipeline", "2")),
+    (NETWORK, "--ejection-lanes", INTEGER + [above(MAX_EJECTION_LANES)], ()),
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
     (("gen", "sim", "sweep", "demo", "prove", "board build"), "--out", EMPTY_PATH, ()),
@@ -523,6 +525,12 @@ COMBINATIONS = [
            "broadcast-not-on-a-torus"),
           ("king --kind KT --ties lfsr", (flag("--ties"), "lfsr", "DT only"),
            "ties-not-on-dt"),
+          ("king --kind KT --side 5 --routing 2s --ties both",
+           (flag("--ties"), "both", "even side"), "both-ties-on-an-odd-side"),
+          ("king --kind DT --routing hop-by-hop --ties both", (flag("--ties"), "both", "2s"),
+           "both-ties-not-under-2s"),
+          ("king --kind KT --broadcast --ejection-lanes 2",
+           (flag("--ejection-lanes"), "2", flag("--broadcast")), "ejection-lanes-with-broadcast"),
           ("king --broadcast --vcs 1", (flag("--vcs"), "1", "exactly 2"),
            "vcs-without-the-broadcast-vc"),
           ("fat-tree --vcs 9", (flag("--vcs"), "9", "8"), "fat-tree-vcs-above-8"),
@@ -562,7 +570,9 @@ COMBINATIONS = [
           ("--iterations 2", "--iterations", ("2", "islip"), "iterations-without-islip"),
           ("--hold flit", "--hold", ("flit", "packet"), "split-router-hold-flit"),
           ("--switch-inputs port", "--switch-inputs", ("port", "vc"),
-           "split-router-port-inputs")]],
+           "split-router-port-inputs"),
+          ("--pipeline 2 --ejection-lanes 2", "--ejection-lanes", ("2", "split router"),
+           "compact-router-ejection-lanes")]],
     # Sizes that depend on other values.
     # (Without a family, prove's lone router takes 2-flit packets and a smaller header.)
     *[_combination(c, "--buffer-depth 4", flag("--buffer-depth"), "4", LOWER, "8",

@@ -133,6 +133,10 @@ def test_head_layout_description():
     ({"allocator": "slip"}, r"allocator must be one of 'round-robin', 'islip', not 'slip'"),
     ({"iterations": 5, "allocator": "islip"}, r"iterations must be an integer from 1 to 4, "
                                               r"not 5"),
+    ({"pipeline": 2, "ejection_lanes": 2}, r"ejection_lanes 2: more than one ejection lane needs "
+                                           r"the split router \(pipeline 3\), not pipeline 2"),
+    ({"ejection_lanes": 9}, r"ejection_lanes must be an integer from 1 to 8, not 9"),
+    ({"ejection_lanes": 0}, r"ejection_lanes must be an integer from 1 to 8, not 0"),
     ({"pipeline": 2, "hold": "wormhole"}, r"hold must be one of 'flit', 'packet', not "
                                           r"'wormhole'"),
 ])
@@ -149,3 +153,13 @@ def test_microarchitecture_knobs_default_to_the_pipelines_own():
     both = RouterConfig(32, 2, port, pipeline=2, switch_inputs="vc", hold="packet")
     assert (both.switch_inputs_per_vc, both.holds_outputs) == (True, True)
     assert RouterConfig.from_dict(json.loads(json.dumps(both.to_dict()))) == both
+
+
+def test_ejection_lanes_are_outputs_after_the_ports():
+    ports = (PortConfig("network"), PortConfig("pe"), PortConfig("network"), PortConfig("pe"))
+    config = RouterConfig(32, 4, ports, ejection_lanes=3)
+    assert config.outputs == ((0, 0), (1, 0), (2, 0), (3, 0), (1, 1), (1, 2), (3, 1), (3, 2))
+    assert (config.lanes_of(0), config.lanes_of(1), config.lanes_of(3)) == ((0,), (1, 4, 5),
+                                                                              (3, 6, 7))
+    assert RouterConfig(32, 4, ports).outputs == ((0, 0), (1, 0), (2, 0), (3, 0))
+    assert RouterConfig.from_dict(config.to_dict()) == config

@@ -40,9 +40,12 @@ CONFIGS = {
                PortConfig("pe", vc_count=2, buffer_depth=5))),
 }
 
-# The same designs as compact routers (pipeline 2).
+# The same designs as compact routers (pipeline 2), and as split routers with ejection lanes
+# (three per PE port of r5-vc2, two per PE port of r7-mixed).
 CONFIGS.update({f"{name}-p2": dataclasses.replace(config, pipeline=2)
                 for name, config in list(CONFIGS.items())})
+CONFIGS.update({"r5-vc2-ej3": dataclasses.replace(CONFIGS["r5-vc2"], ejection_lanes=3),
+                "r7-mixed-ej2": dataclasses.replace(CONFIGS["r7-mixed"], ejection_lanes=2)})
 
 # The admission, fairness and throughput tests need one design; random traffic runs on both.
 TESTS = {
@@ -50,10 +53,12 @@ TESTS = {
     "r7-mixed": ["random_traffic"],
 }
 TESTS.update({f"{name}-p2": tests for name, tests in list(TESTS.items())})
+TESTS.update({"r5-vc2-ej3": ["random_traffic"], "r7-mixed-ej2": ["random_traffic"]})
 
 
-#: The compact designs on Icarus are the slow tier's (both designs run there on Verilator).
-SLOW = {(name, "icarus") for name in CONFIGS if name.endswith("-p2")}
+#: The compact designs and the ejection lanes on Icarus are the slow tier's (both run there on
+#: Verilator).
+SLOW = {(name, "icarus") for name in CONFIGS if name.endswith(("-p2", "-ej3", "-ej2"))}
 
 
 @pytest.mark.parametrize("name, simulator",
