@@ -250,7 +250,8 @@ def test_path_error_accepts_any_tied_image():
     ({"kind": "KT", "ties": "lfsr"}, "ties lfsr: applies to DT only"),
     ({"kind": "DT", "ties": "random"}, "ties must be one of"),
     ({"kind": "DT", "routing": "hop-by-hop", "ties": "both"},
-     "ties both: applies to KT under 2s routing with an even side .* not DT under hop-by-hop"),
+     "ties both: applies to KT under 2s routing with an even side only .* not DT under "
+     "hop-by-hop"),
     ({"kind": "KT", "routing": "hop-by-hop", "ties": "both"}, "not KT under hop-by-hop"),
     ({"kind": "KT", "side": 7, "routing": "2s", "ties": "both"}, "not KT under 2s with side 7"),
     ({"kind": "KM", "side": 6, "routing": "2s", "ties": "both", "escape": "none"},
