@@ -33,15 +33,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from twinnet.families.king import PRESETS as KING_PRESETS
-from twinnet.families.twisted import PRESETS as TWISTED_PRESETS
+from twinnet.cli.gen_cmd import network_from_words
+from twinnet.families import family_for
 from twinnet.gen import fpga
-from twinnet.hdl import king, twisted, verilog
+from twinnet.hdl import king, verilog
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.header_route import HeaderRouteCompute
 from twinnet.hdl.router import Router
 from twinnet.model.king_network import KingNetworkConfig
-from twinnet.model.twisted_network import TwistedNetworkConfig
 
 CONFIG = RouterConfig(
     flit_width=32, packet_length=4,
@@ -64,10 +63,19 @@ KING = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "escape": "dateline
 #: two VCs per link, VC 0 the escape, VC 1 adaptive; the route result holds the two grades.
 KING_2S = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "routing": "2s"})
 
-#: The routers of the presets that carry the papers' settings: 002's KT16 (2S, 4 VCs of 32
-#: flits, 2 PEs, iSLIP: 10 ports) and 004's 16x8 twisted torus (4 bubble VCs of 16 flits).
-KT16 = KingNetworkConfig.from_dict(KING_PRESETS["002-kt16"])
-TWISTED_16X8 = TwistedNetworkConfig.from_dict(TWISTED_PRESETS["004-16x8"])
+#: The presets that carry the papers' settings, whose first router kind (as ``twinnet fpga
+#: --preset NAME`` takes it) is measured as ``preset-NAME``: 002's T16, DT16 and KT16 (4 VCs of
+#: 32 flits, 2 PEs, iSLIP: 6, 8 and 10 ports), 003's 3DT 4x4x4 card (one 128-flit VC per
+#: link), the fat tree's first switch half, 004's 8x4 and 16x8 twisted tori (4 bubble VCs of
+#: 16 flits).
+PRESETS = ("002-t16", "002-dt16", "002-kt16", "003-bubble", "ft-4x3", "004-8x4", "004-16x8")
+
+
+def preset_router(preset: str):
+    """The first router kind of ``preset``'s network."""
+    network = network_from_words(["--preset", preset])
+    return next(iter(family_for(network).netlist(network).kinds.values()))
+
 
 #: Name → a function building the router to measure: a name without suffix is the compact
 #: router (``pipeline=2``, 2 cycles per hop), as the results recorded under it; ``-p3`` the
@@ -93,8 +101,8 @@ CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCom
            "king-kt8-2s-p3-islip": lambda: king.router(
                replace(KING_2S, pipeline=3, allocator="islip"),
                king.router_ports(KING_2S, (0, 0))),
-           "preset-002-kt16": lambda: king.router(KT16, king.router_ports(KT16, (0, 0))),
-           "preset-004-16x8": lambda: twisted.router(TWISTED_16X8)}
+           **{f"preset-{preset}": lambda preset=preset: preset_router(preset)
+              for preset in PRESETS}}
 
 
 def cpu_seconds() -> float:

@@ -36,8 +36,9 @@ compares it with the router's own length less one. ``hop-by-hop``: every profita
 grade 1. ``2s``: grade 1 if the Knaive record uses it (``x`` while ``|dx| > |dy|``, ``y``
 while ``|dy| > |dx|``, the diagonal of the offset's quadrant while both are non-zero), grade 2
 otherwise; with ``ties`` ``both``, also if the record of the offset that goes the other way
-round a ring at ``|dx|`` or ``|dy|`` of exactly ``s/2`` uses it. An escape move enters the escape ring (bubble, and the dateline's VC 0) unless the
-packet arrived on an escape VC going the same way.
+round a ring at ``|dx|`` or ``|dy|`` of exactly ``s/2`` uses it. An escape move enters the
+escape ring (bubble, and the dateline's VC 0) unless the packet arrived on an escape VC going
+the same way.
 
 ``malformed``: a destination coordinate ``>= side`` or PE ``>= pe_ports`` (when its field can
 hold one), or a port this router lacks (on a mesh border; minimal routing never asks for one).

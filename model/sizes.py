@@ -5,8 +5,8 @@ it declares, once, the parameters ``flit_width``, ``packet_length`` (flits per p
 ``buffer_depth`` (flits per input VC, ``None`` for the default of two packets),
 ``pipeline`` (the router's zero-load cycles per hop, one of :data:`PIPELINES`) and the
 microarchitecture's knobs ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` and
-``ejection_lanes`` (docs/router.md), and checks that a buffer holds a packet (two under the bubble rule), that
-the knobs go together and that a flit holds the head's fields.
+``ejection_lanes`` (docs/router.md), and checks that a buffer holds a packet (two under the
+bubble rule), that the knobs go together and that a flit holds the head's fields.
 """
 
 from dataclasses import dataclass

@@ -1,7 +1,6 @@
 """The ejection merger: a PE port's ejection lanes onto its one stream, packet by packet."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model import checks

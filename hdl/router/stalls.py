@@ -14,8 +14,9 @@ one ``heads``; if it was not allocated, exactly one reason counts too, the first
 
 With adaptive routing, ``output`` also counts a packet that waits for the held outputs of its
 grade (:class:`~.request_unit.RequestUnit`: outputs held from head to tail); otherwise the
-reasons are those of the escape move (no adaptive VC was free, or it would have asked). ``switch`` counts, in the compact router, the cycles an
-allocated packet's front flit lost switch allocation (the split router has none: an allocated
+reasons are those of the escape move (no adaptive VC was free, or it would have asked).
+``switch`` counts, in the compact router, the cycles an allocated packet's front flit lost
+switch allocation (the split router has none: an allocated
 packet streams). The counters are 48-bit and wrap.
 """
 

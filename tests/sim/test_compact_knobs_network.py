@@ -17,15 +17,13 @@ default on scenarios written by hand.)
 """
 
 import dataclasses
-import json
 from itertools import product
 
 import pytest
 from test_router_cocotb import CONFIGS
 from tiers import default_only
-from variants import BUILD
+from variants import BUILD, sim_through_cli
 
-from twinnet.cli.main import main
 from twinnet.hdl import verilog
 from twinnet.hdl.header_route import HeaderRouteCompute
 from twinnet.hdl.router import Router
@@ -79,13 +77,9 @@ def test_network_traffic_through_the_command_line(network, knobs, capsys):
     was delivered; with broadcast, every copy of every broadcast."""
     argv = ["sim", *NETWORKS[network], "--pipeline", "2", *KNOBS[knobs][1], "--rate", "0.2",
             "--packets", "1500", "--warmup", "300", "--out", str(BUILD / "knobs"), "--json"]
-    status = main(argv)
-    captured = capsys.readouterr()
-    assert status == 0, captured.err
-    data = json.loads(captured.out)
+    data = sim_through_cli(argv, capsys)
     assert data["network"].endswith(f"_compact{SUFFIXES[knobs]}")
     results = data["results"]
-    assert not results["errors"]
     broadcasts = results.get("broadcasts_sent", 0)
     assert results["packets"] == results["created"] - broadcasts
     if "--broadcast" in argv:

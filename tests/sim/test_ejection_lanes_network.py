@@ -9,13 +9,9 @@ merger against its model; ``tests/sim/test_router_cocotb.py`` a lone router with
 random traffic.)
 """
 
-import json
-
 import pytest
 from tiers import marked
-from variants import BUILD
-
-from twinnet.cli.main import main
+from variants import BUILD, sim_through_cli
 
 #: name → (flags, lanes).
 NETWORKS = {
@@ -35,11 +31,6 @@ def test_every_packet_once_and_in_order_with_ejection_lanes(network, capsys):
     argv = ["sim", *flags, "--ejection-lanes", str(lanes), "--rate", "0.2", "--packets", "3000",
             "--warmup", "300", "--eject-ready", "0.5", "--out", str(BUILD / "ejection-lanes"),
             "--json"]
-    status = main(argv)
-    captured = capsys.readouterr()
-    assert status == 0, captured.err
-    data = json.loads(captured.out)
+    data = sim_through_cli(argv, capsys)
     assert data["network"].endswith(f"_ej{lanes}")
-    results = data["results"]
-    assert not results["errors"]
-    assert results["packets"] == results["created"]
+    assert data["results"]["packets"] == data["results"]["created"]

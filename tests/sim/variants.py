@@ -7,6 +7,7 @@ default suite also runs a few cases of each family on the compact router: the ca
 ``…-compact``.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -36,3 +37,16 @@ def uniform_packets(simulator: str) -> int:
 def pipeline_of(case: str) -> int:
     """The pipeline of a named case: 2 for ``…-compact``, else :data:`PIPELINE`."""
     return 2 if case.endswith("-compact") else PIPELINE
+
+
+def sim_through_cli(argv: list[str], capsys) -> dict:
+    """Run ``twinnet`` with ``argv`` (a ``sim … --json`` command): it exits 0 (every check
+    passed, no deadlock) and its harness found no error; returns its JSON."""
+    from twinnet.cli.main import main
+
+    status = main(argv)
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    data = json.loads(captured.out)
+    assert not data["results"]["errors"]
+    return data
