@@ -9,11 +9,13 @@ from .contract import Family, escape_verdict, out_of_range
 #: 002 Table 3's networks (16x16, uniform traffic; bench/king.py): 002's adaptive routing
 #: (hop-by-hop on T and DT, 2S hop-by-hop on KT) over the bubble escape, 8-flit packets, 4 VCs
 #: (002 ran Table 3 with "enough" VCs: one escape, three adaptive; on the split router KT16
-#: peaks at 1.089 flits/node/cycle with 2 VCs, 1.224 with 4, 1.246 with 6, one seed) of 32
-#: flits (four packets per VC: the reading of 002's "32 phits" its simulator can run), 2 PEs
-#: per router (KT's bound is above one flit per node and cycle), and iSLIP allocation
-#: (adaptive packets ask for every open profitable output; bench/allocators.py, 2 VCs: peaks
-#: x1.016 on T16, x1.029 on DT16, x1.081 on KT16 over the round robin, 3 seeds).
+#: peaked at 1.089 flits/node/cycle with 2 VCs, 1.224 with 4, 1.246 with 6, one seed, before
+#: both ties) of 32 flits (four packets per VC: the reading of 002's "32 phits" its simulator
+#: can run), 2 PEs per router (KT's bound is above one flit per node and cycle), iSLIP
+#: allocation (adaptive packets ask for every open profitable output; bench/allocators.py, 2
+#: VCs: peaks x1.016 on T16, x1.029 on DT16, x1.081 on KT16 over the round robin, 3 seeds),
+#: and on KT both ties (002's simulator breaks a torus tie at random; with the + tie the +
+#: ways carry more and KT16 peaked at 0.613 flits/PE/cycle, with both ties 0.653, one seed).
 PRESETS = {
     f"002-{kind.lower()}16": {"topology": "king", "kind": kind, "side": 16, "routing": routing,
                               "escape": "bubble", "vcs": 4, "packet_length": 8,

@@ -57,8 +57,9 @@ TESTS.update({"r5-vc2-ej3": ["random_traffic"], "r7-mixed-ej2": ["random_traffic
 
 
 #: The compact designs and the ejection lanes on Icarus are the slow tier's (both run there on
-#: Verilator).
+#: Verilator), and so is r7-mixed with two lanes per PE port.
 SLOW = {(name, "icarus") for name in CONFIGS if name.endswith(("-p2", "-ej3", "-ej2"))}
+SLOW.add(("r7-mixed-ej2", "verilator"))
 
 
 @pytest.mark.parametrize("name, simulator",
