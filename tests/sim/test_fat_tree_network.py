@@ -43,7 +43,7 @@ VCS = {"ft-4x2-optimal-r1-v3": 3}
 DEFAULT = {("ft-2x3-down-alpha-r2", "icarus"), ("ft-4x2-plain", "icarus"),
            ("ft-4x2-optimal-r1", "verilator"), ("ft-4x2-down-alpha-r1", "verilator"),
            ("ft-2x3-optimal-r2", "verilator"), ("ft-4x2-plain", "verilator"),
-           ("ft-4x2-optimal-r1-compact", "verilator"), ("ft-4x2-optimal-r1-v3", "verilator")}
+           ("ft-4x2-optimal-r1-compact", "verilator")}
 
 
 def config(name: str):

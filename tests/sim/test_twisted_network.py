@@ -43,7 +43,7 @@ CASES["6x3-tyx3-dateline-v4"] = CASES["6x3-tyx3-dateline"]
 CASES["4x4x2-tzx2-bubble-v3-p3"] = CASES["4x4x2-tzx2-bubble"]
 #: The (case, simulator) runs of the default suite; the others in the slow tier.
 DEFAULT = {("8x4-tyx4-bubble", "icarus"), ("8x4-tyx4-dateline", "verilator"),
-           ("8x4-tyx4-bubble-compact", "verilator"), ("4x4x2-tzx2-bubble-v3-p3", "verilator")}
+           ("4x4x2-tzx2-bubble-v3-p3", "verilator")}
 
 
 def network_of(name: str):
