@@ -31,12 +31,24 @@ mode abandons a run beyond saturation, as 16x16 at 0.3 is, after warming up); Bo
 is its simulated cycles ("Time taken is N cycles") per CPU-second of its process, the
 program's its cycles per second of the run (one core, or ``--threads`` cores for the
 ``program_threads_N`` entries: a wall-clock figure), and the result holds their ratio (the
-aim: at least 2x). ``--ways program`` leaves out the two slower ways. The 64x64 torus (4,096
-routers) has no BookSim run: it is in mode bubble, BookSim's torus uses dateline VCs. Usage::
+aim: at least 2x). On a loaded machine the wall clock runs on while the program waits for a
+core, so the result also holds the program's cycles per CPU-second of its process (threads
+summed, from the program run directly on a fixed script: reset, the warm-up, the measured
+cycles) and that ratio (``..._cpu_over_booksim``). ``--ways program`` leaves out the two
+slower ways. The 64x64 torus (4,096 routers) has no BookSim run: it is in mode bubble,
+BookSim's torus uses dateline VCs.
+
+``--instructions N`` also counts the instructions the program executes per simulated cycle
+(``valgrind --tool=callgrind``, one thread): its build runs a fixed script (reset, the warm-up's
+cycles of the point's uniform load, then N cycles), once as it is and once plain (every model awake
+and evaluated before every edge: the program without its shortcuts), and the start-up (the
+same script with no cycles) is taken off. Unlike the speeds, the counts do not move with the
+machine's load; they say nothing about memory stalls. Usage::
 
     .venv/bin/python bench/sim_speed.py [--cycles 10000] [--repeats 3]
     .venv/bin/python bench/sim_speed.py --cases torus-8x8,torus-16x16 --ways program \
         --threads 1,2 --booksim ../booksim2/src/booksim
+    .venv/bin/python bench/sim_speed.py --cases torus-8x8 --ways program --instructions 2000
 """
 
 import argparse
@@ -76,6 +88,8 @@ CASES = {
                     {"build_seconds_at_most": 600, "program_cycles_per_second_at_least": 500}),
 }
 WAYS = ("program", "harness", "cocotb")
+#: Cycles of traffic before the measured ones, in every way.
+WARMUP = 1000
 #: The BookSim 2 settings that match the tori of :data:`CASES` (its names; see its manual).
 BOOKSIM = {"topology": "torus", "routing_function": "dim_order", "num_vcs": 2,
            "vc_buf_size": 8, "packet_size": 4, "traffic": "uniform",
@@ -85,6 +99,11 @@ BOOKSIM = {"topology": "torus", "routing_function": "dim_order", "num_vcs": 2,
            "alloc_iters": 1, "credit_delay": 2, "routing_delay": 0, "vc_alloc_delay": 1,
            "sw_alloc_delay": 1, "st_final_delay": 1, "input_speedup": 1,
            "output_speedup": 1, "internal_speedup": 1.0}
+
+
+def _children_cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def timed(network, build_dir: Path, tests: dict, repeats: int, fresh: bool = True
@@ -115,7 +134,7 @@ def hardware_run(network, build_dir: Path, rate: float, cycles: int, engine: str
     """Traffic in hardware on ``engine``; the program on ``threads`` threads (a fresh build
     for one thread, the same build for more)."""
     runs, seconds, loads = timed(network, build_dir, {network_sim.TRAFFIC_TEST: {
-        "points": [{"pattern": "uniform", "rate": rate, "warmup": 1000, "measure": cycles}],
+        "points": [{"pattern": "uniform", "rate": rate, "warmup": WARMUP, "measure": cycles}],
         "engine": engine, "threads": threads}}, repeats, fresh=threads == 1)
     points = [results[network_sim.TRAFFIC_TEST]["points"][0] for results in runs]
     point = points[0]
@@ -163,6 +182,67 @@ def booksim_run(binary: Path, folder: Path, radices, load: float, cycles: int,
     return summary(speeds, cycles=cycles_run, config=settings)
 
 
+def program_script(manifest: dict, rate: float, warmup: int, cycles: int) -> str:
+    """Commands for the program: uniform traffic at ``rate`` packets per PE per cycle, reset
+    (2 cycles), ``warmup`` cycles, then ``cycles`` measured ones; the controls alone when both
+    are 0 (the start-up)."""
+    scale = 1 << manifest["traffic"]["rate_bits"]
+    controls = {"rate": min(scale - 1, round(rate * scale)), "pattern": 0, "seed": 1,
+                "enable": 0, "measure": 0}
+    lines = [f"set {name} {value}" for name, value in controls.items()]
+    if warmup or cycles:
+        lines += ["set rst 1", "run 2", "set rst 0", "set enable 1", f"run {warmup}",
+                  "set measure 1", f"run {cycles}", "read"]
+    return "\n".join([*lines, "quit"]) + "\n"
+
+
+def callgrind(executable: Path, script: str, *arguments: str) -> int:
+    """The instructions ``executable`` runs on ``script`` (its stdin) under callgrind."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           str(executable), *arguments], input=script, capture_output=True,
+                          text=True, check=True)
+    return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
+
+
+def cpu_speed(build_dir: Path, rate: float, cycles: int, threads: int, repeats: int) -> dict:
+    """The program built in ``build_dir`` run directly on :func:`program_script`'s commands
+    (``cycles`` after the warm-up) on ``threads`` threads: its cycles per CPU-second (of its
+    process, threads summed; the start-up taken off), the median of ``repeats`` runs."""
+    manifest = network_sim.manifest_of(build_dir)
+    command = [str(build_dir / "program" / "traffic_program"), str(threads)]
+
+    def cpu_seconds(script: str) -> float:
+        before = _children_cpu_seconds()
+        subprocess.run(command, input=script, capture_output=True, text=True, check=True)
+        return _children_cpu_seconds() - before
+
+    start = cpu_seconds(program_script(manifest, rate, 0, 0))
+    speeds = [(WARMUP + cycles + 2)
+              / (cpu_seconds(program_script(manifest, rate, WARMUP, cycles)) - start)
+              for _ in range(repeats)]
+    return {"cycles_per_cpu_second": statistics.median(speeds),
+            "runs_cycles_per_cpu_second": speeds}
+
+
+def instructions(build_dir: Path, rate: float, cycles: int) -> dict:
+    """Instructions per simulated cycle of the program built in ``build_dir`` (see the module
+    docstring), with its shortcuts and plain."""
+    manifest = network_sim.manifest_of(build_dir)
+    executable = build_dir / "program" / "traffic_program"
+    result = {"warmup": WARMUP, "cycles": cycles}
+    for key, arguments in (("instructions_per_cycle", ["1"]),
+                           ("plain_instructions_per_cycle", ["1", "plain"])):
+        start = callgrind(executable, program_script(manifest, rate, 0, 0), *arguments)
+        total = callgrind(executable, program_script(manifest, rate, WARMUP, cycles),
+                          *arguments)
+        result[key] = (total - start) / (WARMUP + cycles + 2)
+    return result
+
+
+def _valgrind_version() -> str:
+    return subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=10_000)
@@ -175,6 +255,9 @@ def main() -> None:
     parser.add_argument("--threads", default="1",
                         help="comma-separated thread counts of the program way (each after "
                              "the first on the same build), e.g. 1,2")
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="also count the program's instructions per cycle over N cycles "
+                             "under callgrind (needs valgrind)")
     parser.add_argument("--out", type=Path, default=RESULTS / "sim_speed.json")
     args = parser.parse_args()
     ways = args.ways.split(",")
@@ -183,11 +266,14 @@ def main() -> None:
         parser.error(f"--threads {args.threads}: start with 1 (the build's first run)")
     if not ways or not set(ways) <= set(WAYS):
         parser.error(f"--ways {args.ways}: give some of {', '.join(WAYS)}")
+    if args.instructions and ("program" not in ways or shutil.which("valgrind") is None):
+        parser.error("--instructions needs --ways with program and valgrind on PATH")
     if args.booksim is not None and not (args.booksim.is_file()
                                          and os.access(args.booksim, os.X_OK)):
         parser.error(f"--booksim {args.booksim}: not an executable file (build BookSim 2 "
                      "and give its src/booksim)")
     result = {"simulator": "verilator", "cpus": os.cpu_count(), "cycles": args.cycles,
+              "valgrind": _valgrind_version() if args.instructions else None,
               "repeats": args.repeats, "threads": thread_counts, "provenance": provenance(),
               "cases": {}}
     for name in args.cases.split(","):
@@ -204,6 +290,11 @@ def main() -> None:
                     key = "program" if threads == 1 else f"program_threads_{threads}"
                     run[key] = hardware_run(network, BUILD / name / "program", rate,
                                             args.cycles, "program", args.repeats, threads)
+                    run[key].update(cpu_speed(BUILD / name / "program", rate, args.cycles,
+                                              threads, args.repeats))
+                if args.instructions:
+                    run["program"].update(instructions(BUILD / name / "program", rate,
+                                                       args.instructions))
             if "harness" in ways:
                 run["harness"] = hardware_run(network, BUILD / name / "harness", rate,
                                               args.cycles, "cocotb", args.repeats)
@@ -222,6 +313,10 @@ def main() -> None:
                 for key in [key for key in run if key.startswith("program")]:
                     run[f"ratio_{key}_over_booksim"] = (run[key]["cycles_per_second"] /
                                                         run["booksim"]["cycles_per_second"])
+                    if "cycles_per_cpu_second" in run[key]:
+                        run[f"ratio_{key}_cpu_over_booksim"] = (
+                            run[key]["cycles_per_cpu_second"]
+                            / run["booksim"]["cycles_per_second"])
             runs[str(load)] = run
             print(f"{name} at {load} flits/PE/cycle: " + ", ".join(
                 f"{way} {run[way]['cycles_per_second']:.0f} cycles/s" for way in run

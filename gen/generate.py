@@ -222,7 +222,7 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
 
         program = outdir / f"{name}_traffic.cpp"
         program.write_text(write_cpp(netlist, top.modules, fmt, source, sink, modules,
-                                     constants, link_counters=top.link_counters))
+                                     constants, rtl=outdir, link_counters=top.link_counters))
         files.append(program)
     say(f"traffic harness: {path.name if harness is not None else 'sources, sinks'}"
         f"{' and its program' if program else ''} ({time.perf_counter() - started:.1f} s)")

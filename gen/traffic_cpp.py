@@ -14,18 +14,24 @@ tables (one row per wire between routers, per terminal and per link), so a 4,096
 network compiles as fast as a small one. Each router kind has a port table (where Verilator
 keeps each port of a model), and the wires copy values between those places.
 
-Every cycle the program first carries what the last rising edge changed to the inputs it
-drives, then settles the combinational paths between models with the clock low: it evaluates
-the models whose inputs changed (and every awake one), carries their outputs, and again until
-nothing changes. Then it raises the clock on every awake model. A router whose whole state
-(Verilator's root of the model: registers, ports and its scheduler's flags) is the same after
-a rising edge as after the one before is asleep: with unchanged inputs it would stay so, so it
-is left out until an input changes. Sources and sinks never sleep (their time input changes
-every cycle). The results are those of evaluating every model every cycle, cycle for cycle.
-The program's first argument is the number of threads evaluating the models (default 1); the
-results do not depend on it. A second argument ``awake`` keeps every model awake (the
-reference the sleeping is tested against). The harness's cycle count ``now`` is kept here, as the
-harness's register is. Counters are summed here when read.
+The models are Verilated from the modules' Verilog with every register on both clock edges
+(:func:`twinnet.gen.program_verilog.both_edges`, done when the program is built), so that one
+evaluation with the clock input flipped is one clock cycle. Every cycle the program first
+carries what the last edge changed to the inputs it drives, then settles the combinational
+paths between models: it evaluates, without an edge, the models whose changed inputs reach an
+output within a cycle (read from the Verilog by
+:func:`twinnet.gen.program_verilog.inputs_reaching_outputs`: on twinnet's routers none does,
+so routers are evaluated once a cycle), carries their outputs, and again until nothing
+changes. Then the clock edge comes to every awake model. A router whose whole state
+(Verilator's root of the model: registers, ports and its scheduler's flags), but for the bytes
+that follow the clock, is the same after an edge as after the one before is asleep: with
+unchanged inputs it would stay so, so it is left out until an input changes. Sources and sinks
+never sleep (their random generators move every cycle). The results are those of evaluating
+every model before every edge, cycle for cycle. The program's first argument is the number of
+threads evaluating the models (default 1); the results do not depend on it. A second argument
+``plain`` keeps every model awake and evaluates each before every edge, as if every input
+reached an output (the reference the shortcuts are tested against). The harness's cycle count
+``now`` is kept here, as the harness's register is. Counters are summed here when read.
 
 The program reads commands on stdin, one per line, and answers on stdout:
 
@@ -65,12 +71,16 @@ Of the harness's faults it has ``duplicate`` (a source's own); ``misroute`` and 
 which the harness applies on a link, are not modelled here (:data:`FAULTS`).
 """
 
+from pathlib import Path
+
 from amaranth.hdl import Const, Shape
 from amaranth.lib.wiring import Out
 
 from twinnet.hdl.config import DROP_COUNT_WIDTH
 from twinnet.hdl.router.stalls import STALL_REASONS
 from twinnet.hdl.traffic import FAULTS as HARNESS_FAULTS
+
+from . import program_verilog
 
 #: The faults the C++ harness injects (its ``fault`` control takes their index in
 #: :data:`twinnet.hdl.traffic.FAULTS`, as the Verilog harness does).
@@ -87,7 +97,8 @@ def cpp_name(port: str) -> str:
 
 
 def _port(prefix: str, path) -> str:
-    return cpp_name("__".join([prefix, *map(str, path)]))
+    """The Verilog name of a port of a router's ``prefix`` member at ``path``."""
+    return "__".join([prefix, *map(str, path)])
 
 
 def _constant(shape, value) -> int:
@@ -115,10 +126,12 @@ double sc_time_stamp() { return 0; }
 
 // A port of a model: where Verilator keeps its value and in how many bytes (a value of up to
 // 8 bits in a uint8_t, 16 in a uint16_t, 32 in a uint32_t, 64 in a uint64_t, wider ones in
-// 32-bit words).
+// 32-bit words), and whether it is an input that reaches an output within a cycle (after it
+// changes, the model is evaluated before the clock edge).
 struct Port {
     void* at;
     int bytes;
+    bool settles = false;
 };
 
 static inline uint64_t get(const Port& port) {
@@ -148,12 +161,13 @@ template <class T> static inline bool copy_as(void* to, const void* from) {
     return true;
 }
 
-// A wire between routers: an output, the input it drives (of the same width) and the model
-// of that input.
+// A wire between routers: an output, the input it drives (of the same width), the model of
+// that input and whether that input reaches an output within a cycle.
 struct Wire {
     const void* from;
     void* to;
     int bytes, target;
+    bool settles;
 
     // Carries the value; whether the input changed.
     bool carry() const {
@@ -190,31 +204,34 @@ struct Link {
     int index;
 };
 
-// One Verilated instance and its activity. A model that may sleep is left out of the clock
-// once its whole state (Verilator's root: registers, inputs, outputs, its scheduler's flags)
-// is the same after a rising edge as after the one before: with the same inputs it would stay
-// so. An input that changes wakes it. Only a router that holds no flit is compared (one that
-// does is seldom at rest, and the copy costs memory traffic on large networks).
+// One Verilated instance and its activity. Its registers take both clock edges (the program's
+// models are Verilated so), so one eval with the clock input flipped is one clock cycle. A
+// model that may sleep is left out of the clock once its whole state (Verilator's root:
+// registers, inputs, outputs, its scheduler's flags), but for the bytes that follow the clock
+// (``ticking``), is the same after an edge as after the one before: with the same inputs it
+// would stay so. An input that changes wakes it. Only a router that holds no flit is compared
+// (one that does is seldom at rest, and the copy costs memory traffic on large networks).
 struct Model {
     std::vector<Port> ports;  // in the order of its kind's port table
     std::vector<Link> drives;
     std::vector<unsigned char> saved;  // its state after the last edge, when ``fresh``
+    const std::vector<int>* ticking = nullptr;  // offsets in its state
     bool sleeps = false, awake = true, queued = false, empty = false, fresh = false;
     uint8_t* clk = nullptr;  // its clock and reset inputs, where Verilator keeps them
     uint8_t* rst = nullptr;
     virtual ~Model() {}
     virtual void eval() = 0;
     virtual const void* state() = 0;
-    void clock(uint8_t value) { *clk = value; }
     void reset(uint8_t value) { *rst = value; }
 
-    // The rising edge; whether the model stays awake.
+    // A clock edge; whether the model stays awake.
     bool edge() {
-        clock(1);
+        *clk ^= 1;
         eval();
         if (!sleeps) return true;
         if (!empty) return fresh = false, true;
-        const void* now = state();
+        const unsigned char* now = (const unsigned char*)state();
+        for (int at : *ticking) saved[at] = now[at];
         if (fresh && !std::memcmp(now, saved.data(), saved.size())) return awake = false;
         std::memcpy(saved.data(), now, saved.size());
         fresh = true;
@@ -222,10 +239,44 @@ struct Model {
     }
 };
 
+// The bytes of a model's state that follow the clock: the clock input and Verilator's copy of
+// it, found on a model held in reset, whose state after each edge differs from the one before
+// only there. None (the model never sleeps) unless exactly two bytes, the clock's among them,
+// change so, each holding the clock's value, over several edges.
+template <class V> static std::vector<int> clock_bytes() {
+    VerilatedContext context;
+    V v{&context};
+    const unsigned char* root = (const unsigned char*)v.rootp;
+    const std::size_t size = sizeof *v.rootp;
+    const int clock = (int)((const unsigned char*)&v.clk - root);
+    v.rst = 1;
+    v.eval();
+    std::vector<unsigned char> before(root, root + size);
+    std::vector<int> found;
+    for (int edge = 0; edge < 8; edge++) {
+        v.clk ^= 1;
+        v.eval();
+        std::vector<int> changed;
+        for (std::size_t i = 0; i < size; i++)
+            if (root[i] != before[i]) changed.push_back((int)i);
+        before.assign(root, root + size);
+        bool follows = changed.size() == 2 && (changed[0] == clock || changed[1] == clock);
+        for (int at : changed) follows &= root[at] == v.clk;
+        if (edge < 2) continue;  // (the reset reaches every register)
+        if (!follows || (edge > 2 && changed != found)) return {};
+        found = changed;
+    }
+    return found;
+}
+
 template <class V> struct Of : Model {
     V* v;
     Of(VerilatedContext* context, bool may_sleep) : v(new V{context}) {
-        sleeps = may_sleep;
+        if (may_sleep) {
+            static const std::vector<int> clocked = clock_bytes<V>();
+            sleeps = !clocked.empty();
+            ticking = &clocked;
+        }
         saved.assign(sizeof(*v->rootp), 0);
         clk = &v->clk;
         rst = &v->rst;
@@ -248,10 +299,17 @@ struct Side {
     Port valid, data, first, last, ready;
 };
 
-template <class Part> static Side side(Part* part) {
-    return {{&part->valid, (int)sizeof part->valid}, {&part->data, (int)sizeof part->data},
-            {&part->first, (int)sizeof part->first}, {&part->last, (int)sizeof part->last},
-            {&part->ready, (int)sizeof part->ready}};
+// Which of a source's or a sink's inputs reach an output within a cycle (see ``Port``).
+struct Settles {
+    bool valid, data, first, last, ready, now;
+};
+
+template <class Part> static Side side(Part* part, const Settles& settles) {
+    return {{&part->valid, (int)sizeof part->valid, settles.valid},
+            {&part->data, (int)sizeof part->data, settles.data},
+            {&part->first, (int)sizeof part->first, settles.first},
+            {&part->last, (int)sizeof part->last, settles.last},
+            {&part->ready, (int)sizeof part->ready, settles.ready}};
 }
 
 // A terminal: its source and sink, its router's ports and the fields of their payloads.
@@ -343,6 +401,8 @@ template <class Source, class Sink> struct Engine {
     std::vector<Terminal> terminals;
     std::vector<Crossing> crossings;
     std::vector<int> queue, round, awake, edged;
+    Settles source_settles{}, sink_settles{};  // (set before ``join``)
+    bool plain = false;  // every model awake and evaluated before every edge
     std::vector<int64_t> held;
     std::vector<uint64_t> link_flits, link_packets, pe_flits, pe_packets;
     uint64_t now = 0, last_move = 0, hops = 0, max_hops = 0;
@@ -375,7 +435,7 @@ template <class Source, class Sink> struct Engine {
             models.push_back(sink);
         }
         for (int t = 0; t < pes; t++) {  // (for the taps: valid, data, first, last, ready)
-            Side s = side(src[t]), k = side(snk[t]);
+            Side s = side(src[t], source_settles), k = side(snk[t], sink_settles);
             models[routers + t]->ports = {s.valid, s.data, s.first, s.last, s.ready};
             models[routers + pes + t]->ports = {k.valid, k.data, k.first, k.last, k.ready};
         }
@@ -385,20 +445,22 @@ template <class Source, class Sink> struct Engine {
             for (int i = 0; i < tap_count; i++) {
                 const int32_t* row = tap_table[i];
                 const Port& from = models[row[0]]->ports[row[1]];
-                taps.push_back({from.at, counters->ports[row[2]].at, from.bytes, at});
+                taps.push_back({from.at, counters->ports[row[2]].at, from.bytes, at, false});
             }
         }
         for (int w = 0; w < wire_count; w++) {
             const int32_t* row = wire_table[w];
             const Port& from = models[row[0]]->ports[row[1]];
-            wires.push_back({from.at, models[row[2]]->ports[row[3]].at, from.bytes, row[2]});
+            const Port& to = models[row[2]]->ports[row[3]];
+            wires.push_back({from.at, to.at, from.bytes, row[2], to.settles});
             models[row[0]]->drives.push_back({WIRE, w});
         }
         for (int t = 0; t < pes; t++) {
             const int32_t* row = terms[t];
             const auto& ports = models[row[0]]->ports;
             uint64_t mask = row[13] >= 64 ? ~0ULL : (1ULL << row[13]) - 1;
-            terminals.push_back({side(src[t]), side(snk[t]), row[0], ports[row[1]],
+            terminals.push_back({side(src[t], source_settles), side(snk[t], sink_settles),
+                                 row[0], ports[row[1]],
                                  ports[row[2]], ports[row[3]],
                                  ports[row[4]], ports[row[5]], ports[row[6]], row[7], row[8],
                                  row[9], row[10], row[11], row[12], mask});
@@ -421,27 +483,32 @@ template <class Source, class Sink> struct Engine {
         wake_all();
     }
 
-    void mark(int m) {
+    // An input of model ``m`` changed: it wakes, and is evaluated before the next edge when
+    // the input reaches an output within a cycle (``settles``).
+    void mark(int m, bool settles) {
         Model* model = models[m];
-        if (!model->awake) {
-            model->awake = true;
-            model->clock(0);
-        }
-        if (!model->queued) {
+        model->awake = true;
+        if ((settles || plain) && !model->queued) {
             model->queued = true;
             queue.push_back(m);
         }
     }
 
     void wake_all() {
-        for (int m = 0; m < (int)models.size(); m++) mark(m);
+        for (int m = 0; m < (int)models.size(); m++) mark(m, true);
+    }
+
+    // ``value`` into ``port`` of model ``m``, marking the model if it changed.
+    void put_into(int m, const Port& port, uint64_t value) {
+        if (put(port, value)) mark(m, port.settles);
     }
 
     // Everything model ``m`` drives, marking each model whose input changed.
     void drive(int m) {
         for (const Link& link : models[m]->drives) {
             if (link.what == WIRE) {
-                if (wires[link.index].carry()) mark(wires[link.index].target);
+                const Wire& wire = wires[link.index];
+                if (wire.carry()) mark(wire.target, wire.settles);
                 continue;
             }
             const int t = link.index;
@@ -449,28 +516,26 @@ template <class Source, class Sink> struct Engine {
             const Side& source = term.source;
             const Side& sink = term.sink;
             switch (link.what) {
-            case SOURCE_TO_ROUTER: {
-                uint64_t payload = (get(source.data) << term.data_at)
-                                   | (get(source.first) << term.first_at)
-                                   | (get(source.last) << term.last_at);
-                bool changed = put(term.in_valid, get(source.valid));
-                if (put(term.in_payload, payload) || changed) mark(term.router);
+            case SOURCE_TO_ROUTER:
+                put_into(term.router, term.in_valid, get(source.valid));
+                put_into(term.router, term.in_payload, (get(source.data) << term.data_at)
+                                                       | (get(source.first) << term.first_at)
+                                                       | (get(source.last) << term.last_at));
                 break;
-            }
             case ROUTER_TO_SOURCE:
-                if (put(source.ready, get(term.in_ready))) mark(routers + t);
+                put_into(routers + t, source.ready, get(term.in_ready));
                 break;
             case ROUTER_TO_SINK: {
                 uint64_t word = get(term.out_payload);
-                bool changed = put(sink.data, (word >> term.out_data_at) & term.out_data_mask);
-                changed |= put(sink.first, (word >> term.out_first_at) & 1);
-                changed |= put(sink.last, (word >> term.out_last_at) & 1);
-                changed |= put(sink.valid, get(term.out_valid));
-                if (changed) mark(routers + pes + t);
+                put_into(routers + pes + t, sink.data,
+                         (word >> term.out_data_at) & term.out_data_mask);
+                put_into(routers + pes + t, sink.first, (word >> term.out_first_at) & 1);
+                put_into(routers + pes + t, sink.last, (word >> term.out_last_at) & 1);
+                put_into(routers + pes + t, sink.valid, get(term.out_valid));
                 break;
             }
             case SINK_TO_ROUTER:
-                if (put(term.out_ready, get(sink.ready))) mark(term.router);
+                put_into(term.router, term.out_ready, get(sink.ready));
                 break;
             default:
                 break;
@@ -478,8 +543,8 @@ template <class Source, class Sink> struct Engine {
         }
     }
 
-    // The combinational paths between models, with the clock low: evaluate the marked models,
-    // carry their outputs, again until nothing changes.
+    // The combinational paths between models, between clock edges: evaluate the marked
+    // models, carry their outputs, again until nothing changes.
     void settle() {
         for (int step = 0; !queue.empty(); step++) {
             if (step > 1000) {
@@ -542,20 +607,18 @@ template <class Source, class Sink> struct Engine {
         hop_count.erase(found);
     }
 
-    // One clock cycle: what the last rising edge changed reaches its inputs, the awake models
-    // settle with the clock low, the flits are counted, the clock rises on the awake models.
+    // One clock cycle: what the last edge changed reaches its inputs, the models marked
+    // settle, the flits are counted, the clock edge on the awake models.
     void cycle() {
         for (int m : edged) drive(m);
         edged.clear();
-        for (int m = 0; m < (int)models.size(); m++) {
-            if (!models[m]->awake) continue;
-            models[m]->clock(0);
-            mark(m);
-        }
         for (int t = 0; t < pes; t++) {
             src[t]->now = (uint32_t)now;
             snk[t]->now = (uint32_t)now;
+            if (source_settles.now) mark(routers + t, true);
+            if (sink_settles.now) mark(routers + pes + t, true);
         }
+        if (plain) wake_all();
         settle();
         count_moves();
         for (const Wire& tap : taps) tap.carry();
@@ -618,6 +681,28 @@ def _table(kind: str, name: str, rows: list[list[int]], columns: int) -> list[st
     return [f"static const {kind} {name}[][{columns}] = {{{body}}};"]
 
 
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+class _Settling:
+    """Whether an input of a module reaches one of its outputs within a cycle, read from the
+    module's Verilog in ``rtl`` (every input, for Verilog that cannot be read)."""
+
+    def __init__(self, rtl: Path):
+        self.rtl = Path(rtl)
+        self.found: dict[str, set[str] | None] = {}
+
+    def __call__(self, module: str, port: str) -> bool:
+        if module not in self.found:
+            try:
+                self.found[module] = program_verilog.inputs_reaching_outputs(
+                    (self.rtl / f"{module}.v").read_text(), module)
+            except program_verilog.UnreadableVerilog:
+                self.found[module] = None
+        return self.found[module] is None or port in self.found[module]
+
+
 class _Ports:
     """Each router kind's ports the program reaches, numbered in the order first asked."""
 
@@ -662,11 +747,14 @@ def _taps(netlist, counters, number: dict, ports, routers: int) -> tuple[list, d
 
 
 def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
-              terminal_constants: list, *, link_counters=None) -> str:
+              terminal_constants: list, *, rtl: Path, link_counters=None) -> str:
     """The C++ main (see the module docstring) for ``netlist`` (router kind → module name in
     ``modules``) with the harness's ``source`` and ``sink`` for its format ``fmt`` (their
     module names and the network's in ``harness_modules``) and the per-terminal
-    ``(source constants, sink constants)`` values.
+    ``(source constants, sink constants)`` values. ``rtl`` is the folder of the modules'
+    Verilog (``<module>.v``), read for the inputs that reach an output within a cycle
+    (:func:`twinnet.gen.program_verilog.inputs_reaching_outputs`; every input when it cannot
+    be read).
 
     Its size grows with the network only in its tables (one row per wire, terminal and link):
     the code is the same for every network of the same router kinds. ``link_counters``,
@@ -764,11 +852,13 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     out("")
 
     # The port tables of each router kind.
+    settles = _Settling(rtl)
     for kind in kinds:
-        module = f"V{modules[kind]}"
-        members = ", ".join(f"{{&m->{name}, (int)sizeof m->{name}}}"
-                            for name in ports.numbers.get(kind, {}))
-        out(f"static std::vector<Port> ports_{kind}({module}* m) {{",
+        module = modules[kind]
+        members = ", ".join(
+            f"{{&m->{cpp_name(name)}, (int)sizeof m->{cpp_name(name)}, "
+            f"{_bool(settles(module, name))}}}" for name in ports.numbers.get(kind, {}))
+        out(f"static std::vector<Port> ports_{kind}(V{module}* m) {{",
             f"    return {{{members}}};", "}")
     if link_counters is not None:
         members = ", ".join(f"{{&m->{name}, (int)sizeof m->{name}}}" for name in tapped)
@@ -781,7 +871,12 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         out(f"    std::vector<V{modules[kind]}*> r_{kind};")
     if link_counters is not None:
         out(f"    V{link_counters[1]}* counters = nullptr;")
-    out("", "    Harness(int threads, bool sleep) {")
+    out("", "    Harness(int threads, bool plain) {")
+    out("this->plain = plain;", indent=2)
+    for part, module in (("source", source_module), ("sink", sink_module)):
+        flags = ", ".join(_bool(settles(module, name)) for name in
+                          ("valid", "data", "first", "last", "ready", "now"))
+        out(f"{part}_settles = {{{flags}}};", indent=2)
     out("static const uint16_t KINDS[] = {"
         + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};",
         indent=2)
@@ -789,7 +884,7 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     for position, kind in enumerate(kinds):
         module = f"V{modules[kind]}"
         out(f"if (KINDS[r] == {position}) {{", indent=3)
-        out(f"auto* model = new Of<{module}>(&context, sleep);",
+        out(f"auto* model = new Of<{module}>(&context, !plain);",
             f"model->ports = ports_{kind}(model->v);", indent=4)
         if kind in statics:
             out(f"assign(model->v->node_static, STATIC_{kind}[r_{kind}.size()]);", indent=4)
@@ -817,9 +912,9 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     out("if (name == \"rst\") { set_rst((int)value); return; }", indent=2)
     duplicate = HARNESS_FAULTS.index("duplicate")
     out(f"if (name == \"fault\") {{ fault = (int)value; src[0]->replay = fault == {duplicate}; "
-        f"mark({routers}); return; }}", indent=2)
+        f"mark({routers}, true); return; }}", indent=2)
     for control in dict.fromkeys(SOURCE_CONTROLS + SINK_CONTROLS):
-        parts = [f"{part}[i]->{control} = value; mark({offset} + i);"
+        parts = [f"{part}[i]->{control} = value; mark({offset} + i, true);"
                  for part, component, controls, offset in (
                      ("src", source, SOURCE_CONTROLS, routers),
                      ("snk", sink, SINK_CONTROLS, routers + pes))
@@ -868,7 +963,7 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
             out(f"uint64_t stall_{reason} = 0;", indent=2)
             for kind in kinds:
                 out(f"for (auto* m : r_{kind}) stall_{reason} += "
-                    f"m->{_port('stalls', [reason])};", indent=2)
+                    f"m->{cpp_name(_port('stalls', [reason]))};", indent=2)
         fields += "".join(f" stall_{reason}=%llu" for reason in STALL_REASONS)
         values += "".join(f", (unsigned long long)stall_{reason}" for reason in STALL_REASONS)
     out(f'std::printf("{fields}", {values});',
@@ -889,10 +984,10 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
 
     out("int main(int argc, char** argv) {",
         "    int threads = argc > 1 ? std::atoi(argv[1]) : 1;",
-        "    bool sleep = !(argc > 2 && std::string(argv[2]) == \"awake\");",
+        "    bool plain = argc > 2 && std::string(argv[2]) == \"plain\";",
         "    if (threads < 1) { std::fprintf(stderr, \"threads must be at least 1\\n\"); "
         "return 2; }",
-        "    Harness h(threads, sleep);", "    std::string command;",
+        "    Harness h(threads, plain);", "    std::string command;",
         "    while (std::cin >> command) {",
         "        if (command == \"set\") { std::string name; uint64_t value; "
         "std::cin >> name >> value; h.set(name, value); }",

