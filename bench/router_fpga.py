@@ -14,8 +14,9 @@ then:
   has ~450 I/O bits, more than the packages have pins; the harness adds 64 FFs, ~70 LUTs and
   1 FF). Fmax and the critical path come from nextpnr's report.
 
-Writes ``bench/results/router_fpga.json`` (override with ``--out``), keyed by configuration;
-configurations not run keep their entries from an existing file.
+Writes ``bench/results/router_fpga.json`` (override with ``--out``), keyed by configuration,
+each entry with the commit and tools it was measured with; configurations not run keep their
+entries from an existing file.
 A device the design does not fit records nextpnr's utilisation line instead of numbers.
 Usage::
 
@@ -32,6 +33,8 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from provenance import provenance
 
 from twinnet.cli.gen_cmd import network_from_words
 from twinnet.families import family_for
@@ -183,7 +186,8 @@ def main(argv=None) -> int:
     # Configurations not run this time keep their earlier entries.
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     for name in configs:
-        results[name] = measure(name, devices, args.seed, args.keep / name if args.keep else None)
+        keep = args.keep / name if args.keep else None
+        results[name] = {**measure(name, devices, args.seed, keep), "provenance": provenance()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))
     print(f"wrote {args.out}")
