@@ -314,9 +314,11 @@ def test_broadcasts_checked_in_hardware_on_the_program():
     assert results[-1]["mean_hops"] == pytest.approx(summary.distance_sum / (16 * 15))
 
 
-# Icarus: the slow tier (the Verilog harness on Icarus).
-@pytest.mark.parametrize("simulator", default_only(runner.SIMULATORS, {"verilator"}),
-                         indirect=True)
+# The slow tier on both simulators: the default suite compares the program with the Verilog
+# harness on the torus's unicast traffic (test_traffic_network.py), and checks broadcasts on
+# the program and, through cocotb, on KT6.
+@pytest.mark.slow
+@pytest.mark.parametrize("simulator", runner.SIMULATORS, indirect=True)
 @pytest.mark.usefixtures("verilator")  # the program's counts, to compare with
 def test_broadcasts_on_the_verilog_harness_count_what_the_program_counts(simulator):
     """The same points on the Verilog harness through cocotb: the same checks pass, and

@@ -50,29 +50,19 @@ NETWORKS["ndt3-k3-D-bubble-compact"] = network((3, 3, 3), "D", "bubble", pipelin
 NETWORKS["torus2-5x3-bubble-compact"] = network((5, 3), "torus", "bubble", pipeline=2)
 VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"))
                   or name.endswith("-compact")}
-#: 3DT 4x4x4 takes 1 to 2 minutes a case on Icarus and about a minute on Verilator: the
-#: default suite runs 3x3x3 in A and D on Verilator (D in bubble mode on Icarus too) and the
-#: radix-4 rings of 4x4x2 in D bubble on Verilator; the other cases, the slowest Icarus ones
-#: among them (3x3x3 A, 60-100 s each), run in the slow tier.
-SLOW = {(f"ndt3-k4-{name}-{mode}", "icarus") for name in ("A", "D") for mode in ("vc", "bubble")}
-SLOW |= {("ndt3-k4-A-vc", "verilator"), ("ndt3-k4-A-bubble", "verilator")}
-SLOW |= {("ndt3-k3-A-vc", "icarus"), ("ndt3-k3-A-bubble", "icarus"), ("ndt3-k3-D-vc", "icarus")}
-# Each also runs on the other simulator or in the other mode of the default suite: 4x4x2 D
-# bubble on Verilator, VCs under saturation on 3x3x3 A, configuration A with VCs (the default
-# suite took 29:36).
-SLOW |= {("ndt3-4x4x2-D-bubble", "icarus"), ("ndt3-k4-D-vc", "verilator"),
-         ("ndt3-k3-A-bubble", "verilator")}
-# Likewise: 4DT in bubble mode (2DT C_Best runs both modes, 4DT with VCs), configuration D
-# with VCs (A with VCs checks every hop; the deadlock-free drains run D with VCs), the 4x4
-# torus on Icarus (on Verilator it stays; Icarus runs the 5x3 torus).
-SLOW |= {("ndt4-3x3x2x2-CBest-bubble", "verilator"), ("ndt3-k3-D-vc", "verilator"),
-         ("torus2-4x4-vc", "icarus")}
-# And 3DT 4x4x4 D bubble on Verilator (90 s when the other worker builds too): its radix-4
-# rings run in 4x4x2 D bubble, its saturating drain in 3x3x3 A with VCs.
-SLOW |= {("ndt3-k4-D-bubble", "verilator")}
-# The compact router's 3x3x3 (the default suite runs it on the 5x3 torus) and 3x3x3 D bubble
-# on Icarus (Icarus runs the 5x3 torus; Verilator checks every hop of 3x3x3 D bubble).
-SLOW |= {("ndt3-k3-D-bubble-compact", "verilator"), ("ndt3-k3-D-bubble", "icarus")}
+#: The slow tier's cases; each is checked in the default suite by a sibling. The default suite
+#: runs 3DT 3x3x3 D bubble (every hop, zero-load latency, the build's reuse) and A with VCs
+#: (under saturation) on Verilator; radix-4 rings in the 2DT 4x4 (C_Best, both modes); 4DT
+#: with VCs; the torus 4x4 with VCs on Verilator and 5x3 with the bubble on both simulators
+#: (Icarus's twin-family case), the compact router on the 5x3 torus. 3DT 4x4x4 takes 1 to 2
+#: minutes a case on Icarus and about a minute on Verilator.
+SLOW = {(f"ndt3-k4-{name}-{mode}", simulator) for name in ("A", "D")
+        for mode in ("vc", "bubble") for simulator in runner.SIMULATORS}
+SLOW |= {(f"ndt3-k3-{name}-{mode}", "icarus") for name in ("A", "D") for mode in ("vc", "bubble")}
+SLOW |= {("ndt3-k3-A-bubble", "verilator"), ("ndt3-k3-D-vc", "verilator")}
+SLOW |= {("ndt3-4x4x2-D-bubble", simulator) for simulator in runner.SIMULATORS}
+SLOW |= {("ndt4-3x3x2x2-CBest-bubble", "verilator"), ("torus2-4x4-vc", "icarus"),
+         ("ndt3-k3-D-bubble-compact", "verilator")}
 CASES = [(name, simulator) for name in sorted(NETWORKS) for simulator in runner.SIMULATORS
          if simulator == "verilator" or name not in VERILATOR_ONLY]
 #: The case whose build the reuse test runs a second time (that test checks its hops too).
