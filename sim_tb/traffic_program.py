@@ -46,6 +46,8 @@ MAX_THREADS = 16
 #: building; Verilator's default -Os on its runtime costs 5 % more instructions, in its
 #: bookkeeping around every evaluation).
 OPT = "-O2"
+#: The same in a quick build (:func:`twinnet.sim_tb.runner.quick_build`).
+QUICK_OPT = "-O1"
 
 
 def chosen(engine: str, simulator: str, waves: bool, flit_width: int, points: list[dict]
@@ -98,7 +100,9 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     executable = build_dir / "traffic_program"
     # What is compiled: the models' Verilog on both clock edges, and the program.
     verilog = {module: _both_edges(rtl / f"{module}.v") for module in _modules(manifest)}
-    digest = hashlib.sha256(f"{version('verilator')} {OPT}".encode())
+    optimisation = QUICK_OPT if runner.quick_build() else OPT
+    settings = [*runner.make_variables(optimisation), *runner.verilator_arguments()]
+    digest = hashlib.sha256(" ".join([version("verilator"), *settings]).encode())
     for name, text in [*((f"{module}.v", text) for module, text in verilog.items()),
                        (program.name, program.read_text())]:
         digest.update(name.encode() + b"\0" + text.encode())
@@ -107,9 +111,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
         return executable
     stamp.unlink(missing_ok=True)
     log_path = build_dir / "program.log"
-    env = {**os.environ, "MAKEFLAGS": " ".join(["CFG_CXXFLAGS_PCH_I=-include", f"OPT_FAST={OPT}",
-                                                "OPT_SLOW=-O0", f"OPT_GLOBAL={OPT}",
-                                                *runner.compiler_cache()])}
+    env = {**os.environ, "MAKEFLAGS": " ".join(runner.make_variables(optimisation))}
     libraries, includes = [], []
     with log_path.open("w") as output:
         def call(command):
@@ -125,12 +127,13 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
             path = folder / f"{module}.v"
             _write_if_changed(path, text)
             call(["verilator", "--cc", "--build", "-j", str(os.cpu_count() or 1),
-                  "-Wno-fatal", "-Wno-lint", "-Wno-style", "--flatten", "--top-module", module,
+                  "-Wno-fatal", "-Wno-lint", "-Wno-style", "--flatten",
+                  *runner.verilator_arguments(), "--top-module", module,
                   "--prefix", f"V{module}", "-Mdir", folder, path])
             libraries.append(folder / f"libV{module}.a")
             includes += ["-I", folder]
         include = root / "include"
-        call(["g++", OPT, "-std=c++17", "-I", include, "-I", include / "vltstd", *includes,
+        call(["g++", optimisation, "-std=c++17", "-I", include, "-I", include / "vltstd", *includes,
               program, *libraries, folder / "libverilated.a", "-pthread", "-latomic",
               "-o", executable])
     runner.discard_precompiled_headers(build_dir)

