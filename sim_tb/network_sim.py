@@ -2,8 +2,9 @@
 
 :func:`simulate` is the one path from a network configuration to simulation results, used by
 the tests, ``twinnet sim``/``twinnet demo`` and the benchmarks. It generates the Verilog (with
-the link trace by default, so every hop is checked against the model), builds it with each
-router kind as a Verilator hierarchy block, runs the requested tests of
+the link trace by default, so every hop is checked against the model), builds it (on Verilator
+with each router kind as a hierarchy block where routers share kinds, see
+:func:`hierarchy_blocks`), runs the requested tests of
 :mod:`twinnet.sim_tb.network_cocotb` and returns what each test recorded.
 """
 
@@ -194,7 +195,7 @@ def _failure(results: Path, error: AssertionError) -> SimulationFailed:
 
 def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> None:
     manifest = json.loads(_manifest(files).read_text())
-    blocks = list(manifest["modules"].values())
+    blocks = hierarchy_blocks(manifest)
     if TRAFFIC_TEST in tests:
         settings = tests[TRAFFIC_TEST]
         points = settings["points"]
@@ -222,6 +223,16 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
                testcase=list(tests), waves=waves, log=log, public=public, hier_blocks=blocks,
                config={"manifest": str(_manifest(files).resolve()), "tests": tests,
                        "results": str(results.resolve())})
+
+
+def hierarchy_blocks(manifest: dict) -> list[str]:
+    """The router modules Verilator builds once each as hierarchy blocks: all of them when the
+    routers share modules (at least two routers a module on average), else none. A block
+    costs a build of its own, which pays off only when instances share it: the king mesh KM4
+    (16 routers of 9 modules) built flat in 33 s instead of 55 s (quick build), while KT4's 16
+    routers of one module build in a fraction of the flat time."""
+    modules = sorted(set(manifest["modules"].values()))
+    return modules if len(manifest["routers"]) >= 2 * len(modules) else []
 
 
 def _manifest(files: list[Path]) -> Path:

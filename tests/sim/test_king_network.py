@@ -123,13 +123,17 @@ def traffic(name: str, network, points: list[dict]) -> list[dict]:
 #: tests too) in the slow tier.
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize("kind", default_only(["KT", "T"], {"KT"}))
-def test_saturating_traffic_drains_with_the_bubble(kind):
+def test_saturating_traffic_drains_with_the_bubble(kind, slow_tier):
     """10,000 cycles of uniform and of tornado traffic offered at one flit per PE per cycle
     (beyond saturation) on the 8x8 torus and king torus with the bubble: the watchdog never
     fires, every packet is delivered once, intact, in order, and the network drains. Then
     every other pattern at a moderate load, and all-pairs (exactly 64 x 63 packets). Last, a
     soak with back-pressure: at least 20,000 packets offered beyond saturation to PEs that
-    take a flit with probability 0.3 and stop for bursts of up to 32 cycles."""
+    take a flit with probability 0.3 and stop for bursts of up to 32 cycles. In the slow tier
+    the link counters also count every link's packets under all-pairs (the default suite
+    checks the king family's links by the trace of KT4 and the counters on the 3DT, the fat
+    tree and the twisted torus: generating and compiling the counters of 1,280 links is
+    half of this test's time)."""
     network = KingNetworkConfig.from_dict({"kind": kind, "side": 8, "escape": "bubble",
                                       "pipeline": PIPELINE})
     rate = 1 / network.packet_length
@@ -139,7 +143,7 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "tornado", "all-pairs")]
     pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 63 * 16,
-             "link_loads": True}
+             "link_loads": slow_tier}
     results = traffic(f"{kind}8-bubble", network, points + others + [pairs] + soak)
     for point in results[:2]:
         assert point["packets"] == point["created"] > 0 and not point["errors"]
@@ -148,8 +152,9 @@ def test_saturating_traffic_drains_with_the_bubble(kind):
     assert [r["pattern"] for r in results[2:-2]] == [p["pattern"] for p in others]
     assert all(r["packets"] == r["created"] > 0 for r in results[2:-2])
     assert results[-2]["packets"] == 64 * 63
-    assert_link_packets(results[-2]["link_loads"], FAMILY, network,
-                        network_sim.manifest_of(BUILD / f"king-traffic-{kind}8-bubble"))
+    if slow_tier:
+        assert_link_packets(results[-2]["link_loads"], FAMILY, network,
+                            network_sim.manifest_of(BUILD / f"king-traffic-{kind}8-bubble"))
     # The program counts every head crossing a link: under all-pairs, minimal routing makes
     # the mean the topology's mean distance.
     assert results[-2]["mean_hops"] == pytest.approx(

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from twinnet.sim_tb import runner
+from twinnet.sim_tb import network_sim, runner
 
 
 @pytest.fixture
@@ -52,3 +52,15 @@ def test_a_build_is_reused_only_under_the_same_make_variables(tmp_path, monkeypa
         monkeypatch.setenv("MAKEFLAGS", " ".join(runner.make_variables(optimisation)))
         prints.add(runner._fingerprint("verilator", "top", [source], [], False))
     assert len(prints) == 2
+
+
+def test_routers_of_shared_kinds_are_hierarchy_blocks():
+    def manifest(kinds):
+        return {"modules": {f"k{kind}": f"m{kind}" for kind in set(kinds)},
+                "routers": [{"label": str(i), "module": f"m{kind}"}
+                            for i, kind in enumerate(kinds)]}
+
+    assert network_sim.hierarchy_blocks(manifest([0] * 16)) == ["m0"]
+    assert network_sim.hierarchy_blocks(manifest([0, 1] * 4)) == ["m0", "m1"]
+    # The king mesh KM4: 16 routers of 9 kinds build faster inlined.
+    assert network_sim.hierarchy_blocks(manifest([*range(9), *[8] * 7])) == []
