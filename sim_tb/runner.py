@@ -20,8 +20,9 @@ Tool set-up done here:
   and ``OPT_SLOW=-O0``: at ``-O2``/``-Os`` a build took 18 s longer for about 10 % more
   simulated cycles per second, and the runs of the tests are short.
 * Quick builds (``TWINNET_QUICK_BUILD=1``, which the test suite sets; see
-  :func:`make_variables`): every model's C++ unoptimised, in one file per kind (fast, slow)
-  instead of many, for networks simulated only briefly.
+  :func:`quick_build`): the models' C++ at ``-O0`` here (``-O1`` for the traffic program of
+  :mod:`twinnet.sim_tb.traffic_program`), in one file per kind (fast, slow) instead of many,
+  for networks simulated only briefly (docs/verilog.md has the measurements).
 * ccache, when installed, goes in front of Verilator's C++ compiles (``OBJCACHE``): the
   Verilator runtime (``verilated*.cpp``), about 11 s of compiling in every build, is then
   compiled once for all builds with the same flags.
@@ -43,7 +44,7 @@ from pathlib import Path
 
 CONFIG_ENV = "TWINNET_TB_CONFIG"
 WAVES_ENV = "TWINNET_WAVES"
-#: Set to 1 for quick builds: see :func:`make_variables`.
+#: Set to 1 for quick builds: see :func:`quick_build`.
 QUICK_BUILD_ENV = "TWINNET_QUICK_BUILD"
 SIMULATORS = ("icarus", "verilator")
 
