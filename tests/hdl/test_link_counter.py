@@ -93,16 +93,16 @@ def test_the_network_top_feeds_a_counter_on_every_link():
 
 
 def test_a_large_network_shows_its_counters_in_ports_of_whole_rows():
-    """3DT 4x4x4 in mode vc: more counters than Amaranth's widest signal holds: they come out
-    in ports of at most CHUNK_ROWS rows each, whole rows, that make the bus when read one
-    after the other; each port is converted."""
+    """3DT 4x4x2 in mode vc (768 rows): more counters than Amaranth's widest signal holds:
+    they come out in ports of at most CHUNK_ROWS rows each, whole rows, that make the bus when
+    read one after the other; each port is converted."""
     from twinnet.families import family_for
     from twinnet.gen.fpga import unconverted
     from twinnet.hdl import verilog
     from twinnet.hdl.link_counter import CHUNK_ROWS
     from twinnet.model.network import TwinNetworkConfig
 
-    network = TwinNetworkConfig.from_dict({"radices": [4, 4, 4], "configuration": "D",
+    network = TwinNetworkConfig.from_dict({"radices": [4, 4, 2], "configuration": "D",
                                       "mode": "vc"})
     with unconverted():
         netlist = family_for(network).netlist(network)
