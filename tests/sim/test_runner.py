@@ -34,7 +34,7 @@ def test_precompiled_headers_are_discarded_and_nothing_else(tmp_path):
         == ["Vtop.o", "Vtop__pch.h"]
 
 
-def test_quick_builds_are_unoptimised_and_never_serve_a_default_build(monkeypatch):
+def test_quick_builds_write_one_file_per_kind_and_default_ones_keep_their_flags(monkeypatch):
     monkeypatch.setenv(runner.QUICK_BUILD_ENV, "1")
     assert runner.quick_build() and runner.verilator_arguments() == ["--output-split", "0"]
     monkeypatch.setenv(runner.QUICK_BUILD_ENV, "0")
