@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from twinnet.families import family_words
 from twinnet.model.checks import UsageError  # noqa: F401 (the commands' error, here for them)
+from twinnet.sim_tb import runner
 
 #: Modules of this package that add ``twinnet analyze …`` subcommands.
 ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
@@ -127,6 +128,7 @@ def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
              f"(see 'twinnet {command} --help')")
         return 2
     try:
+        runner.quick_build()  # the environment's switch, checked before anything is built
         report = args.func(args)
     except (ValueError, TypeError) as error:
         _say(" ".join(str(error).split("\n")))

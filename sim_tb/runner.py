@@ -149,8 +149,12 @@ def compiler_cache() -> list[str]:
 
 
 def quick_build() -> bool:
-    """Whether the environment asks for quick builds (``TWINNET_QUICK_BUILD``)."""
-    return os.environ.get(QUICK_BUILD_ENV, "") not in ("", "0")
+    """Whether the environment asks for quick builds: ``TWINNET_QUICK_BUILD`` is 1 (unset,
+    empty or 0: no). Raises ``ValueError`` for any other value."""
+    value = os.environ.get(QUICK_BUILD_ENV, "")
+    if value not in ("", "0", "1"):
+        raise ValueError(f"environment variable {QUICK_BUILD_ENV}: {value!r} is not 0 or 1")
+    return value == "1"
 
 
 def make_variables(optimisation: str) -> list[str]:

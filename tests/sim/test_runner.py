@@ -64,3 +64,24 @@ def test_routers_of_shared_kinds_are_hierarchy_blocks():
     assert network_sim.hierarchy_blocks(manifest([0, 1] * 4)) == ["m0", "m1"]
     # The king mesh KM4: 16 routers of 9 kinds build faster inlined.
     assert network_sim.hierarchy_blocks(manifest([*range(9), *[8] * 7])) == []
+
+
+@pytest.mark.parametrize("value", ["2", "-1", "yes", "false", " 1", "9" * 30])
+def test_a_bad_quick_build_switch_is_one_line_before_anything_is_built(value, monkeypatch,
+                                                                        tmp_path, capsys):
+    from twinnet.cli.main import main
+
+    monkeypatch.setenv(runner.QUICK_BUILD_ENV, value)
+    with pytest.raises(ValueError):
+        runner.quick_build()
+    out = tmp_path / "out"
+    assert main(["gen", "torus", "--radix", "2,2", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"twinnet: environment variable {runner.QUICK_BUILD_ENV}: {value!r} is not 0 or 1"]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value, quick", [("", False), ("0", False), ("1", True)])
+def test_the_quick_build_switch_takes_0_and_1(value, quick, monkeypatch):
+    monkeypatch.setenv(runner.QUICK_BUILD_ENV, value)
+    assert runner.quick_build() is quick
