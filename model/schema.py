@@ -20,6 +20,7 @@ The router sizes every family shares (flit width, packet length, buffer depth, p
 """
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 
@@ -163,14 +164,7 @@ class Configuration:
     @classmethod
     def fields(cls) -> tuple[Parameter, ...]:
         """The parameters that are fields, the family's own first."""
-        declared = []
-        for field in dataclasses.fields(cls):
-            if "parameter" in field.metadata:
-                kind, default, help, flag = field.metadata["parameter"]
-                declared.append(Parameter(field.name, kind, default, help,
-                                          flag or "--" + field.name.replace("_", "-")))
-        own = set(inspect.get_annotations(cls))
-        return tuple(sorted(declared, key=lambda p: p.name not in own))
+        return _fields(cls)
 
     @classmethod
     def allowed_keys(cls) -> tuple[str, ...]:
@@ -223,3 +217,17 @@ def _plain(value):
 def describe(parameters: Iterable[Parameter]) -> str:
     """The parameters' keys and what each allows, for a help text."""
     return "; ".join(f"{p.name} ({p.kind.allowed()})" for p in parameters)
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[Parameter, ...]:
+    """:meth:`Configuration.fields` of ``cls``, worked out once per class (the command line
+    reads every family's fields each time it builds its parser)."""
+    declared = []
+    for field in dataclasses.fields(cls):
+        if "parameter" in field.metadata:
+            kind, default, help, flag = field.metadata["parameter"]
+            declared.append(Parameter(field.name, kind, default, help,
+                                      flag or "--" + field.name.replace("_", "-")))
+    own = set(inspect.get_annotations(cls))
+    return tuple(sorted(declared, key=lambda p: p.name not in own))

@@ -22,6 +22,20 @@ def parse(*argv):
         gen_cmd.PARSED_FAMILY.reset(token)
 
 
+def test_the_parser_is_shared_and_keeps_nothing_of_a_parse():
+    """One parser per family in a process (building one takes longer than most commands'
+    checks); a parse leaves no value behind for the next."""
+    first = parse("torus", "--radix", "5,3", "--trace", "--out", "elsewhere")
+    second = parse("torus")
+    assert (first.radices, first.trace, str(first.out)) == ((5, 3), True, "elsewhere")
+    assert (second.radices, second.trace, str(second.out)) == (None, False, "out")
+    token = gen_cmd.PARSED_FAMILY.set("torus")
+    try:
+        assert build_parser() is build_parser()
+    finally:
+        gen_cmd.PARSED_FAMILY.reset(token)
+
+
 def test_presets_are_the_papers_instances_in_configuration_d():
     assert {"3dt-4x4x2", "3dt-4x4x4", "3dt-5x5x5", "3dt-6x6x6", "3dt-8x8x8"} <= set(presets())
     network = network_from_args(parse("--preset", "3dt-6x6x6"))
