@@ -91,7 +91,13 @@ def layout(network, family) -> dict:
     """The drawing: ``routers`` (label → dict of ``x``, ``y``, ``w``, ``h``, ``text``) and
     ``links`` (``a``, ``b``, their ``ports``, ``kind``), one per cable (a pair of opposite
     directed links), and ``directed_links``, their count."""
-    netlist = family.netlist(network)
+    from twinnet.gen.fpga import unconverted
+
+    with unconverted():  # the netlist's routers are only looked at, never converted
+        return _layout(family.netlist(network), family)
+
+
+def _layout(netlist, family) -> dict:
     place = {"fat-tree": _tree_positions}.get(family.name, _grid_positions)
     routers = place(netlist)
     ports: dict[str, list[str]] = {label: [] for label in routers}
@@ -282,10 +288,7 @@ def load_map(network, family, link_loads: list[dict], out: Path, title: str) -> 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    from twinnet.gen.fpga import unconverted
-
-    with unconverted():  # the netlist's routers are only looked at, never converted
-        drawing = layout(network, family)
+    drawing = layout(network, family)
     loads: dict[frozenset, float] = {}
     for load in link_loads:
         if "link" in load:
