@@ -27,8 +27,14 @@ changes. Then the clock edge comes to every awake model. A router whose whole st
 that follow the clock, is the same after an edge as after the one before is asleep: with
 unchanged inputs it would stay so, so it is left out until an input changes. Sources and sinks
 never sleep (their random generators move every cycle). The results are those of evaluating
-every model before every edge, cycle for cycle. The program's first argument is the number of
-threads evaluating the models (default 1); the results do not depend on it. A second argument
+every model before every edge, cycle for cycle.
+
+The program's first argument is the number of threads (default 1); the results do not depend
+on it. Each model belongs to one thread for the whole run (each thread owns a run of
+neighbouring routers, sources and sinks), which evaluates it, carries its outputs and counts
+the flits moving into it, so that a model's state stays in one core's caches; the threads
+meet between the phases of a cycle (carrying, evaluating between edges, counting, the edge).
+A second argument
 ``plain`` keeps every model awake and evaluates each before every edge, as if every input
 reached an output (the reference the shortcuts are tested against). The harness's cycle count
 ``now`` is kept here, as the harness's register is. Counters are summed here when read.
@@ -216,7 +222,10 @@ struct Model {
     std::vector<Link> drives;
     std::vector<unsigned char> saved;  // its state after the last edge, when ``fresh``
     const std::vector<int>* ticking = nullptr;  // offsets in its state
-    bool sleeps = false, awake = true, queued = false, empty = false, fresh = false;
+    bool sleeps = false, empty = false, fresh = false;
+    // Whether it takes the next edge, and whether it is listed to be evaluated before it (set
+    // by whichever thread changed one of its inputs).
+    std::atomic<bool> awake{true}, queued{false};
     uint8_t* clk = nullptr;  // its clock and reset inputs, where Verilator keeps them
     uint8_t* rst = nullptr;
     virtual ~Model() {}
@@ -232,7 +241,10 @@ struct Model {
         if (!empty) return fresh = false, true;
         const unsigned char* now = (const unsigned char*)state();
         for (int at : *ticking) saved[at] = now[at];
-        if (fresh && !std::memcmp(now, saved.data(), saved.size())) return awake = false;
+        if (fresh && !std::memcmp(now, saved.data(), saved.size())) {
+            awake.store(false, std::memory_order_relaxed);
+            return false;
+        }
         std::memcpy(saved.data(), now, saved.size());
         fresh = true;
         return true;
@@ -321,34 +333,24 @@ struct Terminal {
     uint64_t out_data_mask;
 };
 
-// Evaluation over several threads: the calling thread and ``threads - 1`` workers each
-// evaluate every ``threads``-th run of ``CHUNK`` models of a list (models of one kind sit next
-// to each other, so each thread gets its share of every kind, and neighbouring models, which
-// may share a cache line, mostly go to the same thread); a worker waits for the next list
-// spinning, then yielding. Models are separate objects, so the results do not depend on the
-// number of threads.
+// Threads: the calling thread (rank 0) and ``threads - 1`` workers, each of which waits for
+// the next job spinning, then yielding. ``run`` gives every thread the same job (a function of
+// its rank) and returns once all have done it.
 struct Crew {
-    enum Job { EVAL, EDGE };
-    static constexpr std::size_t CHUNK = 16;
     int threads = 1;
     std::vector<std::thread> workers;
     std::atomic<uint64_t> epoch{0};
     std::atomic<int> finished{0};
     bool stopping = false;
-    Job job = EVAL;
-    const std::vector<int>* list = nullptr;
-    std::vector<Model*>* models = nullptr;
-    std::vector<uint8_t> stays;  // per model, after an EDGE: whether it stays awake
+    std::function<void(int)> job;
 
     static void wait() {
         static thread_local int spins = 0;
         if (++spins % 4096 == 0) std::this_thread::yield();
     }
 
-    void start(int count, std::vector<Model*>* all) {
-        models = all;
+    void start(int count) {
         threads = count;
-        stays.assign(all->size(), 0);
         for (int rank = 1; rank < threads; rank++) workers.emplace_back([this, rank] {
             uint64_t seen = 0;
             for (;;) {
@@ -356,30 +358,18 @@ struct Crew {
                 while ((now = epoch.load(std::memory_order_acquire)) == seen) wait();
                 seen = now;
                 if (stopping) return;
-                slice(rank, threads);
+                job(rank);
                 finished.fetch_add(1, std::memory_order_acq_rel);
             }
         });
     }
 
-    void slice(int rank, int stride) {
-        const std::vector<int>& items = *list;
-        for (std::size_t start = rank * CHUNK; start < items.size(); start += stride * CHUNK) {
-            for (std::size_t i = start; i < std::min(start + CHUNK, items.size()); i++) {
-                Model* model = (*models)[items[i]];
-                if (job == EVAL) model->eval();
-                else stays[items[i]] = model->edge();
-            }
-        }
-    }
-
-    void run(Job what, const std::vector<int>& items) {
-        job = what;
-        list = &items;
-        if (threads == 1 || items.size() < 2 * threads * CHUNK) return slice(0, 1);
+    void run(std::function<void(int)> what) {
+        job = std::move(what);
+        if (threads == 1) return job(0);
         finished.store(0, std::memory_order_relaxed);
         epoch.fetch_add(1, std::memory_order_acq_rel);
-        slice(0, threads);
+        job(0);
         while (finished.load(std::memory_order_acquire) != threads - 1) wait();
     }
 
@@ -388,6 +378,27 @@ struct Crew {
         epoch.fetch_add(1, std::memory_order_acq_rel);
         for (auto& worker : workers) worker.join();
     }
+};
+
+// What one thread evaluates and drives. Each model has one owner for the whole run: the models
+// of each kind (routers, sources, sinks) are cut into one run of neighbours per thread, so each
+// thread gets its share of every kind, evaluates its models' edges and carries their outputs,
+// and a model's state stays in the caches of one core. A thread lists the models whose inputs
+// it changed (whatever their owner) in its own queue; the models of every queue are then
+// evaluated by their owners. Each input has one driver, and the phases (carrying, evaluating
+// between edges, the edge) are apart, so the results do not depend on the number of threads.
+// The moves of flits are counted alike: each thread counts the links into its routers and its
+// terminals, into counters of its own; the hops, which follow packets across threads, are
+// counted afterwards by the calling thread from the head flits each thread saw. (Lanes sit on
+// cache lines of their own.)
+struct alignas(64) Lane {
+    std::vector<int> own;  // its models, in order
+    std::vector<int> queue, round;  // marked to be evaluated before the edge; the last round
+    std::vector<int> edged;  // its models whose last edge may have changed an output
+    std::vector<int> crossings, terminals;  // what it counts
+    std::vector<int64_t> held;  // per router, the flits it counted in less those counted out
+    std::vector<uint64_t> heads, arrivals;  // this cycle's unicast heads crossing, delivered
+    bool moved = false;  // this cycle
 };
 
 template <class Source, class Sink> struct Engine {
@@ -400,10 +411,10 @@ template <class Source, class Sink> struct Engine {
     std::vector<Wire> wires, taps;  // taps: into the link counters
     std::vector<Terminal> terminals;
     std::vector<Crossing> crossings;
-    std::vector<int> queue, round, awake, edged;
+    std::vector<Lane> lanes;  // one per thread
+    std::vector<int> owner;  // per model, its thread
     Settles source_settles{}, sink_settles{};  // (set before ``join``)
     bool plain = false;  // every model awake and evaluated before every edge
-    std::vector<int64_t> held;
     std::vector<uint64_t> link_flits, link_packets, pe_flits, pe_packets;
     uint64_t now = 0, last_move = 0, hops = 0, max_hops = 0;
     int rst = 0, fault = 0;
@@ -474,8 +485,7 @@ template <class Source, class Sink> struct Engine {
             const auto& ports = models[row[1]]->ports;
             crossings.push_back({row[0], row[1], ports[row[2]], ports[row[3]], row[4], row[5]});
         }
-        crew.start(threads, &models);
-        held.assign(routers, 0);
+        own(threads);
         link_flits.assign(link_count, 0);
         link_packets.assign(link_count, 0);
         pe_flits.assign(2 * pes, 0);
@@ -483,32 +493,54 @@ template <class Source, class Sink> struct Engine {
         wake_all();
     }
 
-    // An input of model ``m`` changed: it wakes, and is evaluated before the next edge when
-    // the input reaches an output within a cycle (``settles``).
-    void mark(int m, bool settles) {
-        Model* model = models[m];
-        model->awake = true;
-        if ((settles || plain) && !model->queued) {
-            model->queued = true;
-            queue.push_back(m);
+    // Each thread's models (see ``Lane``), and the threads.
+    void own(int threads) {
+        lanes.assign(threads, Lane{});
+        owner.assign(models.size(), 0);
+        const int kinds[] = {0, routers, routers + pes, routers + 2 * pes, (int)models.size()};
+        for (int k = 0; k + 1 < (int)(sizeof kinds / sizeof *kinds); k++) {
+            const long first = kinds[k], size = kinds[k + 1] - kinds[k];
+            for (long m = first; m < kinds[k + 1]; m++) {
+                owner[m] = (int)((m - first) * threads / size);
+                lanes[owner[m]].own.push_back((int)m);
+            }
         }
+        for (int c = 0; c < (int)crossings.size(); c++)
+            lanes[owner[crossings[c].target]].crossings.push_back(c);
+        for (int t = 0; t < pes; t++) lanes[owner[routers + t]].terminals.push_back(t);
+        for (Lane& lane : lanes) lane.held.assign(routers, 0);
+        crew.start(threads);
     }
+
+    // An input of model ``m`` changed (by the thread of ``lane``): it wakes, and is evaluated
+    // before the next edge when the input reaches an output within a cycle (``settles``).
+    void mark(int m, bool settles, Lane& lane) {
+        Model* model = models[m];
+        model->awake.store(true, std::memory_order_relaxed);
+        if (!(settles || plain) || model->queued.load(std::memory_order_relaxed)) return;
+        if (crew.threads > 1 && model->queued.exchange(true, std::memory_order_relaxed)) return;
+        model->queued.store(true, std::memory_order_relaxed);
+        lane.queue.push_back(m);
+    }
+
+    // The same, by the calling thread (between cycles).
+    void mark(int m, bool settles) { mark(m, settles, lanes[0]); }
 
     void wake_all() {
         for (int m = 0; m < (int)models.size(); m++) mark(m, true);
     }
 
     // ``value`` into ``port`` of model ``m``, marking the model if it changed.
-    void put_into(int m, const Port& port, uint64_t value) {
-        if (put(port, value)) mark(m, port.settles);
+    void put_into(int m, const Port& port, uint64_t value, Lane& lane) {
+        if (put(port, value)) mark(m, port.settles, lane);
     }
 
-    // Everything model ``m`` drives, marking each model whose input changed.
-    void drive(int m) {
+    // Everything model ``m`` drives, marking (in ``lane``) each model whose input changed.
+    void drive(int m, Lane& lane) {
         for (const Link& link : models[m]->drives) {
             if (link.what == WIRE) {
                 const Wire& wire = wires[link.index];
-                if (wire.carry()) mark(wire.target, wire.settles);
+                if (wire.carry()) mark(wire.target, wire.settles, lane);
                 continue;
             }
             const int t = link.index;
@@ -517,25 +549,25 @@ template <class Source, class Sink> struct Engine {
             const Side& sink = term.sink;
             switch (link.what) {
             case SOURCE_TO_ROUTER:
-                put_into(term.router, term.in_valid, get(source.valid));
-                put_into(term.router, term.in_payload, (get(source.data) << term.data_at)
-                                                       | (get(source.first) << term.first_at)
-                                                       | (get(source.last) << term.last_at));
+                put_into(term.router, term.in_valid, get(source.valid), lane);
+                put_into(term.router, term.in_payload,
+                         (get(source.data) << term.data_at) | (get(source.first) << term.first_at)
+                         | (get(source.last) << term.last_at), lane);
                 break;
             case ROUTER_TO_SOURCE:
-                put_into(routers + t, source.ready, get(term.in_ready));
+                put_into(routers + t, source.ready, get(term.in_ready), lane);
                 break;
             case ROUTER_TO_SINK: {
                 uint64_t word = get(term.out_payload);
                 put_into(routers + pes + t, sink.data,
-                         (word >> term.out_data_at) & term.out_data_mask);
-                put_into(routers + pes + t, sink.first, (word >> term.out_first_at) & 1);
-                put_into(routers + pes + t, sink.last, (word >> term.out_last_at) & 1);
-                put_into(routers + pes + t, sink.valid, get(term.out_valid));
+                         (word >> term.out_data_at) & term.out_data_mask, lane);
+                put_into(routers + pes + t, sink.first, (word >> term.out_first_at) & 1, lane);
+                put_into(routers + pes + t, sink.last, (word >> term.out_last_at) & 1, lane);
+                put_into(routers + pes + t, sink.valid, get(term.out_valid), lane);
                 break;
             }
             case SINK_TO_ROUTER:
-                put_into(term.router, term.out_ready, get(sink.ready));
+                put_into(term.router, term.out_ready, get(sink.ready), lane);
                 break;
             default:
                 break;
@@ -546,56 +578,90 @@ template <class Source, class Sink> struct Engine {
     // The combinational paths between models, between clock edges: evaluate the marked
     // models, carry their outputs, again until nothing changes.
     void settle() {
-        for (int step = 0; !queue.empty(); step++) {
+        for (int step = 0;; step++) {
+            bool marked = false;
+            for (Lane& lane : lanes) {
+                lane.round.swap(lane.queue);
+                lane.queue.clear();
+                marked |= !lane.round.empty();
+            }
+            if (!marked) return;
             if (step > 1000) {
                 std::fprintf(stderr, "combinational loop between models\n");
                 std::exit(3);
             }
-            round.swap(queue);
-            queue.clear();
-            for (int m : round) models[m]->queued = false;
-            crew.run(Crew::EVAL, round);
-            for (int m : round) drive(m);
+            crew.run([this](int rank) {
+                for (const Lane& lane : lanes)
+                    for (int m : lane.round) {
+                        if (owner[m] != rank) continue;
+                        models[m]->queued.store(false, std::memory_order_relaxed);
+                        models[m]->eval();
+                    }
+            });
+            crew.run([this](int rank) {
+                for (const Lane& lane : lanes)
+                    for (int m : lane.round)
+                        if (owner[m] == rank) drive(m, lanes[rank]);
+            });
         }
     }
 
-    // Flits moving this cycle, per router (the watchdog's ``idle`` and ``held``).
+    // Flits moving this cycle, per router (the watchdog's ``idle`` and ``held``), and the
+    // hops of unicast packets.
     void count_moves() {
-        bool moved = false;
-        for (std::size_t c = 0; c < crossings.size(); c++) {
+        crew.run([this](int rank) { count(lanes[rank]); });
+        for (Lane& lane : lanes) {
+            for (uint64_t word : lane.heads) hop_count[word]++;
+            hops += lane.heads.size();
+            lane.heads.clear();
+        }
+        for (Lane& lane : lanes) {
+            for (uint64_t word : lane.arrivals) arrived(word);
+            lane.arrivals.clear();
+            if (lane.moved) last_move = now;
+            lane.moved = false;
+        }
+    }
+
+    // A thread's part of the counting.
+    void count(Lane& lane) {
+        for (int c : lane.crossings) {
             const Crossing& crossing = crossings[c];
             if (!get(crossing.valid)) continue;
             uint64_t head = bit(crossing.payload, crossing.first);
-            held[crossing.source]--;
-            held[crossing.target]++;
+            lane.held[crossing.source]--;
+            lane.held[crossing.target]++;
             if (head) {
                 uint64_t word = (get(crossing.payload) >> crossing.data_at) & data_mask;
-                if (unicast(word)) {
-                    hops++;
-                    hop_count[word]++;
-                }
+                if (unicast(word)) lane.heads.push_back(word);
             }
-            moved = true;
+            lane.moved = true;
             link_flits[c]++;
             link_packets[c] += head;
         }
-        for (int t = 0; t < pes; t++) {
+        for (int t : lane.terminals) {
             const Terminal& term = terminals[t];
             if (get(term.source.valid) && get(term.source.ready)) {
-                held[term.router]++;
-                moved = true;
+                lane.held[term.router]++;
+                lane.moved = true;
                 pe_flits[2 * t]++;
                 pe_packets[2 * t] += get(term.source.first);
             }
             if (get(term.sink.valid) && get(term.sink.ready)) {
-                held[term.router]--;
-                moved = true;
+                lane.held[term.router]--;
+                lane.moved = true;
                 pe_flits[2 * t + 1]++;
                 pe_packets[2 * t + 1] += get(term.sink.first);
-                if (get(term.sink.first)) arrived(get(term.sink.data));
+                if (get(term.sink.first)) lane.arrivals.push_back(get(term.sink.data));
             }
         }
-        if (moved) last_move = now;
+    }
+
+    // The flits router ``r`` holds.
+    int64_t held(int r) const {
+        int64_t sum = 0;
+        for (const Lane& lane : lanes) sum += lane.held[r];
+        return sum;
     }
 
     // A head flit ejected: its packet's hops (0 without a crossing: the source's router).
@@ -610,35 +676,47 @@ template <class Source, class Sink> struct Engine {
     // One clock cycle: what the last edge changed reaches its inputs, the models marked
     // settle, the flits are counted, the clock edge on the awake models.
     void cycle() {
-        for (int m : edged) drive(m);
-        edged.clear();
-        for (int t = 0; t < pes; t++) {
-            src[t]->now = (uint32_t)now;
-            snk[t]->now = (uint32_t)now;
-            if (source_settles.now) mark(routers + t, true);
-            if (sink_settles.now) mark(routers + pes + t, true);
-        }
+        crew.run([this](int rank) { begin(rank); });
         if (plain) wake_all();
         settle();
         count_moves();
         for (const Wire& tap : taps) tap.carry();
-        awake.clear();
-        for (int m = 0; m < (int)models.size(); m++) {
-            if (!models[m]->awake) continue;
-            awake.push_back(m);
-            if (m < routers) models[m]->empty = held[m] == 0;
-        }
-        crew.run(Crew::EDGE, awake);
-        for (int m : awake)
-            if (crew.stays[m]) edged.push_back(m);
+        crew.run([this](int rank) { edge(rank); });
         now = rst ? 0 : now + 1;
+    }
+
+    // A thread's part of the start of a cycle: what its models' last edges changed reaches
+    // their inputs, its sources and sinks get the time.
+    void begin(int rank) {
+        Lane& lane = lanes[rank];
+        for (int m : lane.edged) drive(m, lane);
+        lane.edged.clear();
+        for (int m : lane.own) {
+            if (m < routers || m >= routers + 2 * pes) continue;
+            const bool source = m < routers + pes;
+            if (source) src[m - routers]->now = (uint32_t)now;
+            else snk[m - routers - pes]->now = (uint32_t)now;
+            if (source ? source_settles.now : sink_settles.now) mark(m, true, lane);
+        }
+    }
+
+    // A thread's part of the clock edge: its awake models.
+    void edge(int rank) {
+        Lane& lane = lanes[rank];
+        for (int m : lane.own) {
+            Model* model = models[m];
+            if (!model->awake.load(std::memory_order_relaxed)) continue;
+            if (m < routers) model->empty = held(m) == 0;
+            if (model->edge()) lane.edged.push_back(m);
+        }
     }
 
     void set_rst(int value) {
         rst = value;
         for (Model* model : models) model->reset((uint8_t)rst);
         if (rst) {
-            for (auto& h : held) h = 0;
+            for (Lane& lane : lanes)
+                for (auto& h : lane.held) h = 0;
             last_move = hops = max_hops = 0;
             hop_count.clear();
             for (auto& c : link_flits) c = 0;
@@ -651,7 +729,7 @@ template <class Source, class Sink> struct Engine {
 
     void print_held() {
         for (int i = 0; i < routers; i++)
-            std::printf(i ? " %lld" : "%lld", (long long)held[i]);
+            std::printf(i ? " %lld" : "%lld", (long long)held(i));
         std::printf("\n");
         std::fflush(stdout);
     }
@@ -824,8 +902,8 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     out("// Generated by twinnet (gen/traffic_cpp.py): the traffic harness of "
         f"{harness_modules['network']} over separately Verilated modules.",
         *(f"#include <{header}>" for header in (
-            "algorithm", "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "iostream",
-            "string", "thread", "unordered_map", "vector")),
+            "algorithm", "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "functional",
+            "iostream", "string", "thread", "unordered_map", "vector")),
         '#include "verilated.h"')
     extra = [link_counters[1]] if link_counters is not None else []
     for module in [*(modules[kind] for kind in kinds), source_module, sink_module, *extra]:

@@ -138,9 +138,9 @@ def test_the_program_counts_what_the_verilog_harness_counts(family, verilator):
 def assert_the_same_every_cycle(build_dir: Path, manifest: dict) -> None:
     """The program's shortcuts change no count in any cycle: plain (every model awake and
     evaluated before every clock edge), with its shortcuts (sleeping routers, models
-    evaluated between edges only when an input that reaches an output changed), and with
-    them on two threads, the harness's counters, each router's flits held and each link's
-    flits read the same after every cycle: a light load with idle routers, a burst beyond
+    evaluated between edges only when an input that reaches an output changed), and both on
+    two threads, the harness's counters, each router's flits held and each link's flits read
+    the same after every cycle: a light load with idle routers, a burst beyond
     saturation in which the sinks refuse a quarter of the flits offered every other cycle (a
     sink's ready follows its refusal rate within the cycle: the path the program evaluates
     between edges), the drain."""
@@ -167,7 +167,7 @@ def assert_the_same_every_cycle(build_dir: Path, manifest: dict) -> None:
         return seen
 
     runs, asleep = {}, {}
-    for key in ((1, True), (1, False), (2, False)):
+    for key in ((1, True), (1, False), (2, False), (2, True)):
         harness = ProgramHarness(executable, *key)
         try:
             runs[key] = asyncio.run(drive(harness, key))
