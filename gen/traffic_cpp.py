@@ -34,10 +34,10 @@ on it. Each model belongs to one thread for the whole run (each thread owns a ru
 neighbouring routers, sources and sinks), which evaluates it, carries its outputs and counts
 the flits moving into it, so that a model's state stays in one core's caches; the threads
 meet between the phases of a cycle (carrying, evaluating between edges, counting, the edge).
-A second argument
-``plain`` keeps every model awake and evaluates each before every edge, as if every input
-reached an output (the reference the shortcuts are tested against). The harness's cycle count
-``now`` is kept here, as the harness's register is. Counters are summed here when read.
+A second argument ``plain`` keeps every model awake and evaluates each before every edge, as if
+every input reached an output (the reference the shortcuts are tested against). The harness's
+cycle count ``now`` is kept here, as the harness's register is. Counters are summed here when
+read.
 
 The program reads commands on stdin, one per line, and answers on stdout:
 
