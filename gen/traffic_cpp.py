@@ -395,7 +395,8 @@ struct alignas(64) Lane {
     std::vector<int> own;  // its models, in order
     std::vector<int> queue, round;  // marked to be evaluated before the edge; the last round
     std::vector<int> edged;  // its models whose last edge may have changed an output
-    std::vector<int> crossings, terminals;  // what it counts
+    std::vector<int> crossings;  // the links into its routers, which it counts
+    std::vector<int> terminals;  // those whose source and sink it owns
     std::vector<int64_t> held;  // per router, the flits it counted in less those counted out
     std::vector<uint64_t> heads, arrivals;  // this cycle's unicast heads crossing, delivered
     bool moved = false;  // this cycle
@@ -518,8 +519,8 @@ template <class Source, class Sink> struct Engine {
         Model* model = models[m];
         model->awake.store(true, std::memory_order_relaxed);
         if (!(settles || plain) || model->queued.load(std::memory_order_relaxed)) return;
-        if (crew.threads > 1 && model->queued.exchange(true, std::memory_order_relaxed)) return;
-        model->queued.store(true, std::memory_order_relaxed);
+        if (crew.threads == 1) model->queued.store(true, std::memory_order_relaxed);
+        else if (model->queued.exchange(true, std::memory_order_relaxed)) return;  // listed
         lane.queue.push_back(m);
     }
 
@@ -691,12 +692,11 @@ template <class Source, class Sink> struct Engine {
         Lane& lane = lanes[rank];
         for (int m : lane.edged) drive(m, lane);
         lane.edged.clear();
-        for (int m : lane.own) {
-            if (m < routers || m >= routers + 2 * pes) continue;
-            const bool source = m < routers + pes;
-            if (source) src[m - routers]->now = (uint32_t)now;
-            else snk[m - routers - pes]->now = (uint32_t)now;
-            if (source ? source_settles.now : sink_settles.now) mark(m, true, lane);
+        for (int t : lane.terminals) {
+            src[t]->now = (uint32_t)now;
+            snk[t]->now = (uint32_t)now;
+            if (source_settles.now) mark(routers + t, true, lane);
+            if (sink_settles.now) mark(routers + pes + t, true, lane);
         }
     }
 
