@@ -37,6 +37,7 @@ Verilog module it was converted under) the top also instantiates it, fed from ev
 and terminal's wires, and shows its counters: ``link_counts_<k>`` (its ``counts_<k>`` ports).
 """
 
+import itertools
 from dataclasses import dataclass, field
 
 from amaranth.hdl import ClockSignal, Const, Instance, Module, ResetSignal, Shape, Value
@@ -118,12 +119,24 @@ class Netlist:
 
 
 def module_ports(component) -> list[tuple[str, str, int]]:
-    """``(Verilog name, "i"/"o", width)`` of each port of ``component`` once converted."""
-    ports = []
-    for path, member, _ in component.signature.flatten(component.signature.create()):
-        name = "__".join(str(part) for part in path)
-        ports.append((name, "i" if member.flow == In else "o", Shape.cast(member.shape).width))
-    return ports
+    """``(Verilog name, "i"/"o", width)`` of each port of ``component`` once converted, in
+    the order of ``signature.flatten``. Read from the signature's members: creating the
+    signals would build the waveform format of every element of the PE buses, which took
+    seconds on 4,096 terminals."""
+    return [("__".join(str(part) for part in path), "i" if member.flow == In else "o",
+             Shape.cast(member.shape).width)
+            for path, member in _port_members(component.signature.members)]
+
+
+def _port_members(members, path=()):
+    """``(path, member)`` of each port under ``members``, arrays expanded index by index."""
+    for name, member in members.items():
+        for index in itertools.product(*(range(size) for size in member.dimensions)):
+            where = (*path, name, *index)
+            if member.is_port:
+                yield where, member
+            else:
+                yield from _port_members(member.signature.members, where)
 
 
 def instantiate(m: Module, name: str, module: str, component: wiring.Component):

@@ -130,3 +130,26 @@ def test_the_buses_are_arrays_of_the_port_layouts_and_the_trace_widens_narrow_ta
     assert "r3__out_0__flit__payload, r2__out_0__flit__payload" in text
     # Terminal 2's injection: its element of each bus (the VC tag at its reset value).
     assert ".in_1__payload({ 1'h0, pe_in_last[2], pe_in_first[2], pe_in_data[95:64] })" in text
+
+
+def test_module_ports_are_the_flattened_signals():
+    """:func:`module_ports` reads the signature without creating signals; the names, flows and
+    widths must be those of Amaranth's own ``Signature.flatten`` over created signals, with
+    arrays of ports and of interfaces, flipped interfaces and array layouts."""
+    from amaranth.hdl import Shape
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from twinnet.hdl.network import module_ports
+
+    link = wiring.Signature({"valid": Out(1), "payload": Out(data.ArrayLayout(5, 3)),
+                             "ready": In(1)})
+    component = wiring.Component({"up": In(link), "down": Out(link).array(2),
+                                  "grid": In(link).array(2, 3), "bus": Out(7).array(4),
+                                  "count": Out(32)})
+    expected = [("__".join(map(str, path)), "i" if member.flow == In else "o",
+                 Shape.cast(member.shape).width)
+                for path, member, _ in component.signature.flatten(component)]
+    assert len(expected) == 3 + 2 * 3 + 6 * 3 + 4 + 1
+    assert module_ports(component) == expected
+    assert ("grid__1__2__ready", "o", 1) in expected and ("down__1__payload", "o", 15) in expected
