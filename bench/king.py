@@ -73,7 +73,7 @@ def network_of(kind: str, side: int, pe_ports: int, adaptive: bool = False, vcs:
     """The bench's network; under adaptive routing ``vcs`` VCs of ``depth`` flits each
     (default: 002's two VCs sharing the port's 32 flits)."""
     values = {"kind": kind, "side": side, "escape": "bubble", "pe_ports": pe_ports,
-              "packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH,
+              "max_packet_length": PACKET_LENGTH, "buffer_depth": BUFFER_DEPTH,
               "pipeline": pipeline}
     if adaptive:
         values.update(routing=ADAPTIVE[kind], vcs=vcs, buffer_depth=depth or BUFFER_DEPTH // 2)
@@ -205,7 +205,7 @@ def main() -> None:
     result = {"simulator": "verilator", "routing": args.routing, "pattern": args.pattern,
               "side": args.side, "vcs": args.vcs if adaptive else 1,
               "pe_ports": args.pe_ports,
-              "packet_length": PACKET_LENGTH,
+              "max_packet_length": PACKET_LENGTH,
               "flits_per_vc": (args.buffer_depth or BUFFER_DEPTH // 2) if adaptive
               else BUFFER_DEPTH,
               "pipeline": args.pipeline,

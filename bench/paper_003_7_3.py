@@ -57,7 +57,7 @@ def network_of(configuration: str, mode: str, pipeline: int):
 def run(configuration: str, mode: str, loads, seeds, warmup: int, measure: int,
         pipeline: int) -> dict:
     network = network_of(configuration, mode, pipeline)
-    points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": seed,
+    points = [{"pattern": "uniform", "rate": load / network.max_packet_length, "seed": seed,
                "warmup": warmup, "measure": measure, "drain_limit": 50_000}
               for load in loads for seed in seeds]
     results = network_sim.simulate(network, "verilator", BUILD / network.name,

@@ -54,7 +54,7 @@ def ours(case: dict) -> str:
     depth = parameters.get("buffer_depth") or "default"
     buffers = (f"{parameters['vcs']} VCs × {depth} flits" if parameters.get("vcs")
                else f"{depth} flits per VC")
-    return (f"split router, {allocator}, {parameters.get('packet_length')}-flit packets, "
+    return (f"split router, {allocator}, {parameters.get('max_packet_length')}-flit packets, "
             f"{buffers}, {seeds} seed" + ("s" if seeds > 1 else ""))
 
 

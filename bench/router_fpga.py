@@ -46,7 +46,7 @@ from twinnet.hdl.router import Router
 from twinnet.model.king_network import KingNetworkConfig
 
 CONFIG = RouterConfig(
-    flit_width=32, packet_length=4,
+    flit_width=32, max_packet_length=4,
     ports=(*[PortConfig("network", vc_count=2, buffer_depth=8, bubble=True)] * 4,
            PortConfig("pe", vc_count=2, buffer_depth=8)))
 
@@ -55,7 +55,7 @@ CONFIG = RouterConfig(
 # the HX8K's 7,680. This variant keeps 5 ports, 2 VCs and 32-bit flits with one packet of
 # buffer per VC (no bubble ports) to show what fits.
 CONFIG_SMALL = RouterConfig(
-    flit_width=32, packet_length=4,
+    flit_width=32, max_packet_length=4,
     ports=(*[PortConfig("network", vc_count=2, buffer_depth=4)] * 4,
            PortConfig("pe", vc_count=2, buffer_depth=4)))
 

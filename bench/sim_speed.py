@@ -287,7 +287,7 @@ def main() -> None:
         config, loads, anchors = CASES[name]
         network = TwinNetworkConfig.from_dict({key: value for key, value in config.items()
                                           if key != "topology"})
-        pes, length = network.topology.pe_count, network.packet_length
+        pes, length = network.topology.pe_count, network.max_packet_length
         runs = {}
         for load in loads:
             rate = load / length

@@ -81,7 +81,7 @@ def cases(families, networks) -> list[dict]:
 
 def points(network, cycles: int, seed: int) -> list[dict]:
     """One round (see the module docstring)."""
-    full = 1 / network.packet_length
+    full = 1 / network.max_packet_length
     base = {"warmup": 0, "measure": cycles, "drain_limit": 0, "seed": seed}
     return [
         {**base, "pattern": "uniform", "rate": full, "eject_ready": 1.0},
@@ -152,7 +152,7 @@ def faults(case: dict) -> dict:
     """Each fault in its own run on the Verilog harness (cocotb), with back-pressure."""
     network = case["network"]
     ordered = family_for(network).in_order(network)
-    base = {"pattern": "uniform", "rate": 0.3 / network.packet_length, "warmup": 0,
+    base = {"pattern": "uniform", "rate": 0.3 / network.max_packet_length, "warmup": 0,
             "measure": 600, "eject_ready": 0.7, "stall_bursts": 8}
     results = run_points(case["label"], network, "cocotb",
                          [{**base, "fault": fault} for fault in FAULT_COUNTS], "faults")

@@ -86,7 +86,7 @@ def average_distance(network) -> Fraction:
 
 
 def run(network, loads, seeds, warmup: int, measure: int) -> dict:
-    points = [{"pattern": "uniform", "rate": load / network.packet_length, "seed": seed,
+    points = [{"pattern": "uniform", "rate": load / network.max_packet_length, "seed": seed,
                "warmup": warmup, "measure": measure, "drain_limit": 40_000}
               for load in loads for seed in seeds]
     results = network_sim.simulate(network, "verilator", BUILD / network.name,
@@ -182,7 +182,7 @@ def main() -> None:
               file=sys.stderr, flush=True)
     result = {"simulator": "verilator", "escape": args.escape, "pipeline": args.pipeline,
               "seeds": seeds, "provenance": provenance(),
-              "packet_length": nets[next(iter(nets))].packet_length,
+              "max_packet_length": nets[next(iter(nets))].max_packet_length,
               "buffer_depth": args.buffer_depth, "vcs": nets[next(iter(nets))].vc_count,
               "warmup": args.warmup,
               "measure": args.measure, "load_fractions_of_untwisted_bound": LOAD_FRACTIONS,

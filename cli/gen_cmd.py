@@ -15,7 +15,7 @@ from pathlib import Path
 from twinnet.families import families, family_words, presets
 from twinnet.gen import output
 from twinnet.model import schema
-from twinnet.model.sizes import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, MAX_PACKET_LENGTH, RouterSizes
+from twinnet.model.sizes import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, PACKET_LENGTH_LIMIT, RouterSizes
 
 from . import args as parse
 from .main import Report, UsageError, add_json_flag
@@ -36,7 +36,7 @@ def limits_help() -> str:
     """Every family's size limits and the shared ones, for help texts."""
     limits = [family.limits for family in families().values() if family.limits]
     return (f"Limits: {', '.join(limits)}; flit width at most {MAX_FLIT_WIDTH}, packet length "
-            f"at most {MAX_PACKET_LENGTH}, buffer depth at most {MAX_BUFFER_DEPTH} flits.")
+            f"at most {PACKET_LENGTH_LIMIT}, buffer depth at most {MAX_BUFFER_DEPTH} flits.")
 
 
 def register(commands) -> None:

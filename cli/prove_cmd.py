@@ -20,26 +20,29 @@ from . import gen_cmd
 from .main import CheckFailed, Report, UsageError, add_json_flag
 
 #: Sizes of a family's routers when no preset or TOML file gives them.
-PROVE_PACKET_LENGTH = 2
+PROVE_PACKET_LENGTH = 3
 
 
 def register(commands) -> None:
     from twinnet.hdl.formal.mutants import MUTANTS
     from twinnet.hdl.formal.sby import ENGINES
-    from twinnet.hdl.formal.suite import MAX_BUFFERED_FLITS, MAX_PACKET_LENGTH, MAX_PORTS
+    from twinnet.hdl.formal.suite import MAX_BUFFERED_FLITS, MAX_PORTS, PROVE_LENGTH_LIMIT
 
     parser = commands.add_parser(
         "prove", help="prove a router's properties and its route compute (SymbiYosys)",
         description="Prove the properties of a router (credits, buffers, virtual cut-through "
                     "and bubble admission, whole packets per output, routes honoured, drops "
-                    "counted once, fair allocation, flit conservation) by k-induction, and "
+                    "counted once, bad framing dropped and counted, fair allocation, flit "
+                    "conservation) by k-induction, and "
                     "its route compute against a specification written from the papers' "
                     "formulas. Each property is reported proven, failed (with a "
-                    "counterexample VCD) or bounded (with the depth checked). Without "
+                    "counterexample VCD) or bounded (with the depth checked). Packets have 1 to "
+                    "--max-packet-length flits, and PEs may break their framing. Without "
                     "FAMILY, preset or TOML file: the default five-port router. Progress "
                     "goes to stderr.",
         epilog="Network flags as for 'twinnet gen'. Limits: the split router (pipeline 3), "
-               f"packets of 2 to {MAX_PACKET_LENGTH} flits, at most two packets per buffer, "
+               f"packets of 1 to --max-packet-length flits, at most {PROVE_LENGTH_LIMIT}, at "
+               "most two longest packets per buffer, "
                f"at most {MAX_PORTS} ports and {MAX_BUFFERED_FLITS} buffered flits. "
                f"Mutants: {', '.join(MUTANTS)}.")
     gen_cmd.add_network_args(parser)
@@ -86,7 +89,7 @@ def targets_from_args(args) -> tuple[str, list]:
                  if getattr(args, key) is not None}
         names = {key: f"--{key.replace('_', '-')}" for key in given}
         # The networks' limits, on the lone router's own default packet length.
-        checked = {"packet_length": PROVE_PACKET_LENGTH, **{
+        checked = {"max_packet_length": PROVE_PACKET_LENGTH, **{
             each.name: each.kind.check(names[each.name], given[each.name])
             for each in RouterSizes.parameters() if each.name in given}}
         RouterSizes.check_buffer(checked, names, bubble=True)
@@ -105,10 +108,10 @@ def targets_from_args(args) -> tuple[str, list]:
             raise UsageError(f"{flags}: {error}") from None
         return target.name, [target]
     if args.preset is None and args.toml is None:
-        if args.packet_length is None:
-            args.packet_length = PROVE_PACKET_LENGTH
+        if args.max_packet_length is None:
+            args.max_packet_length = PROVE_PACKET_LENGTH
         if args.buffer_depth is None:
-            args.buffer_depth = 2 * args.packet_length
+            args.buffer_depth = 2 * args.max_packet_length
     network = gen_cmd.network_from_args(args)
     kinds = family_for(network).netlist(network).kinds
     # The proofs use the kinds' configurations and route computes; the kinds' own routers

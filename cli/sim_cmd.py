@@ -12,7 +12,7 @@ from pathlib import Path
 from twinnet.families import family_for, presets
 from twinnet.gen import output
 from twinnet.model import checks
-from twinnet.model.traffic import PATTERNS
+from twinnet.model.traffic import PATTERNS, LengthMix
 from twinnet.sim_tb.traffic_program import MAX_THREADS
 
 from . import args as parse
@@ -114,12 +114,14 @@ def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02,
                         help="--traffic hotspot: share of packets sent to PE 0, 0 to 1 "
                              "(default 0.1)")
     add_injection_args(parser)
+    add_length_args(parser)
     parser.set_defaults(default_packets=packets, default_rate=rate)
     parser.add_argument("--packets", type=parse.integer,
                         help=f"packets to send, 1 to {MAX_PACKETS:,} (default {packets})")
     parser.add_argument("--rate", type=parse.number,
-                        help="packets offered per PE per cycle, above 0 and at most 1 / packet "
-                             f"length (a PE port takes one flit per cycle; default {rate})")
+                        help="packets offered per PE per cycle, above 0 and at most 1 / the "
+                             "mean packet length (a PE port takes one flit per cycle; "
+                             f"default {rate})")
     add_backpressure_args(parser)
     parser.add_argument("--seed", type=parse.integer, default=1,
                         help=f"seed of the traffic (destinations, injection times and "
@@ -146,6 +148,41 @@ def add_injection_args(parser) -> None:
                              "(default 8)")
 
 
+def add_length_args(parser) -> None:
+    """``--packet-lengths`` and ``--packet-length-weights`` (``twinnet sim`` and ``twinnet
+    sweep``)."""
+    parser.add_argument("--packet-lengths", metavar="LIST",
+                        help="the packets' lengths in flits, drawn per packet (BookSim's "
+                             "packet_size): up to 4 lengths or ranges lo-hi (uniform within), "
+                             "comma-separated, e.g. 4, 1,5 or 1-8, each from 1 to the network's "
+                             "--max-packet-length (default: every packet that long)")
+    parser.add_argument("--packet-length-weights", metavar="LIST",
+                        help="--packet-lengths: one weight per length or range, "
+                             "comma-separated numbers of at least 0 (BookSim's "
+                             "packet_size_rate; default 1 each)")
+
+
+def length_settings(network, args) -> LengthMix:
+    """The mix of ``--packet-lengths`` and ``--packet-length-weights``, checked against
+    ``network``'s longest packet."""
+    lengths, weights = args.packet_lengths, args.packet_length_weights
+    if lengths is None:
+        if weights is not None:
+            raise UsageError(f"--packet-length-weights {weights}: needs --packet-lengths")
+        return LengthMix.fixed(network.max_packet_length)
+    try:
+        mix = LengthMix.parse(lengths, weights)
+    except ValueError as error:
+        flag = "--packet-length-weights" if "weight" in str(error) else "--packet-lengths"
+        value = weights if flag == "--packet-length-weights" else lengths
+        raise UsageError(f"{flag} {value}: {error}") from None
+    if mix.longest > network.max_packet_length:
+        raise UsageError(f"--packet-lengths {lengths}: {mix.longest} flits is longer than the "
+                         f"network's longest packet, --max-packet-length "
+                         f"{network.max_packet_length}")
+    return mix
+
+
 def add_backpressure_args(parser) -> None:
     """``--eject-ready`` and ``--stall-bursts`` (``twinnet sim`` and ``twinnet sweep``)."""
     parser.add_argument("--eject-ready", type=parse.number, default=1.0,
@@ -168,10 +205,10 @@ def backpressure_settings(args) -> dict:
     return {"eject_ready": float(args.eject_ready), "stall_bursts": bursts}
 
 
-def injection_settings(args, rate: float, length: int) -> dict:
+def injection_settings(args, rate: float, length: float) -> dict:
     """The point keys of ``--injection`` and ``--burst`` at ``rate`` packets per PE per cycle,
-    checked: bursts are sent at one packet per ``length`` cycles, so the average rate must
-    stay below that."""
+    checked: bursts are sent at one packet per ``length`` (the mean length) cycles, so the
+    average rate must stay below that."""
     burst = checks.check_int("--burst", args.burst, minimum=1, maximum=MAX_BURST)
     if args.injection == "onoff" and rate * length >= 1:
         raise UsageError(f"--injection onoff: the offered load {rate * length:g} flits per PE "
@@ -187,7 +224,8 @@ def run(args) -> Report:
 def traffic_settings(network, args) -> dict:
     """The ``uniform_traffic`` settings of ``args``, checked against ``network``."""
     family = family_for(network)
-    length, pes = network.packet_length, family.terminal_count(network)
+    mix = length_settings(network, args)
+    length, pes = mix.mean(), family.terminal_count(network)
     header = family.header_width(network)
     if network.flit_width < header + MIN_SEQUENCE_BITS:
         raise UsageError(f"--flit-width {network.flit_width}: twinnet sim numbers packets in the "
@@ -210,9 +248,9 @@ def traffic_settings(network, args) -> dict:
     rate = args.default_rate if args.rate is None else args.rate
     packets = checks.check_int("--packets", packets, minimum=1, maximum=MAX_PACKETS)
     if not 0 < rate <= 1 / length:
-        raise UsageError(f"--rate {rate}: must be above 0 and at most 1/{length} = "
+        raise UsageError(f"--rate {rate}: must be above 0 and at most 1/{length:g} = "
                          f"{1 / length:g} packets per PE per cycle (a PE port takes one flit "
-                         f"per cycle and a packet has {length} flits)")
+                         f"per cycle and a packet has {length:g} flits on average)")
     lowest = packets / (pes * MAX_INJECTION_CYCLES)
     if rate < lowest:
         raise UsageError(f"--rate {rate}: {packets} packets on {pes} PEs would need more than "
@@ -221,7 +259,8 @@ def traffic_settings(network, args) -> dict:
     backpressure = backpressure_settings(args)
     seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
     settings = {"packets": packets, "rate": float(rate),
-                "eject_ready": backpressure["eject_ready"], "seed": seed}
+                "eject_ready": backpressure["eject_ready"], "seed": seed,
+                "lengths": point_lengths(mix)}
     fraction = getattr(args, "broadcast_fraction", 0.0)
     if fraction:
         if not 0 <= fraction <= 1:
@@ -258,19 +297,38 @@ def traffic_settings(network, args) -> dict:
     if check == "end-to-end":
         settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
                     "measure": max(1, round(packets / (rate * pes))),
-                    "hotspot_fraction": hotspot, **backpressure}
+                    "hotspot_fraction": hotspot, "lengths": point_lengths(mix), **backpressure}
         if traffic != "all-pairs":
             settings.update(injection_settings(args, rate, length))
         if traffic == "all-pairs":
             # One packet to every other PE: paced at one packet per 8 packet lengths, and
             # measured from the start.
-            settings.update(rate=1 / (8 * length), warmup=0,
-                            measure=(pes - 1) * 8 * length)
+            longest = network.max_packet_length
+            settings.update(rate=1 / (8 * longest), warmup=0,
+                            measure=(pes - 1) * 8 * longest)
         if loads is not None:
             settings["link_loads"] = True
         if fraction:
             settings["broadcast_fraction"] = float(fraction)
     return settings
+
+
+def _lengths_line(point: dict) -> list[str]:
+    """The shares of the packets' lengths, when the engine counted them and there are
+    several."""
+    counted = {int(length): count
+               for length, count in (point.get("injected_lengths") or {}).items()}
+    if len(counted) < 2:
+        return []
+    total = sum(counted.values())
+    shares = ", ".join(f"{length}: {100 * count / total:.1f} %"
+                       for length, count in sorted(counted.items()))
+    return [f"  packet lengths          {shares} of {total} packets injected"]
+
+
+def point_lengths(mix: LengthMix) -> list:
+    """A mix as a point's ``lengths``: ``[[lo, hi, weight], …]``."""
+    return [[lo, hi, weight] for (lo, hi), weight in zip(mix.classes, mix.weights)]
 
 
 def hotspot_fraction(value) -> float:
@@ -371,7 +429,7 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         "points": [settings], "threads": getattr(args, "threads", 1)}},
         link_counters=bool(settings.get("link_loads")))
     point = results[network_sim.TRAFFIC_TEST]["points"][0]
-    length = network.packet_length
+    lengths = ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi, _ in point["lengths"])
     lines = [
         f"{network.name}: {settings['pattern']} traffic, seed {settings['seed']}, checked in "
         "hardware",
@@ -386,11 +444,14 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
         f"  accepted throughput     {point['accepted_flits_per_pe_cycle']:.3f} flits/PE/cycle "
         f"over the {settings['measure']} measured cycles",
         f"  mean latency            {point['mean_latency']:.2f} cycles in the network, "
-        f"{point['mean_total_latency']:.2f} with source queueing (max {point['max_latency']}; "
-        f"{point['measured_packets']} measured packets of {length} flits)"
+        f"{point['mean_total_latency']:.2f} with source queueing ("
+        + (f"max {point['max_latency']}; " if point["max_latency"] is not None else "")
+        + f"{point['measured_packets']} measured packets of {lengths} flits, "
+        f"{point['mean_length']:.2f} on average)"
         if point["mean_latency"] is not None else
         "  mean latency            no measured unicast packet"
         + (" (every packet was a broadcast)" if point.get("broadcasts_sent") else ""),
+        *_lengths_line(point),
         *_hops_line(point),
         *_backpressure_line(point),
         *_link_load_lines(network, family, point, getattr(args, "link_loads", None)),
@@ -479,6 +540,7 @@ def _uniform_lines(network, family, settings: dict, uniform: dict) -> list[str]:
         f"{uniform['mean_total_latency']:.2f} with source queueing (max "
         f"{uniform['max_latency']})" if uniform["packets"] else
         "  mean latency            no unicast packet (every packet was a broadcast)",
+        *_lengths_line(uniform),
         *_hops_line(uniform),
         *([f"  broadcasts              {uniform['broadcasts_sent']} sent, "
            f"{uniform['broadcast_copies_delivered']} copies delivered: one at every other "

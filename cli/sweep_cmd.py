@@ -47,10 +47,13 @@ from .sim_cmd import (
     SIMULATORS,
     add_backpressure_args,
     add_injection_args,
+    add_length_args,
     backpressure_settings,
     check_simulator,
     hotspot_fraction,
     injection_settings,
+    length_settings,
+    point_lengths,
 )
 
 MAX_POINTS = 1000
@@ -88,6 +91,7 @@ def register(commands) -> None:
     parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
                         help="--traffic hotspot: share of packets sent to PE 0 (default 0.1)")
     add_injection_args(parser)
+    add_length_args(parser)
     add_backpressure_args(parser)
     parser.add_argument("--stalls", action="store_true",
                         help="build the routers with stall counters and report, per point, "
@@ -121,7 +125,8 @@ def points_of(args, network) -> list[dict]:
     if args.knee is not None and not MIN_KNEE <= args.knee <= MAX_KNEE:
         raise UsageError(f"--knee {args.knee}: must be from {MIN_KNEE} to {MAX_KNEE} flits per "
                          "PE per cycle")
-    length = network.packet_length
+    mix = length_settings(network, args)
+    length = mix.mean()
     loads = args.loads if args.loads is not None else [round(0.05 * i, 2) for i in range(1, 11)]
     for load in loads:
         if not 0 < load <= 1:
@@ -138,14 +143,14 @@ def points_of(args, network) -> list[dict]:
         raise UsageError(f"--loads and --seeds: {len(loads) * len(seeds)} points; at most "
                          f"{MAX_POINTS}")
     return [{"pattern": args.traffic, "rate": load / length, "seed": seed, "warmup": warmup,
-             "measure": measure, "hotspot_fraction": hotspot,
+             "measure": measure, "hotspot_fraction": hotspot, "lengths": point_lengths(mix),
              **injection_settings(args, load / length, length), **backpressure}
             for load in loads for seed in seeds]
 
 
-def points_at(points: list[dict], load: float, length: int) -> list[dict]:
+def points_at(points: list[dict], load: float, length: float) -> list[dict]:
     """The points of one more load: the grid's first load's points (one per seed) moved to
-    ``load`` flits per PE per cycle."""
+    ``load`` flits per PE per cycle (``length``: the mean packet length)."""
     first = points[0]["rate"]
     return [{**point, "rate": load / length} for point in points if point["rate"] == first]
 
@@ -259,7 +264,7 @@ def run(args) -> Report:
 def _refine(args, network, points, results, build_dir, jobs, client, say):
     """``--knee``: bisect between the highest unsaturated and the lowest saturated load
     until they are at most ``args.knee`` apart; return every result and the ``knee``."""
-    tolerance, length = float(args.knee), network.packet_length
+    tolerance, length = float(args.knee), length_settings(network, args).mean()
     low, high = knee_bracket(results)
     while low is not None and high is not None and high - low > tolerance:
         middle = (low + high) / 2
@@ -362,8 +367,7 @@ def _write(out: Path, name: str, data: dict) -> list[Path]:
         writer = csv.DictWriter(stream, columns, extrasaction="ignore")
         writer.writeheader()
         for point in data["points"]:
-            writer.writerow({"offered_flits_per_pe_cycle": point["rate"] * data["parameters"]
-                             .get("packet_length", 4), **point})
+            writer.writerow(point)
     _plot(data, plot_path)
     return [json_path, csv_path, plot_path]
 

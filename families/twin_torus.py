@@ -34,12 +34,12 @@ PRESETS.update({
 #: 2 VCs of 003 §6.3.1 where the paper simulates 4).
 PRESETS.update({
     "003-bubble": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
-                   "mode": "bubble", "packet_length": 4, "buffer_depth": 128},
+                   "mode": "bubble", "max_packet_length": 4, "buffer_depth": 128},
     "003-vc": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
-               "mode": "vc", "packet_length": 4, "buffer_depth": 32},
+               "mode": "vc", "max_packet_length": 4, "buffer_depth": 32},
     # The 2D torus of the same 128 PEs (003 §7.4's 16x8) with the same router settings.
     "003-torus": {"topology": "torus", "radices": [16, 8], "configuration": "torus",
-                  "mode": "bubble", "packet_length": 4, "buffer_depth": 128},
+                  "mode": "bubble", "max_packet_length": 4, "buffer_depth": 128},
 })
 
 class TwinTorusFamily(Family):

@@ -16,7 +16,7 @@ PRESETS = {
     f"004-{dx}x{dy}{suffix}": {"topology": "twisted", "radices": [dx, dy],
                                "twists": twists, "escape": "bubble", "vcs": 4,
                                "pe_ports": 2 if (dx, dy) == (8, 4) else 1,
-                               "packet_length": 4, "buffer_depth": 16}
+                               "max_packet_length": 4, "buffer_depth": 16}
     for dx, dy in [(8, 4), (16, 8), (24, 12), (48, 12)]
     for suffix, twists in (("", f"YX={dx // 2}"), ("-untwisted", ""))
 }

@@ -186,7 +186,7 @@ def traffic_format(name: str, netlist: Netlist, digits, ordered: bool = True):
     fmt = traffic.TrafficFormat(
         flit_format.head_layout,
         [(tuple(field.split(".")[1:]), radix) for field, radix in digits],
-        len(netlist.terminals), flit_format.config.packet_length, ordered)
+        len(netlist.terminals), flit_format.config.max_packet_length, ordered)
     modules = {"network": name, "source": f"{name}_source", "sink": f"{name}_sink"}
     return fmt, modules, traffic.terminal_constants(fmt)
 
@@ -197,7 +197,7 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
     only if ``verilog_top``) and C++ program; returns the manifest's ``traffic`` section."""
     from twinnet.hdl import traffic
     from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
-    from twinnet.model.traffic import PATTERNS
+    from twinnet.model.traffic import LENGTH_CLASSES, PATTERNS
 
     started = time.perf_counter()
     fmt, modules, constants = traffic_format(name, netlist, digits, ordered)
@@ -232,8 +232,7 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
             "patterns": list(PATTERNS), "faults": list(traffic.FAULTS),
             "rate_bits": traffic.RATE_BITS,
             "digits": [[field, radix] for field, radix in digits],
-            "time_bits": fmt.time_bits, "histogram_bins": traffic.HISTOGRAM_BINS,
-            "ordered": fmt.ordered,
+            "length_classes": LENGTH_CLASSES, "ordered": fmt.ordered,
             "ports": [{"name": port, "direction": "input" if d == "i" else "output",
                        "width": size} for port, d, size in
                       (module_ports(harness) if harness is not None else [])]}
@@ -261,8 +260,13 @@ def describe(name: str, netlist: Netlist, top: Network, files: list[Path],
             "bus_slicing": "1-bit buses: bit i belongs to PE i; data buses: bits "
                            f"[i*{width}, (i+1)*{width})",
             "handshake": "valid/ready; a flit moves when valid and ready are both high; "
-                         "valid must not wait for ready; packets are "
-                         f"{layout['packet_length']} flits, first on the head, last on the tail",
+                         "valid must not wait for ready; ready is low during reset",
+            "framing": f"packets of 1 to {layout['max_packet_length']} flits, first on the "
+                       "head, last on the tail (both on a one-flit packet); a flit that breaks "
+                       "this is dropped or ends its packet, counted on pe_framing_stray, "
+                       "pe_framing_cut or pe_framing_long",
+            "abort": "pe_out_abort on a packet's tail: its source cut it short for bad "
+                     "framing; discard the packet",
         },
         "head_flit": {
             "width": width,

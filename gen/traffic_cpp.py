@@ -42,11 +42,15 @@ read.
 The program reads commands on stdin, one per line, and answers on stdout:
 
 - ``set NAME VALUE``: a control (``enable``, ``measure``, ``rate``, ``pattern``,
-  ``hotspot_rate``, ``seed``, ``onoff``, ``turn_on``, ``turn_off``, ``refuse_rate``,
-  ``stall_start``, ``stall_max``, ``fault``, ``rst``);
+  ``hotspot_rate``, ``seed``, ``onoff``, ``turn_on``, ``turn_off``, ``length_lo_<k>``,
+  ``length_hi_<k>``, ``length_cut_<k>``, ``refuse_rate``, ``stall_start``, ``stall_max``,
+  ``fault``, ``rst``);
 - ``run N``: N clock cycles; answers ``ok``;
-- ``read``: answers one line of ``name=value`` pairs, the harness's outputs (and ``hist<i>``,
-  its histogram bins, ``stall_<reason>``, the routers' stall counters summed, when they
+- ``read``: answers one line of ``name=value`` pairs, the harness's outputs (and
+  ``latency_max`` and ``hist<i>``, the largest network latency of a measured unicast packet
+  and those latencies by significant bits, measured here from the terminals' wires,
+  ``len<k>``, the packets of k flits injected since reset (those of more than 64 on
+  ``len0``), ``stall_<reason>``, the routers' stall counters summed, when they
   have them, ``idle``, the cycles since a flit last moved on any link or terminal port,
   ``hops``, the head flits of unicast packets that crossed a link between routers since
   reset, ``max_hops``, the most links a unicast packet delivered since reset crossed, and
@@ -85,6 +89,7 @@ from amaranth.lib.wiring import Out
 from twinnet.hdl.config import DROP_COUNT_WIDTH
 from twinnet.hdl.router.stalls import STALL_REASONS
 from twinnet.hdl.traffic import FAULTS as HARNESS_FAULTS
+from twinnet.hdl.traffic import TrafficHarness
 
 from . import program_verilog
 
@@ -93,7 +98,7 @@ from . import program_verilog
 FAULTS = ("none", "duplicate")
 #: Controls of the harness that every source takes, and that every sink takes.
 SOURCE_CONTROLS = ("enable", "measure", "rate", "pattern", "hotspot_rate", "seed", "onoff",
-                   "turn_on", "turn_off", "broadcast_rate")
+                   "turn_on", "turn_off", "broadcast_rate", *TrafficHarness.LENGTH_CONTROLS)
 SINK_CONTROLS = ("measure", "seed", "refuse_rate", "stall_start", "stall_max")
 
 
@@ -313,7 +318,7 @@ struct Side {
 
 // Which of a source's or a sink's inputs reach an output within a cycle (see ``Port``).
 struct Settles {
-    bool valid, data, first, last, ready, now;
+    bool valid, data, first, last, ready, now, cut_short;
 };
 
 template <class Part> static Side side(Part* part, const Settles& settles) {
@@ -324,12 +329,14 @@ template <class Part> static Side side(Part* part, const Settles& settles) {
             {&part->ready, (int)sizeof part->ready, settles.ready}};
 }
 
-// A terminal: its source and sink, its router's ports and the fields of their payloads.
+// A terminal: its source and sink (and the sink's abort mark input), its router's ports and the
+// fields of their payloads.
 struct Terminal {
     Side source, sink;
+    Port sink_abort;
     int router;
     Port in_valid, in_payload, in_ready, out_valid, out_payload, out_ready;
-    int data_at, first_at, last_at, out_data_at, out_first_at, out_last_at;
+    int data_at, first_at, last_at, out_data_at, out_first_at, out_last_at, out_abort_at;
     uint64_t out_data_mask;
 };
 
@@ -398,7 +405,12 @@ struct alignas(64) Lane {
     std::vector<int> crossings;  // the links into its routers, which it counts
     std::vector<int> terminals;  // those whose source and sink it owns
     std::vector<int64_t> held;  // per router, the flits it counted in less those counted out
-    std::vector<uint64_t> heads, arrivals;  // this cycle's unicast heads crossing, delivered
+    // This cycle's unicast heads injected, crossing a link, delivered.
+    std::vector<uint64_t> injections, heads, arrivals;
+    // Packets injected since reset by length (index: flits; a longer one counts at 0), and
+    // per terminal of ``terminals`` the flits of the packet being injected.
+    std::vector<uint64_t> lengths;
+    std::vector<uint32_t> sending;
     bool moved = false;  // this cycle
 };
 
@@ -419,11 +431,21 @@ template <class Source, class Sink> struct Engine {
     std::vector<uint64_t> link_flits, link_packets, pe_flits, pe_packets;
     uint64_t now = 0, last_move = 0, hops = 0, max_hops = 0;
     int rst = 0, fault = 0;
-    // Hops of the unicast packets in flight, by head word (data bits, ``data_mask``); the
-    // head's broadcast bit, or -1.
-    std::unordered_map<uint64_t, uint32_t> hop_count;
+    // The unicast packets in flight, by head word (data bits, ``data_mask``): the cycle
+    // their head was accepted and the links it crossed since. The head's broadcast bit (or
+    // -1) and measured bit.
+    struct Flight {
+        uint64_t injected = 0;
+        uint32_t hops = 0;
+    };
+    std::unordered_map<uint64_t, Flight> flying;
     uint64_t data_mask = ~0ULL;
-    int broadcast_bit = -1;
+    int broadcast_bit = -1, measured_bit = 0;
+    // The network latency (head accepted -> head ejected) of each measured unicast packet
+    // delivered since reset: the largest, and a histogram by significant bits (bin i: i bits;
+    // the last bin takes every longer one).
+    static const int BINS = 16, LENGTHS = 65;
+    uint64_t latency_max = 0, histogram[BINS] = {0};
 
     bool unicast(uint64_t head) const {
         return broadcast_bit < 0 || !((head >> broadcast_bit) & 1);
@@ -431,7 +453,7 @@ template <class Source, class Sink> struct Engine {
 
     // After the routers are made: the sources and sinks, the links of the tables, the threads.
     void join(int threads, const int32_t (*wire_table)[4], int wire_count,
-              const int32_t (*terms)[14], const int32_t (*links)[6], int link_count,
+              const int32_t (*terms)[15], const int32_t (*links)[6], int link_count,
               int terminal_count, Model* counters, const int32_t (*tap_table)[3],
               int tap_count) {
         routers = (int)models.size();
@@ -472,10 +494,12 @@ template <class Source, class Sink> struct Engine {
             const auto& ports = models[row[0]]->ports;
             uint64_t mask = row[13] >= 64 ? ~0ULL : (1ULL << row[13]) - 1;
             terminals.push_back({side(src[t], source_settles), side(snk[t], sink_settles),
+                                 {&snk[t]->cut_short, (int)sizeof snk[t]->cut_short,
+                                  sink_settles.cut_short},
                                  row[0], ports[row[1]],
                                  ports[row[2]], ports[row[3]],
                                  ports[row[4]], ports[row[5]], ports[row[6]], row[7], row[8],
-                                 row[9], row[10], row[11], row[12], mask});
+                                 row[9], row[10], row[11], row[12], row[14], mask});
             models[routers + t]->drives.push_back({SOURCE_TO_ROUTER, t});
             models[row[0]]->drives.push_back({ROUTER_TO_SOURCE, t});
             models[row[0]]->drives.push_back({ROUTER_TO_SINK, t});
@@ -509,7 +533,11 @@ template <class Source, class Sink> struct Engine {
         for (int c = 0; c < (int)crossings.size(); c++)
             lanes[owner[crossings[c].target]].crossings.push_back(c);
         for (int t = 0; t < pes; t++) lanes[owner[routers + t]].terminals.push_back(t);
-        for (Lane& lane : lanes) lane.held.assign(routers, 0);
+        for (Lane& lane : lanes) {
+            lane.held.assign(routers, 0);
+            lane.lengths.assign(LENGTHS, 0);
+            lane.sending.assign(lane.terminals.size(), 0);
+        }
         crew.start(threads);
     }
 
@@ -564,6 +592,8 @@ template <class Source, class Sink> struct Engine {
                          (word >> term.out_data_at) & term.out_data_mask, lane);
                 put_into(routers + pes + t, sink.first, (word >> term.out_first_at) & 1, lane);
                 put_into(routers + pes + t, sink.last, (word >> term.out_last_at) & 1, lane);
+                put_into(routers + pes + t, term.sink_abort, (word >> term.out_abort_at) & 1,
+                         lane);
                 put_into(routers + pes + t, sink.valid, get(term.out_valid), lane);
                 break;
             }
@@ -612,7 +642,11 @@ template <class Source, class Sink> struct Engine {
     void count_moves() {
         crew.run([this](int rank) { count(lanes[rank]); });
         for (Lane& lane : lanes) {
-            for (uint64_t word : lane.heads) hop_count[word]++;
+            for (uint64_t word : lane.injections) flying[word] = Flight{now, 0};
+            lane.injections.clear();
+        }
+        for (Lane& lane : lanes) {
+            for (uint64_t word : lane.heads) flying[word].hops++;
             hops += lane.heads.size();
             lane.heads.clear();
         }
@@ -640,13 +674,21 @@ template <class Source, class Sink> struct Engine {
             link_flits[c]++;
             link_packets[c] += head;
         }
-        for (int t : lane.terminals) {
+        for (std::size_t i = 0; i < lane.terminals.size(); i++) {
+            const int t = lane.terminals[i];
             const Terminal& term = terminals[t];
             if (get(term.source.valid) && get(term.source.ready)) {
                 lane.held[term.router]++;
                 lane.moved = true;
                 pe_flits[2 * t]++;
                 pe_packets[2 * t] += get(term.source.first);
+                uint32_t& flits = lane.sending[i];
+                flits = get(term.source.first) ? 1 : flits + 1;
+                if (get(term.source.last)) lane.lengths[flits < LENGTHS ? flits : 0]++;
+                if (get(term.source.first)) {
+                    uint64_t word = get(term.source.data) & data_mask;
+                    if (unicast(word)) lane.injections.push_back(word);
+                }
             }
             if (get(term.sink.valid) && get(term.sink.ready)) {
                 lane.held[term.router]--;
@@ -665,13 +707,22 @@ template <class Source, class Sink> struct Engine {
         return sum;
     }
 
-    // A head flit ejected: its packet's hops (0 without a crossing: the source's router).
+    // A head flit ejected: its packet's hops (0 without a crossing: the source's router)
+    // and, measured, its latency.
     void arrived(uint64_t word) {
         if (!unicast(word)) return;
-        auto found = hop_count.find(word);
-        if (found == hop_count.end()) return;
-        if (found->second > max_hops) max_hops = found->second;
-        hop_count.erase(found);
+        auto found = flying.find(word);
+        if (found == flying.end()) return;
+        const Flight& flight = found->second;
+        if (flight.hops > max_hops) max_hops = flight.hops;
+        if ((word >> measured_bit) & 1) {
+            uint64_t latency = now - flight.injected;
+            if (latency > latency_max) latency_max = latency;
+            int bin = 0;
+            while (bin < BINS - 1 && (latency >> bin)) bin++;
+            histogram[bin]++;
+        }
+        flying.erase(found);
     }
 
     // One clock cycle: what the last edge changed reaches its inputs, the models marked
@@ -715,10 +766,13 @@ template <class Source, class Sink> struct Engine {
         rst = value;
         for (Model* model : models) model->reset((uint8_t)rst);
         if (rst) {
-            for (Lane& lane : lanes)
+            for (Lane& lane : lanes) {
                 for (auto& h : lane.held) h = 0;
-            last_move = hops = max_hops = 0;
-            hop_count.clear();
+                for (auto& c : lane.lengths) c = 0;
+            }
+            last_move = hops = max_hops = latency_max = 0;
+            for (auto& bin : histogram) bin = 0;
+            flying.clear();
             for (auto& c : link_flits) c = 0;
             for (auto& c : link_packets) c = 0;
             for (auto& c : pe_flits) c = 0;
@@ -838,7 +892,6 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     the code is the same for every network of the same router kinds. ``link_counters``,
     ``(LinkCounters, module name)`` or None, adds the link counters as a model (the module
     docstring)."""
-    from twinnet.hdl.traffic import TrafficHarness
     from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
 
     source_module, sink_module = harness_modules["source"], harness_modules["sink"]
@@ -882,7 +935,8 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
                                                ("out", "payload"), ("out", "ready"))),
                           fields["data"], fields["first"], fields["last"],
                           out_fields["data"][0], out_fields["first"][0],
-                          out_fields["last"][0], out_fields["data"][1]])
+                          out_fields["last"][0], out_fields["data"][1],
+                          out_fields["abort"][0]])
 
     # Links, for the counts: the flit's valid and payload at the receiving input.
     crossings = []
@@ -909,7 +963,7 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     for module in [*(modules[kind] for kind in kinds), source_module, sink_module, *extra]:
         out(f'#include "V{module}.h"', f'#include "V{module}___024root.h"')
     out(ENGINE.strip("\n"), "")
-    out(*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 14),
+    out(*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 15),
         *_table("int32_t", "CROSSINGS", crossings, 6), *_table("int32_t", "TAPS", taps, 3))
     statics = {}
     for kind in kinds:
@@ -951,9 +1005,11 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         out(f"    V{link_counters[1]}* counters = nullptr;")
     out("", "    Harness(int threads, bool plain) {")
     out("this->plain = plain;", indent=2)
-    for part, module in (("source", source_module), ("sink", sink_module)):
-        flags = ", ".join(_bool(settles(module, name)) for name in
-                          ("valid", "data", "first", "last", "ready", "now"))
+    for part, module, component in (("source", source_module, source),
+                                    ("sink", sink_module, sink)):
+        flags = ", ".join(_bool(name in component.signature.members and settles(module, name))
+                          for name in ("valid", "data", "first", "last", "ready", "now",
+                                       "cut_short"))
         out(f"{part}_settles = {{{flags}}};", indent=2)
     out("static const uint16_t KINDS[] = {"
         + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};",
@@ -978,6 +1034,8 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         f"{pes}, {counters_model}, TAPS, {len(taps)});", indent=2)
     mask = (1 << fmt.flit_width) - 1
     out(f"data_mask = {mask:#x}ULL;", indent=2)
+    payload = fmt.head_layout["payload"]
+    out(f"measured_bit = {payload.offset + fmt.payload_layout['measured'].offset};", indent=2)
     if fmt.broadcast:
         route = fmt.head_layout["route"]
         out(f"broadcast_bit = {route.offset + route.shape['broadcast'].offset};", indent=2)
@@ -1013,20 +1071,11 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         part = "src" if name in source.signature.members else "snk"
         out(f"{name} += {part}[i]->{name};", indent=3)
     out("}", indent=2)
-    out("uint64_t drop_count = 0, latency_max = 0, replayed = src[0]->replayed;", indent=2)
+    out("uint64_t drop_count = 0, replayed = src[0]->replayed;", indent=2)
     for kind in kinds:
         out(f"for (auto* m : r_{kind}) drop_count += m->drop_count;", indent=2)
     limit = (1 << DROP_COUNT_WIDTH) - 1
-    out(f"if (drop_count > {limit:#x}ULL) drop_count = {limit:#x}ULL;",
-        "for (auto* m : snk) if (m->latency_max > latency_max) latency_max = m->latency_max;",
-        indent=2)
-    histogram = sink.signature.members["histogram"].shape
-    bins = histogram.length
-    if Shape.cast(histogram.elem_shape).width != 32:
-        raise ValueError("the C++ harness reads 32-bit histogram bins (one word each)")
-    out(f"uint64_t hist[{bins}] = {{0}};",
-        f"for (auto* m : snk) for (int b = 0; b < {bins}; b++) hist[b] += m->histogram[b];",
-        indent=2)
+    out(f"if (drop_count > {limit:#x}ULL) drop_count = {limit:#x}ULL;", indent=2)
     out("uint64_t idle = now - last_move, asleep = 0;",
         "for (Model* model : models) asleep += !model->awake;", indent=2)
     fields = " ".join(f"{name}=%llu" for name in [*sums, "drop_count", "latency_max",
@@ -1045,9 +1094,13 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         fields += "".join(f" stall_{reason}=%llu" for reason in STALL_REASONS)
         values += "".join(f", (unsigned long long)stall_{reason}" for reason in STALL_REASONS)
     out(f'std::printf("{fields}", {values});',
-        f'for (int b = 0; b < {bins}; b++) std::printf(" hist%d=%llu", b, '
-        "(unsigned long long)hist[b]);", 'std::printf("\\n");', "std::fflush(stdout);",
-        indent=2)
+        'for (int b = 0; b < BINS; b++) std::printf(" hist%d=%llu", b, '
+        "(unsigned long long)histogram[b]);",
+        "for (int k = 0; k < LENGTHS; k++) {",
+        "    uint64_t count = 0;",
+        "    for (const Lane& lane : lanes) count += lane.lengths[k];",
+        '    if (count) std::printf(" len%d=%llu", k, (unsigned long long)count);',
+        "}", 'std::printf("\\n");', "std::fflush(stdout);", indent=2)
     out("    }", "")
     out("    void print_counts() {")
     if link_counters is not None:

@@ -37,6 +37,14 @@ ROLES = ("network", "internal", "pe")
 #: its routers (:mod:`twinnet.hdl.network`): with every router counting in as many bits as the
 #: total, none saturates before the total does.
 DROP_COUNT_WIDTH = 32
+#: Bad framing a PE port drops and counts (:class:`twinnet.hdl.router.input_unit.InputUnit`):
+#: ``stray``, a body or tail flit with no packet open (the flit is dropped); ``cut``, a head
+#: while a packet is open (the open packet is closed by an aborting tail); ``long``, a packet
+#: still open after ``max_packet_length`` flits (its last one written becomes an aborting
+#: tail and the rest of it, up to the PE's tail, is dropped).
+FRAMING_ERRORS = ("stray", "cut", "long")
+#: Bits of each framing counter of a PE port; each saturates at its largest value.
+FRAMING_COUNT_WIDTH = 16
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,9 @@ class RouterConfig:
     Parameters:
         flit_width: bits of one flit (>= 1). The head flit must also hold the routing header
             (checked by :class:`twinnet.hdl.flit.FlitFormat` once the routing is known).
-        packet_length: flits per packet, L (>= 1). All packets have this length.
+        max_packet_length: the most flits a packet may have, L (>= 1). Packets have 1 to L
+            flits, framed by the first and last marks (a one-flit packet is head and tail at
+            once); flow control reserves room for L flits per packet (``docs/router.md``).
         ports: the ports, a sequence of :class:`PortConfig` (at least one); port ``i`` is
             input ``i`` and output ``i``. Every buffer holds at least L flits, 2L on bubble
             ports.
@@ -123,7 +133,7 @@ class RouterConfig:
     """
 
     flit_width: int
-    packet_length: int
+    max_packet_length: int
     ports: tuple[PortConfig, ...]
     source_width: int = 0
     kind_width: int = 0
@@ -138,7 +148,7 @@ class RouterConfig:
 
     def __post_init__(self):
         checks.check_int("flit_width", self.flit_width, minimum=1)
-        checks.check_int("packet_length", self.packet_length, minimum=1)
+        checks.check_int("max_packet_length", self.max_packet_length, minimum=1)
         checks.check_int("source_width", self.source_width, minimum=0)
         checks.check_int("kind_width", self.kind_width, minimum=0)
         checks.check_int("drop_count_width", self.drop_count_width, minimum=1, maximum=64)
@@ -164,13 +174,13 @@ class RouterConfig:
         for index, port in enumerate(ports):
             if not isinstance(port, PortConfig):
                 raise TypeError(f"ports[{index}] must be a PortConfig, not {port!r}")
-            need = 2 * self.packet_length if port.bubble else self.packet_length
+            need = 2 * self.max_packet_length if port.bubble else self.max_packet_length
             if port.buffer_depth < need:
                 why = ("two packets (bubble port)" if port.bubble
                        else "one packet (virtual cut-through)")
                 raise ValueError(
                     f"ports[{index}].buffer_depth must be >= {need} flits to hold {why} of "
-                    f"packet_length {self.packet_length}, not {port.buffer_depth}")
+                    f"max_packet_length {self.max_packet_length}, not {port.buffer_depth}")
 
     # Derived values.
 
@@ -224,7 +234,7 @@ class RouterConfig:
 
     def to_dict(self) -> dict:
         """The parameters as written, JSON-ready; :meth:`from_dict` inverts it."""
-        return {"flit_width": self.flit_width, "packet_length": self.packet_length,
+        return {"flit_width": self.flit_width, "max_packet_length": self.max_packet_length,
                 "ports": [port.to_dict() for port in self.ports],
                 "source_width": self.source_width, "kind_width": self.kind_width,
                 "drop_count_width": self.drop_count_width, "pipeline": self.pipeline,
@@ -235,7 +245,7 @@ class RouterConfig:
     @classmethod
     def from_dict(cls, values: dict) -> "RouterConfig":
         """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
-        allowed = {"flit_width", "packet_length", "ports", "source_width", "kind_width",
+        allowed = {"flit_width", "max_packet_length", "ports", "source_width", "kind_width",
                    "drop_count_width", "pipeline", "allocator", "iterations",
                    "switch_inputs", "hold", "ejection_lanes", "stall_counters"}
         unknown = set(values) - allowed

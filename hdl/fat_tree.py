@@ -66,7 +66,7 @@ def router(network: FatTreeNetworkConfig, stage: int, half: str | None, *,
              for port in external]
     ports += [PortConfig("internal", network.vcs, network.depth, name=internal_label(j))
               for j in range(r)]
-    config = RouterConfig(network.flit_width, network.packet_length, tuple(ports),
+    config = RouterConfig(network.flit_width, network.max_packet_length, tuple(ports),
                           source_width=index_width(tree.terminal_count),
                           drop_count_width=DROP_COUNT_WIDTH, **network.microarchitecture,
                           stall_counters=stall_counters)

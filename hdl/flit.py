@@ -1,8 +1,9 @@
 """Flit, header and port layouts — the one place that defines what travels on the wires.
 
-Packets have a fixed length of L flits (``RouterConfig.packet_length``). Every flit carries
-``flit_width`` bits of ``data``; the first flit of a packet (the *head*) interprets its data as
-:meth:`FlitFormat.head_layout`, lowest bits first:
+A packet has 1 to L flits (L is ``RouterConfig.max_packet_length``), framed by two marks that
+travel with every flit: ``first`` on its first flit (the *head*), ``last`` on its last (the
+*tail*); a one-flit packet has both. Every flit carries ``flit_width`` bits of ``data``; the
+head interprets its data as :meth:`FlitFormat.head_layout`, lowest bits first:
 
 ========== ============================================================================
 field      contents
@@ -21,13 +22,18 @@ as a JSON-ready dict so that tools can drive the generated Verilog without readi
 Two kinds of port carry flits:
 
 * A **link** (network or internal role) is a :class:`LinkSignature`: ``flit`` goes forward, a
-  stream without ready whose payload is ``data``, ``first``, ``last`` and the ``vc`` tag (valid
-  means one flit this cycle); ``credit`` goes backward, a channel without ready whose payload is
-  a VC tag (valid means one buffer slot of that VC was freed). A sender keeps one counter per VC,
-  starting at the partner's buffer depth, and never sends a flit on a VC without a credit.
+  stream without ready whose payload is ``data``, ``first``, ``last``, ``abort`` and the ``vc``
+  tag (valid means one flit this cycle); ``credit`` goes backward, a channel without ready whose
+  payload is a VC tag (valid means one buffer slot of that VC was freed). A sender keeps one
+  counter per VC, starting at the partner's buffer depth, and never sends a flit on a VC without
+  a credit.
 * A **PE port** is a pair of valid/ready streams (:func:`pe_in_signature` into the router,
-  :func:`pe_out_signature` out of it) of whole packets with ``first``/``last`` marks; the PE
-  needs no credit logic.
+  :func:`pe_out_signature` out of it) of packets with ``first``/``last`` marks; the PE needs no
+  credit logic.
+
+``abort`` is set on the tail of a packet that its source router cut short because the PE that
+sent it broke the framing (:class:`twinnet.hdl.router.input_unit.InputUnit`): the packet's
+flits already on their way are delivered with it, and its receiver discards the packet.
 """
 
 from dataclasses import dataclass
@@ -39,7 +45,7 @@ from amaranth.lib.wiring import In, Out
 
 from twinnet.model.widths import index_width
 
-from .config import RouterConfig
+from .config import FRAMING_COUNT_WIDTH, FRAMING_ERRORS, RouterConfig
 
 
 def vc_shape(vc_count: int):
@@ -49,9 +55,11 @@ def vc_shape(vc_count: int):
 
 
 def link_flit_layout(flit_width: int, vc_count: int) -> data.StructLayout:
-    """Payload of a link's ``flit`` stream: ``data``, ``first``, ``last``, ``vc`` (low to high)."""
+    """Payload of a link's ``flit`` stream: ``data``, ``first``, ``last``, ``abort``, ``vc``
+    (low to high)."""
     return data.StructLayout({"data": unsigned(flit_width), "first": unsigned(1),
-                              "last": unsigned(1), "vc": vc_shape(vc_count)})
+                              "last": unsigned(1), "abort": unsigned(1),
+                              "vc": vc_shape(vc_count)})
 
 
 def pe_in_layout(flit_width: int, vc_count: int) -> data.StructLayout:
@@ -62,9 +70,15 @@ def pe_in_layout(flit_width: int, vc_count: int) -> data.StructLayout:
 
 
 def pe_out_layout(flit_width: int) -> data.StructLayout:
-    """Payload of a PE's ejection stream: ``data``, ``first``, ``last``."""
+    """Payload of a PE's ejection stream: ``data``, ``first``, ``last``, ``abort`` (on a tail:
+    discard the packet, which its source cut short)."""
     return data.StructLayout({"data": unsigned(flit_width), "first": unsigned(1),
-                              "last": unsigned(1)})
+                              "last": unsigned(1), "abort": unsigned(1)})
+
+
+#: A PE port's framing counters: one per kind of :data:`twinnet.hdl.config.FRAMING_ERRORS`.
+framing_layout = data.StructLayout({kind: unsigned(FRAMING_COUNT_WIDTH)
+                                    for kind in FRAMING_ERRORS})
 
 
 def valid_signature(payload_shape) -> wiring.Signature:
@@ -172,7 +186,8 @@ class FlitFormat:
     def describe(self) -> dict:
         """Everything a tool needs to build and read flits, JSON-ready.
 
-        Keys: ``flit_width``, ``packet_length``, ``head`` (fields of the head flit's data, route
+        Keys: ``flit_width``, ``max_packet_length`` (packets have 1 to that many flits),
+        ``head`` (fields of the head flit's data, route
         fields named ``route.<field>``), ``route_width`` and ``ports``: per port its role,
         input/output VC counts, buffer depth, bubble flag, and the payload fields of its input
         (``in``) and output (``out``) streams — the link flit layout for links (plus
@@ -194,7 +209,7 @@ class FlitFormat:
             ports.append(entry)
         return {
             "flit_width": config.flit_width,
-            "packet_length": config.packet_length,
+            "max_packet_length": config.max_packet_length,
             "route_width": self.route_layout.size,
             "head": layout_fields(self.head_layout),
             "ports": ports,

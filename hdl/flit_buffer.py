@@ -38,18 +38,39 @@ class FlitBuffer(Queue):
     project's own, its memory and pointers are reachable by a subclass (:meth:`storage`,
     :meth:`pointers`), so that a proof can follow an entry from its write to its read.
 
+    With ``flag`` (a bit position of the entries), it also keeps that bit of the front entry
+    in a register, ``r_flag``, worked out a cycle ahead from the entry behind the front (a
+    one-bit copy of the memory, read there), so that logic that looks at that bit of the
+    front entry (the split router: "the front flit is a tail") starts from a flip-flop.
+
     Ports (:class:`Queue`'s, a write ignored when full, even with a read), and:
         level: Out(range(depth + 1)) — entries held.
+        r_flag: Out(1) — with ``flag``: bit ``flag`` of the front entry (when ``r_rdy``).
+        r_flag_next: Out(1) — with ``flag``: what ``r_flag`` will be in the next cycle.
     """
 
-    def __init__(self, width: int, depth: int):
-        super().__init__(width, depth, level=Out(range(depth + 1)))
+    @classmethod
+    def check(cls, width: int, depth: int, flag: int | None = None) -> None:
+        super().check(width, depth)
+        if flag is not None:
+            checks.check_int("flag", flag, minimum=0, maximum=width - 1)
+
+    def __init__(self, width: int, depth: int, flag: int | None = None):
+        self.flag = flag
+        super().__init__(width, depth, level=Out(range(depth + 1)), r_flag=Out(1),
+                         r_flag_next=Out(1))
 
     def storage(self, m) -> Memory:
         """The entries, a submodule of ``m``; entry ``(consume + j) mod depth`` is the j-th
         from the front."""
         storage = m.submodules.storage = Memory(shape=self.width, depth=self.depth, init=[])
         return storage
+
+    def flag_storage(self, m) -> Memory:
+        """The copy of the entries' flag bit (with ``flag`` and more than one entry), a
+        submodule of ``m``, addressed as :meth:`storage`."""
+        flags = m.submodules.flags = Memory(shape=1, depth=self.depth, init=[])
+        return flags
 
     def pointers(self) -> tuple[Signal, Signal]:
         """``produce`` (where the next write goes) and ``consume`` (the front entry)."""
@@ -74,4 +95,22 @@ class FlitBuffer(Queue):
             with m.If(step):
                 m.d.sync += pointer.eq(Mux(pointer == self.depth - 1, 0, pointer + 1))
         m.d.sync += self.level.eq(self.level + write - read)
+        if self.flag is not None:
+            self._front_flag(m, write, read, produce, consume)
         return m
+
+    def _front_flag(self, m, write, read, produce, consume) -> None:
+        """``r_flag``: the next front entry's flag bit, from the entry behind the front, the
+        entry written now or the front itself."""
+        incoming = self.w_data[self.flag]
+        if self.depth > 1:
+            flags = self.flag_storage(m)
+            w_port, r_port = flags.write_port(), flags.read_port(domain="comb")
+            m.d.comb += [w_port.addr.eq(produce), w_port.data.eq(incoming), w_port.en.eq(write),
+                         r_port.addr.eq(Mux(consume == self.depth - 1, 0, consume + 1))]
+            behind = Mux(self.level > 1, r_port.data, incoming)
+        else:
+            behind = incoming
+        m.d.comb += self.r_flag_next.eq(Mux(read, behind,
+                                            Mux(self.level != 0, self.r_flag, incoming)))
+        m.d.sync += self.r_flag.eq(self.r_flag_next)

@@ -41,7 +41,7 @@ def router(network: KingNetworkConfig, ports: tuple[str, ...], *,
     configs = tuple(PortConfig("pe", 1, network.depth, name=port) if is_pe(port) else
                     PortConfig("network", network.vc_count, network.depth, bubble=bubble,
                                name=verilog_label(port)) for port in ports)
-    config = RouterConfig(network.flit_width, network.packet_length, configs,
+    config = RouterConfig(network.flit_width, network.max_packet_length, configs,
                           source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH,
                           **network.microarchitecture, stall_counters=stall_counters)
     return Router(config, functools.partial(KingRouteCompute, network=network, ports=ports))

@@ -20,7 +20,10 @@ bus and bits ``[i*W, (i+1)*W)`` of each data bus; the payload buses carry the fi
 ports' own layouts (:func:`twinnet.hdl.flit.pe_in_layout`, ``pe_out_layout``):
 
     pe_in_valid, pe_in_first, pe_in_last: In(P)     pe_in_ready: Out(P)     pe_in_data: In(P*W)
-    pe_out_valid, pe_out_first, pe_out_last: Out(P) pe_out_ready: In(P)     pe_out_data: Out(P*W)
+    pe_out_valid, pe_out_first, pe_out_last, pe_out_abort: Out(P)
+    pe_out_ready: In(P)     pe_out_data: Out(P*W)
+    pe_framing_stray, pe_framing_cut, pe_framing_long: Out(P*16) — each PE port's counters of
+        bad framing (:class:`twinnet.hdl.router.input_unit.InputUnit`), each saturating.
     drop_count: Out(32) — malformed packets dropped at injection, summed over every router:
         exact until the total reaches 2**32 - 1, where it saturates (each router counts in
         :data:`twinnet.hdl.config.DROP_COUNT_WIDTH` bits too, so none saturates before the
@@ -45,7 +48,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from . import flit
-from .config import DROP_COUNT_WIDTH
+from .config import DROP_COUNT_WIDTH, FRAMING_ERRORS
 from .router import Router
 
 
@@ -192,7 +195,10 @@ class Network:
             "pe_out_valid": Out(self.pe_bus(1)),
             "pe_out_first": Out(self.pe_bus(eject["first"])),
             "pe_out_last": Out(self.pe_bus(eject["last"])),
+            "pe_out_abort": Out(self.pe_bus(eject["abort"])),
             "pe_out_data": Out(self.pe_bus(eject["data"])), "pe_out_ready": In(self.pe_bus(1)),
+            **{f"pe_framing_{kind}": Out(self.pe_bus(flit.framing_layout[kind].shape))
+               for kind in FRAMING_ERRORS},
             "drop_count": Out(DROP_COUNT_WIDTH),
         }
         if trace:
@@ -225,7 +231,7 @@ class _TopWriter:
 
     #: The payload fields of a PE port the top's buses carry, after ``valid`` (a field not
     #: named, the injection's ``vc``, keeps its reset value).
-    PE_FIELDS = ("data", "first", "last")
+    PE_FIELDS = ("data", "first", "last", "abort")
 
     def __init__(self, top: Network):
         self.top, self.netlist = top, top.netlist
@@ -287,6 +293,38 @@ class _TopWriter:
                 self.feed(source, (f"out_{link.source_port}", *sub),
                           self.wire(target, (f"in_{link.target_port}", *sub)), width, what)
 
+    def terminals(self) -> dict[str, list[str]]:
+        """Feed every terminal's injection port from the top's PE buses; return the parts of
+        the top's output buses (per bus, one Verilog expression per terminal)."""
+        netlist = self.netlist
+        buses = {bus: [] for bus in ("pe_in_ready", "pe_out_valid", "pe_out_data",
+                                     "pe_out_first", "pe_out_last", "pe_out_abort",
+                                     *(f"pe_framing_{kind}" for kind in FRAMING_ERRORS))}
+        for terminal, attached in enumerate(netlist.terminals):
+            router, what = self.index[attached.router], f"terminal {terminal}"
+            inject, eject = f"in_{attached.port}", f"out_{attached.port}"
+            self.feed(router, (inject, "valid"),
+                      f"{self.element('pe_in_valid', terminal)} & ~rst", 1, what)
+            self.feed(router, (eject, "ready"), self.element("pe_out_ready", terminal), 1, what)
+            _, size, init, layout = self.port(router, (inject, "payload"))
+            parts = []  # the payload's fields from the buses, lowest bit first
+            for field_name, place in sorted(layout, key=lambda item: item[1].offset):
+                if field_name in self.PE_FIELDS:
+                    parts.append(self.element(f"pe_in_{field_name}", terminal))
+                else:
+                    parts.append(_constant(init >> place.offset, place.width))
+            self.feed(router, (inject, "payload"), _concatenation(parts), size, what)
+            buses["pe_in_ready"].append(f"({self.wire(router, (inject, 'ready'))} & ~rst)")
+            buses["pe_out_valid"].append(self.wire(router, (eject, "valid")))
+            framing = self.wire(router, (f"framing_{attached.port}",))
+            for kind in FRAMING_ERRORS:
+                buses[f"pe_framing_{kind}"].append(_bits(framing, flit.framing_layout[kind]))
+            payload = self.wire(router, (eject, "payload"))
+            for field_name, place in self.port(router, (eject, "payload"))[3]:
+                if field_name in self.PE_FIELDS:
+                    buses[f"pe_out_{field_name}"].append(_bits(payload, place))
+        return buses
+
     def text(self, name: str) -> str:
         netlist, top = self.netlist, self.top
         for index, instance in enumerate(netlist.routers):
@@ -297,28 +335,7 @@ class _TopWriter:
                           len(static), f"router {instance.label}'s constants")
         for link in netlist.links:
             self.connect(link)
-        buses = {bus: [] for bus in ("pe_in_ready", "pe_out_valid", "pe_out_data",
-                                     "pe_out_first", "pe_out_last")}
-        for terminal, attached in enumerate(netlist.terminals):
-            router, what = self.index[attached.router], f"terminal {terminal}"
-            inject, eject = f"in_{attached.port}", f"out_{attached.port}"
-            self.feed(router, (inject, "valid"), self.element("pe_in_valid", terminal), 1, what)
-            self.feed(router, (eject, "ready"), self.element("pe_out_ready", terminal), 1, what)
-            _, size, init, layout = self.port(router, (inject, "payload"))
-            parts = []  # the payload's fields from the buses, lowest bit first
-            for field_name, place in sorted(layout, key=lambda item: item[1].offset):
-                if field_name in self.PE_FIELDS:
-                    parts.append(self.element(f"pe_in_{field_name}", terminal))
-                else:
-                    parts.append(_constant(init >> place.offset, place.width))
-            self.feed(router, (inject, "payload"), _concatenation(parts), size, what)
-            buses["pe_in_ready"].append(self.wire(router, (inject, "ready")))
-            buses["pe_out_valid"].append(self.wire(router, (eject, "valid")))
-            payload = self.wire(router, (eject, "payload"))
-            for field_name, place in self.port(router, (eject, "payload"))[3]:
-                if field_name in self.PE_FIELDS:
-                    buses[f"pe_out_{field_name}"].append(_bits(payload, place))
-
+        buses = self.terminals()
         lines = [f"module {name}(clk, rst, " +
                  ", ".join(port for port, _, _ in module_ports(top)) + ");",
                  "  input clk;", "  input rst;"]

@@ -14,11 +14,15 @@ first all-pairs destination are per-terminal constants computed from the model; 
 a mixed-radix counter. Random bits come from xorshift32 generators seeded from ``seed`` and the
 terminal number at reset.
 
-A packet carries, in its head flit, the destination's route fields, the source and a payload of
-the sequence number of the packet among those from its source to its destination and a
-``measured`` bit (packets created while ``measure`` is
-high); flit 1 holds the cycle the head was accepted and the cycles the packet queued at its
-source (``time_bits`` bits each); flits 2… hold a word derived from (source, sequence, flit).
+A packet has 1 to L flits (L: the routers' ``max_packet_length``), its length drawn per
+packet as it is created from a mix of up to :data:`twinnet.model.traffic.LENGTH_CLASSES`
+classes, each a range of lengths (controls ``length_lo_<k>``, ``length_hi_<k>``: uniform
+within; ``length_cut_<k>``: class k is taken when 16 random bits fall below it and below no
+earlier class's, so the cuts are cumulative shares × 65,536), as BookSim's ``packet_size`` and
+``packet_size_rate``. It carries, in its head flit, the destination's route fields, the source
+and a payload of the sequence number of the packet among those from its source to its
+destination, a ``measured`` bit (packets created while ``measure`` is high) and its length
+less one; flits 1… hold a word derived from (source, sequence, flit).
 
 A **sink** checks every packet it receives: its route fields are the sink's terminal
 (``wrong_destination``), its sequence number is the next one from that source
@@ -26,11 +30,17 @@ A **sink** checks every packet it receives: its route fields are the sink's term
 each source and sink, kept across resets so that runs can follow each other once the network
 has drained; under adaptive routing, where a pair's packets may overtake each other, see
 below), flits 2… are intact (``corrupt``),
-first/last marks are where the packet length puts them (``framing``). For measured packets
-it sums the network latency (head accepted → head ejected) and the total latency (created →
-head ejected), keeps the largest and a histogram of the network latency by powers of two (bin
-i counts latencies of i significant bits). Exactly once, in order per pair: every packet's
-sequence number is the next of its pair, and ``received == injected``.
+first/last marks are where the packet's length puts them (``framing``), and no packet was cut
+short on its way (``aborted``: its tail's abort mark, which a source here never causes).
+Latencies need no time stamps in the packets: for its measured unicast packets each source
+sums the cycles their heads were accepted (``injected_time_sum``) and the cycles they queued
+before (``queued_sum``), each sink the cycles their heads were ejected (``ejected_time_sum``),
+all modulo 2**48: once every measured packet has arrived, the network latencies sum to
+``ejected_time_sum - injected_time_sum`` (head accepted → head ejected) and the total
+latencies to that plus ``queued_sum`` (created → head ejected), whatever the packets'
+lengths. (Each packet's own latency is what an engine that sees the terminals measures: the
+C++ program of :mod:`twinnet.gen.traffic_cpp`.) Exactly once, in order per pair: every
+packet's sequence number is the next of its pair, and ``received == injected``.
 
 Where a pair's packets may pass each other (``ordered=False``: adaptive routing, a fat tree
 with several VCs) the sinks do not expect an order. Instead every
@@ -59,7 +69,7 @@ source's own broadcast sequence. Its copies follow the forwarding rule's fixed t
 so each sink sees a source's broadcasts in order: a sink checks each copy's number against the
 next one it expects from that source (``out_of_order``: a lost or duplicated copy), its PE
 field against its own (``wrong_destination``), its flits as any packet's (``corrupt``,
-``framing``), and counts it on ``copies`` instead of ``received``; sources count the
+``framing``, ``aborted``), and counts it on ``copies`` instead of ``received``; sources count the
 broadcasts they inject on ``broadcasts`` (also on ``injected``; the measured ones also on
 ``broadcasts_measured``). Once the network has
 drained, ``copies`` must be ``broadcasts`` times the copies of one broadcast (a copy at the
@@ -72,7 +82,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, ResetSignal, Signal, unsigned
 from amaranth.lib import data, fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from twinnet.model.traffic import FIXED, PATTERNS
+from twinnet.model.traffic import FIXED, LENGTH_CLASSES, PATTERNS
 from twinnet.model.widths import index_width
 
 from .adders import sum_tree
@@ -82,9 +92,6 @@ from .network import Network, instantiate
 #: Width of every per-terminal counter, and of the harness's sums.
 COUNT_WIDTH = 32
 SUM_WIDTH = 48
-#: Bins of the latency histogram (bin i: latencies of i significant bits; the last bin takes
-#: every longer one).
-HISTOGRAM_BINS = 16
 RATE_BITS = 16
 #: Width of ``stall_max``: a sink's stall bursts last at most 2**16 - 1 cycles.
 STALL_BITS = 16
@@ -92,16 +99,13 @@ STALL_BITS = 16
 #: the index here), to show that the sinks catch them: ``misroute`` rewrites the destination
 #: of the first packet ejected there to terminal 1's (a packet delivered at the wrong
 #: terminal), ``duplicate`` makes its source send its first packet twice, ``corrupt`` flips a
-#: bit of flit 2 of the first packet ejected there (packets of at least 3 flits).
+#: bit of flit 1 of the first packet of two flits or more ejected there.
 FAULTS = ("none", "misroute", "duplicate", "corrupt")
 _HASH = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D)
-#: An entry of a source's queue: the cycle the packet was created (low bits of ``now``) and
-#: whether it is measured.
-QUEUE_ENTRY = data.StructLayout({"birth": unsigned(16), "measured": unsigned(1)})
 
 
 def body_word(source, seq, index, width: int):
-    """Flit ``index`` (>= 2) of a packet: a word derived from its source and sequence number,
+    """Flit ``index`` (>= 1) of a packet: a word derived from its source and sequence number,
     so that a corrupted, lost or swapped flit is noticed (the same expression in Python and in
     hardware)."""
     return ((source * _HASH[0]) ^ (seq * _HASH[1]) ^ (index * _HASH[2])) & ((1 << width) - 1)
@@ -127,19 +131,11 @@ def _field(view, path: tuple[str, ...]):
     return view
 
 
-def _max_tree(values):
-    values = list(values)
-    while len(values) > 1:
-        values = [Mux(a > b, a, b) for a, b in zip(values[::2], values[1::2])] + \
-                 ([values[-1]] if len(values) % 2 else [])
-    return values[0]
-
-
 class TrafficFormat:
     """What a source and a sink agree on: the head flit's layout (of the network's routers),
-    the terminal digits, the packet length, the sequence and time field widths, and whether
-    packets may be broadcasts (``broadcast``: the route has a ``broadcast`` field; see the
-    module docstring).
+    the terminal digits, the longest packet, the sequence and length field widths, and
+    whether packets may be broadcasts (``broadcast``: the route has a ``broadcast`` field; see
+    the module docstring).
 
     Parameters:
         head_layout: the routers' head flit layout (``FlitFormat.head_layout``).
@@ -147,37 +143,39 @@ class TrafficFormat:
             ``(path, radix)`` (e.g. ``(("pe",), 2)``, ``(("node", "o2"), 4)``): terminal
             ``t = d0 + r0 * (d1 + r1 * (d2 + …))``.
         terminals: P.
-        packet_length: flits per packet (at least 2: flit 1 carries the time stamps).
+        max_packet_length: L, the routers' longest packet (>= 1).
         ordered: each pair's packets arrive in order (one path on one VC per hop); False:
             they may overtake each other and the sums of packet hashes are kept instead.
     """
 
     def __init__(self, head_layout: data.StructLayout, digits, terminals: int,
-                 packet_length: int, ordered: bool = True):
-        if packet_length < 2:
-            raise ValueError(f"packet_length must be >= 2 for traffic in hardware (flit 1 "
-                             f"carries the time stamps), not {packet_length}")
+                 max_packet_length: int, ordered: bool = True):
         self.head_layout, self.digits = head_layout, list(digits)
-        self.terminals, self.packet_length = terminals, packet_length
+        self.terminals, self.max_packet_length = terminals, max_packet_length
         self.route_layout = head_layout["route"].shape
         self.flit_width = head_layout.size
         self.source_width = head_layout["source"].shape.width
         payload = head_layout["payload"].shape.width
-        self.seq_bits = payload - 1
+        #: Bits of a packet's length less one (0 … L - 1), and of a length (1 … L).
+        self.length_bits = index_width(max_packet_length)
+        self.size_bits = index_width(max_packet_length + 1)
+        self.seq_bits = payload - 1 - self.length_bits
         if self.seq_bits < 4:
             raise ValueError(f"the head flit leaves {payload} payload bits; traffic in "
-                             "hardware needs at least 5 (a 4-bit sequence number and the "
-                             "measured bit)")
+                             f"hardware needs at least {5 + self.length_bits} (a 4-bit "
+                             f"sequence number, the measured bit and {self.length_bits} of "
+                             "length)")
         self.ordered = ordered
-        self.time_bits = min(16, self.flit_width // 2)
-        #: The head flit's ``payload``: the packet's sequence number and its measured bit.
+        #: The head flit's ``payload``: the packet's sequence number, its measured bit and its
+        #: length less one.
         self.payload_layout = data.StructLayout({"seq": unsigned(self.seq_bits),
-                                                 "measured": unsigned(1)})
-        #: Flit 1's low bits: the cycle the head was accepted and the cycles the packet
-        #: queued at its source.
-        self.stamps_layout = data.StructLayout({"injected_at": unsigned(self.time_bits),
-                                                "queued": unsigned(self.time_bits)})
-        self.index_bits = index_width(packet_length)
+                                                 "measured": unsigned(1),
+                                                 "length": unsigned(self.length_bits)})
+        #: An entry of a source's queue: the cycle the packet was created, whether it is
+        #: measured and its length less one.
+        self.queue_entry = data.StructLayout({"birth": unsigned(32), "measured": unsigned(1),
+                                              "length": unsigned(self.length_bits)})
+        self.index_bits = self.length_bits
         self.broadcast = "broadcast" in self.route_layout.members
         # A copy must arrive at the PE a broadcast's route names (the king family's
         # ``route.pe``, with several PEs per router).
@@ -228,11 +226,15 @@ class TrafficSource(wiring.Component):
             "enable": In(1), "measure": In(1), "rate": In(RATE_BITS), "pattern": In(4),
             "hotspot_rate": In(RATE_BITS), "seed": In(32), "now": In(32),
             "onoff": In(1), "turn_on": In(RATE_BITS), "turn_off": In(RATE_BITS),
+            **{f"length_{bound}_{k}": In(fmt.size_bits) for k in range(LENGTH_CLASSES)
+               for bound in ("lo", "hi")},
+            **{f"length_cut_{k}": In(RATE_BITS + 1) for k in range(LENGTH_CLASSES)},
             "replay": In(1),
             "valid": Out(1), "ready": In(1), "first": Out(1), "last": Out(1),
             "data": Out(fmt.flit_width),
             "created": Out(COUNT_WIDTH), "created_measured": Out(COUNT_WIDTH),
             "overflowed": Out(COUNT_WIDTH), "injected": Out(COUNT_WIDTH),
+            "injected_time_sum": Out(SUM_WIDTH), "queued_sum": Out(SUM_WIDTH),
             "sent_hash": Out(32), "replayed": Out(1),
             **({"broadcast_rate": In(RATE_BITS + 1), "broadcasts": Out(COUNT_WIDTH),
                 "broadcasts_measured": Out(COUNT_WIDTH)} if fmt.broadcast else {}),
@@ -254,7 +256,9 @@ class TrafficSource(wiring.Component):
     def _random(self, m) -> list:
         """The xorshift lanes, seeded per source at reset."""
         constants, fmt = self.constants, self.fmt
-        lanes = 2 + (len(fmt.digits) * 16 + 31) // 32
+        # Lanes 0 and 1: creation, on/off, hot spot, broadcast; then the destination digits;
+        # the last: the packet's length.
+        lanes = 3 + (len(fmt.digits) * 16 + 31) // 32
         random = []
         for lane in range(lanes):
             state = Signal(32, name=f"random{lane}", reset_less=True)
@@ -286,10 +290,11 @@ class TrafficSource(wiring.Component):
         m.d.sync += on.eq(Mux(ResetSignal(), 0, on ^ flip))
         create = (self.enable & may_create & (random[0][:16] < self.rate)
                   & (on | ~self.onoff))
-        queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=QUEUE_ENTRY.size,
+        queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=self.fmt.queue_entry.size,
                                                            depth=self.queue_depth)
-        entry = data.View(QUEUE_ENTRY, queue.w_data)
+        entry = data.View(self.fmt.queue_entry, queue.w_data)
         m.d.comb += [entry.birth.eq(self.now), entry.measured.eq(self.measure),
+                     entry.length.eq(self._length(m, random[-1]) - 1),
                      queue.w_en.eq(create)]
         with m.If(create & queue.w_rdy):
             m.d.sync += [self.created.eq(self.created + 1),
@@ -297,6 +302,20 @@ class TrafficSource(wiring.Component):
         with m.If(create & ~queue.w_rdy):
             m.d.sync += self.overflowed.eq(self.overflowed + 1)
         return create, queue, fixed, fixed_index, pairs_left
+
+    def _length(self, m, bits):
+        """A packet's length: the class of the first cut above 16 random bits of ``bits``
+        (the last class if none), then a length of its range from 16 more."""
+        lo, span = Signal(self.fmt.size_bits), Signal(self.fmt.size_bits)
+        for k in reversed(range(LENGTH_CLASSES)):
+            low, high = getattr(self, f"length_lo_{k}"), getattr(self, f"length_hi_{k}")
+            last = k == LENGTH_CLASSES - 1
+            with m.If(Const(1, 1) if last else bits[:16] < getattr(self, f"length_cut_{k}")):
+                m.d.comb += [lo.eq(low), span.eq(high - low + 1)]
+        # (The statements of lower classes come later and win.)
+        chosen = Signal(self.fmt.size_bits)
+        m.d.comb += chosen.eq(lo + ((bits[16:32] * span) >> 16))
+        return chosen
 
     def _destination(self, m, random, fixed, fixed_index):
         """The destination of the next packet. Returns (it, "it is not the source itself",
@@ -335,8 +354,7 @@ class TrafficSource(wiring.Component):
         replaying = Signal()
         destination = Signal(fmt.route_layout)
         seq = Signal(fmt.seq_bits)
-        birth = Signal(QUEUE_ENTRY["birth"].shape)
-        measured = Signal()
+        packet = Signal(fmt.queue_entry)  # the packet being sent: birth, measured, length
         # Per destination, the sequence number of the next packet (kept across resets, as the
         # sinks keep theirs).
         m.submodules.next_seq = next_seq = memory.Memory(shape=fmt.seq_bits,
@@ -344,7 +362,7 @@ class TrafficSource(wiring.Component):
         read, write = next_seq.read_port(domain="comb"), next_seq.write_port()
         m.d.comb += [read.addr.eq(fmt.terminal_of(chosen)), write.addr.eq(read.addr),
                      write.data.eq(read.data + 1)]
-        taken = data.View(QUEUE_ENTRY, queue.r_data)
+        taken = data.View(fmt.queue_entry, queue.r_data)
         unicast = Const(1, 1) if broadcast is None else ~broadcast
         take = ~busy & queue.r_rdy & (usable if broadcast is None else usable | broadcast)
         with m.If(take):
@@ -354,23 +372,25 @@ class TrafficSource(wiring.Component):
                     m.d.sync += self.sent_hash.eq(self.sent_hash + packet_hash(
                         constants.source, read.addr, read.data)[:32])
             m.d.sync += [busy.eq(1), destination.eq(chosen), seq.eq(read.data),
-                         birth.eq(taken.birth), measured.eq(taken.measured),
-                         replaying.eq(self.replay & ~self.replayed)]
+                         packet.eq(taken), replaying.eq(self.replay & ~self.replayed)]
             with m.If(pattern_is("all-pairs") & unicast):
                 m.d.sync += pair.eq(self._next_terminal(pair, m))
+        sending = Const(0, 1)  # the packet being sent is a broadcast
         if broadcast is not None:
-            self._broadcast(m, take & broadcast, destination, seq, busy, measured)
+            sending = self._broadcast(m, take & broadcast, destination, seq, busy,
+                                      packet.measured)
         with m.If(create & queue.w_rdy & pattern_is("all-pairs")):
             m.d.sync += pairs_left.eq(pairs_left - 1)
         with m.If(ResetSignal()):
             m.d.sync += [pairs_left.eq(fmt.terminals - 1), pair.eq(constants.first_pair)]
-        self._flits(m, busy, replaying, destination, seq, birth, measured)
+        self._flits(m, busy, replaying, destination, seq, packet, sending)
 
     def _broadcast(self, m, taken, destination, seq, busy, measured) -> None:
         """``taken``: the packet taken from the queue now is a broadcast: its route and the
         next number of the source's broadcast sequence (a register kept across resets, as the
         sinks keep theirs); ``broadcasts`` (and ``broadcasts_measured`` if ``measured``)
-        counts it once sent. (Its statements follow the unicast ones, so they win.)"""
+        counts it once sent. (Its statements follow the unicast ones, so they win.) Returns
+        "the packet being sent is a broadcast"."""
         fmt = self.fmt
         next_broadcast = Signal(fmt.seq_bits, reset_less=True)
         sending = Signal()  # the packet being sent is a broadcast
@@ -382,37 +402,36 @@ class TrafficSource(wiring.Component):
         with m.If(busy & self.ready & self.last & sending):
             m.d.sync += [self.broadcasts.eq(self.broadcasts + 1),
                          self.broadcasts_measured.eq(self.broadcasts_measured + measured)]
+        return sending
 
-    def _flits(self, m, busy, replaying, destination, seq, birth, measured) -> None:
-        """The flits of the packet being sent: the head, the time stamps, the body words."""
+    def _flits(self, m, busy, replaying, destination, seq, packet, sending) -> None:
+        """The flits of the packet being sent (``packet``: its queue entry): the head, then
+        the body words; as its head is accepted, a measured unicast packet's time and wait
+        into the sums."""
         constants, fmt = self.constants, self.fmt
         index = Signal(fmt.index_bits)
-        stamped = Signal(fmt.stamps_layout)
         head = Signal(fmt.head_layout)
         tag = data.View(fmt.payload_layout, head.payload)
         m.d.comb += [head.route.eq(destination), head.source.eq(constants.source),
-                     tag.seq.eq(seq), tag.measured.eq(measured)]
-        wait = (self.now[:len(birth)] - birth)[:len(birth)]
-        limit = (1 << fmt.time_bits) - 1
+                     tag.seq.eq(seq), tag.measured.eq(packet.measured),
+                     tag.length.eq(packet.length)]
         m.d.comb += [
             self.valid.eq(busy),
             self.first.eq(index == 0),
-            self.last.eq(index == fmt.packet_length - 1),
+            self.last.eq(index == packet.length),
         ]
-        with m.Switch(index):
-            with m.Case(0):
-                m.d.comb += self.data.eq(head)
-            with m.Case(1):
-                m.d.comb += self.data.eq(stamped)
-            with m.Default():
-                m.d.comb += self.data.eq(body_word(constants.source, seq, index, fmt.flit_width))
+        with m.If(index == 0):
+            m.d.comb += self.data.eq(head)
+        with m.Else():
+            m.d.comb += self.data.eq(body_word(constants.source, seq, index, fmt.flit_width))
         with m.If(~busy):
             m.d.sync += index.eq(0)
         with m.If(busy & self.ready):
             m.d.sync += index.eq(index + 1)
-            with m.If(index == 0):
-                m.d.sync += [stamped.injected_at.eq(self.now),
-                             stamped.queued.eq(Mux(wait > limit, limit, wait))]
+            with m.If((index == 0) & packet.measured & ~sending):
+                m.d.sync += [
+                    self.injected_time_sum.eq(self.injected_time_sum + self.now),
+                    self.queued_sum.eq(self.queued_sum + (self.now - packet.birth)[:32])]
             with m.If(self.last):
                 m.d.sync += [busy.eq(0), self.injected.eq(self.injected + 1)]
                 with m.If(replaying):
@@ -443,21 +462,20 @@ class TrafficSink(wiring.Component):
             "seed": In(32), "refuse_rate": In(RATE_BITS), "stall_start": In(RATE_BITS),
             "stall_max": In(STALL_BITS), "refused": Out(COUNT_WIDTH),
             "valid": In(1), "ready": Out(1), "first": In(1), "last": In(1),
+            # (The abort mark; a port named ``abort`` would clash with C's in Verilator's model.)
+            "cut_short": In(1),
             "data": In(fmt.flit_width),
             "received": Out(COUNT_WIDTH), "received_measured": Out(COUNT_WIDTH),
-            "flits_measured": Out(COUNT_WIDTH),
-            "latency_sum": Out(SUM_WIDTH), "total_latency_sum": Out(SUM_WIDTH),
-            "latency_max": Out(fmt.time_bits),
-            "histogram": Out(data.ArrayLayout(unsigned(COUNT_WIDTH), HISTOGRAM_BINS)),
+            "flits_measured": Out(COUNT_WIDTH), "ejected_time_sum": Out(SUM_WIDTH),
             "wrong_destination": Out(COUNT_WIDTH), "out_of_order": Out(COUNT_WIDTH),
             "corrupt": Out(COUNT_WIDTH), "framing": Out(COUNT_WIDTH),
+            "aborted": Out(COUNT_WIDTH),
             "received_hash": Out(32),
             **({"copies": Out(COUNT_WIDTH)} if fmt.broadcast else {}),
         })
 
     def elaborate(self, platform):
         m, fmt = Module(), self.fmt
-        width, time_bits = fmt.flit_width, fmt.time_bits
         # Per source, the sequence number of the next packet expected (kept across resets).
         m.submodules.expected = expected = memory.Memory(shape=fmt.seq_bits,
                                                          depth=fmt.terminals, init=[])
@@ -471,12 +489,6 @@ class TrafficSink(wiring.Component):
         head = data.View(fmt.head_layout, self.data)
         tag = data.View(fmt.payload_layout, head.payload)
         seq = tag.seq
-        open_ = Signal()
-        index = Signal(fmt.index_bits)
-        source = Signal(fmt.source_width)
-        packet_seq = Signal(fmt.seq_bits)
-        measured = Signal()
-        head_time = Signal(time_bits)
         m.d.comb += [read.addr.eq(head.source), write.addr.eq(head.source),
                      write.data.eq(seq + 1)]
         in_order = seq == read.data if fmt.ordered else Const(1, 1)
@@ -485,54 +497,58 @@ class TrafficSink(wiring.Component):
         copy, in_order, right = (self._copy_checks(m, head, seq, valid & self.first, in_order,
                                                    right, write)
                                  if fmt.broadcast else (None, in_order, right))
+        is_copy = head.route.broadcast if fmt.broadcast else Const(0, 1)
 
         with m.If(valid & self.measure):
             m.d.sync += self.flits_measured.eq(self.flits_measured + 1)
+        packet = Signal(data.StructLayout({
+            "open": 1, "index": fmt.index_bits, "length": fmt.length_bits,
+            "source": fmt.source_width, "seq": fmt.seq_bits, "measured": 1}))
         with m.If(valid & self.first):
             if copy is None:
                 m.d.comb += write.en.eq(1)
             m.d.sync += [
-                open_.eq(1), index.eq(1), source.eq(head.source), packet_seq.eq(seq),
-                measured.eq(tag.measured), head_time.eq(self.now[:time_bits]),
-                self.framing.eq(self.framing + (open_ | self.last)),
+                packet.open.eq(~self.last), packet.index.eq(1), packet.length.eq(tag.length),
+                packet.source.eq(head.source), packet.seq.eq(seq),
+                packet.measured.eq(tag.measured),
+                # A head inside a packet, or a head whose tail mark its length does not put.
+                self.framing.eq(self.framing + (packet.open | (self.last != (tag.length == 0)))),
                 self.wrong_destination.eq(self.wrong_destination + ~right),
                 self.out_of_order.eq(self.out_of_order + ~in_order),
             ]
+            with m.If(tag.measured & ~is_copy):
+                m.d.sync += self.ejected_time_sum.eq(self.ejected_time_sum + self.now)
+            with m.If(self.last):
+                self._count(m, is_copy, tag.measured)
             if not fmt.ordered:
                 own = fmt.terminal_of(self.constants.own)
                 hashed = self.received_hash + packet_hash(head.source, own, seq)[:32]
-                m.d.sync += self.received_hash.eq(
-                    hashed if copy is None else Mux(head.route.broadcast, self.received_hash,
-                                                    hashed))
+                m.d.sync += self.received_hash.eq(Mux(is_copy, self.received_hash, hashed))
         with m.Elif(valid):
-            with m.If(~open_):
+            with m.If(~packet.open):
                 m.d.sync += self.framing.eq(self.framing + 1)
             with m.Else():
-                expected_last = index == fmt.packet_length - 1
-                m.d.sync += index.eq(index + 1)
-                with m.If(self.last != expected_last):
+                m.d.sync += packet.index.eq(packet.index + 1)
+                with m.If(self.last != (packet.index == packet.length)):
                     m.d.sync += self.framing.eq(self.framing + 1)
                 with m.If(self.last):
-                    m.d.sync += open_.eq(0)
-                    self._count(m, copy, measured)
-                with m.If(index == 1):
-                    self._stamps(m, head_time, measured if copy is None else measured & ~copy)
-                with m.Else():
-                    word = body_word(source, packet_seq, index, width)
-                    m.d.sync += self.corrupt.eq(self.corrupt + (self.data != word))
+                    m.d.sync += packet.open.eq(0)
+                    self._count(m, copy if copy is not None else Const(0, 1), packet.measured)
+                word = body_word(packet.source, packet.seq, packet.index, fmt.flit_width)
+                m.d.sync += self.corrupt.eq(self.corrupt + (self.data != word))
         return m
 
     def _count(self, m, copy, measured) -> None:
-        """A packet's last flit: a unicast packet counts on ``received`` (and
-        ``received_measured``), a broadcast's copy (``copy``, None without broadcasts) on
-        ``copies``."""
-        if copy is None:
-            m.d.sync += [self.received.eq(self.received + 1),
-                         self.received_measured.eq(self.received_measured + measured)]
-            return
-        m.d.sync += [self.received.eq(self.received + ~copy),
-                     self.received_measured.eq(self.received_measured + (measured & ~copy)),
-                     self.copies.eq(self.copies + copy)]
+        """A packet's last flit: a packet cut short on its way (``cut_short``, its abort
+        mark) counts on ``aborted``, else a unicast packet on ``received`` (and
+        ``received_measured``), a broadcast's copy (``copy``) on ``copies``."""
+        kept = ~self.cut_short
+        m.d.sync += [self.aborted.eq(self.aborted + self.cut_short),
+                     self.received.eq(self.received + (kept & ~copy)),
+                     self.received_measured.eq(self.received_measured
+                                               + (kept & measured & ~copy))]
+        if self.fmt.broadcast:
+            m.d.sync += self.copies.eq(self.copies + (kept & copy))
 
     def _copy_checks(self, m, head, seq, arrives, in_order, right, write):
         """With broadcasts: the register ``copy`` (the packet being received is a broadcast's
@@ -576,25 +592,6 @@ class TrafficSink(wiring.Component):
             m.d.sync += stall_left.eq(length)
         m.d.comb += self.ready.eq((stall_left == 0) & (lanes[0][:RATE_BITS] >= self.refuse_rate))
 
-    def _stamps(self, m, head_time, measured):
-        """Flit 1: latencies of a measured packet into the sums, maximum and histogram."""
-        time_bits, layout = self.fmt.time_bits, self.fmt.stamps_layout
-        stamps = data.View(layout, self.data[:layout.size])
-        queued = stamps.queued
-        latency = (head_time - stamps.injected_at)[:time_bits]
-        bin_ = Signal(range(HISTOGRAM_BINS))
-        for bit in range(time_bits):
-            with m.If(latency[bit]):
-                m.d.comb += bin_.eq(min(bit + 1, HISTOGRAM_BINS - 1))
-        with m.If(measured):
-            m.d.sync += [
-                self.latency_sum.eq(self.latency_sum + latency),
-                self.total_latency_sum.eq(self.total_latency_sum + latency + queued),
-                self.latency_max.eq(Mux(latency > self.latency_max, latency,
-                                        self.latency_max)),
-                self.histogram[bin_].eq(self.histogram[bin_] + 1),
-            ]
-
 
 class TrafficHarness(wiring.Component):
     """A network with a :class:`TrafficSource` and a :class:`TrafficSink` on every terminal.
@@ -609,7 +606,8 @@ class TrafficHarness(wiring.Component):
 
     Ports: the controls ``enable``, ``measure``, ``rate``, ``pattern``, ``hotspot_rate``,
     ``seed`` (sampled at reset), ``onoff``, ``turn_on``, ``turn_off`` (the injection process,
-    see :class:`TrafficSource`), ``broadcast_rate`` (with broadcasts), ``refuse_rate``,
+    see :class:`TrafficSource`), ``length_lo_<k>``, ``length_hi_<k>``, ``length_cut_<k>``
+    (the mix of packet lengths), ``broadcast_rate`` (with broadcasts), ``refuse_rate``,
     ``stall_start``, ``stall_max`` (the sinks' back-pressure, see :class:`TrafficSink`) and
     ``fault`` (an index of :data:`FAULTS`); the sums of every terminal's counters
     (:meth:`sums`) plus ``now`` (the cycle count), ``drop_count`` and
@@ -618,9 +616,13 @@ class TrafficHarness(wiring.Component):
     """
 
     SUMS = ("created", "created_measured", "overflowed", "injected", "received",
-            "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
-            "wrong_destination", "out_of_order", "corrupt", "framing", "sent_hash",
-            "received_hash", "refused")
+            "received_measured", "flits_measured", "injected_time_sum", "queued_sum",
+            "ejected_time_sum", "wrong_destination", "out_of_order", "corrupt", "framing",
+            "aborted", "sent_hash", "received_hash", "refused")
+    #: The controls every source takes, as the harness's inputs of the same name.
+    LENGTH_CONTROLS = tuple([f"length_{bound}_{k}" for k in range(LENGTH_CLASSES)
+                             for bound in ("lo", "hi")]
+                            + [f"length_cut_{k}" for k in range(LENGTH_CLASSES)])
     #: The sums added with broadcasts (:attr:`TrafficFormat.broadcast`).
     BROADCAST_SUMS = ("broadcasts", "broadcasts_measured", "copies")
 
@@ -638,9 +640,9 @@ class TrafficHarness(wiring.Component):
                    "refuse_rate": In(RATE_BITS), "stall_start": In(RATE_BITS),
                    "stall_max": In(STALL_BITS),
                    "fault": In(range(len(FAULTS))), "faults": Out(2),
-                   "now": Out(32), "latency_max": Out(fmt.time_bits),
-                   "histogram": Out(data.ArrayLayout(unsigned(SUM_WIDTH), HISTOGRAM_BINS)),
-                   "drop_count": Out(DROP_COUNT_WIDTH)}
+                   "now": Out(32), "drop_count": Out(DROP_COUNT_WIDTH),
+                   **{name: In(self.source.signature.members[name].shape)
+                      for name in self.LENGTH_CONTROLS}}
         if fmt.broadcast:
             members["broadcast_rate"] = In(RATE_BITS + 1)
         members.update({name: Out(SUM_WIDTH) for name in self.sums(fmt)})
@@ -677,6 +679,9 @@ class TrafficHarness(wiring.Component):
                 sink.valid.eq(net.pe_out_valid[terminal]),
                 sink.first.eq(net.pe_out_first[terminal]),
                 sink.last.eq(net.pe_out_last[terminal]),
+                sink.cut_short.eq(net.pe_out_abort[terminal]),
+                *(getattr(source, name).eq(getattr(self, name))
+                  for name in self.LENGTH_CONTROLS),
             ]
             if fmt.broadcast:
                 m.d.comb += source.broadcast_rate.eq(self.broadcast_rate)
@@ -701,11 +706,7 @@ class TrafficHarness(wiring.Component):
             parts = sources if hasattr(sources[0], name) else sinks
             m.d.comb += getattr(self, name).eq(
                 sum_tree([getattr(part, name) for part in parts], SUM_WIDTH))
-        m.d.comb += [self.faults.eq(sources[0].replayed + damaged),
-                     self.latency_max.eq(_max_tree([sink.latency_max for sink in sinks]))]
-        for bin_ in range(HISTOGRAM_BINS):
-            m.d.comb += self.histogram[bin_].eq(
-                sum_tree([sink.histogram[bin_] for sink in sinks], SUM_WIDTH))
+        m.d.comb += self.faults.eq(sources[0].replayed + damaged)
         return m
 
     def _damage(self, m, flit, valid, first):
@@ -714,7 +715,7 @@ class TrafficHarness(wiring.Component):
         was applied."""
         fmt = self.fmt
         done = Signal()
-        position = Signal(range(fmt.packet_length + 1))  # of the flit in its packet
+        position = Signal(range(fmt.max_packet_length + 1))  # of the flit in its packet
         with m.If(valid):
             m.d.sync += position.eq(Mux(first, 1, position + 1))
         damaged = Signal(fmt.flit_width)
@@ -724,7 +725,7 @@ class TrafficHarness(wiring.Component):
             with m.If(first & (self.fault == FAULTS.index("misroute"))):
                 m.d.comb += rewritten.route.eq(fmt.route_layout.const(fmt.route_of(1)))
                 m.d.sync += done.eq(1)
-            with m.If(~first & (position == 2) & (self.fault == FAULTS.index("corrupt"))):
+            with m.If(~first & (position == 1) & (self.fault == FAULTS.index("corrupt"))):
                 m.d.comb += damaged.eq(flit ^ 1)
                 m.d.sync += done.eq(1)
         return damaged, done

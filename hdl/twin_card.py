@@ -43,7 +43,7 @@ def card_router_config(network: TwinNetworkConfig, card: int, *,
         else:
             ports.append(PortConfig("network", vc_count(twin, port), network.depth,
                                     bubble=bubble, name=port_label(port)))
-    return RouterConfig(network.flit_width, network.packet_length, tuple(ports),
+    return RouterConfig(network.flit_width, network.max_packet_length, tuple(ports),
                         source_width=network.source_width,
                         drop_count_width=DROP_COUNT_WIDTH, **network.microarchitecture,
                         stall_counters=stall_counters)

@@ -24,11 +24,11 @@ from . import checks
 from .schema import Choice, Integer, Integers, Parameter, Text, parameter
 from .sizes import (  # noqa: F401 (the limits are part of this module's interface)
     DEFAULT_FLIT_WIDTH,
-    DEFAULT_PACKET_LENGTH,
+    DEFAULT_MAX_PACKET_LENGTH,
     DEFAULT_PIPELINE,
     MAX_BUFFER_DEPTH,
     MAX_FLIT_WIDTH,
-    MAX_PACKET_LENGTH,
+    PACKET_LENGTH_LIMIT,
     RouterSizes,
 )
 from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusConfig, default_configuration
@@ -58,7 +58,7 @@ def _read_configuration(label: str, value) -> str:
 @dataclass(frozen=True)
 class TwinNetworkConfig(RouterSizes):
     """A twin torus (``radices``, ``configuration``, ``mode``: :attr:`topology`) and the sizes
-    of its routers; ``buffer_depth`` ``None`` is ``2 * packet_length`` (bubble mode needs two
+    of its routers; ``buffer_depth`` ``None`` is ``2 * max_packet_length`` (bubble mode needs two
     packets on ring links; elsewhere it lets a link stream back to back). Each field is a
     parameter (:mod:`twinnet.model.schema`); ``n`` and ``k`` are another way to give the
     radices."""

@@ -1,7 +1,8 @@
 """What every family's network configuration shares: the routers' sizes and microarchitecture.
 
 :class:`RouterSizes` is the base of every family's configuration (:mod:`twinnet.model.schema`):
-it declares, once, the parameters ``flit_width``, ``packet_length`` (flits per packet),
+it declares, once, the parameters ``flit_width``, ``max_packet_length`` (the most flits a
+packet may have: packets have 1 to that many),
 ``buffer_depth`` (flits per input VC, ``None`` for the default of two packets),
 ``pipeline`` (the router's zero-load cycles per hop, one of :data:`PIPELINES`) and the
 microarchitecture's knobs ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` and
@@ -16,11 +17,11 @@ from .schema import Choice, Configuration, Integer, parameter
 
 #: The sizes the names leave out.
 DEFAULT_FLIT_WIDTH = 32
-DEFAULT_PACKET_LENGTH = 4
+DEFAULT_MAX_PACKET_LENGTH = 4
 #: Bits per flit: a head flit needs the route and source fields; 1,024 is a generous bus.
 MAX_FLIT_WIDTH = 1024
-#: Flits per packet (002 Table 2 uses 8-phit packets; 003 §7.1 uses 4 flits).
-MAX_PACKET_LENGTH = 64
+#: The largest ``max_packet_length`` (002 Table 2 uses 8-phit packets; 003 §7.1 uses 4 flits).
+PACKET_LENGTH_LIMIT = 64
 #: Widest flit the C++ traffic program (:mod:`twinnet.sim_tb.traffic_program`) carries: a
 #: flit and its first/last/VC bits in 64 bits (the generator writes the program only up to it;
 #: wider networks run their traffic through cocotb).
@@ -92,13 +93,15 @@ class RouterSizes(Configuration):
         DEFAULT_FLIT_WIDTH, Integer(1, MAX_FLIT_WIDTH),
         f"bits per flit, at most {MAX_FLIT_WIDTH} (default {DEFAULT_FLIT_WIDTH}; a head flit "
         "holds the route and source fields)")
-    packet_length: int = parameter(
-        DEFAULT_PACKET_LENGTH, Integer(1, MAX_PACKET_LENGTH),
-        f"flits per packet, at most {MAX_PACKET_LENGTH} (default {DEFAULT_PACKET_LENGTH})")
+    max_packet_length: int = parameter(
+        DEFAULT_MAX_PACKET_LENGTH, Integer(1, PACKET_LENGTH_LIMIT),
+        f"the most flits a packet may have, at most {PACKET_LENGTH_LIMIT} (default "
+        f"{DEFAULT_MAX_PACKET_LENGTH}): the routers carry packets of 1 to this many flits, "
+        "framed by their first and last marks, and their buffers hold this many per packet")
     buffer_depth: int | None = parameter(
         None, Integer(1, MAX_BUFFER_DEPTH),
-        f"flits per input VC, at most {MAX_BUFFER_DEPTH} (default 2 x packet length; at least "
-        "one packet, two where the bubble rule applies)")
+        f"flits per input VC, at most {MAX_BUFFER_DEPTH} (default 2 x the most flits per "
+        "packet; at least one longest packet, two where the bubble rule applies)")
     pipeline: int = parameter(
         DEFAULT_PIPELINE, Integer(min(PIPELINES), max(PIPELINES)),
         "router microarchitecture, by its cycles per hop: 3 (split: allocation and crossbar "
@@ -146,7 +149,7 @@ class RouterSizes(Configuration):
     def check_buffer(values: dict, names: dict, *, bubble: bool) -> None:
         """A buffer (``values["buffer_depth"]``, None: the default) must hold a packet, two
         under the ``bubble`` rule; raises naming ``names["buffer_depth"]``."""
-        depth, length = values.get("buffer_depth"), values["packet_length"]
+        depth, length = values.get("buffer_depth"), values["max_packet_length"]
         if depth is not None:
             need = length * (2 if bubble else 1)
             if depth < need:
@@ -173,7 +176,7 @@ class RouterSizes(Configuration):
     @property
     def depth(self) -> int:
         """Flits per input VC buffer."""
-        return self.buffer_depth if self.buffer_depth is not None else 2 * self.packet_length
+        return self.buffer_depth if self.buffer_depth is not None else 2 * self.max_packet_length
 
     @property
     def microarchitecture(self) -> dict:
@@ -199,9 +202,9 @@ class RouterSizes(Configuration):
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
-        if self.packet_length != DEFAULT_PACKET_LENGTH:
-            suffix += f"_l{self.packet_length}"
-        if self.depth != 2 * self.packet_length:
+        if self.max_packet_length != DEFAULT_MAX_PACKET_LENGTH:
+            suffix += f"_l{self.max_packet_length}"
+        if self.depth != 2 * self.max_packet_length:
             suffix += f"_d{self.depth}"
         if self.pipeline != DEFAULT_PIPELINE:
             suffix += f"_{PIPELINE_NAMES[self.pipeline]}"

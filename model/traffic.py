@@ -123,3 +123,105 @@ def throughput_bound(paths, terminals: int, pattern: str, *, balanced: bool = Fa
     if balanced and peak:
         peak = sum(loads.values()) / len(loads)
     return None if peak == 0 else min(1.0, 1 / peak)
+
+
+#: Most classes of a packet-length mix (the traffic sources hold one set of registers each).
+LENGTH_CLASSES = 4
+
+
+class LengthMix:
+    """Packet lengths drawn independently per packet, as BookSim's ``packet_size`` and
+    ``packet_size_rate``: up to :data:`LENGTH_CLASSES` classes, each a length or a range of
+    lengths ``lo-hi`` (uniform within), with a weight (relative; default 1 each).
+
+    Parameters:
+        classes: ``(lo, hi)`` per class, 1 <= lo <= hi.
+        weights: one non-negative number per class, not all 0 (default: equal).
+
+    Raises ``ValueError`` for anything else, naming the value.
+    """
+
+    def __init__(self, classes, weights=None):
+        classes = [tuple(c) for c in classes]
+        if not 1 <= len(classes) <= LENGTH_CLASSES:
+            raise ValueError(f"{len(classes)} packet lengths or ranges: must be 1 to "
+                             f"{LENGTH_CLASSES}")
+        for lo, hi in classes:
+            if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
+                raise ValueError(f"packet length {lo}-{hi}: must be a length of at least 1, "
+                                 "or a range lo-hi with 1 <= lo <= hi")
+        weights = [1] * len(classes) if weights is None else list(weights)
+        if len(weights) != len(classes):
+            raise ValueError(f"{len(weights)} weights for {len(classes)} packet lengths: give "
+                             "one weight per length or range")
+        for weight in weights:
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+                    or not weight >= 0 or weight == float("inf"):
+                raise ValueError(f"weight {weight}: must be a number of at least 0")
+        if not sum(weights):
+            raise ValueError("the weights are all 0: at least one must be above 0")
+        self.classes = tuple(classes)
+        self.weights = tuple(float(w) for w in weights)
+
+    @classmethod
+    def parse(cls, lengths: str, weights: str | None = None) -> "LengthMix":
+        """From text: ``lengths`` comma-separated lengths and ranges (``4``, ``1,5``,
+        ``1-8``, ``1,4-8``), ``weights`` comma-separated numbers (``1,1``, ``0.9,0.1``)."""
+        classes = []
+        for item in str(lengths).split(","):
+            item = item.strip()
+            lo, _, hi = item.partition("-")
+            try:
+                classes.append((int(lo), int(hi) if hi else int(lo)))
+            except ValueError:
+                raise ValueError(f"{item!r} is not a length or a range lo-hi of lengths") \
+                    from None
+        parsed = None
+        if weights is not None:
+            parsed = []
+            for item in str(weights).split(","):
+                try:
+                    parsed.append(float(item))
+                except ValueError:
+                    raise ValueError(f"weight {item.strip()!r} is not a number") from None
+        return cls(classes, parsed)
+
+    @classmethod
+    def fixed(cls, length: int) -> "LengthMix":
+        """Every packet ``length`` flits long."""
+        return cls([(length, length)])
+
+    @property
+    def longest(self) -> int:
+        return max(hi for _, hi in self.classes)
+
+    def shares(self) -> dict[int, float]:
+        """Length → the share of packets of that length."""
+        total = sum(self.weights)
+        shares: dict[int, float] = {}
+        for (lo, hi), weight in zip(self.classes, self.weights):
+            for length in range(lo, hi + 1):
+                shares[length] = shares.get(length, 0.0) + weight / total / (hi - lo + 1)
+        return dict(sorted(shares.items()))
+
+    def mean(self) -> float:
+        """Mean flits per packet."""
+        return sum(length * share for length, share in self.shares().items())
+
+    def draw(self, rng: random.Random) -> int:
+        """One length, drawn with ``rng``."""
+        lo, hi = rng.choices(self.classes, weights=self.weights)[0]
+        return rng.randint(lo, hi)
+
+    def text(self) -> tuple[str, str]:
+        """The mix as ``(lengths, weights)`` text, as :meth:`parse` reads it."""
+        lengths = ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in self.classes)
+        return lengths, ",".join(f"{w:g}" for w in self.weights)
+
+    def __eq__(self, other):
+        return isinstance(other, LengthMix) and (self.classes, self.weights) == (
+            other.classes, other.weights)
+
+    def __repr__(self):
+        lengths, weights = self.text()
+        return f"LengthMix({lengths!r}, {weights!r})"

@@ -28,7 +28,7 @@ class LinkDriver:
         fields: the link flit payload fields (``describe()["ports"][i]["in"]``).
         vc_count, depth: the router's input VCs on that port and its buffer depth per VC
             (the driver starts with ``depth`` credits per VC).
-        packet_length: flits per packet; a packet starts only with credits for all of it
+        max_packet_length: flits per packet; a packet starts only with credits for all of it
             (as a virtual cut-through upstream router would).
         idle: probability of sending nothing in a cycle where a flit could go.
         rng: a ``random.Random`` (for reproducible runs).
@@ -37,9 +37,9 @@ class LinkDriver:
     """
 
     def __init__(self, dut, clock, prefix: str, fields: Fields, *, vc_count: int, depth: int,
-                 packet_length: int, idle: float = 0.0, rng: random.Random | None = None):
+                 max_packet_length: int, idle: float = 0.0, rng: random.Random | None = None):
         self.clock, self.fields = clock, fields
-        self.vc_count, self.depth, self.length, self.idle = vc_count, depth, packet_length, idle
+        self.vc_count, self.depth, self.length, self.idle = vc_count, depth, max_packet_length, idle
         self.rng = rng or random.Random()
         self.valid = getattr(dut, f"{prefix}__flit__valid")
         self.payload = getattr(dut, f"{prefix}__flit__payload")

@@ -17,7 +17,7 @@ import cocotb
 from cocotb.clock import Clock
 
 from twinnet.families import family_of
-from twinnet.model.traffic import fixed_destination
+from twinnet.model.traffic import LengthMix, fixed_destination
 
 from .network_tb import CheckError, NetworkBench
 from .runner import load_config
@@ -90,8 +90,16 @@ def _uniform_destination(bench, rng, source: int) -> int:
             return destination
 
 
+def _mix(bench, lengths) -> LengthMix:
+    """The mix of a test's ``lengths`` setting (None: every packet the longest)."""
+    if lengths is None:
+        return LengthMix.fixed(bench.network.max_packet_length)
+    return LengthMix([(lo, hi) for lo, hi, _ in lengths], [w for _, _, w in lengths])
+
+
 async def _uniform_run(bench, rng, packets: int, rate: float,
-                       broadcast_fraction: float = 0.0, pattern: str = "uniform") -> dict:
+                       broadcast_fraction: float = 0.0, pattern: str = "uniform",
+                       mix: LengthMix | None = None) -> dict:
     """Offer ``packets`` packets between uniformly random PE pairs (or to each source's
     destination under a fixed ``pattern`` of :mod:`twinnet.model.traffic`, e.g. tornado; a
     source without one sends nothing) at ``rate`` packets per PE
@@ -102,7 +110,9 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
     injection window (``None`` when the window is shorter than ten mean latencies: packets
     still in flight at its end would dominate), the delivered flits per PE per cycle over the
     whole run, and the simulation speed (the latencies and hops are the unicast packets'),
-    the broadcasts sent and their copies delivered."""
+    the broadcasts sent and their copies delivered. ``mix``: the packets' lengths (default
+    every packet the longest; broadcasts are the longest)."""
+    mix = mix or LengthMix.fixed(bench.network.max_packet_length)
     first_packet, first_broadcast, start = len(bench.sent), len(bench.broadcasts), bench.cycle
     started = time.perf_counter()
     fixed = None
@@ -116,9 +126,10 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
                 if broadcast_fraction and rng.random() < broadcast_fraction:
                     bench.offer_broadcast(source)
                 elif fixed is not None:
-                    bench.offer(source, fixed[source])
+                    bench.offer(source, fixed[source], mix.draw(rng))
                 else:
-                    bench.offer(source, _uniform_destination(bench, rng, source))
+                    bench.offer(source, _uniform_destination(bench, rng, source),
+                                mix.draw(rng))
                 offered += 1
         await bench.step()
     window_end = bench.cycle
@@ -127,10 +138,12 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
     bench.check_all_delivered()
     sent = bench.sent[first_packet:]
     broadcasts = bench.broadcasts[first_broadcast:]
-    length, pes, window = bench.network.packet_length, len(bench.pes), window_end - start
+    pes, window = len(bench.pes), window_end - start
+    length = mix.mean()
+    flits = sum(len(p.flits) for p in sent)
     latencies = [p.delivered - p.injected for p in sent]
     totals = [p.delivered - p.offered for p in sent]
-    in_window = sum(1 for p in sent if p.delivered <= window_end)
+    in_window = sum(len(p.flits) for p in sent if p.delivered <= window_end)
     # (Every packet may be a broadcast: then no unicast latency to average.)
     mean_total = sum(totals) / len(totals) if sent else None
     cycles = bench.cycle - start
@@ -139,12 +152,14 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
                 max_latency=max(latencies, default=None),
                 mean_total_latency=mean_total,
                 offered_flits_per_pe_cycle=rate * length,
-                accepted_flits_per_pe_cycle=(in_window * length / pes / window
+                accepted_flits_per_pe_cycle=(in_window / pes / window
                                              if sent and window >= 10 * mean_total
                                              else None),
-                delivered_flits_per_pe_cycle=len(sent) * length / pes / cycles,
+                delivered_flits_per_pe_cycle=flits / pes / cycles,
                 **_hop_counts(bench, sent),
-                flits=len(sent) * length, hops_checked=bench.scoreboard.check_hops,
+                flits=flits, hops_checked=bench.scoreboard.check_hops,
+                mean_length=length,
+                injected_lengths=dict(Counter(len(p.flits) for p in sent)),
                 broadcasts_sent=len(broadcasts),
                 broadcast_copies_delivered=sum(len(p.receivers) for p in broadcasts),
                 wall_seconds=seconds, cycles_per_second=(bench.cycle - start) / seconds)
@@ -155,12 +170,15 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
 async def uniform_traffic(dut):
     """``packets`` packets between uniformly random PE pairs, offered at ``rate`` packets per
     PE per cycle; every packet delivered once, intact, in order, along the model's hops (a
-    share ``broadcast_fraction`` broadcasts instead, checked as in :func:`broadcast_traffic`)."""
+    share ``broadcast_fraction`` broadcasts instead, checked as in :func:`broadcast_traffic`).
+    ``lengths``: the packets' lengths, ``[[lo, hi, weight], …]`` (default every packet the
+    longest)."""
     bench, args = _setup(dut, "uniform_traffic", packets=2000, rate=0.02,
-                         broadcast_fraction=0.0, pattern="uniform")
+                         broadcast_fraction=0.0, pattern="uniform", lengths=None)
     await bench.reset()
     stats = await _uniform_run(bench, random.Random(args["seed"]), args["packets"],
-                               args["rate"], args["broadcast_fraction"], args["pattern"])
+                               args["rate"], args["broadcast_fraction"], args["pattern"],
+                               _mix(bench, args["lengths"]))
     _report(dut, "uniform_traffic", **stats, drop_count=bench.drop_count())
 
 
@@ -192,7 +210,7 @@ async def all_pairs(dut):
     flits seen on each link (``link_heads``)."""
     bench, args = _setup(dut, "all_pairs", gap=None)
     count = len(bench.pes)
-    gap = args["gap"] or 8 * bench.network.packet_length
+    gap = args["gap"] or 8 * bench.network.max_packet_length
     await bench.reset()
     for shift in range(1, count):
         for source in range(count):
@@ -251,7 +269,7 @@ async def saturation_drains(dut):
     loaded = bench.cycle
     await bench.run(200_000, until_drained=True)
     bench.check_all_delivered()
-    delivered_flits = len(bench.sent) * bench.network.packet_length
+    delivered_flits = len(bench.sent) * bench.network.max_packet_length
     _report(dut, "saturation_drains", packets=len(bench.sent), load_cycles=loaded,
             drain_cycles=bench.cycle - loaded, broadcasts_sent=len(bench.broadcasts),
             broadcast_copies_delivered=bench.copies_delivered(),
@@ -350,3 +368,90 @@ async def malformed_dropped(dut):
         f"drop_count {bench.drop_count()} != {bench.malformed_sent} malformed packets sent"
     _report(dut, "malformed_dropped", packets=len(bench.sent), malformed=bench.malformed_sent,
             drop_count=bench.drop_count())
+
+
+@cocotb.test()
+@_checked("bad_framing")
+async def bad_framing(dut):
+    """PE 0 breaks the framing in every way the router counts, between good packets: stray
+    body and tail flits, heads inside packets (of a longer packet and of a one-flit one),
+    packets longer than the maximum (ended by their tail, and by the next head). Every good
+    packet after them arrives intact; each packet cut short arrives once, at its destination,
+    with ``abort`` on its tail and the flits the router kept; the counters count each kind
+    exactly; a packet offered during reset waits and is delivered once. Then uniform traffic of
+    1 to L flits from every PE (settings: ``packets``)."""
+    bench, args = _setup(dut, "bad_framing", seed=7, packets=200)
+    rng = random.Random(args["seed"])
+    length, pes = bench.network.max_packet_length, len(bench.pes)
+    far = pes - 1
+
+    def good(size: int) -> None:
+        bench.offer(0, far, size)
+
+    def body(count: int) -> list:
+        return [(rng.getrandbits(bench.network.flit_width), 0, 0) for _ in range(count)]
+
+    # Offered during reset: ready stays low, and the packet goes once the reset ends.
+    good(length)
+    for _ in range(4):
+        await bench.step(reset=1)
+        assert int(dut.pe_in_ready.value) == 0, "pe_in_ready high during reset"
+    await bench.step(reset=0)
+    counts = Counter()
+    # Strays: a body flit and a tail flit with no packet open.
+    bench.offer_flits(0, body(1) + [(5, 0, 1)])
+    counts["stray"] += 2
+    good(min(2, length))
+    if length > 1:
+        # A head inside a packet: the open packet (its head and one body flit) is closed by
+        # an aborting tail of the router's; the head goes on as a packet's.
+        head, seq = bench.head_of(0, far)
+        bench.offer_flits(0, [(head, 1, 0)] + body(1))
+        bench.expect_aborted(0, seq, far, 3)
+        counts["cut"] += 1
+        good(length)
+        head, seq = bench.head_of(0, far)
+        bench.offer_flits(0, [(head, 1, 0)])
+        bench.expect_aborted(0, seq, far, 2)
+        counts["cut"] += 1
+        good(1)
+    # Too long: L + 2 flits with a tail, then L + 1 without (the next head ends it).
+    for extra, tail in ((2, True), (1, False)):
+        head, seq = bench.head_of(0, far)
+        flits = [(head, 1, int(length == 1 and extra == 0))] + body(length - 1 + extra)
+        if tail:
+            flits[-1] = (flits[-1][0], 0, 1)
+        bench.offer_flits(0, flits)
+        bench.expect_aborted(0, seq, far, length)
+        counts["long"] += 1
+        good(min(2, length))
+    await bench.run(5_000, until_drained=True)
+    await _uniform_lengths(bench, rng, args["packets"])
+    bench.check_all_delivered()
+    framing = {kind: _element(dut, f"pe_framing_{kind}", 0) for kind in ("stray", "cut", "long")}
+    assert framing == {kind: counts[kind] for kind in framing}, f"framing counters {framing}"
+    others = [_element(dut, f"pe_framing_{kind}", pe) for kind in framing
+              for pe in range(1, pes)]
+    assert not any(others), "framing counted at a PE that framed well"
+    assert bench.drop_count() == 0
+    _report(dut, "bad_framing", packets=len(bench.sent), aborted=len(bench.aborted_arrived),
+            framing=framing)
+
+
+async def _uniform_lengths(bench, rng, packets: int) -> None:
+    """``packets`` packets of 1 to L flits between random pairs, one per PE at most each
+    cycle, drained."""
+    length = bench.network.max_packet_length
+    for _ in range(packets):
+        source = rng.randrange(len(bench.pes))
+        bench.offer(source, _uniform_destination(bench, rng, source), rng.randint(1, length))
+        if rng.random() < 0.3:
+            await bench.step()
+    await bench.run(100_000, until_drained=True)
+
+
+def _element(dut, bus: str, pe: int) -> int:
+    """PE ``pe``'s element of a PE bus of the network top."""
+    signal = getattr(dut, bus)
+    width = len(signal) // len(dut.pe_in_valid)
+    return (int(signal.value) >> (pe * width)) & ((1 << width) - 1)

@@ -45,12 +45,13 @@ class PacketFormat:
     """Packets laid out as the manifest's ``head_flit`` says: the destination's route fields
     (``route.*``, from the family's codec), ``source``; the head's ``payload`` holds a sequence
     number. Body flit ``i`` is a word derived from (source, sequence, i), so
-    that a corrupted or swapped flit is noticed."""
+    that a corrupted or swapped flit is noticed. A packet has 1 to ``max_packet_length``
+    flits (default the most)."""
 
-    def __init__(self, manifest: dict, packet_length: int):
+    def __init__(self, manifest: dict, max_packet_length: int):
         self.width = manifest["head_flit"]["width"]
         self.head = Fields(manifest["head_flit"]["fields"])
-        self.packet_length = packet_length
+        self.max_packet_length = max_packet_length
         self.seq_bits = self.head.fields["payload"][1]
         # Head bits a router may rewrite on the way (a broadcast's TTL).
         offset, width = self.head.fields.get("route.ttl", (0, 0))
@@ -59,12 +60,13 @@ class PacketFormat:
             raise ValueError(f"flit_width {self.width} leaves {self.seq_bits} bits for the "
                              "sequence number; the testbench needs at least 4")
 
-    def flits(self, route: dict[str, int], source: int, seq: int) -> list[int]:
+    def flits(self, route: dict[str, int], source: int, seq: int,
+              length: int | None = None) -> list[int]:
         head = self.head.pack({"source": source, **route,
                                "payload": seq % (1 << self.seq_bits)})
         mask = (1 << self.width) - 1
         body = [((seq * 2654435761) ^ (source * 40503) ^ (i * 0x9E3779B1)) & mask
-                for i in range(1, self.packet_length)]
+                for i in range(1, length or self.max_packet_length)]
         return [head, *body]
 
     def intact(self, sent: list[int], received: list[int]) -> bool:
@@ -90,6 +92,7 @@ class Packet:
     received: list = field(default_factory=list)
     broadcast_pe: int | None = None  # a broadcast: the PE its copies leave at
     receivers: list = field(default_factory=list)  # a broadcast: terminals that got a copy
+    marks: list | None = None  # (first, last) per flit when not those of a whole packet
 
 
 class NetworkScoreboard:
@@ -163,7 +166,7 @@ class NetworkBench:
     def __init__(self, dut, manifest: dict, family: Family, network, *, seed: int = 1,
                  eject_ready: float = 1.0, watchdog: int = 2000):
         self.dut, self.manifest, self.family, self.network = dut, manifest, family, network
-        self.format = PacketFormat(manifest, network.packet_length)
+        self.format = PacketFormat(manifest, network.max_packet_length)
         self.pes = range(family.terminal_count(network))
         self.terminal_routers = manifest["terminals"]
         self.random = random.Random(seed)
@@ -186,15 +189,20 @@ class NetworkBench:
         self.copies_expected = len(set(self.terminal_routers)) - 1
         self.malformed_sent = 0
         self.link_heads = Counter()  # link index -> head flits seen on it (with the trace)
+        # Packets cut short at their source (bad framing): (source, seq) -> (PE, flits)
+        # expected, and those that arrived, with their flits.
+        self.aborted_expected: dict[tuple[int, int], tuple[int, int]] = {}
+        self.aborted_arrived: dict[tuple[int, int], tuple[int, int]] = {}
 
     # -- traffic ---------------------------------------------------------------------------------
 
-    def offer(self, source: int, destination: int) -> Packet:
-        """Queue a packet from PE ``source`` to PE ``destination``."""
+    def offer(self, source: int, destination: int, length: int | None = None) -> Packet:
+        """Queue a packet of ``length`` flits (default the most) from PE ``source`` to PE
+        ``destination``."""
         seq = self.seq[source]
         self.seq[source] += 1
         route = self.family.destination(self.network, destination)
-        flits = self.format.flits(route, source, seq)
+        flits = self.format.flits(route, source, seq, length)
         packet = Packet(source, destination, seq, flits, offered=self.cycle)
         self.queues[source].append(packet)
         self.sent.append(packet)
@@ -224,6 +232,27 @@ class NetworkBench:
         self.malformed_sent += 1
         return packet
 
+    def offer_flits(self, source: int, flits: list[tuple[int, int, int]]) -> None:
+        """Queue flits ``(data, first, last)`` from PE ``source`` as they are, whatever their
+        framing (see :meth:`expect_aborted` for a packet the router cuts short)."""
+        packet = Packet(source, None, -1, [data for data, _, _ in flits], offered=self.cycle,
+                        marks=[(first, last) for _, first, last in flits])
+        self.queues[source].append(packet)
+
+    def head_of(self, source: int, destination: int) -> tuple[int, int]:
+        """The head flit of a new packet from ``source`` to ``destination`` and its sequence
+        number (taken from the source's numbering, like :meth:`offer`'s)."""
+        seq = self.seq[source]
+        self.seq[source] += 1
+        route = self.family.destination(self.network, destination)
+        return self.format.flits(route, source, seq, 1)[0], seq
+
+    def expect_aborted(self, source: int, seq: int, destination: int, flits: int) -> None:
+        """A packet from ``source`` numbered ``seq`` is to arrive at ``destination`` cut
+        short by its source's router: ``flits`` flits, ``abort`` on its tail, once."""
+        key = (source, seq % (1 << self.format.seq_bits))
+        self.aborted_expected[key] = (destination, flits)
+
     @property
     def pending(self) -> int:
         """Packets offered but not yet delivered (malformed ones count until accepted)."""
@@ -251,17 +280,26 @@ class NetworkBench:
                 return
             await self.step()
 
-    async def step(self) -> None:
+    async def step(self, reset: int | None = None) -> None:
+        """One cycle: the PEs' flits and ready, then what moved. ``reset``: drive ``rst`` too,
+        from this cycle on (with the inputs, so that ``ready`` is read under it)."""
         dut, width = self.dut, self.network.flit_width
         await RisingEdge(dut.clk)
         self.cycle += 1
+        if reset is not None:
+            dut.rst.value = reset
         valid = first = last = data = 0
         for index, queue in enumerate(self.queues):
             if queue:
                 flit = self.next_flit[index]
+                marks = queue[0].marks
                 valid |= 1 << index
-                first |= (flit == 0) << index
-                last |= (flit == len(queue[0].flits) - 1) << index
+                if marks is None:
+                    first |= (flit == 0) << index
+                    last |= (flit == len(queue[0].flits) - 1) << index
+                else:
+                    first |= marks[flit][0] << index
+                    last |= marks[flit][1] << index
                 data |= queue[0].flits[flit] << (index * width)
         dut.pe_in_valid.value = valid
         dut.pe_in_first.value = first
@@ -299,11 +337,14 @@ class NetworkBench:
         width, mask = self.network.flit_width, (1 << self.network.flit_width) - 1
         data = int(self.dut.pe_out_data.value)
         first, last = int(self.dut.pe_out_first.value), int(self.dut.pe_out_last.value)
+        abort = int(self.dut.pe_out_abort.value)
         for index in _bits(ejected):
             word = (data >> (index * width)) & mask
             if first >> index & 1:
                 key = self.format.identity(word)
                 packet = self.in_flight.get(key)
+                if packet is None and key in self.aborted_expected:
+                    packet = Packet(key[0], None, -2, [])  # a packet cut short
                 if packet is None:
                     self.scoreboard.errors.append(f"PE {index} received an unknown packet "
                                                   f"{key} (head {word:#x})")
@@ -318,9 +359,22 @@ class NetworkBench:
             if last >> index & 1:
                 packet, words = self.assembling[index]
                 self.assembling[index] = None
-                if packet.seq >= 0:
+                if abort >> index & 1 or packet.seq == -2:
+                    self._aborted(index, words, abort >> index & 1)
+                elif packet.seq >= 0:
                     self._arrived(packet, index, words)
         return True
+
+    def _aborted(self, at_pe: int, words: list[int], abort: int) -> None:
+        """A packet ended with ``abort`` (or one expected to) arrived at ``at_pe``."""
+        key = self.format.identity(words[0])
+        if key not in self.aborted_expected or not abort:
+            self.scoreboard.errors.append(f"PE {at_pe} received packet {key} with abort "
+                                          f"{abort}, not as expected")
+            return
+        if key in self.aborted_arrived:
+            self.scoreboard.errors.append(f"aborted packet {key} arrived twice")
+        self.aborted_arrived[key] = (at_pe, len(words))
 
     def _arrived(self, packet: Packet, at_pe: int, words: list[int]) -> None:
         key = (packet.source, packet.seq % (1 << self.format.seq_bits))
@@ -345,7 +399,10 @@ class NetworkBench:
             payload = flits >> (link * stride)
             if fields.get(payload, "first"):  # a head flit: record the hop
                 self.link_heads[link] += 1
-                packet = self.in_flight.get(self.format.identity(fields.get(payload, "data")))
+                key = self.format.identity(fields.get(payload, "data"))
+                packet = self.in_flight.get(key)
+                if packet is None and key in self.aborted_expected:
+                    continue  # a packet cut short at its source: not followed
                 if packet is not None:
                     origin = self.links[link]["from"]
                     vc = fields.get(payload, "vc")
@@ -386,7 +443,8 @@ class NetworkBench:
         return [p.delivered - p.injected for p in self.sent if p.delivered is not None]
 
     def check_all_delivered(self) -> None:
-        """Every well-formed packet delivered exactly once and no scoreboard error."""
+        """Every well-formed packet delivered exactly once, every packet cut short at its
+        source arrived as expected, and no scoreboard error."""
         errors = list(self.scoreboard.errors)
         missing = [p for p in self.sent if p.delivered is None]
         if missing:
@@ -397,6 +455,9 @@ class NetworkBench:
         if len(self.scoreboard.delivered) != len(self.sent) and not missing:
             errors.append(f"{len(self.scoreboard.delivered)} delivered, {len(self.sent)} sent")
         short = [p for p in self.broadcasts if len(p.receivers) != self.copies_expected]
+        if self.aborted_arrived != self.aborted_expected:
+            errors.append(f"packets cut short: expected (PE, flits) {self.aborted_expected}, "
+                          f"arrived {self.aborted_arrived}")
         if short:
             errors.append(f"{len(short)} broadcasts did not reach every router, e.g. from "
                           f"{self.scoreboard.label(short[0].source)} seq {short[0].seq}: "

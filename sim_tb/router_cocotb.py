@@ -64,7 +64,7 @@ class RouterBench:
             else:
                 self.drivers.append(LinkDriver(
                     dut, dut.clk, f"in_{index}", fields_in, vc_count=port.vc_count,
-                    depth=port.buffer_depth, packet_length=config.packet_length, idle=idle,
+                    depth=port.buffer_depth, max_packet_length=config.max_packet_length, idle=idle,
                     rng=rng))
                 self.monitors.append(LinkMonitor(
                     dut, dut.clk, f"out_{index}", fields_out, vc_count=port.output_vc_count,
@@ -99,7 +99,7 @@ class RouterBench:
             del values["source"]
         self.next_id += 1
         body = [self.rng.getrandbits(self.config.flit_width)
-                for _ in range(self.config.packet_length - 1)]
+                for _ in range(self.config.max_packet_length - 1)]
         return [self.head.pack(values), *body]
 
     def send(self, in_port: int, in_vc: int, out_port: int, out_vc: int, *,
@@ -155,7 +155,7 @@ async def random_traffic(dut):
         for in_port, driver in enumerate(bench.drivers):
             queued = (len(driver.queue) if isinstance(driver, PeDriver)
                       else sum(len(q) for q in driver.queues))
-            if queued >= 2 * config.packet_length:
+            if queued >= 2 * config.max_packet_length:
                 continue
             in_vc = rng.randrange(config.vc_counts[in_port])
             if rng.random() < 0.02:
@@ -174,7 +174,7 @@ async def random_traffic(dut):
                 if route is not None:
                     head = bench.head.pack({**route, "payload": bench.next_id})
                     bench.next_id += 1
-                    driver.send(in_vc, [head] + [0] * (config.packet_length - 1))
+                    driver.send(in_vc, [head] + [0] * (config.max_packet_length - 1))
                     malformed += 1
                     continue
             out_port = rng.randrange(config.port_count)
@@ -208,7 +208,7 @@ async def bubble_admission(dut):
     appears."""
     bench = RouterBench(dut)
     config = bench.config
-    length = config.packet_length
+    length = config.max_packet_length
     out, (first_in, second_in, *_) = _bubble_port(config)
     depth = config.ports[out].buffer_depth
     monitor = bench.monitors[out]
@@ -268,7 +268,7 @@ async def fairness(dut):
     for _ in range(per_input):
         for in_port in inputs:
             bench.send(in_port, rng.randrange(config.vc_counts[in_port]), out, 0)
-    await bench.drain(limit=per_input * len(inputs) * config.packet_length * 3)
+    await bench.drain(limit=per_input * len(inputs) * config.max_packet_length * 3)
     bench.check()
     # Judge only the saturated part: all inputs still had packets queued.
     saturated = grants[:total]
@@ -289,7 +289,7 @@ async def throughput(dut):
     config = bench.config
     count = config.port_count
     measure_from, window = 100, 1000
-    packets = (measure_from + window) // config.packet_length + 20
+    packets = (measure_from + window) // config.max_packet_length + 20
     for in_port in range(count):
         for _ in range(packets):
             bench.send(in_port, 0, (in_port + 1) % count, 0)

@@ -31,9 +31,9 @@ class CocotbHarness(HarnessDriver):
     """The Verilog harness driven through cocotb: the clock runs in the simulator (a GPI
     clock), so no Python runs between reads."""
 
-    def __init__(self, dut, bins: int, ports):
+    def __init__(self, dut, ports):
         """``ports``: the harness's port names (the manifest's ``traffic.ports``)."""
-        self.dut, self.bins = dut, bins
+        self.dut = dut
         self.counters = COUNTERS + tuple(name for name in BROADCAST_COUNTERS if name in ports)
 
     def set(self, name: str, value: int) -> None:
@@ -62,10 +62,6 @@ class CocotbHarness(HarnessDriver):
             at, k = at + len(port), k + 1
         return bus
 
-    def histogram(self) -> list[int]:
-        word, width = int(self.dut.histogram.value), len(self.dut.histogram) // self.bins
-        return [(word >> (i * width)) & ((1 << width) - 1) for i in range(self.bins)]
-
 
 @cocotb.test()
 async def hardware_traffic(dut):
@@ -74,8 +70,7 @@ async def hardware_traffic(dut):
     manifest = json.loads(Path(config["manifest"]).read_text())
     points = config["tests"]["hardware_traffic"]["points"]
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start())
-    harness = CocotbHarness(dut, manifest["traffic"]["histogram_bins"],
-                            {port["name"] for port in manifest["traffic"]["ports"]})
+    harness = CocotbHarness(dut, {port["name"] for port in manifest["traffic"]["ports"]})
     results, failure = [], None
     try:
         for point in points:

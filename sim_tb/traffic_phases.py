@@ -8,11 +8,13 @@ dict of
 
 - ``pattern`` (a name of :data:`twinnet.model.traffic.PATTERNS`), ``rate`` (packets per
   terminal per cycle, on average), ``seed``, ``hotspot_fraction``;
+- ``lengths``: the packets' lengths, ``[[lo, hi, weight], …]`` (a
+  :class:`twinnet.model.traffic.LengthMix`; None: every packet the network's longest);
 - ``injection``: ``bernoulli`` (a packet with probability ``rate`` every cycle) or ``onoff``
   (bursts: a source turns on and off as a two-state Markov chain; while on it creates a
-  packet every ``packet_length`` cycles on average, its link's capacity, for ``burst``
+  packet every mean length's cycles on average, its link's capacity, for ``burst``
   packets on average; the chance of turning on makes the average ``rate``, which must be
-  below one packet per ``packet_length`` cycles);
+  below one packet per mean length's cycles);
 - ``fault``: ``none``, or a fault the harness injects once (``misroute``, ``duplicate``,
   ``corrupt``; see :data:`twinnet.hdl.traffic.FAULTS`): the point then reports the sinks'
   error counts under ``errors`` instead of failing on them (``checksum``: under adaptive
@@ -61,20 +63,22 @@ growth over the measured cycles, summed over the routers (:mod:`twinnet.hdl.rout
 
 import time
 
-from twinnet.model.traffic import PATTERNS
+from twinnet.model.traffic import LENGTH_CLASSES, PATTERNS, LengthMix
 
 COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
-            "received_measured", "flits_measured", "latency_sum", "total_latency_sum",
-            "wrong_destination", "out_of_order", "corrupt", "framing", "latency_max",
-            "drop_count", "faults", "now", "sent_hash", "received_hash", "refused")
+            "received_measured", "flits_measured", "injected_time_sum", "queued_sum",
+            "ejected_time_sum", "wrong_destination", "out_of_order", "corrupt", "framing",
+            "aborted", "drop_count", "faults", "now", "sent_hash", "received_hash", "refused")
 #: Counters of a harness with broadcasts (:attr:`twinnet.hdl.traffic.TrafficHarness.sums`).
 BROADCAST_COUNTERS = ("broadcasts", "broadcasts_measured", "copies")
-ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "drop_count")
+ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "aborted", "drop_count")
+#: Bits of the harness's sums of cycles (they wrap: their differences are taken modulo).
+SUM_BITS = 48
 DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
             "injection": "bernoulli", "burst": 8, "fault": "none",
             "eject_ready": 1.0, "stall_bursts": 0,
             "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
-            "chunk": 200, "link_loads": False, "broadcast_fraction": 0.0}
+            "chunk": 200, "link_loads": False, "broadcast_fraction": 0.0, "lengths": None}
 
 
 class Deadlock(AssertionError):
@@ -108,9 +112,20 @@ class HarnessDriver:
         when it has them), as integers."""
         raise NotImplementedError
 
-    def histogram(self) -> list[int]:
-        """The latency histogram's bins."""
-        raise NotImplementedError
+    def latency_max(self) -> int | None:
+        """The largest network latency of a measured unicast packet delivered since reset
+        (None: this driver does not see the terminals)."""
+        return None
+
+    def histogram(self) -> list[int] | None:
+        """Those latencies by significant bits (bin i: latencies of i bits; the last bin
+        takes every longer one), or None."""
+        return None
+
+    def lengths(self) -> dict[int, int] | None:
+        """Packets injected since reset, by length in flits (None: this driver does not see
+        the terminals)."""
+        return None
 
     def stalls(self) -> dict | None:
         """The routers' stall counters summed, reason → count (None: the routers have
@@ -214,6 +229,22 @@ def check_link_loads(loads: list[dict], before: list[int], after: list[int]) -> 
                                f"{packets}")
 
 
+def set_lengths(harness: HarnessDriver, mix: LengthMix, scale: int) -> None:
+    """The sources' length controls for ``mix``: per class its range and its cut (the
+    cumulative share of the classes up to it, times ``scale``); classes beyond the mix's
+    repeat its last, and are never drawn."""
+    total, cumulative = sum(mix.weights), 0.0
+    for k in range(LENGTH_CLASSES):
+        index = min(k, len(mix.classes) - 1)
+        lo, hi = mix.classes[index]
+        if k < len(mix.classes):
+            cumulative += mix.weights[k]
+        harness.set(f"length_lo_{k}", lo)
+        harness.set(f"length_hi_{k}", hi)
+        harness.set(f"length_cut_{k}", scale if k >= len(mix.classes) - 1
+                    else round(cumulative / total * scale))
+
+
 def copies_per_broadcast(manifest: dict) -> int | None:
     """The copies of one broadcast: one at every router with terminals but the source's (None
     when the network's routers do not replicate broadcasts: no ``route.broadcast`` field)."""
@@ -307,14 +338,22 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
     if fraction and copies is None:
         raise ValueError(f"broadcast_fraction {fraction}: this network's routers do not "
                          "replicate broadcasts")
-    length = manifest["parameters"]["packet_length"]
+    longest = manifest["parameters"]["max_packet_length"]
+    mix = (LengthMix.fixed(longest) if point["lengths"] is None
+           else LengthMix([(lo, hi) for lo, hi, _ in point["lengths"]],
+                          [weight for _, _, weight in point["lengths"]]))
+    if mix.longest > longest:
+        raise ValueError(f"packet lengths up to {mix.longest}: the network's longest packet is "
+                         f"{longest} flits")
+    length = mix.mean()
     terminals = manifest["derived"]["pe_count"]
     scale = 1 << traffic["rate_bits"]
+    set_lengths(harness, mix, scale)
     harness.set("rate", min(scale - 1, round(point["rate"] * scale)))
     harness.set("onoff", point["injection"] == "onoff")
     if point["injection"] == "onoff":
-        # On for burst * length cycles on average, creating at 1/length while on; the
-        # average rate is on_rate * p_on / (p_on + p_off).
+        # On for burst * length cycles on average (the mean length), creating at 1/length
+        # while on; the average rate is on_rate * p_on / (p_on + p_off).
         on_rate, turn_off = 1 / length, 1 / (point["burst"] * length)
         turn_on = point["rate"] * turn_off / (on_rate - point["rate"])
         harness.set("rate", min(scale - 1, round(on_rate * scale)))
@@ -336,7 +375,7 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
     started = time.perf_counter()
     chunk = point["chunk"]
     # A stall burst, or a packet trickling out of a slow sink, is not a deadlock.
-    patience = point["watchdog"] + bursts + round(4 * length / point["eject_ready"])
+    patience = point["watchdog"] + bursts + round(4 * longest / point["eject_ready"])
     watchdog = Watchdog(harness, patience, manifest)
     every_pair = point["pattern"] == "all-pairs"
     if point["link_loads"] and (manifest.get("link_counters") is None
@@ -403,21 +442,28 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
         raise TrafficError(f"the sinks counted errors: {errors}")
     measured = window["created_measured"] - values.get("broadcasts_measured", 0)
     cycles = values["now"] - 2
+    # The sums of cycles (see twinnet.hdl.traffic) give the latencies' sums, the measured
+    # packets all delivered.
+    latency_sum = (values["ejected_time_sum"] - values["injected_time_sum"]) % (1 << SUM_BITS)
+    total_latency_sum = latency_sum + values["queued_sum"]
     return dict(
         pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
         injection=point["injection"], fault=point["fault"], faults_applied=values["faults"],
         errors=errors,
         eject_ready=point["eject_ready"], stall_bursts=bursts, refused=values["refused"],
+        lengths=[[lo, hi, weight] for (lo, hi), weight in zip(mix.classes, mix.weights)],
+        mean_length=length,
         offered_flits_per_pe_cycle=point["rate"] * length,
         created_flits_per_pe_cycle=window["created_measured"] * length / terminals
         / point["measure"],
         accepted_flits_per_pe_cycle=window["flits_measured"] / terminals / point["measure"],
         overflowed=values["overflowed"], created=values["created"],
         packets=values["received"], measured_packets=measured,
-        mean_latency=values["latency_sum"] / measured if measured else None,
-        mean_total_latency=values["total_latency_sum"] / measured if measured else None,
-        max_latency=values["latency_max"],
+        mean_latency=latency_sum / measured if measured else None,
+        mean_total_latency=total_latency_sum / measured if measured else None,
+        max_latency=harness.latency_max() if measured else None,
         latency_histogram=harness.histogram(),
+        injected_lengths=harness.lengths(),
         unstable=unstable, packet_hops=hops,
         mean_hops=hops / values["received"] if hops is not None and values["received"] else None,
         max_hops=harness.max_hops() if values["received"] else None,

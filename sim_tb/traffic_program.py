@@ -220,6 +220,13 @@ class ProgramHarness(HarnessDriver):
         self._send("links")
         return [int(count) for count in self._answer().split()]
 
+    def latency_max(self) -> int:
+        return self._values()["latency_max"]
+
+    def lengths(self) -> dict[int, int]:
+        return {int(name[3:]): count for name, count in self._values().items()
+                if name.startswith("len")}
+
     def histogram(self) -> list[int]:
         values = self._values()
         return [values[f"hist{i}"] for i in range(sum(k.startswith("hist") for k in values))]

@@ -32,7 +32,7 @@ def assert_link_packets(loads: list[dict], family, network, manifest: dict) -> N
     ends = [load for load in loads if load["kind"] in ("injection", "ejection")]
     assert len(ends) == 2 * terminals
     assert all(load["packets"] == terminals - 1 for load in ends)
-    assert all(load["flits"] == (terminals - 1) * network.packet_length for load in ends)
+    assert all(load["flits"] == (terminals - 1) * network.max_packet_length for load in ends)
 
 
 def assert_traced_link_packets(link_heads: dict, family, network, manifest: dict) -> None:

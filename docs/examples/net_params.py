@@ -27,7 +27,7 @@ def load(manifest_path: Path) -> dict:
         "pes": manifest["derived"]["pe_count"],
         "cards": manifest["twin-torus"]["card_count"],
         "flit_width": manifest["head_flit"]["width"],
-        "packet_length": manifest["parameters"]["packet_length"],
+        "max_packet_length": manifest["parameters"]["max_packet_length"],
         "radices": radices,
         "digits": [fields[f"route.node.o{dim}"] for dim in range(len(radices))],
         "pe": fields["route.pe"],
@@ -58,7 +58,7 @@ constexpr const char* NET_TOP = "{p["top"]}";
 constexpr int NET_PES = {p["pes"]};
 constexpr int NET_CARDS = {p["cards"]};  // PEs per node
 constexpr int NET_FLIT_WIDTH = {p["flit_width"]};
-constexpr int NET_PACKET_LENGTH = {p["packet_length"]};
+constexpr int NET_PACKET_LENGTH = {p["max_packet_length"]};
 constexpr int NET_DIMS = {len(p["radices"])};
 constexpr int NET_RADIX[NET_DIMS] = {array(p["radices"])};  // o0 (X) first
 constexpr int NET_DIGIT_OFFSET[NET_DIMS] = {array(o for o, _ in p["digits"])};
@@ -71,7 +71,7 @@ constexpr int NET_PAYLOAD_OFFSET = {p["payload"][0]}, NET_PAYLOAD_WIDTH = {p["pa
 def iverilog_flags(p: dict) -> str:
     """``-D``/``-P`` flags for tb_one_packet.v: a packet from PE 0 to the last PE and back."""
     last = p["pes"] - 1
-    values = {"P": p["pes"], "W": p["flit_width"], "L": p["packet_length"],
+    values = {"P": p["pes"], "W": p["flit_width"], "L": p["max_packet_length"],
               "DEST": last, "HEAD_FWD": head_flit(p, last, 0, 0x5A),
               "HEAD_BACK": head_flit(p, 0, last, 0xA5)}
     return " ".join([f"-DTWINNET_TOP={p['top']}",

@@ -4,8 +4,10 @@ Only what a neighbour honours is assumed:
 
 - an upstream router sends a flit on a VC only with a credit for it (its counter starts at
   the buffer depth and gets one back per credit returned), and sends the flits of each VC as
-  whole packets of L flits, head first; headers and payloads are arbitrary, packets of
-  different VCs may interleave;
+  whole packets of 1 to L flits, head first, tail last (the abort mark only on a tail),
+  starting a packet only with credits for L flits (virtual cut-through reserves the longest
+  packet); headers, payloads and lengths are arbitrary, packets of different VCs may
+  interleave;
 - a downstream buffer returns a credit only for a flit it holds (its occupancy is counted
   here); it may hold flits for ever;
 - a PE injects and ejects whenever it likes (valid and ready are arbitrary each cycle).
@@ -22,7 +24,7 @@ from amaranth.hdl import Assume, Mux, Signal
 @dataclass
 class Upstream:
     """An upstream router's view of input port ``port``: per VC, its ``credits`` and the
-    position in its packet of the next flit it sends (``position``)."""
+    flits of its open packet sent so far (``position``; 0 between packets)."""
 
     port: int
     credits: list
@@ -40,9 +42,9 @@ class Downstream:
 
 def upstream(m, router, p: int) -> Upstream:
     """Assume input link ``p`` of ``router`` is driven by a router that honours credits and
-    sends whole packets per VC."""
+    sends whole packets of 1 to L flits per VC."""
     config = router.config
-    port, length = config.ports[p], config.packet_length
+    port, length = config.ports[p], config.max_packet_length
     link = router.port_in(p)
     state = Upstream(p, [Signal(range(port.buffer_depth + 1), init=port.buffer_depth,
                                 name=f"up_credits_{p}_{v}") for v in range(port.vc_count)],
@@ -55,10 +57,11 @@ def upstream(m, router, p: int) -> Upstream:
         sent = link.flit.valid & (flit.vc == v)
         back = link.credit.valid & (link.credit.payload == v)
         m.d.comb += Assume(~sent | ((credits != 0) & (flit.first == (position == 0))
-                                    & (flit.last == (position == length - 1))))
+                                    & (~flit.first | (credits >= length))
+                                    & (flit.last | (position != length - 1))
+                                    & (~flit.abort | flit.last)))
         m.d.sync += [credits.eq(credits + back - sent),
-                     position.eq(Mux(sent, Mux(position == length - 1, 0, position + 1),
-                                     position))]
+                     position.eq(Mux(sent, Mux(flit.last, 0, position + 1), position))]
     return state
 
 

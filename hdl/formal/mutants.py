@@ -18,29 +18,31 @@ from .stages import (
     ObservedInputUnit,
     ObservedOutputUnit,
     ObservedPacketAllocator,
-    ObservedShiftFIFO,
+    ObservedRouteQueue,
     ObservedSplitComposition,
 )
 
 
 class OffByOneOutputUnit(ObservedOutputUnit):
-    """Takes L - 1 credits for a packet of L flits."""
+    """Misses the flit sent in a cycle in which a credit comes back on the same VC."""
 
     def _credit_counter(self, m, w: int, returned):
-        port = self.stage.config.ports[self.port_index]
-        length = self.stage.config.packet_length
-        spare = Signal(range(-length, port.buffer_depth - length + 1),
-                       init=port.buffer_depth - length, name=f"spare_credits_{w}")
-        m.d.sync += spare.eq(Mux(self.take[w], spare + returned - (length - 1),
-                                 spare + returned))
-        return self.keep(spare)
+        spare = Signal(range(self.depth + 1), init=self.depth, name=f"spare_credits_{w}")
+        sent = self.flit.valid
+        if self.stage.config.ports[self.port_index].output_vc_count > 1:
+            sent = sent & (self.flit.payload.vc == w)
+        following = Signal(range(self.depth + 1), name=f"next_spare_credits_{w}")
+        m.d.comb += following.eq(Mux(returned, spare + 1, spare - sent))
+        m.d.sync += spare.eq(following)
+        return self.keep(spare), following
 
 
 class RoomUncheckedOutputUnit(ObservedOutputUnit):
-    """Counts a VC free with room for a packet when its counter is L too low."""
+    """Counts a VC free with room for a packet when it has room for L - 1 flits."""
 
     def _credit_counter(self, m, w: int, returned):
-        return super()._credit_counter(m, w, returned) + self.stage.config.packet_length
+        spare, following = super()._credit_counter(m, w, returned)
+        return spare, following + 1
 
 
 class ShortBufferInputUnit(ObservedInputUnit):
@@ -50,8 +52,7 @@ class ShortBufferInputUnit(ObservedInputUnit):
         stage, port = self.stage, self._port
         fifos = [self.flit_buffer(stage.flit_layout.size, port.buffer_depth - 1)
                  for _ in self.vcs]
-        queues = [self.route_queue(stage.route_layout.size,
-                                   -(-port.buffer_depth // stage.config.packet_length))
+        queues = [self.route_queue(stage, port.buffer_depth - stage.config.max_packet_length + 1)
                   for _ in self.vcs]
         for v, (fifo, queue) in enumerate(zip(fifos, queues)):
             m.submodules[f"fifo_{v}"], m.submodules[f"routes_{v}"] = fifo, queue
@@ -66,6 +67,14 @@ class TailDroppingInputUnit(ObservedInputUnit):
         super()._per_packet_route(m, vc_port, fifo, queue, write & ~stored.last, stored, route)
 
 
+class LongPacketInputUnit(ObservedInputUnit):
+    """Lets a PE's packet run to L + 1 flits before cutting it (its flit count compared with
+    L instead of L - 1)."""
+
+    def _packet_full(self, state):
+        return state.count == self.stage.config.max_packet_length
+
+
 class ReadingAheadBuffer(ObservedFlitBuffer):
     """Presents the second flit instead of the front one while two or more wait."""
 
@@ -78,14 +87,11 @@ class ReadingAheadInputUnit(ObservedInputUnit):
     flit_buffer = ReadingAheadBuffer
 
 
-class ClearingQueue(ObservedShiftFIFO):
-    """Clears an entry as it moves to the front of the route queue."""
+class ClearingQueue(ObservedRouteQueue):
+    """Clears the route that moves to the front of the route queue from its memory."""
 
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        with m.If(self.r_en & self.slots[0] & (self.depth > 1)):
-            m.d.sync += self.entries[0].eq(0)
-        return m
+    def expand(self, m, loaded):
+        return super().expand(m, Mux(self.r_en & (self.level > 1), 0, loaded))
 
 
 class ClearingQueueInputUnit(ObservedInputUnit):
@@ -106,6 +112,16 @@ class DoubleCountingComposition(ObservedSplitComposition):
     def build(self) -> list:
         heads = super().build()
         return heads + heads
+
+
+class TailIgnoringComposition(ObservedSplitComposition):
+    """Ends an input VC's packet only at a tail that is not also its head: a one-flit
+    packet's tail mark is ignored."""
+
+    def _stream(self, vc) -> None:
+        super()._stream(vc)
+        self.m.d.comb += vc.control.finishing.eq(vc.control.read & vc.port.flit.last
+                                                 & ~vc.port.flit.first)
 
 
 class MisroutingComposition(ObservedSplitComposition):
@@ -165,6 +181,14 @@ class CreditOffByOne(FormalRouter):
     output_unit = OffByOneOutputUnit
 
 
+class TailIgnored(FormalRouter):
+    split_composition = TailIgnoringComposition
+
+
+class LengthOffByOne(FormalRouter):
+    input_unit = LongPacketInputUnit
+
+
 class TailDropped(FormalRouter):
     input_unit = TailDroppingInputUnit
 
@@ -201,8 +225,8 @@ class Mutant:
 
 #: The mutants by name.
 MUTANTS = {mutant.name: mutant for mutant in [
-    Mutant("credit-off-by-one", "an output's credit counter takes L - 1 credits for a "
-           "packet of L flits", router=CreditOffByOne),
+    Mutant("credit-off-by-one", "an output's credit counter misses the flit sent in a cycle "
+           "in which a credit comes back on its VC", router=CreditOffByOne),
     Mutant("credit-off-by-one-unguarded", "credit-off-by-one, checked without the "
            "invariants: the counter runs out of its range", router=CreditOffByOne,
            invariants=False),
@@ -212,8 +236,12 @@ MUTANTS = {mutant.name: mutant for mutant in [
            "holds it", router=PacketsInterleave),
     Mutant("arbiter-starves", "the packet allocator's port arbiters always grant the lowest "
            "port", router=ArbiterStarves),
-    Mutant("room-unchecked", "an output VC counts as free for a packet with L credits too "
+    Mutant("room-unchecked", "an output VC counts as free for a packet with one credit too "
            "few", router=RoomUnchecked),
+    Mutant("tail-ignored", "an input VC ends its packet only at a tail that is not also its "
+           "head: a one-flit packet's tail mark is ignored", router=TailIgnored),
+    Mutant("length-off-by-one", "a PE port cuts a packet that is too long at L + 1 flits "
+           "instead of L", router=LengthOffByOne),
     Mutant("buffer-short", "each input buffer holds one flit fewer than the credits upstream "
            "promise", router=BufferShort),
     Mutant("drop-counted-twice", "a malformed packet is counted twice on drop_count",

@@ -1,20 +1,23 @@
 """The split router's property set: a lone router between its neighbours
 (:mod:`.environment`), its observed stages (:mod:`.stages`) and the properties below.
 
-The properties speak of the router's own logic, its buffers included: the flit buffers
-(:class:`~twinnet.hdl.flit_buffer.FlitBuffer`) are read through a second port of their memory
-and the route queues (:class:`~twinnet.hdl.shift_fifo.ShiftFIFO`) through their registers, so
-that induction relates what a buffer holds to what was written into it. A flit is followed
-through the router by a tracker per buffer that the prover starts on any write it likes (a
-free input): every flit is, in some run, the tracked one.
+Packets have 1 to L flits (L: ``RouterConfig.max_packet_length``), framed by their marks; a
+PE may send anything (stray flits, heads inside packets, packets longer than L), the link
+neighbours send whole packets of 1 to L flits. The properties speak of the router's own
+logic, its buffers included: the flit buffers (:class:`~twinnet.hdl.flit_buffer.FlitBuffer`)
+are read through further ports of their memory, one per slot, and the route queues
+(:class:`~twinnet.hdl.router.route_queue.RouteQueue`) likewise, so that induction relates
+what a buffer holds to what was written into it. A flit is followed through the router by a
+tracker per buffer that the prover starts on any write it likes (a free input): every flit
+is, in some run, the tracked one. Registers of the proof's own (``ghosts``) follow the
+framing each buffer is written and read with, and the framing of each PE's stream.
 """
 
 from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data
 from amaranth.lib.wiring import In
 
-from twinnet.model.widths import index_width
-
+from ..config import FRAMING_ERRORS
 from .allocator import first_in_turn, turns_before
 from .environment import downstream, upstream
 from .properties import Property, PropertySet
@@ -24,16 +27,31 @@ from .stages import FormalRouter
 PROPERTIES = [
     Property("input_buffers_never_overflow",
              "no flit or route is written into a full input buffer or route queue"),
+    Property("packets_framed",
+             "every input buffer is written whole packets of 1 to L flits: a head only after "
+             "a tail, a tail by the L-th flit, an abort mark only on a tail"),
+    Property("pe_framing_checked",
+             "a PE's flit is written as sent where its packet is well framed (a head with no "
+             "packet open, a body or tail before the L-th flit); a stray flit or the rest of "
+             "a packet cut at L flits is dropped; a packet still open at its L-th flit ends "
+             "there with an aborting tail; a head inside a packet closes that packet with an "
+             "aborting tail and is written next, as a head"),
+    Property("bad_framing_counted",
+             "each stray flit, each head inside a packet and each packet longer than L adds "
+             "one to its own framing counter of the PE port (saturating), and nothing else "
+             "changes them"),
     Property("credit_counter_range",
-             "every output VC's credit counter stays within [-L, depth - L]"),
+             "every output VC's credit counter stays within [0, depth]"),
     Property("downstream_never_overflows",
              "a flit is sent on an output VC only when the downstream buffer has room for it"),
     Property("allocation_has_room",
-             "an output VC is allocated only with room for a whole packet downstream, for "
-             "two where the move enters a ring (bubble)"),
+             "an output VC is allocated only with room for a whole longest packet downstream, "
+             "for two where the move enters a ring (bubble), once the flit leaving on it now "
+             "is counted"),
     Property("whole_packets_per_output",
-             "between two allocations of an output exactly L flits of one input VC leave "
-             "on it, on the VC allocated: packets never interleave on an output VC"),
+             "between two allocations of an output the flits of one packet of one input VC "
+             "leave on it, on the VC allocated: its head first, at most L flits, its tail "
+             "last; an output is allocated again only as that tail leaves or after"),
     Property("route_honoured",
              "a packet is allocated only an output and a VC its route compute allowed, and a "
              "malformed packet none: the route stored with a head is the route compute's "
@@ -47,20 +65,20 @@ PROPERTIES = [
              "open output that is asked for is granted: within P * V - 1 cycles in which its "
              "output is open"),
     Property("flits_conserved",
-             "every flit accepted is buffered, every flit read from a buffer leaves on "
-             "exactly one output in that cycle or is drained, and every flit an output sends "
-             "was read from the input VC that owns it"),
+             "every flit written into an input buffer was accepted there, every flit read "
+             "from a buffer leaves on exactly one output in that cycle or is drained, and "
+             "every flit an output sends was read from the input VC that owns it"),
     Property("flits_intact_in_order",
              "every buffer gives back each flit unchanged, after the flits written before it "
              "and before those written after it; a flit read from an input VC leaves "
              "unchanged on the output its packet holds (or is drained, malformed)"),
-    Property("credit_accounting", "each credit counter equals the buffer depth less L, the "
-             "flits downstream or on the link, and the flits reserved but not yet sent; "
-             "each upstream credit count plus its buffer's level and the credits waiting to be "
-             "returned equals the buffer depth (the split router's credit leaves in the cycle "
-             "of its read)", invariant=True),
-    Property("router_state", "the router's registers are consistent with each other (framing, "
-             "route queues, owners, arbiter priorities)", invariant=True),
+    Property("credit_accounting", "each credit counter plus the flits downstream or on the "
+             "link equals the buffer depth; each upstream credit count plus its buffer's "
+             "level and the credits waiting to be returned equals the buffer depth (the split "
+             "router's credit leaves in the cycle of its read)", invariant=True),
+    Property("router_state", "the router's registers are consistent with each other and with "
+             "the buffers' contents (framing, route queues, owners, the room an output's "
+             "packet may still need, arbiter priorities)", invariant=True),
 ]
 
 
@@ -69,7 +87,8 @@ class RouterProof(Elaboratable):
 
     Parameters:
         router: a :class:`FormalRouter` (or a mutant) of the split microarchitecture with
-            packets of at least two flits and at most two packets per buffer.
+            packets of 2 to :data:`twinnet.hdl.formal.suite.PROVE_LENGTH_LIMIT` flits at most
+            and at most two longest packets per buffer.
         unit: its name in reports.
         invariants: assert the strengthening invariants too (induction needs them; without
             them only the base case is meaningful, and a bug may show in a property that the
@@ -99,6 +118,7 @@ class RouterProof(Elaboratable):
         m.submodules.router = seen.fragment
         checks = _Checks(m, self.router, seen, self.properties)
         checks.inputs()
+        checks.framing()
         checks.buffers(self.track)
         checks.outputs()
         checks.allocation()
@@ -107,13 +127,33 @@ class RouterProof(Elaboratable):
         return m
 
 
+class _Ghost:
+    """The proof's own view of a stream of flits framed into packets: ``open`` (a packet's
+    head has passed and its tail not yet) and ``count`` (its flits so far), updated from the
+    flits that pass (``step``)."""
+
+    def __init__(self, m, length: int, name: str):
+        self.m = m
+        self.open = Signal(name=f"{name}_open")
+        self.count = Signal(range(length + 2), name=f"{name}_count")
+
+    def position(self, first):
+        """The place in its packet of a flit that passes now with mark ``first``."""
+        return Mux(first, 1, self.count + 1)
+
+    def step(self, passes, first, last) -> None:
+        with self.m.If(passes):
+            self.m.d.sync += [self.open.eq(~last), self.count.eq(Mux(last, 0,
+                                                                     self.position(first)))]
+
+
 class _Checks:
     """The assertions of :data:`PROPERTIES` on one observed router."""
 
     def __init__(self, m, router, seen, properties):
         self.m, self.router, self.seen, self.props = m, router, seen, properties
         self.config = router.config
-        self.length = self.config.packet_length
+        self.length = self.config.max_packet_length
         comp = seen.composition
         self.comp, self.flat = comp, comp.flat
         # Input VC i of the composition is VC v of port p.
@@ -129,54 +169,209 @@ class _Checks:
             m.d.sync += draining.eq(vc.control.drop_go
                                     | (draining & ~vc.control.finishing))
             self.draining.append(draining)
+        # Per input VC: the framing its buffer is written with and read with.
+        self.writer, self.reader = [], []
+        for i, vc in enumerate(self.flat):
+            p, v = self.place[i]
+            fifo = seen.inputs[p].buffers[v]
+            written = data.View(router.stage.flit_layout, fifo.w_data)
+            writer = _Ghost(m, self.length, f"written_{i}")
+            writer.step(fifo.w_en & fifo.w_rdy, written.first, written.last)
+            reader = _Ghost(m, self.length, f"read_{i}")
+            reader.step(vc.control.read, vc.port.flit.first, vc.port.flit.last)
+            self.writer.append(writer)
+            self.reader.append(reader)
 
     def check(self, name, test):
         self.props.check(self.m, name, test, src_loc_at=1)
 
     def inputs(self) -> None:
-        """Input buffers, framing, route queues and credits back upstream."""
-        m, config, length = self.m, self.config, self.length
+        """Input buffers, the framing they hold, route queues and credits back upstream."""
+        m = self.m
         for i, vc in enumerate(self.flat):
             p, v = self.place[i]
             unit = self.seen.inputs[p]
             fifo, queue = unit.buffers[v], unit.route_queues[v]
-            state = vc.state
-            self.props.check(m, "input_buffers_never_overflow",
-                             ~(fifo.w_en & ~fifo.w_rdy) & ~(queue.w_en & ~queue.w_rdy))
+            self.check("input_buffers_never_overflow",
+                       ~(fifo.w_en & ~fifo.w_rdy) & ~(queue.w_en & ~queue.w_rdy))
             written = Signal(self.router.stage.route_layout, name=f"route_written_{i}")
-            m.d.comb += written.eq(queue.w_data)
-            self.props.check(m, "route_honoured", ~queue.w_en | self.legal(written))
-            self.props.check(m, "route_honoured", ~queue.w_en | self.computed(unit, written))
+            m.d.comb += written.eq(self.router.stage.expand_route(m, queue.w_data))
+            self.check("route_honoured", ~queue.w_en | self.legal(written))
+            self.check("route_honoured", ~queue.w_en | self.computed(unit, written))
+            self._written_framing(i, fifo)
             self._queued_routes(queue, i)
-            self.props.check(m, "router_state", (vc.port.valid == fifo.r_rdy)
-                             & (vc.port.head == queue.r_rdy) & (state.active | (state.sent == 0))
-                             & (state.last == (state.active & vc.port.valid
-                                               & (state.sent == length - 1))))
-            heads = sum((fifo.level > j) & (state.sent == (-j) % length)
-                        for j in range(config.ports[p].buffer_depth))
-            queued = queue.r_rdy + ~queue.w_rdy if queue.depth == 2 else queue.r_rdy
-            self.props.check(m, "router_state", (heads == queued) & (queue.r_rdy | queue.w_rdy))
-            if config.ports[p].is_pe:
-                count, packet_vc = unit.framing
-                incoming = Mux(packet_vc == v, count, 0)
-            else:
-                incoming = self.upstream[p].position[v]
-            self.props.check(m, "router_state",
-                             (state.sent + fifo.level) % length == incoming)
+            self._contents(i, fifo, queue)
             owned = Cat(self.owns[i])
-            self.props.check(m, "router_state", (owned & (owned - 1)) == 0)
-            self.props.check(m, "flits_conserved",
-                             ~vc.control.read | owned.any() | self.draining[i])
+            self.check("router_state", (owned & (owned - 1)) == 0)
+            self.check("flits_conserved", ~vc.control.read | owned.any() | self.draining[i])
         self._credits_back()
 
+    def _written_framing(self, i: int, fifo) -> None:
+        """Input VC ``i`` is written whole packets of 1 to L flits."""
+        layout = self.router.stage.flit_layout
+        flit = data.View(layout, fifo.w_data)
+        writer = self.writer[i]
+        place = writer.position(flit.first)
+        write = fifo.w_en & fifo.w_rdy
+        self.check("packets_framed", ~write | (
+            (flit.first == ~writer.open) & (place <= self.length)
+            & ((place < self.length) | flit.last) & (~flit.abort | flit.last)))
+
+    def _contents(self, i: int, fifo, queue) -> None:
+        """What input VC ``i``'s buffer holds, slot by slot: packets whose marks chain (a
+        head exactly after a tail) from the reader's place in the front packet to the
+        writer's in the last one, none longer than L; one queued route per head of a packet
+        not yet started; the VC streams only a started packet."""
+        length = self.length
+        vc = self.flat[i]
+        writer, reader = self.writer[i], self.reader[i]
+        layout = self.router.stage.flit_layout
+        state = vc.state
+        self.check("router_state", (vc.port.valid == fifo.r_rdy)
+                   & (reader.open == (reader.count != 0)) & (writer.open == (writer.count != 0))
+                   & (writer.count < length) & (reader.count < length)
+                   & (~reader.open | state.active))
+        closed, place = ~reader.open, reader.count  # before slot j
+        heads = Const(0, 1)
+        for j, slot in enumerate(fifo.slots):
+            entry = data.View(layout, slot)
+            here = fifo.level > j
+            at = Mux(entry.first, 1, place + 1)
+            self.check("router_state", ~here | ((entry.first == closed) & (at <= length)
+                                                & ((at < length) | entry.last)
+                                                & (~entry.abort | entry.last)))
+            if fifo.flags:
+                self.check("router_state", ~here | (fifo.flags[j] == entry.last))
+            closed = Mux(here, entry.last, closed)
+            place = Mux(here, Mux(entry.last, 0, at), place)
+            heads = heads + (here & entry.first)
+        # The last flit written is the last one held (or, with none held, the reader's).
+        self.check("router_state", (closed == ~writer.open) & (place == writer.count))
+        # The started packet's head, while still in the buffer, is the front flit; a route
+        # leaves its queue as its head is read (with L = 1, as its packet starts).
+        started_head = state.active & ~reader.open
+        self.check("router_state", ~started_head | (fifo.level != 0))
+        queued = heads - started_head if length == 1 else heads
+        self.check("router_state", queue.level == queued)
+        self.check("router_state", vc.port.head == queue.r_rdy)
+        # The split router's registers of "the front flit is a tail", "a flit of the packet
+        # was read" and "its last flit leaves now".
+        front = data.View(layout, fifo.slots[0])
+        tail = state.active & vc.port.valid & front.last
+        self.check("router_state", (~fifo.r_rdy | (fifo.r_flag == front.last))
+                   & (state.begun == reader.open) & (state.finishing == tail)
+                   & (state.ending == (tail & state.begun)))
+
     def _queued_routes(self, queue, i: int) -> None:
-        """Input VC ``i``'s route queue holds legal routes only, front first."""
-        for k, (slot, entry) in enumerate(zip(queue.slots, queue.entries)):
-            route = Signal(self.router.stage.route_layout, name=f"route_queued_{i}_{k}")
-            self.m.d.comb += route.eq(entry)
-            self.check("router_state", ~slot | self.legal(route))
-            if k:
-                self.check("router_state", ~slot | queue.slots[k - 1])
+        """Input VC ``i``'s route queue holds legal routes only, the front in its register and
+        the rest in its memory, whose pointers agree with its level."""
+        self.check("router_state", self.legal(queue.r_data) | ~queue.r_rdy)
+        behind = queue.behind
+        self.check("router_state", (behind < queue.depth) & (queue.front_valid | (behind == 0)))
+        for j, slot in enumerate(queue.behind_slots):
+            route = Signal(self.router.stage.route_layout, name=f"route_queued_{i}_{j}")
+            self.m.d.comb += route.eq(self.router.stage.expand_route(self.m, slot))
+            self.check("router_state", (behind <= j) | self.legal(route))
+        if queue.memory is not None:
+            size = queue.depth - 1
+            self.check("router_state", (queue.consume < size) & (queue.produce < size) & (
+                queue.produce == _wrap(queue.consume + behind, size)))
+
+    def framing(self) -> None:
+        """Each PE port against the framing of the PE's own stream (a ghost of the PE's
+        packets), the flit written for each flit taken, and the counters."""
+        m, length = self.m, self.length
+        for p in self.config.pe_ports:
+            unit, stream = self.seen.inputs[p], self.router.port_in(p)
+            state = unit.framing_state
+            fifos = unit.buffers
+            # The PE's stream as the spec frames it: a packet open after its head, closed by
+            # its tail or its L-th flit; after a packet cut at L, flits are dropped to its
+            # tail (``dropping``); a head inside a packet waits (``waiting``).
+            pe = _Ghost(m, length, f"pe_{p}")
+            dropping = Signal(name=f"pe_dropping_{p}")
+            waiting = Signal(name=f"pe_waiting_{p}")
+            held = Signal(stream.payload.shape(), name=f"pe_held_{p}")
+            taken = stream.valid & stream.ready
+            flit = stream.payload
+            place = pe.position(flit.first)
+            stray = taken & ~flit.first & ~pe.open & ~dropping
+            cut = taken & flit.first & pe.open
+            long = taken & ~flit.last & pe.open & ~flit.first & (place == length)
+            if length == 1:
+                long = long | (taken & flit.first & ~flit.last & ~pe.open)
+            kept = taken & ~cut & (pe.open | flit.first)  # written this cycle as it came
+            writes = Cat(fifo.w_en & fifo.w_rdy for fifo in fifos)
+            flits = [data.View(self.router.stage.flit_layout, fifo.w_data) for fifo in fifos]
+            wrote = Signal(self.router.stage.flit_layout, name=f"pe_wrote_{p}")
+            for k, fifo in enumerate(fifos):
+                with m.If(fifo.w_en & fifo.w_rdy):
+                    m.d.comb += wrote.eq(flits[k])
+            vc_of = Signal(range(len(fifos)), name=f"pe_wrote_vc_{p}")
+            for k in range(len(fifos)):
+                with m.If(writes[k]):
+                    m.d.comb += vc_of.eq(k)
+            one = (writes & (writes - 1)) == 0
+            self.check("pe_framing_checked", one & (~waiting | ~taken))
+            self.check("pe_framing_checked", ~kept | (
+                writes.any() & (wrote.data == flit.data) & (wrote.first == flit.first)
+                & (wrote.last == (flit.last | long)) & (wrote.abort == long)))
+            self.check("pe_framing_checked", ~(stray | (taken & dropping & ~flit.first))
+                       | ~writes.any())
+            self.check("pe_framing_checked", ~cut | (
+                writes.any() & wrote.last & wrote.abort & ~wrote.first
+                & (vc_of == state.packet_vc)))
+            self.check("pe_framing_checked", ~(waiting & writes.any()) | (
+                (wrote.data == held.data) & wrote.first & ~wrote.abort
+                & (wrote.last == held.last)))
+            self.check("pe_framing_checked", waiting | taken | ~writes.any())
+            # The ghost moves with the flits the PE sends; a waiting head counts when it is
+            # written.
+            with m.If(cut):
+                m.d.sync += [waiting.eq(1), held.eq(flit), pe.open.eq(0), pe.count.eq(0)]
+            with m.Elif(waiting & writes.any()):
+                m.d.sync += [waiting.eq(0), pe.open.eq(~held.last), pe.count.eq(1)]
+            with m.Elif(taken & (pe.open | flit.first)):
+                ends = flit.last | (place == length)
+                m.d.sync += [pe.open.eq(~ends), pe.count.eq(Mux(ends, 0, place)),
+                             dropping.eq(ends & ~flit.last)]
+            with m.Elif(taken):
+                m.d.sync += dropping.eq(dropping & ~flit.last)
+            self._framing_state(p, pe, dropping, waiting, held)
+            self._counted(p, {"stray": stray, "cut": cut, "long": long})
+
+    def _framing_state(self, p: int, pe, dropping, waiting, held) -> None:
+        """PE port ``p``'s framing registers agree with the PE's stream and with what its
+        buffers were written."""
+        unit = self.seen.inputs[p]
+        state = unit.framing_state
+        base = sum(self.config.vc_counts[:p])
+        writers = [self.writer[base + v] for v in range(self.config.vc_counts[p])]
+        self.check("router_state", (state.pending == waiting) & (state.open == pe.open)
+                   & (state.discard == dropping) & (~state.open | (state.count == pe.count))
+                   & (~waiting | ((state.held_data == held.data)
+                                  & (state.held_last == held.last)
+                                  & (state.held_vc == held.vc))))
+        self.check("router_state", state.open + state.pending + state.discard <= 1)
+        for v, writer in enumerate(writers):
+            mine = state.open & (state.packet_vc == v)
+            self.check("router_state", (writer.open == mine)
+                       & (~mine | (writer.count == state.count)))
+
+    def _counted(self, p: int, events: dict) -> None:
+        """PE port ``p``'s framing counters add exactly the events of this cycle."""
+        m = self.m
+        counts = getattr(self.router, f"framing_{p}")
+        started = Signal(name=f"framing_started_{p}")
+        m.d.sync += started.eq(1)
+        for kind in FRAMING_ERRORS:
+            count = getattr(counts, kind)
+            before = Signal.like(count, name=f"{kind}_before_{p}")
+            event = Signal(name=f"{kind}_event_{p}")
+            m.d.sync += [before.eq(count), event.eq(events[kind])]
+            limit = (1 << len(count)) - 1
+            expected = Mux(before == limit, limit, before + event)
+            self.check("bad_framing_counted", ~started | (count == expected))
 
     def buffers(self, track) -> None:
         """Every flit buffer gives back what was written, in order (:meth:`_follow`); a flit
@@ -192,7 +387,8 @@ class _Checks:
                 crossed = crossed | (self.owns[i][o] & sent.valid
                                      & (sent.payload.data == tracked.data)
                                      & (sent.payload.first == tracked.first)
-                                     & (sent.payload.last == tracked.last))
+                                     & (sent.payload.last == tracked.last)
+                                     & (sent.payload.abort == tracked.abort))
             self.check("flits_intact_in_order", ~leaving | crossed)
         for o in self.config.pe_ports:
             self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
@@ -222,33 +418,32 @@ class _Checks:
 
     def _credits_back(self) -> None:
         """Link inputs: upstream credits, buffer level and credits on their way back add up to
-        the buffer depth; an accepted flit is written. (The split router's credit leaves in
-        the cycle of its read: while on the wire it is still counted by the buffer's level or
-        its wait counter. A registered credit is counted on the wire.)"""
+        the buffer depth; the upstream router's place in its packet is the writer's; a flit
+        written came from the link (or the PE)."""
         config = self.config
-        registered = not self.router.stage.split  # (for a compact router's proof)
         for p in config.link_ports:
             up, unit, link = self.upstream[p], self.seen.inputs[p], self.router.port_in(p)
             depth = config.ports[p].buffer_depth
+            base = sum(config.vc_counts[:p])
             for v in range(config.ports[p].vc_count):
-                on_wire = link.credit.valid & (link.credit.payload == v)
                 fifo = unit.buffers[v]
-                in_flight = on_wire if registered else 0
+                writer = self.writer[base + v]
                 self.check("credit_accounting",
-                           up.credits[v] + fifo.level + unit.credit_waits[v] + in_flight
-                           == depth)
+                           up.credits[v] + fifo.level + unit.credit_waits[v] == depth)
+                self.check("router_state", up.position[v] == writer.count)
                 sent = link.flit.valid & (link.flit.payload.vc == v)
-                self.check("flits_conserved", ~sent | fifo.w_en)
+                self.check("flits_conserved", sent == fifo.w_en)
         for p in config.pe_ports:
             stream = self.router.port_in(p)
-            written = Cat(fifo.w_en for fifo in self.seen.inputs[p].buffers)
-            self.check("flits_conserved", ~(stream.valid & stream.ready) | written.any())
-
+            state = self.seen.inputs[p].framing_state
+            written = Cat(fifo.w_en & fifo.w_rdy for fifo in self.seen.inputs[p].buffers)
+            self.check("flits_conserved", ~written.any() | (stream.valid & stream.ready)
+                       | state.pending)
 
     def legal(self, route):
         """``route`` is one the input unit stores: a packet that is not dropped has an output
         of the router, VCs of that output (escape VCs under adaptive routing) and a bubble
-        only toward a bubble port; the per-output masks (when stored) say the same."""
+        only toward a bubble port; the per-output masks say the same."""
         config, stage = self.config, self.router.stage
         ports = config.port_count
         vcs = [(1 << count) - 1 for count in config.output_vc_counts]
@@ -279,23 +474,23 @@ class _Checks:
             same = same & (route.grade_1 == rc.grade_1) & (route.grade_2 == rc.grade_2)
         return (~rc.malformed | route.drop) & (route.drop | same)
 
-    def owner_sum(self, o: int, field: str, width: int):
-        """The ``field`` of output ``o``'s owner's state (zero when none)."""
+    def owner_sum(self, o: int, values: list, width: int):
+        """Of ``values`` (one per input VC), output ``o``'s owner's (zero when none)."""
         total = Const(0, width)
-        for i, vc in enumerate(self.flat):
-            total = total | Mux(self.comp.owner[o][i], vc.state[field], 0)
+        for i, value in enumerate(values):
+            total = total | Mux(self.comp.owner[o][i], value, 0)
         return total
 
     def outputs(self) -> None:
         """Credit counters against the downstream buffers; whole packets per output."""
-        config, length, comp = self.config, self.length, self.comp
+        config, length = self.config, self.length
         for o, port in enumerate(config.ports):
             unit, depth = self.seen.outputs[o], port.buffer_depth
+            run = self._packets(o)
+            holding = self.comp.holding[o]
             for w in range(port.output_vc_count):
                 spare = unit.spare[w]
-                self.check("credit_counter_range", (spare >= -length) & (spare <= depth - length))
-                owed = sum(Mux(self.owns[i][o] & ~comp.fresh[o] & vc.state.chosen[w],
-                               length - vc.state.sent, 0) for i, vc in enumerate(self.flat))
+                self.check("credit_counter_range", (spare >= 0) & (spare <= depth))
                 if port.is_pe:
                     eject = unit.eject
                     occupancy, on_link = eject.level, 0
@@ -305,55 +500,77 @@ class _Checks:
                     occupancy = self.downstream[o].occupancy[w]
                     on_link = link.valid & (link.payload.vc == w)
                     self.check("downstream_never_overflows", occupancy <= depth)
-                self.check("credit_accounting",
-                           spare + occupancy + on_link + owed == depth - length)
-            self._packets(o)
+                self.check("credit_accounting", spare + occupancy + on_link == depth)
+                # Virtual cut-through: the packet that holds the output has room downstream
+                # for the rest of its longest length.
+                self.check("router_state", ~(self.comp.held[o] & holding[w])
+                           | (spare + run >= length))
 
-    def _packets(self, o: int) -> None:
-        """Output ``o`` carries L flits of its owner per allocation, on the VC allocated."""
+    def _packets(self, o: int):
+        """Output ``o`` carries one packet of its owner per allocation, on the VC allocated:
+        its head first, at most L flits, its tail last. Returns the flits sent on it since its
+        last allocation."""
         m, length, comp = self.m, self.length, self.comp
         vmax = self.config.max_vc_count
-        valid = self.seen.outputs[o].flit.valid
+        sent = self.seen.outputs[o].flit
+        valid = sent.valid
         granted = comp.grants[o].any()
-        run = Signal(range(length + 1), init=length, name=f"run_{o}")
-        m.d.sync += run.eq(Mux(granted, 0, run + valid))
-        self.check("whole_packets_per_output", ~valid | (run < length))
-        self.check("whole_packets_per_output", ~granted | (run + valid == length))
+        run = Signal(range(length + 1), name=f"run_{o}")  # flits since the allocation
+        done = Signal(init=1, name=f"done_{o}")  # the packet's tail has left
+        with m.If(granted):
+            m.d.sync += [run.eq(0), done.eq(0)]
+        with m.Elif(valid):
+            m.d.sync += [run.eq(run + 1), done.eq(sent.payload.last)]
+        self.check("whole_packets_per_output", ~valid | (
+            ~done & (sent.payload.first == (run == 0)) & (run < length)
+            & ((run < length - 1) | sent.payload.last)))
         self.check("whole_packets_per_output", ~granted | comp.avail[o])
-        owner, chosen = comp.owner[o], self.owner_sum(o, "chosen", vmax)
-        sent = self.owner_sum(o, "sent", index_width(length))
-        active = Cat(comp.owner[o][i] & vc.state.active for i, vc in enumerate(self.flat))
+        self.check("whole_packets_per_output",
+                   ~granted | done | (valid & sent.payload.last))
+        owner, holding = comp.owner[o], comp.holding[o]
+        read_count = self.owner_sum(o, [reader.count for reader in self.reader],
+                                    len(self.reader[0].count))
+        read_open = self.owner_sum(o, [reader.open for reader in self.reader], 1)
+        active = Cat(owner[i] & vc.state.active for i, vc in enumerate(self.flat))
         vcs = (1 << self.config.output_vc_counts[o]) - 1
-        self.check("router_state", Mux(comp.held[o], run == sent, run == length))
+        self.check("router_state", Mux(comp.held[o], ~done & (run == read_count)
+                                       & (read_open == (run != 0)), done))
         self.check("router_state", ~comp.held[o] | (
-            (owner != 0) & ((owner & (owner - 1)) == 0) & active.any() & (chosen != 0)
-            & ((chosen & (chosen - 1)) == 0) & ((chosen & ~vcs) == 0)))
-        self.check("router_state", ~comp.fresh[o] | (comp.held[o] & (sent == 0)))
+            (owner != 0) & ((owner & (owner - 1)) == 0) & active.any() & (holding != 0)
+            & ((holding & (holding - 1)) == 0) & ((holding & ~vcs) == 0)))
+        self.check("router_state", comp.held[o] | (holding == 0))
         reading = Cat(owner[i] & vc.control.read for i, vc in enumerate(self.flat))
         self.check("flits_conserved", valid == (comp.held[o] & reading.any()))
         if not self.config.ports[o].is_pe:
             tag = Signal(range(max(2, vmax)), name=f"tag_{o}")
-            m.d.sync += tag.eq(sum(Mux(chosen[w], w, 0) for w in range(vmax)))
+            m.d.sync += tag.eq(sum(Mux(holding[w], w, 0) for w in range(vmax)))
             link = self.router.port_out(o).flit
             self.check("whole_packets_per_output", ~link.valid | (link.payload.vc == tag))
+        return run
 
     def allocation(self) -> None:
-        """Grants: to an output and VC the route allows, with room downstream."""
+        """Grants: to an output and VC the route allows, with room downstream once the flit
+        leaving on that VC now is counted."""
         comp, length = self.comp, self.length
         adaptive = self.router.adaptive_vcs
         for o, port in enumerate(self.config.ports):
-            spare = self.seen.outputs[o].spare
+            unit = self.seen.outputs[o]
+            spare = unit.spare
             for i, vc in enumerate(self.flat):
-                granted, route, offer = comp.grants[o][i], vc.port.route, vc.request.vc
+                granted, route, offer = comp.grants[o][i], vc.port.route, vc.control.chosen
                 escape = (route.port == o) & (offer & route.mask).any()
                 allowed = escape
                 if adaptive:
                     grades = route.grade_1 | route.grade_2
                     allowed = allowed | (grades[o] & (offer & adaptive).any())
                 self.check("route_honoured", ~granted | (~route.drop & allowed))
-                need = Mux(route.bubble & escape, length, 0)
+                need = Mux(route.bubble & escape, 2 * length, length)
                 for w in range(self.config.max_vc_count):
-                    room = (spare[w] >= need) if w < port.output_vc_count else Const(0, 1)
+                    if w < port.output_vc_count:
+                        leaving = unit.flit.valid & (unit.flit.payload.vc == w)
+                        room = spare[w] >= need + leaving
+                    else:
+                        room = Const(0, 1)
                     self.check("allocation_has_room", ~(granted & offer[w]) | room)
 
     def drops(self) -> None:

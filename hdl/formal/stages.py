@@ -9,7 +9,7 @@ these and overrides one method.
 import functools
 from dataclasses import dataclass
 
-from amaranth.hdl import Fragment
+from amaranth.hdl import Fragment, Mux
 
 from ..arbiter import RoundRobinArbiter
 from ..flit_buffer import FlitBuffer
@@ -17,45 +17,96 @@ from ..router import Router
 from ..router.input_unit import InputUnit
 from ..router.output_unit import OutputUnit
 from ..router.packet_allocator import PacketAllocator
+from ..router.route_queue import RouteQueue
 from ..router.split import SplitComposition
-from ..shift_fifo import ShiftFIFO
 
 
 class ObservedFlitBuffer(FlitBuffer):
     """A :class:`FlitBuffer` that keeps its memory (``memory``), its pointers (``produce``,
-    ``consume``) and a second, asynchronous read port of its memory (``peek``), whose address
-    the proof drives."""
+    ``consume``), a second, asynchronous read port of its memory (``peek``), whose address
+    the proof drives, and one more per slot (``slots[j]``: the j-th entry from the front,
+    meaningful below ``level``; ``flags[j]``: its flag bit in the flag memory, with
+    ``flag``)."""
 
     def storage(self, m):
         self.memory = super().storage(m)
         self.peek = self.memory.read_port(domain="comb")
+        self.slot_ports = [self.memory.read_port(domain="comb") for _ in range(self.depth)]
         return self.memory
 
     def pointers(self):
         self.produce, self.consume = super().pointers()
         return self.produce, self.consume
 
+    flag_ports = ()
 
-class ObservedShiftFIFO(ShiftFIFO):
-    """A :class:`ShiftFIFO` that keeps its registers (``slots``: holds an entry;
-    ``entries``), front first."""
+    def flag_storage(self, m):
+        flags = super().flag_storage(m)
+        self.flag_ports = [flags.read_port(domain="comb") for _ in range(self.depth)]
+        return flags
 
-    def registers(self):
-        self.slots, self.entries = super().registers()
-        return self.slots, self.entries
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        for j, port in enumerate(self.slot_ports):
+            m.d.comb += port.addr.eq(_wrap(self.consume + j, self.depth))
+        for j, port in enumerate(self.flag_ports):
+            m.d.comb += port.addr.eq(_wrap(self.consume + j, self.depth))
+        self.slots = [port.data for port in self.slot_ports]
+        #: Per slot, the flag memory's copy of its flag bit (empty without one).
+        self.flags = [port.data for port in self.flag_ports]
+        return m
+
+
+class ObservedRouteQueue(RouteQueue):
+    """A :class:`RouteQueue` that keeps its memory (``memory``, None with one entry), its
+    pointers (``produce``, ``consume``), its counters (``front_valid``, ``behind``) and one
+    read port per entry of the memory
+    (``behind_slots[j]``: the (j + 1)-th entry from the front, meaningful below
+    ``level - 1``)."""
+
+    memory = None
+    behind_slots = ()
+
+    def storage(self, m):
+        self.memory = super().storage(m)
+        if self.memory is not None:
+            self.slot_ports = [self.memory.read_port(domain="comb")
+                               for _ in range(self.depth - 1)]
+        return self.memory
+
+    def pointers(self):
+        self.produce, self.consume = super().pointers()
+        return self.produce, self.consume
+
+    def counters(self):
+        self.front_valid, self.behind = super().counters()
+        return self.front_valid, self.behind
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        if self.memory is not None:
+            for j, port in enumerate(self.slot_ports):
+                m.d.comb += port.addr.eq(_wrap(self.consume + j, self.depth - 1))
+            self.behind_slots = [port.data for port in self.slot_ports]
+        return m
+
+
+def _wrap(index, size: int):
+    """``index mod size`` for ``index`` in ``[0, 2 * size)``."""
+    return Mux(index >= size, index - size, index)
 
 
 class ObservedInputUnit(InputUnit):
     """An :class:`InputUnit` that hands itself to ``observer`` and keeps its flit buffers
     (``buffers``, :class:`ObservedFlitBuffer`), route queues (``route_queues``,
-    :class:`ObservedShiftFIFO`), waiting credits (``credit_waits``, split
-    router) and, on a PE port, its framing registers (``framing``: flit count and VC of the
-    packet being written)."""
+    :class:`ObservedRouteQueue`), waiting credits (``credit_waits``, split router), the flit
+    written in each cycle (``written``, ``write_valid``, ``write_vc``) and, on a PE port, its
+    framing registers (``framing_state``)."""
 
     credit_waits = ()
-    framing = None
+    framing_state = None
     flit_buffer = ObservedFlitBuffer
-    route_queue = ObservedShiftFIFO
+    route_queue = ObservedRouteQueue
 
     def __init__(self, stage, port_index, route_compute, *, observer):
         super().__init__(stage, port_index, route_compute)
@@ -69,9 +120,9 @@ class ObservedInputUnit(InputUnit):
         self.credit_waits = super()._credit_waits()
         return self.credit_waits
 
-    def _framing(self):
-        self.framing = super()._framing()
-        return self.framing
+    def _framing_state(self):
+        self.framing_state = super()._framing_state()
+        return self.framing_state
 
 
 class ObservedOutputUnit(OutputUnit):
@@ -83,7 +134,8 @@ class ObservedOutputUnit(OutputUnit):
     flit_buffer = ObservedFlitBuffer
 
     def _credit_counter(self, m, w: int, returned):
-        return self.keep(super()._credit_counter(m, w, returned))
+        spare, following = super()._credit_counter(m, w, returned)
+        return self.keep(spare), following
 
     def keep(self, spare):
         """Record output VC ``len(self.spare)``'s credit counter ``spare``; returns it."""

@@ -25,8 +25,8 @@ ROUTER_DEPTH = 4
 ROUTE_DEPTH = 2
 #: Steps of the base case when a mutant is looked for (each fails within 5).
 MUTANT_DEPTH = 6
-#: The largest router the proof takes: ports, flits per packet, and buffered flits in all.
-MAX_PORTS, MAX_PACKET_LENGTH, MAX_BUFFERED_FLITS = 9, 4, 96
+#: The largest router the proof takes: ports, longest packet, and buffered flits in all.
+MAX_PORTS, PROVE_LENGTH_LIMIT, MAX_BUFFERED_FLITS = 9, 4, 96
 
 
 @dataclass
@@ -43,18 +43,18 @@ class Target:
         return [self.route_compute(self.config, port) for port in range(self.config.port_count)]
 
 
-def lone_router(*, packet_length: int = 2, buffer_depth: int | None = None,
+def lone_router(*, max_packet_length: int = 3, buffer_depth: int | None = None,
                 flit_width: int = 8, **microarchitecture) -> Target:
     """The default router of the proofs: four link ports of two VCs (bubble ports, so that
     both admission rules are exercised) and a PE port of two VCs, buffers of two packets,
     with the header-routed test routing (:class:`HeaderRouteCompute`: any output, VC and
     bubble flag a header names). ``microarchitecture``: :class:`RouterConfig`'s ``pipeline``,
     ``allocator``, ``iterations``, ``switch_inputs``, ``hold``."""
-    depth = 2 * packet_length if buffer_depth is None else buffer_depth
-    ports = tuple([PortConfig("network", 2, depth, bubble=depth >= 2 * packet_length,
+    depth = 2 * max_packet_length if buffer_depth is None else buffer_depth
+    ports = tuple([PortConfig("network", 2, depth, bubble=depth >= 2 * max_packet_length,
                               name=name) for name in ("Xp", "Xm", "Yp", "Ym")]
                   + [PortConfig("pe", 2, depth, name="PE")])
-    config = RouterConfig(flit_width, packet_length, ports, drop_count_width=4,
+    config = RouterConfig(flit_width, max_packet_length, ports, drop_count_width=4,
                           **microarchitecture)
     return Target("router5", config, HeaderRouteCompute)
 
@@ -72,13 +72,13 @@ def check_size(target: Target) -> None:
     if config.allocator != "round-robin":
         raise ValueError(f"{name}: the proofs cover the round-robin allocator, not "
                          f"{config.allocator} (its fairness bound is the round robin's)")
-    if not 2 <= config.packet_length <= MAX_PACKET_LENGTH:
-        raise ValueError(f"{name}: packet length must be 2 to {MAX_PACKET_LENGTH} flits to "
-                         f"prove, not {config.packet_length}")
+    if not 1 <= config.max_packet_length <= PROVE_LENGTH_LIMIT:
+        raise ValueError(f"{name}: the longest packet must be 1 to {PROVE_LENGTH_LIMIT} flits "
+                         f"to prove, not {config.max_packet_length}")
     for index, port in enumerate(config.ports):
-        if port.buffer_depth > 2 * config.packet_length:
+        if port.buffer_depth > 2 * config.max_packet_length:
             raise ValueError(f"{name}: port {index} buffers {port.buffer_depth} flits; the "
-                             f"proofs take at most two packets ({2 * config.packet_length}) "
+                             f"proofs take at most two packets ({2 * config.max_packet_length}) "
                              f"per VC (see docs/formal.md)")
     flits = sum(port.vc_count * port.buffer_depth for port in config.ports)
     if config.port_count > MAX_PORTS or flits > MAX_BUFFERED_FLITS:

@@ -57,6 +57,8 @@ class Router(CheckedComponent):
             Out(pe_out_signature(...)) on a PE port — the ejection stream (valid/ready).
         node_static: In(route compute's static_layout) — per-node constants for the route
             compute (absent when the layout is empty).
+        framing_i: Out(:data:`twinnet.hdl.flit.framing_layout`) on a PE port — its counters
+            of bad framing since reset (:class:`~.input_unit.InputUnit`), each saturating.
         drop_count: Out(config.drop_count_width) — packets dropped as malformed since reset
             (saturates at its largest value).
         stalls: Out(:class:`~.stalls.StallSignature`) — with ``config.stall_counters`` only:
@@ -138,6 +140,8 @@ class Router(CheckedComponent):
                 members[f"out_{index}"] = Out(link)
         if first.static_layout.size:
             members["node_static"] = In(first.static_layout)
+        for index in config.pe_ports:
+            members[f"framing_{index}"] = Out(flit.framing_layout)
         members["drop_count"] = Out(config.drop_count_width)
         if config.stall_counters:
             members["stalls"] = Out(StallSignature())
@@ -161,6 +165,8 @@ class Router(CheckedComponent):
             wiring.connect(m, wiring.flipped(self.port_in(p)), unit.port)
             if "node_static" in unit.signature.members:
                 m.d.comb += unit.node_static.eq(self.node_static)
+            if "framing" in unit.signature.members:
+                m.d.comb += getattr(self, f"framing_{p}").eq(unit.framing)
             vcs.append(list(unit.vcs))
         for o, (p, lane) in enumerate(config.outputs):
             unit = m.submodules[f"output_{o}"] = self.output_unit(self.stage, p, lane)

@@ -246,6 +246,7 @@ class CompactComposition(Composition):
                 m.d.comb += [candidate.data.eq(vc.port.flit.data),
                              candidate.first.eq(vc.port.flit.first),
                              candidate.last.eq(vc.port.flit.last),
+                             candidate.abort.eq(vc.port.flit.abort),
                              candidate.vc.eq(vc.control.cur_vc)]
                 candidates.append(candidate)
                 self._update(vc, read_sw[v], drain_sel[g][v])
@@ -262,8 +263,8 @@ class CompactComposition(Composition):
                 chosen = Cat(accepted[o][g] | (self.copy_out[o] & self.copy_port[g])
                              for g in range(len(self.inputs)))
             m.d.comb += crossbar.select[o].eq(chosen)
-            self.drive_output(o, chosen.any(), crossbar.outputs[o], crossbar.outputs[o].vc,
-                              alloc[o])
+            self.drive_output(o, chosen.any(), crossbar.outputs[o], crossbar.outputs[o].vc)
+            m.d.comb += self.outputs[o].take.eq(alloc[o])
         return drop_heads
 
     def _update(self, vc, switched, drained) -> None:

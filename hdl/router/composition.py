@@ -232,11 +232,11 @@ class Composition:
         m.d.comb += copy_take.eq(take_bits)
         return copy_take
 
-    def drive_output(self, o: int, valid, sent, vc, take) -> None:
-        """Output ``o``: flit ``sent`` (data, first, last) leaves on VC ``vc`` when ``valid``;
-        ``take`` (one-hot) is the output VC whose L credits it takes."""
+    def drive_output(self, o: int, valid, sent, vc) -> None:
+        """Output ``o``: flit ``sent`` (data, first, last, abort) leaves on VC ``vc`` when
+        ``valid``."""
         unit = self.outputs[o]
         self.m.d.comb += [
             unit.flit.valid.eq(valid), unit.flit.payload.data.eq(sent.data),
             unit.flit.payload.first.eq(sent.first), unit.flit.payload.last.eq(sent.last),
-            unit.flit.payload.vc.eq(vc), unit.take.eq(take)]
+            unit.flit.payload.abort.eq(sent.abort), unit.flit.payload.vc.eq(vc)]

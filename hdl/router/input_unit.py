@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from .. import flit, onehot
 from ..flit_buffer import FlitBuffer
-from ..shift_fifo import ShiftFIFO
+from .route_queue import RouteQueue
 from .stage_config import StageConfig
 
 
@@ -21,6 +21,9 @@ class InputVCSignature(wiring.Signature):
         head: Out(1) — ``route`` is there (the compact router: the front flit is that
             packet's head whenever its VC is idle).
         read: In(1) — the front flit leaves this cycle (only when ``valid``).
+        tail: Out(1) — the split router only: the front flit is a packet's last (a
+            register).
+        tail_next: Out(1) — the split router only: what ``tail`` will be in the next cycle.
         pop: In(1) — the split router only: ``route`` is used up (only when ``head``).
     """
 
@@ -28,7 +31,7 @@ class InputVCSignature(wiring.Signature):
         members = {"flit": Out(stage.flit_layout), "valid": Out(1), "valid_next": Out(1),
                    "route": Out(stage.route_layout), "head": Out(1), "read": In(1)}
         if stage.split:
-            members["pop"] = In(1)
+            members.update(tail=Out(1), tail_next=Out(1), pop=In(1))
         super().__init__(members)
 
 
@@ -36,11 +39,29 @@ class InputUnit(wiring.Component):
     """Input port ``port_index`` of a router: the link or PE stream in, the route compute on
     every head flit, one buffer per VC, and credits back upstream.
 
-    A PE port frames packets by a flit counter, not by the PE's marks: a packet is exactly L
-    flits whatever the PE marks, so that credit reservations of L flits downstream hold. A
-    head flit's route is computed as it enters its buffer. The compact router stores the
-    route beside every flit; the split router once per packet, in a register queue per VC
-    whose front is a flip-flop, so that allocation starts from registers.
+    A packet has 1 to L flits, framed by its first and last marks (L:
+    ``RouterConfig.max_packet_length``). A link carries whole packets (its sender is a
+    router). A PE port checks the PE's framing and drops what breaks it, counting each kind on
+    ``framing`` (:data:`twinnet.hdl.config.FRAMING_ERRORS`), so that nothing after it is
+    disturbed and every buffered packet is whole and at most L flits long:
+
+    - a body or tail flit with no packet open (``stray``) is dropped;
+    - a head while a packet is open (``cut``): the open packet is closed by a tail flit of
+      the router's own with ``abort`` set (its data 0), written in the cycle the head is
+      taken; the head waits in a one-flit register and is written from there in a following
+      cycle, while ``ready`` is low;
+    - a packet still open after L flits (``long``): its L-th flit is written as its tail with
+      ``abort`` set, and the rest of it is dropped, up to and with the PE's tail (or up to
+      the next head, which starts a packet).
+
+    The router cannot call back the flits of a cut packet that already left, so the packet is
+    closed instead and its receiver discards it (:mod:`twinnet.hdl.flit`). ``ready`` depends on
+    registers only (and, on a PE port with several VCs, on the VC a head asks for): not on
+    ``valid`` or the marks.
+
+    A head flit's route is computed as it enters its buffer. The compact router stores the
+    route beside every flit; the split router once per packet, in a :class:`RouteQueue` per VC
+    whose front is a register, so that allocation starts from registers.
 
     Parameters:
         stage: the router's :class:`StageConfig`.
@@ -52,6 +73,8 @@ class InputUnit(wiring.Component):
             on a PE port (the injection stream).
         node_static: In(route compute's static layout) — absent when the layout is empty.
         vcs: Out(:class:`InputVCSignature`).array(VC count).
+        framing: Out(:data:`twinnet.hdl.flit.framing_layout`) — a PE port only: its framing
+            counters since reset, each saturating.
 
     Credits: one per flit read. When one VC of the port is read per cycle (the compact
     router) the credit leaves in the next cycle; when several are (a crossbar input per VC),
@@ -65,7 +88,7 @@ class InputUnit(wiring.Component):
     """
 
     flit_buffer = FlitBuffer
-    route_queue = ShiftFIFO
+    route_queue = RouteQueue
 
     def __init__(self, stage: StageConfig, port_index: int, route_compute):
         self.stage, self.port_index, self.route_compute = stage, port_index, route_compute
@@ -78,6 +101,8 @@ class InputUnit(wiring.Component):
         if route_compute.static_layout.size:
             members["node_static"] = In(route_compute.static_layout)
         members["vcs"] = Out(InputVCSignature(stage)).array(port.vc_count)
+        if port.is_pe:
+            members["framing"] = Out(flit.framing_layout)
         super().__init__(members)
 
     @property
@@ -91,12 +116,10 @@ class InputUnit(wiring.Component):
         fifos, route_queues = self._make_buffers(m)
         written = Signal(stage.flit_layout)
         valid, vc = Signal(), Signal(range(self._port.vc_count))
-        if route_queues:
-            rooms = [fifo.w_rdy & (~written.first | queue.w_rdy)
-                     for fifo, queue in zip(fifos, route_queues)]
+        if self._port.is_pe:
+            bad_vc = self._frame(m, written, valid, vc, fifos, route_queues)
         else:
-            rooms = [fifo.w_rdy for fifo in fifos]
-        bad_vc = self._receive(m, written, valid, vc, rooms)
+            bad_vc = self._receive(m, written, valid, vc)
         route = self._route(m, written, valid, vc, bad_vc)
         stored = Signal(stage.flit_layout)
         m.d.comb += stored.eq(written)
@@ -118,62 +141,127 @@ class InputUnit(wiring.Component):
         return m
 
     def _make_buffers(self, m):
-        """One flit buffer per VC and, in the split router, one route queue per VC (a VC holds
-        at most ceil(depth / L) packets whose allocation is still to come)."""
+        """One flit buffer per VC and, in the split router, one route queue per VC (a VC
+        holds at most depth - L + 1 packets: see :class:`RouteQueue`)."""
         stage, port = self.stage, self._port
         per_packet = stage.split
         width = (stage.flit_layout if per_packet else stage.entry_layout).size
-        fifos = [self.flit_buffer(width, port.buffer_depth) for _ in self.vcs]
-        queue_depth = -(-port.buffer_depth // stage.config.packet_length)
-        route_queues = ([self.route_queue(stage.route_layout.size, queue_depth)
-                         for _ in self.vcs] if per_packet else [])
+        # The split router reads "the front flit is a tail" from a register of the buffer.
+        last = stage.flit_layout["last"].offset if per_packet else None
+        fifos = [self.flit_buffer(width, port.buffer_depth, last) for _ in self.vcs]
+        queue_depth = port.buffer_depth - stage.config.max_packet_length + 1
+        route_queues = ([self.route_queue(stage, queue_depth) for _ in self.vcs]
+                        if per_packet else [])
         for v, fifo in enumerate(fifos):
             m.submodules[f"fifo_{v}"] = fifo
         for v, queue in enumerate(route_queues):
             m.submodules[f"routes_{v}"] = queue
         return fifos, route_queues
 
-    def _receive(self, m, written, valid, vc, rooms):
-        """The flit written this cycle (``written``, ``valid``, on VC ``vc``), with ``rooms``
-        (per VC: a flit can be written). Returns "a PE's head flit asks for a VC the port does
-        not have"."""
-        port, length = self._port, self.stage.config.packet_length
+    def _receive(self, m, written, valid, vc):
+        """A link port: the flit written this cycle (``written``, ``valid``, on VC ``vc``).
+        Returns "a head asks for a VC the port does not have" (never, from a router)."""
+        link = self.port.flit
+        m.d.comb += [valid.eq(link.valid), vc.eq(link.payload.vc),
+                     written.data.eq(link.payload.data), written.first.eq(link.payload.first),
+                     written.last.eq(link.payload.last), written.abort.eq(link.payload.abort)]
+        return Const(0, 1)
+
+    def _frame(self, m, written, valid, vc, fifos, route_queues):
+        """A PE port: the PE's flits framed (see the class docstring) into the flit written
+        this cycle (``written``, ``valid``, on VC ``vc``). Returns "the head written now asks
+        for a VC the port does not have" (its packet is then dropped as malformed)."""
+        port, length = self._port, self.stage.config.max_packet_length
         vc_count = port.vc_count
-        if not port.is_pe:
-            link = self.port.flit
-            m.d.comb += [valid.eq(link.valid), vc.eq(link.payload.vc),
-                         written.data.eq(link.payload.data), written.first.eq(link.payload.first),
-                         written.last.eq(link.payload.last)]
-            return Const(0, 1)
         stream_in = self.port
-        count, packet_vc = self._framing()
-        head = count == 0
-        asked, bad_vc = stream_in.payload.vc, Const(0, 1)
+        payload = stream_in.payload
+        state = self._framing_state()
+        # A flit can be written on VC v: a body or tail, and a head (the split router also
+        # needs room in the VC's route queue for it).
+        room_body = [fifo.w_rdy for fifo in fifos]
+        room_head = ([fifo.w_rdy & queue.w_rdy for fifo, queue in zip(fifos, route_queues)]
+                     if route_queues else room_body)
+        # The head in question: the one waiting in the register, or the PE's.
+        asked = Mux(state.pending, state.held_vc, payload.vc)
+        bad_vc = Const(0, 1)
         if vc_count & (vc_count - 1):
-            bad_vc = head & (asked >= vc_count)
+            bad_vc = asked >= vc_count
             asked = Mux(bad_vc, vc_count - 1, asked)
-        m.d.comb += vc.eq(Mux(head, asked, packet_vc))
-        room = Array(rooms)[vc]
-        m.d.comb += [stream_in.ready.eq(room), valid.eq(stream_in.valid & room),
-                     written.data.eq(stream_in.payload.data), written.first.eq(head),
-                     written.last.eq(count == length - 1)]
-        with m.If(valid):
-            m.d.sync += count.eq(Mux(count == length - 1, 0, count + 1))
-            with m.If(head):
-                m.d.sync += packet_vc.eq(vc)
+        # Not while the register holds a head; else room for the open packet's next flit (or
+        # for the tail that closes it), or for a head.
+        m.d.comb += stream_in.ready.eq(~state.pending & Mux(
+            state.open, _pick(room_body, state.packet_vc), _pick(room_head, asked)))
+        taken = stream_in.valid & stream_in.ready
+        counts = self.framing
+        errors = {kind: Signal(name=f"{kind}_now") for kind in ("stray", "cut", "long")}
+        full = self._packet_full(state)
+        with m.If(state.pending):
+            # The head that cut the last packet goes in now (a head: its route is computed).
+            m.d.comb += [vc.eq(asked), valid.eq(_pick(room_head, asked)),
+                         written.data.eq(state.held_data), written.first.eq(1),
+                         written.last.eq(state.held_last)]
+            with m.If(valid):
+                m.d.sync += [state.pending.eq(0), state.packet_vc.eq(asked),
+                             state.open.eq(~state.held_last), state.count.eq(1)]
+        with m.Elif(taken & state.open & payload.first):
+            # A head cuts the open packet: close it with an aborting tail, keep the head.
+            m.d.comb += [vc.eq(state.packet_vc), valid.eq(1), written.data.eq(0),
+                         written.last.eq(1), written.abort.eq(1), errors["cut"].eq(1)]
+            m.d.sync += [state.pending.eq(1), state.open.eq(0), state.held_vc.eq(payload.vc),
+                         state.held_data.eq(payload.data), state.held_last.eq(payload.last)]
+        with m.Elif(taken & state.open):
+            # The open packet's next flit; its L-th ends it, aborted if it is not its tail.
+            cut_long = full & ~payload.last
+            m.d.comb += [vc.eq(state.packet_vc), valid.eq(1), written.data.eq(payload.data),
+                         written.last.eq(payload.last | full), written.abort.eq(cut_long),
+                         errors["long"].eq(cut_long)]
+            m.d.sync += state.count.eq(state.count + 1)
+            with m.If(payload.last | full):
+                m.d.sync += [state.open.eq(0), state.discard.eq(cut_long)]
+        with m.Elif(taken & payload.first):
+            # A head (also one that ends the dropping of a packet that was too long); with
+            # L = 1 every packet is its head, and a head that is not a tail is too long.
+            single = Const(1, 1) if length == 1 else payload.last
+            cut_long = ~payload.last if length == 1 else Const(0, 1)
+            m.d.comb += [vc.eq(asked), valid.eq(1), written.data.eq(payload.data),
+                         written.first.eq(1), written.last.eq(single),
+                         written.abort.eq(cut_long), errors["long"].eq(cut_long)]
+            m.d.sync += [state.open.eq(~single), state.discard.eq(cut_long),
+                         state.packet_vc.eq(asked), state.count.eq(1)]
+        with m.Elif(taken):
+            # A body or tail flit outside a packet: the rest of a packet too long (ends with
+            # its tail), or a stray.
+            m.d.comb += errors["stray"].eq(~state.discard)
+            with m.If(payload.last):
+                m.d.sync += state.discard.eq(0)
+        limit = (1 << len(counts.stray)) - 1
+        for kind, now in errors.items():
+            count = getattr(counts, kind)
+            with m.If(now & (count != limit)):
+                m.d.sync += count.eq(count + 1)
         return bad_vc
 
-    def _framing(self):
-        """A PE port's framing registers: flits of the packet being written (``count``) and
-        its VC (``packet_vc``)."""
-        port = self._port
-        return (Signal(range(self.stage.config.packet_length), name="count"),
-                Signal(range(port.vc_count), name="packet_vc"))
+    def _packet_full(self, state):
+        """The open packet's next flit is its L-th (``state``: :meth:`_framing_state`)."""
+        return state.count == self.stage.config.max_packet_length - 1
+
+    def _framing_state(self):
+        """A PE port's framing registers: ``open`` (a packet is open), ``count`` (its flits
+        written), ``packet_vc`` (its VC), ``discard`` (the rest of a packet cut at L flits is
+        dropped), ``pending`` (a head that cut a packet waits in the register: ``held_data``,
+        ``held_last``, ``held_vc``)."""
+        config, port = self.stage.config, self._port
+        return Signal(data.StructLayout({
+            "open": 1, "count": range(config.max_packet_length + 1),
+            "packet_vc": range(port.vc_count), "discard": 1, "pending": 1,
+            "held_data": config.flit_width, "held_last": 1,
+            "held_vc": flit.vc_shape(port.vc_count)}), name="framing_state")
 
     def _route(self, m, written, valid, vc, bad_vc):
         """The route compute on the written head flit, and its result as the router stores
-        it: a result the router cannot honour (no VC of the output, a bubble toward a port
-        without one, an output out of range) marks the packet for dropping."""
+        it (:attr:`StageConfig.stored_route_layout`): a result the router cannot honour (no VC
+        of the output, a bubble toward a port without one, an output out of range) marks the
+        packet for dropping."""
         stage, config = self.stage, self.stage.config
         port_count, vmax = config.port_count, config.max_vc_count
         rc = self.route_compute
@@ -193,7 +281,7 @@ class InputUnit(wiring.Component):
                             port_count)
             copy_drop = (rc.targets == 0) | (rc.enter & ~bubbles).any()
             unicast_drop = Mux(rc.broadcast, copy_drop, unicast_drop)
-        route = Signal(stage.route_layout)
+        route = Signal(stage.stored_route_layout)
         m.d.comb += [route.port.eq(rc.out_port), route.mask.eq(mask), route.bubble.eq(rc.bubble),
                      route.drop.eq(rc.malformed | bad_vc | unicast_drop)]
         if stage.adaptive_vcs:
@@ -201,22 +289,19 @@ class InputUnit(wiring.Component):
         if stage.broadcast_vc is not None:
             m.d.comb += [route.multi.eq(rc.broadcast), route.targets.eq(rc.targets),
                          route.enter.eq(rc.enter)]
-        if stage.per_output_route:
-            for o in range(port_count):
-                here = (rc.out_port == o) & ~route.drop
-                m.d.comb += [route.need_one[o].eq(Mux(here & ~rc.bubble, mask, 0)),
-                             route.need_two[o].eq(Mux(here & rc.bubble, mask, 0))]
         return route
 
     def _per_flit_route(self, m, vc_port, fifo, write, stored, route):
-        """The compact router: the route rides beside every flit of its packet."""
+        """The compact router: the route rides beside every flit of its packet (its route
+        layout is the stored one: it derives no per-output masks)."""
         entry_in, entry_out = Signal(self.stage.entry_layout), Signal(self.stage.entry_layout)
         m.d.comb += [entry_in.data.eq(stored.data), entry_in.first.eq(stored.first),
-                     entry_in.last.eq(stored.last), entry_in.route.eq(route),
+                     entry_in.last.eq(stored.last), entry_in.abort.eq(stored.abort),
+                     entry_in.route.eq(route),
                      fifo.w_en.eq(write), fifo.w_data.eq(entry_in), entry_out.eq(fifo.r_data),
                      vc_port.flit.data.eq(entry_out.data), vc_port.flit.first.eq(entry_out.first),
-                     vc_port.flit.last.eq(entry_out.last), vc_port.route.eq(entry_out.route),
-                     vc_port.head.eq(fifo.r_rdy)]
+                     vc_port.flit.last.eq(entry_out.last), vc_port.flit.abort.eq(entry_out.abort),
+                     vc_port.route.eq(entry_out.route), vc_port.head.eq(fifo.r_rdy)]
 
     def _per_packet_route(self, m, vc_port, fifo, queue, write, stored, route):
         """The split router: the route waits once per packet in a queue whose front is a
@@ -224,7 +309,8 @@ class InputUnit(wiring.Component):
         m.d.comb += [fifo.w_en.eq(write), fifo.w_data.eq(stored), vc_port.flit.eq(fifo.r_data),
                      queue.w_en.eq(write & stored.first), queue.w_data.eq(route),
                      queue.r_en.eq(vc_port.pop), vc_port.route.eq(queue.r_data),
-                     vc_port.head.eq(queue.r_rdy)]
+                     vc_port.head.eq(queue.r_rdy), vc_port.tail.eq(fifo.r_flag),
+                     vc_port.tail_next.eq(fifo.r_flag_next)]
 
     def _front(self, m, vc_port, fifo):
         """The VC's front flit leaves on ``read``; "the buffer has a flit" is a register (the
@@ -264,3 +350,9 @@ class InputUnit(wiring.Component):
                       credit.payload.eq(onehot.encode(send, port.vc_count))]
         for v, w in enumerate(pending):
             m.d.sync += w.eq(w + reads[v] - send[v])
+
+
+def _pick(values: list, index):
+    """``values[index]`` in hardware; with one value, that value (no selector in the netlist,
+    so that ``ready`` of a one-VC port depends on no input)."""
+    return values[0] if len(values) == 1 else Array(values)[index]

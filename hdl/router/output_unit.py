@@ -1,7 +1,7 @@
 """The output unit: one output port's credits, its free VCs, and the link register or the
 ejection buffer."""
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -14,17 +14,21 @@ class OutputUnit(wiring.Component):
     """Output port ``port_index`` of a router.
 
     Per output VC it keeps a credit counter: the free slots of the downstream buffer (of the
-    ejection buffer toward a PE) less L, so that "room for a whole packet" is the counter's
-    sign bit. Credits for a whole packet are taken when the VC is allocated; flits then need
-    no per-flit credit check, and the counter never goes below -L.
+    ejection buffer toward a PE), less one for every flit sent and plus one for every credit
+    back. Packets have 1 to L flits (L: ``RouterConfig.max_packet_length``) and their length
+    is not known before their tail, so virtual cut-through reserves the longest: a VC is free
+    only with room for L flits, and free for a bubble move only with room for 2L (003
+    §6.3.2), so that a ring never fills. Once allocated, a packet's flits need no credit
+    check; an output VC carries one packet at a time, so the room checked at its allocation
+    is still there for each of its flits.
 
-    Virtual cut-through: a VC is free only with room for a whole packet, and free for a bubble
-    move only with room for two (003 §6.3.2), so that a ring never fills. In the compact
-    router packets may interleave on an output, so a VC is also busy from its allocation until
-    its packet's last flit has left. The split router holds an output for a whole packet
-    (packets never interleave on one of its VCs) and takes an allocated VC's credits one
-    cycle after the allocation; with one-flit packets the output may be allocated again in
-    that cycle, so the VC taken in that cycle counts as busy.
+    In the compact router packets may interleave on an output, so a VC is busy (``busy``)
+    from its allocation (``take``) until its packet's last flit has left. The split router
+    holds an output for a whole packet, and may allocate it again in the cycle the packet's
+    last flit leaves, which is not yet off the counter then: where that would change the
+    VC's free flags (its room is exactly one or two longest packets, ``tight``), the output
+    waits a cycle. The free flags are registers, worked out a cycle ahead from the counter's
+    next value.
 
     Parameters:
         stage: the router's :class:`StageConfig`.
@@ -36,9 +40,14 @@ class OutputUnit(wiring.Component):
         port: Out(LinkSignature) on a link port (flits out, credits in), Out(pe_out_signature)
             on a PE port (the ejection stream).
         flit: In(valid and crossbar layout) — the flit leaving this cycle, on VC ``vc``.
-        take: In(max VCs) — one-hot: the output VC whose L credits are taken this cycle.
-        free_one, free_two: Out(max VCs) — bit w: VC w is free with room for one / two whole
-            packets.
+        take: In(max VCs) — the compact router: one-hot, the output VC allocated this cycle.
+        holding: In(max VCs) — the split router: one-hot, the VC of the packet that holds the
+            output (zero when none does).
+        tight: Out(1) — the split router: that VC has room for exactly one or two longest
+            packets, counting the flit leaving now: the output is not allocated in the cycle
+            its packet's last flit leaves (see above).
+        free_one, free_two: Out(max VCs) — bit w: VC w is free with room for one / two
+            longest packets.
         busy: Out(max VCs) — bit w: VC w carries a packet (free or not by its credits).
 
     The ejection buffer is of class :attr:`flit_buffer` (a subclass may replace it).
@@ -56,31 +65,47 @@ class OutputUnit(wiring.Component):
             out = Out(flit.LinkSignature(config.flit_width, port.vc_count))
         vmax = config.max_vc_count
         super().__init__({"port": out, "flit": In(flit.valid_signature(stage.crossbar_layout)),
-                          "take": In(vmax), "free_one": Out(vmax), "free_two": Out(vmax),
-                          "busy": Out(vmax)})
+                          "take": In(vmax), "holding": In(vmax), "tight": Out(1),
+                          "free_one": Out(vmax),
+                          "free_two": Out(vmax), "busy": Out(vmax)})
 
     def elaborate(self, platform):
         m = Module()
         config = self.stage.config
         port = config.ports[self.port_index]
-        length = config.packet_length
+        length = config.max_packet_length
         returned = self._drive(m)
+        exact = []
         for w in range(port.output_vc_count):
-            spare = self._credit_counter(m, w, returned[w])
+            _, following = self._credit_counter(m, w, returned[w])
             busy = self._busy(m, w)
-            m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(~busy & (spare >= 0)),
-                         self.free_two[w].eq(~busy & (spare >= length))]
+            # Registers worked out from the counter's next value, so that allocation starts
+            # from single flip-flops: room for one and for two longest packets, and room for
+            # exactly that (``tight``).
+            free = []
+            for packets in (1, 2):
+                flag = Signal(init=self.depth >= packets * length, name=f"room_{packets}_{w}")
+                m.d.sync += flag.eq(following >= packets * length)
+                free.append(~busy & flag)
+            at_edge = Signal(init=self.depth in (length, 2 * length), name=f"exact_{w}")
+            m.d.sync += at_edge.eq((following == length) | (following == 2 * length))
+            exact.append(at_edge)
+            m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(free[0]),
+                         self.free_two[w].eq(free[1])]
+        m.d.comb += self.tight.eq(Cat(self.holding[w] & bit for w, bit in enumerate(exact)).any())
         return m
 
     def _credit_counter(self, m, w: int, returned):
         """Output VC ``w``'s credit counter (see the class docstring), given ``returned``, "a
-        credit came back this cycle"."""
-        length, depth = self.stage.config.packet_length, self.depth
-        spare = Signal(range(-length, depth - length + 1), init=depth - length,
-                       name=f"spare_credits_{w}")
-        # Both sums are formed before the late allocation result picks one.
-        m.d.sync += spare.eq(Mux(self.take[w], spare + returned - length, spare + returned))
-        return spare
+        credit came back this cycle". Returns the counter and its next value."""
+        spare = Signal(range(self.depth + 1), init=self.depth, name=f"spare_credits_{w}")
+        sent = self.flit.valid
+        if self.stage.config.ports[self.port_index].output_vc_count > 1:
+            sent = sent & (self.flit.payload.vc == w)
+        following = Signal(range(self.depth + 1), name=f"next_spare_credits_{w}")
+        m.d.comb += following.eq(spare + returned - sent)
+        m.d.sync += spare.eq(following)
+        return spare, following
 
     @property
     def depth(self) -> int:
@@ -89,7 +114,7 @@ class OutputUnit(wiring.Component):
         config = self.stage.config
         port = config.ports[self.port_index]
         if port.is_pe and len(config.lanes_of(self.port_index)) > 1:
-            return config.packet_length
+            return config.max_packet_length
         return port.buffer_depth
 
     def _ejection_buffer(self):
@@ -110,6 +135,7 @@ class OutputUnit(wiring.Component):
             m.d.comb += [eject.w_en.eq(sent.valid), written.data.eq(sent.payload.data),
                          written.first.eq(sent.payload.first),
                          written.last.eq(sent.payload.last),
+                         written.abort.eq(sent.payload.abort),
                          stream_out.valid.eq(eject.r_rdy), stream_out.payload.eq(eject.r_data),
                          eject.r_en.eq(stream_out.ready)]
             return [eject.r_rdy & stream_out.ready]
@@ -117,6 +143,7 @@ class OutputUnit(wiring.Component):
         m.d.sync += [link.flit.valid.eq(sent.valid), link.flit.payload.data.eq(sent.payload.data),
                      link.flit.payload.first.eq(sent.payload.first),
                      link.flit.payload.last.eq(sent.payload.last),
+                     link.flit.payload.abort.eq(sent.payload.abort),
                      link.flit.payload.vc.eq(sent.payload.vc)]
         return [link.credit.valid & (link.credit.payload == w)
                 for w in range(port.output_vc_count)]
@@ -126,7 +153,7 @@ class OutputUnit(wiring.Component):
         docstring)."""
         port = self.stage.config.ports[self.port_index]
         if self.stage.split:
-            return self.take[w] if self.stage.config.packet_length == 1 else Const(0, 1)
+            return Const(0, 1)
         busy = Signal(name=f"busy_{w}")
         with m.If(self.take[w]):
             m.d.sync += busy.eq(1)

@@ -31,22 +31,21 @@ class SplitComposition(Composition):
     islip_allocator = IslipAllocator
 
     def state_layout(self) -> data.StructLayout:
-        """``active``: streaming its packet; ``last``: its last flit leaves now (with packets
-        of several flits, see :meth:`_stream`); ``sent``: flits of the packet sent;
-        ``chosen``: the output VC it was granted (one-hot)."""
-        length = self.config.packet_length
-        return data.StructLayout({"active": 1, "last": 1,
-                                  "sent": range(length) if length > 1 else 0,
+        """``active``: streaming its packet; ``begun``: a flit of it has been read (so the
+        flit read next is not its head); ``ending``: ``begun`` and a last flit that is not its
+        head leaves now (see :meth:`_stream`); ``finishing``: a last flit leaves now (active,
+        a front flit, and it is a tail); ``chosen``: the output VC it was granted (one-hot)."""
+        return data.StructLayout({"active": 1, "begun": 1, "ending": 1, "finishing": 1,
                                   "chosen": self.config.max_vc_count})
 
     def control_layout(self) -> data.StructLayout:
-        """``read``: a flit leaves now; ``head_read``: it is a head; ``finishing``: it is the
-        packet's last; ``ready``: the next packet may be allocated now; ``drop_go``: a
-        malformed packet starts draining (it needs no allocation: its VC streams it to
-        nowhere); ``start``: the next packet starts; ``copy_grant``: broadcast only, its
-        broadcast takes its outputs."""
-        fields = {"read": 1, "head_read": 1, "finishing": 1, "ready": 1, "drop_go": 1,
-                  "start": 1}
+        """``read``: a flit leaves now; ``finishing``: it is the packet's last; ``ready``: the
+        next packet may be allocated now; ``drop_go``: a malformed packet starts draining (it
+        needs no allocation: its VC streams it to nowhere); ``start``: the next packet starts;
+        ``chosen``: the output VC it takes if granted now (one-hot); ``copy_grant``:
+        broadcast only, its broadcast takes its outputs."""
+        fields = {"read": 1, "finishing": 1, "ready": 1, "drop_go": 1, "start": 1,
+                  "chosen": self.config.max_vc_count}
         if self.fanout:
             fields["copy_grant"] = 1
         return data.StructLayout(fields)
@@ -55,14 +54,16 @@ class SplitComposition(Composition):
         # Bit o: output o may be allocated now; per port, one of its outputs may (adaptive
         # requests consider only those).
         self.avail = Signal(len(self.config.outputs), name="avail")
+        # Bit o: output o's packet's last flit leaves now.
+        self.release = Signal(len(self.config.outputs), name="release")
         self.port_avail = Signal(self.config.port_count, name="port_avail")
         for vc in self.flat:
             self._stream(vc)
         self._output_state()
         grants, copy_take = self._allocation()
-        out_vc = self._output_vcs(grants, copy_take)
         for i, vc in enumerate(self.flat):
             self._start(vc, Cat(grant[i] for grant in grants))
+        out_vc = self._output_vcs(grants, copy_take)
         self._traverse(out_vc)
         return [vc.control.drop_go for vc in self.flat]
 
@@ -91,26 +92,28 @@ class SplitComposition(Composition):
 
     def _stream(self, vc) -> None:
         """An input VC streams its packet's flits, and asks for the next packet's output."""
-        m, length = self.m, self.config.packet_length
+        m = self.m
         state, control = vc.state, vc.control
         m.d.comb += [control.read.eq(state.active & vc.port.valid),
-                     vc.port.read.eq(control.read)]
-        # Packets are exactly L flits (links carry whole packets, PE ports are framed by a
-        # counter), so a counter marks the last flit without reading the buffer.
-        if length > 1:
-            sent_next = Mux(control.read, Mux(state.sent == length - 1, 0, state.sent + 1),
-                            state.sent)
-            # "The last flit leaves now" is a register too: a packet that starts now has sent
-            # no flit yet, so the next cycle's value does not depend on this cycle's
-            # allocation.
-            m.d.sync += [state.sent.eq(sent_next),
-                         state.last.eq(state.active & ~state.last & (sent_next == length - 1)
-                                       & vc.port.valid_next)]
-            m.d.comb += [control.head_read.eq(control.read & (state.sent == 0)),
-                         control.finishing.eq(state.last)]
-        else:
-            m.d.comb += [control.finishing.eq(control.read), control.head_read.eq(control.read)]
-        m.d.comb += [control.ready.eq(vc.port.head & (~state.active | control.finishing)),
+                     vc.port.read.eq(control.read),
+                     # Packets are framed by their last mark (links carry whole packets, PE
+                     # ports frame what their PEs send), which the buffer keeps in a register
+                     # for its front flit; "a last flit leaves now" is a register too (see
+                     # :meth:`_start`).
+                     control.finishing.eq(state.finishing)]
+        # The route leaves its queue when the head flit is read, off the allocation's path:
+        # in the cycle a packet's last flit leaves, the queue's front is the next packet's
+        # route, unless that flit is also its head (a one-flit packet): the next packet then
+        # waits a cycle. With L = 1 every packet is one flit, and the route leaves at the
+        # allocation instead.
+        # Whether the next packet may go in a cycle is a register, worked out a cycle ahead:
+        # "begun" in the next cycle does not depend on this cycle's allocation (a packet that
+        # starts now has read no flit then), so neither does ``ending``.
+        begun_next = ~control.finishing & (control.read | state.begun)
+        m.d.sync += [state.begun.eq(begun_next),
+                     state.ending.eq(begun_next & vc.port.valid_next & vc.port.tail_next)]
+        next_ready = control.finishing if self.config.max_packet_length == 1 else state.ending
+        m.d.comb += [control.ready.eq(vc.port.head & (~state.active | next_ready)),
                      control.drop_go.eq(control.ready & vc.port.route.drop)]
         self.ask(vc, control.ready, self.port_avail if self.stage.adaptive_vcs else None)
 
@@ -124,11 +127,14 @@ class SplitComposition(Composition):
         outputs = len(config.outputs)
         self.held = [Signal(name=f"held_{o}") for o in range(outputs)]
         self.owner = [Signal(len(self.flat), name=f"owner_{o}") for o in range(outputs)]
-        self.fresh = [Signal(name=f"fresh_{o}") for o in range(outputs)]  # allocated last
         for o in range(outputs):
             ending = Cat(self.owner[o][i] & vc.control.finishing
                          for i, vc in enumerate(self.flat))
-            m.d.comb += self.avail[o].eq(~self.held[o] | ending.any())
+            # In the cycle its packet's last flit leaves, an output is allocated again unless
+            # that flit's VC is tight (:class:`OutputUnit`).
+            m.d.comb += [self.release[o].eq(ending.any()),
+                         self.avail[o].eq(~self.held[o] | (ending.any()
+                                                           & ~self.outputs[o].tight))]
         self.lanes = [Const(1, 1)] * outputs
         for p in range(config.port_count):
             lanes = config.lanes_of(p)
@@ -177,13 +183,14 @@ class SplitComposition(Composition):
                    for o, (p, _) in enumerate(self.config.outputs))
 
     def _output_vcs(self, grants, copy_take) -> list:
-        """The owner registers, and per output the one-hot VC of its packet: its input VC
-        keeps the one it was offered (``chosen``), and the output reads it through its owner
-        register from the next cycle on; the cycle after an allocation, that VC's credits are
-        taken."""
+        """The owner registers and, per output, the VC of the packet that holds it
+        (``holding``, one-hot; zero while the output is not held): its owner's ``chosen``
+        (the copy VC for a broadcast's copy), read through the owner register from the cycle
+        after the allocation. Its flits carry that VC, and its output unit counts it
+        (:class:`OutputUnit`)."""
         m, config = self.m, self.config
         vmax = config.max_vc_count
-        out_vc = []
+        self.holding = []
         for o in range(len(config.outputs)):
             new_owner = Signal(len(self.flat), name=f"new_owner_{o}")  # one-hot, if any
             bits = grants[o]
@@ -193,9 +200,8 @@ class SplitComposition(Composition):
             m.d.comb += new_owner.eq(bits)
             with m.If(new_owner.any()):
                 m.d.sync += [self.held[o].eq(1), self.owner[o].eq(new_owner)]
-            with m.Elif(self.avail[o]):
+            with m.Elif(self.release[o]):
                 m.d.sync += self.held[o].eq(0)
-            m.d.sync += self.fresh[o].eq(new_owner.any())
             vc_bits = Const(0, vmax)
             for i, vc in enumerate(self.flat):
                 vc_bits = vc_bits | Mux(self.owner[o][i], vc.state.chosen, 0)
@@ -205,34 +211,37 @@ class SplitComposition(Composition):
                 with m.If(new_owner.any()):
                     m.d.sync += copying.eq(copy_take[o])
                 vc_bits = Mux(copying, 1 << self.free.copy_vc[o], vc_bits)
-            out_vc.append(Signal(vmax, name=f"out_vc_{o}"))
-            m.d.comb += out_vc[o].eq(vc_bits)
-        return out_vc
+            holding = Signal(vmax, name=f"holding_{o}")
+            m.d.comb += [holding.eq(Mux(self.held[o], vc_bits, 0)),
+                         self.outputs[o].holding.eq(holding)]
+            self.holding.append(holding)
+        return self.holding
 
     def _start(self, vc, granted) -> None:
         """Input VC ``vc`` starts its next packet when an output is ``granted`` (bit o: output
-        o; at most one) or when it is dropped."""
-        m, length = self.m, self.config.packet_length
+        o; at most one) or when it is dropped; ``chosen`` is the VC it is offered."""
+        m = self.m
         state, control = vc.state, vc.control
         start = control.drop_go | granted.any()
         if self.fanout:
             start = start | control.copy_grant
         m.d.comb += control.start.eq(start)
-        # The route leaves its queue when the head flit leaves the buffer (off the
-        # allocation's path); in the cycle a packet's last flit leaves, its head has left at
-        # least one cycle before, so the queue's front is the next packet's route. With
-        # one-flit packets both happen in one cycle: the route leaves at allocation.
-        m.d.comb += vc.port.pop.eq(control.start if length == 1 else control.head_read)
+        # (See :meth:`_stream` for when the route leaves its queue.)
+        head_read = control.read & ~state.begun
+        m.d.comb += vc.port.pop.eq(control.start if self.config.max_packet_length == 1
+                                   else head_read)
         chosen = vc.request.vc
         if self.stage.multiple_requests:
             moved = Const(0, self.config.max_vc_count)
             for o, vc_bits in enumerate(self.free.adaptive_vc):
                 moved = moved | Mux(granted[o], vc_bits, 0)
             chosen = Mux(vc.request.adaptive, moved, chosen)
+        m.d.comb += control.chosen.eq(chosen)
+        active_next = control.start | (state.active & ~control.finishing)
+        m.d.sync += [state.active.eq(active_next),
+                     state.finishing.eq(active_next & vc.port.valid_next & vc.port.tail_next)]
         with m.If(control.start):
-            m.d.sync += [state.active.eq(1), state.chosen.eq(chosen)]
-        with m.Elif(control.finishing):
-            m.d.sync += state.active.eq(0)
+            m.d.sync += state.chosen.eq(chosen)
 
     def _traverse(self, out_vc) -> None:
         """The crossbar (every input VC's front flit, selected by the owner register) and the
@@ -246,5 +255,4 @@ class SplitComposition(Composition):
             m.d.comb += crossbar.select[o].eq(self.owner[o])
             valid = self.held[o] & Cat(self.owner[o][i] & vc.control.read
                                        for i, vc in enumerate(self.flat)).any()
-            self.drive_output(o, valid, crossbar.outputs[o], encode(out_vc[o], config.max_vc_count),
-                              Mux(self.fresh[o], out_vc[o], 0))
+            self.drive_output(o, valid, crossbar.outputs[o], encode(out_vc[o], config.max_vc_count))

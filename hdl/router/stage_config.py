@@ -4,7 +4,7 @@ the layouts both derive."""
 from dataclasses import dataclass
 from functools import cached_property
 
-from amaranth.hdl import unsigned
+from amaranth.hdl import Mux, Signal, unsigned
 from amaranth.lib import data
 
 from ..config import RouterConfig
@@ -77,18 +77,49 @@ class StageConfig:
         return data.StructLayout(fields)
 
     @cached_property
+    def stored_route_layout(self) -> data.StructLayout:
+        """A route as the split router's route queues keep it behind their front:
+        :attr:`route_layout` without the fields :meth:`expand_route` derives (``need_one``,
+        ``need_two``)."""
+        return data.StructLayout({name: field.shape for name, field in self.route_layout
+                                  if name not in ("need_one", "need_two")})
+
+    def expand_route(self, m, stored) -> data.View:
+        """The :attr:`route_layout` value of ``stored`` (a :attr:`stored_route_layout` value):
+        with :attr:`per_output_route`, per output the VCs the packet may take there with room
+        for one packet (a move that stays in its ring, or leaves rings) and for two (a move
+        that enters a ring). Only VCs the output has, and room for two only toward a bubble
+        port, are ever set: the input unit drops any other route, so these bits are constant
+        and cost nothing."""
+        stored = data.View(self.stored_route_layout, stored)
+        route = Signal(self.route_layout)
+        for name, _ in self.stored_route_layout:
+            m.d.comb += getattr(route, name).eq(getattr(stored, name))
+        if self.per_output_route:
+            for o, port in enumerate(self.config.ports):
+                here = (stored.port == o) & ~stored.drop
+                mask = stored.mask[:port.output_vc_count]
+                m.d.comb += route.need_one[o].eq(Mux(here & ~stored.bubble, mask, 0))
+                if port.bubble:
+                    m.d.comb += route.need_two[o].eq(Mux(here & stored.bubble, mask, 0))
+        return route
+
+    @cached_property
     def flit_layout(self) -> data.StructLayout:
-        """A flit in an input buffer: ``data``, ``first``, ``last``."""
-        return data.StructLayout({"data": self.config.flit_width, "first": 1, "last": 1})
+        """A flit in an input buffer: ``data``, ``first``, ``last``, ``abort``
+        (:mod:`twinnet.hdl.flit`)."""
+        return data.StructLayout({"data": self.config.flit_width, "first": 1, "last": 1,
+                                  "abort": 1})
 
     @cached_property
     def entry_layout(self) -> data.StructLayout:
         """A compact router's buffer entry: a flit and the route of its packet."""
         return data.StructLayout({"data": self.config.flit_width, "first": 1, "last": 1,
-                                  "route": self.route_layout})
+                                  "abort": 1, "route": self.route_layout})
 
     @cached_property
     def crossbar_layout(self) -> data.StructLayout:
-        """A flit crossing the switch: ``data``, ``first``, ``last`` and its output VC."""
+        """A flit crossing the switch: ``data``, ``first``, ``last``, ``abort`` and its output
+        VC."""
         return data.StructLayout({"data": self.config.flit_width, "first": 1, "last": 1,
-                                  "vc": range(self.config.max_vc_count)})
+                                  "abort": 1, "vc": range(self.config.max_vc_count)})

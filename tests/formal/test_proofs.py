@@ -54,7 +54,7 @@ def test_route_compute_equals_its_specification(tmp_path, params):
         from twinnet.hdl.king_route import KingRouteCompute
         from twinnet.model.king_network import KingNetworkConfig
 
-        network = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "packet_length": 2})
+        network = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "max_packet_length": 2})
         ports = ("x+", "x-", "y+", "y-", "z+", "z-", "t+", "t-", "pe0")
         config = RouterConfig(8, 2, tuple(PortConfig("pe" if label == "pe0" else "network", 1, 4)
                                           for label in ports))
@@ -96,7 +96,7 @@ def test_a_missing_tool_is_one_line(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--packet-length", "8"], r"packet length must be 2 to 4 flits to prove, not 8"),
+    (["--max-packet-length", "8"], r"packet length must be 2 to 4 flits to prove, not 8"),
     (["--buffer-depth", "6"], r"buffers 6 flits; the proofs take at most two packets \(4\)"),
     (["--pipeline", "2"], r"the proofs cover the split router \(pipeline 3\), not pipeline 2"),
 ])

@@ -50,7 +50,7 @@ def twisted_computes(radices, twists: str, escape: str, cls=TwistedRouteCompute,
     """One route compute of class ``cls`` per input port of the twisted torus's router (with
     ``vcs`` VCs per link, default the escape's own, and ``pe_ports`` PEs)."""
     network = TwistedNetworkConfig.from_dict({"radices": radices, "twists": twists,
-                                              "escape": escape, "packet_length": 2, "vcs": vcs,
+                                              "escape": escape, "max_packet_length": 2, "vcs": vcs,
                                               "pe_ports": pe_ports})
     ports = (*network.ports, *pe_labels(network))
     config = _config(ports, network.vc_count)
@@ -59,7 +59,7 @@ def twisted_computes(radices, twists: str, escape: str, cls=TwistedRouteCompute,
 
 def king_computes(values: dict, cls=KingRouteCompute, kind: str = "router") -> list:
     """One route compute of class ``cls`` per input port of router kind ``kind``."""
-    network = KingNetworkConfig.from_dict({"packet_length": 2, **values})
+    network = KingNetworkConfig.from_dict({"max_packet_length": 2, **values})
     ports = next(ports for ports in (king.router_ports(network, node)
                                      for node in network.topology.nodes())
                  if king.kind_name(network, ports) == kind)

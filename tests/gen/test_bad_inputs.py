@@ -16,7 +16,7 @@ simulated and print exactly one line on stderr, no traceback, that
 Nothing goes to stdout and nothing is left on disk: every case runs in a fresh temporary
 working directory (``--out`` points inside it) and the tree is compared before and after. Sizes
 have upper limits so that anything accepted finishes (``MAX_ROUTERS``, ``MAX_FLIT_WIDTH``,
-``MAX_PACKET_LENGTH``, ``MAX_BUFFER_DEPTH`` in :mod:`twinnet.model.network`, at most 1,000,000
+``PACKET_LENGTH_LIMIT``, ``MAX_BUFFER_DEPTH`` in :mod:`twinnet.model.network`, at most 1,000,000
 simulated packets, a PE offered at most one flit per cycle).
 
 Cases run in-process through :func:`twinnet.cli.main.main`. No valid command is run (except one
@@ -81,7 +81,7 @@ MAX_ROUTERS = _constant("MAX_ROUTERS", 4096, "twinnet.model.network")
 MAX_VC_ROUTERS = _constant("MAX_VC_ROUTERS", 1024, "twinnet.model.network")
 MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.sim_tb.traffic_program")
 MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
-MAX_PACKET_LENGTH = _constant("MAX_PACKET_LENGTH", 64, "twinnet.model.network")
+PACKET_LENGTH_LIMIT = _constant("PACKET_LENGTH_LIMIT", 64, "twinnet.model.network")
 MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
 MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.cli.sim_cmd", "twinnet.model.network",
                         "twinnet.sim_tb.network_sim")
@@ -347,7 +347,7 @@ VALUE_FLAGS = [
     (TWIN[:3], "--config", CONFIG, ()),
     (NETWORK + TWIN[2:], "--mode", MODE, ()),
     (NETWORK, "--flit-width", INTEGER + [above(MAX_FLIT_WIDTH)], ()),
-    (NETWORK, "--packet-length", INTEGER + [above(MAX_PACKET_LENGTH)], ()),
+    (NETWORK, "--max-packet-length", INTEGER + [above(PACKET_LENGTH_LIMIT)], ()),
     (NETWORK, "--buffer-depth", INTEGER + [above(MAX_BUFFER_DEPTH)], ()),
     (NETWORK, "--pipeline", INTEGER + [above(3)], ()),  # 2 or 3 cycles per hop
     (NETWORK, "--allocator", CHOICE + [("near-miss", "slip")], ()),
@@ -578,16 +578,16 @@ COMBINATIONS = [
     *[_combination(c, "--buffer-depth 4", flag("--buffer-depth"), "4", LOWER, "8",
                    label="buffer-below-two-packets-in-bubble-mode")
       for c in NETWORK if c != "prove"],
-    _combination("prove", "--buffer-depth 3", flag("--buffer-depth"), "3", LOWER, "4",
+    _combination("prove", "--buffer-depth 5", flag("--buffer-depth"), "5", LOWER, "6",
                  label="lone-router-buffer-below-two-packets"),
     *[_combination(c, "--flit-width 8", flag("--flit-width"), "8", LOWER,
                    label="flit-narrower-than-head") for c in NETWORK if c != "prove"],
     _combination("prove", "--flit-width 4", flag("--flit-width"), "4",
                  label="lone-router-flit-narrower-than-head"),
     # A PE takes at most one flit per cycle: packets/PE/cycle <= 1 / packet length.
-    _combination("sim", "--packet-length 8 --rate 0.2", flag("--rate"), "0.2",
+    _combination("sim", "--max-packet-length 8 --rate 0.2", flag("--rate"), "0.2",
                  re.compile(r"0\.125|1/8"), label="rate-above-port-for-8-flit-packets"),
-    _combination("sim", "--packet-length 64 --rate 0.05", flag("--rate"), "0.05",
+    _combination("sim", "--max-packet-length 64 --rate 0.05", flag("--rate"), "0.05",
                  re.compile(r"0\.015625|1/64"), label="rate-above-port-for-64-flit-packets"),
     # On/off bursts go at the port's full rate: the average must stay below it.
     _combination("sim", "king --kind KM --broadcast-fraction 0.1 --check hops",
@@ -697,12 +697,12 @@ TOML_FILES = [
     ("k-huge-20-digits", "k = 99999999999999999999\n", key("k"), "99999999999999999999",
      UPPER),
     ("n-one", "n = 1\n", key("n"), "1", LOWER),
-    ("packet-length-zero", "packet_length = 0\n", key("packet_length"), "0", LOWER),
+    ("packet-length-zero", "max_packet_length = 0\n", key("max_packet_length"), "0", LOWER),
     ("flit-width-limit+1", f"flit_width = {MAX_FLIT_WIDTH + 1}\n", key("flit_width"),
      str(MAX_FLIT_WIDTH + 1), UPPER, number(MAX_FLIT_WIDTH)),
-    ("packet-length-limit+1", f"packet_length = {MAX_PACKET_LENGTH + 1}\n",
-     key("packet_length"), str(MAX_PACKET_LENGTH + 1), UPPER,
-     number(MAX_PACKET_LENGTH)),
+    ("packet-length-limit+1", f"max_packet_length = {PACKET_LENGTH_LIMIT + 1}\n",
+     key("max_packet_length"), str(PACKET_LENGTH_LIMIT + 1), UPPER,
+     number(PACKET_LENGTH_LIMIT)),
     ("buffer-depth-limit+1", f"buffer_depth = {MAX_BUFFER_DEPTH + 1}\n", key("buffer_depth"),
      str(MAX_BUFFER_DEPTH + 1), UPPER, number(MAX_BUFFER_DEPTH)),
     ("radices-zero-item", "radices = [4, 4, 0]\n", key("radices"), LOWER),

@@ -24,12 +24,12 @@ from twinnet.model.network import TwinNetworkConfig
 #: one VC, 8-bit flits, 2-flit packets (with 16-bit flits, 2 VCs and one packet per VC it
 #: needs 8,552 of the HX8K's 7,680 logic cells).
 SMALL_TORUS = ["torus", "--radix", "2,2", "--mode", "bubble", "--flit-width", "8",
-               "--packet-length", "2"]
+               "--max-packet-length", "2"]
 
 
 def small_torus():
     return TwinNetworkConfig.from_dict({"configuration": "torus", "radices": [2, 2],
-                                   "mode": "bubble", "flit_width": 8, "packet_length": 2})
+                                   "mode": "bubble", "flit_width": 8, "max_packet_length": 2})
 
 
 def test_the_harness_drives_every_input_and_folds_every_output():

@@ -52,16 +52,16 @@ def test_002_presets_carry_table_3s_settings(preset, kind, routing):
     # per node.
     network = network_from_args(parse("king", "--preset", preset))
     assert (network.topology.kind, network.topology.side, network.routing) == (kind, 16, routing)
-    assert (network.escape, network.vcs, network.packet_length, network.buffer_depth,
+    assert (network.escape, network.vcs, network.max_packet_length, network.buffer_depth,
             network.pe_ports, network.allocator) == ("bubble", 4, 8, 32, 2, "islip")
 
 
 def test_flags_override_toml_which_overrides_preset(tmp_path):
     toml = tmp_path / "net.toml"
     toml.write_text('preset = "3dt-4x4x2"\nmode = "vc"\nflit_width = 40\n')
-    network = network_from_args(parse("--toml", str(toml), "--packet-length", "2"))
+    network = network_from_args(parse("--toml", str(toml), "--max-packet-length", "2"))
     assert network.topology.radices == (4, 4, 2)
-    assert (network.topology.mode, network.flit_width, network.packet_length) == ("vc", 40, 2)
+    assert (network.topology.mode, network.flit_width, network.max_packet_length) == ("vc", 40, 2)
     network = network_from_args(parse("--toml", str(toml), "--k", "3", "--n", "3"))
     assert network.topology.radices == (3, 3, 3)
 
@@ -145,7 +145,7 @@ def test_preset_sizes_change_within_its_shape():
     network = network_from_args(parse("--preset", "2d-8x8", "--k", "3"))
     assert network.topology.radices == (3, 3) and network.topology.card_count == 1
     network = network_from_args(parse("--preset", "3dt-4x4x4", "--flit-width", "64",
-                                      "--packet-length", "8", "--buffer-depth", "24"))
+                                      "--max-packet-length", "8", "--buffer-depth", "24"))
     assert network.name == "ndt3_k4_D_bubble_w64_l8_d24"
     compact = network_from_args(parse("--pipeline", "2"))
     assert compact.name == "ndt3_k4_D_bubble_compact"
@@ -256,14 +256,14 @@ def test_003_router_presets():
     §7.3 studies them on 3DT 4x4x4 (128 PEs) in configuration D."""
     for preset, mode, depth in (("003-bubble", "bubble", 128), ("003-vc", "vc", 32)):
         network = network_from_args(parse("--preset", preset))
-        assert (network.topology.mode, network.buffer_depth, network.packet_length) == \
+        assert (network.topology.mode, network.buffer_depth, network.max_packet_length) == \
             (mode, depth, 4)
         assert network.topology.pe_count == 128
         assert network.topology.configuration.name == "D"
     # 003 §7.4's 2D torus of the same 128 PEs, with the same router settings.
     torus = network_from_args(parse("--preset", "003-torus"))
     assert (torus.topology.radices, torus.topology.mode, torus.buffer_depth,
-            torus.packet_length, torus.topology.pe_count) == ((16, 8), "bubble", 128, 4, 128)
+            torus.max_packet_length, torus.topology.pe_count) == ((16, 8), "bubble", 128, 4, 128)
 
 
 @pytest.mark.parametrize("dx, dy", [(8, 4), (16, 8), (24, 12), (48, 12)])
@@ -277,7 +277,7 @@ def test_004_presets(dx, dy):
     assert not plain.to_dict()["twists"]
     for network in (twisted, plain):
         assert network.topology.radices == (dx, dy)
-        assert (network.escape, network.vc_count, network.packet_length,
+        assert (network.escape, network.vc_count, network.max_packet_length,
                 network.buffer_depth) == ("bubble", 4, 4, 16)
         # 8x4 twisted can carry more than one flit per node and cycle: two PEs per router.
         assert network.pe_ports == (2 if (dx, dy) == (8, 4) else 1)

@@ -48,7 +48,8 @@ class Bench:
         self.sent, self.owed, self.credits_back = [], [], {}
 
     def packet(self, port: int, in_vc: int, words: list[int]) -> None:
-        self.queues[port] += [(word, i, in_vc) for i, word in enumerate(words)]
+        """Queue ``words``, packets of LENGTH flits one after the other."""
+        self.queues[port] += [(word, i % LENGTH, in_vc) for i, word in enumerate(words)]
 
     def pause(self, port: int, cycles: int) -> None:
         self.queues[port] += [None] * cycles

@@ -21,7 +21,7 @@ def net(**kwargs):
 
 def test_buffer_shorter_than_a_packet():
     with pytest.raises(ValueError, match=r"ports\[1\]\.buffer_depth must be >= 4 flits to hold "
-                                         r"one packet .*packet_length 4, not 3"):
+                                         r"one packet .*max_packet_length 4, not 3"):
         RouterConfig(32, 4, (net(buffer_depth=4), net(buffer_depth=3)))
 
 
@@ -66,7 +66,7 @@ def test_bubble_on_pe_port():
 
 
 def test_packet_length_and_flit_width():
-    with pytest.raises(ValueError, match=r"packet_length must be an integer >= 1, not 0"):
+    with pytest.raises(ValueError, match=r"max_packet_length must be an integer >= 1, not 0"):
         RouterConfig(32, 0, (net(),))
     with pytest.raises(ValueError, match=r"flit_width must be an integer >= 1, not 0"):
         RouterConfig(0, 4, (net(),))
@@ -118,10 +118,11 @@ def test_head_layout_description():
     assert head == {"route.x": (0, 3), "route.y": (3, 3), "kind": (6, 2), "source": (8, 4),
                     "payload": (12, 20)}
     link = {f["name"]: (f["offset"], f["width"]) for f in described["ports"][0]["in"]}
-    assert link == {"data": (0, 32), "first": (32, 1), "last": (33, 1), "vc": (34, 2)}
+    assert link == {"data": (0, 32), "first": (32, 1), "last": (33, 1), "abort": (34, 1),
+                    "vc": (35, 2)}
     assert described["ports"][0]["credit_width"] == 2
     pe_out = {f["name"] for f in described["ports"][1]["out"]}
-    assert pe_out == {"data", "first", "last"}
+    assert pe_out == {"data", "first", "last", "abort"}
 
 
 @pytest.mark.parametrize("knobs, message", [

@@ -10,9 +10,12 @@ from amaranth.sim import Simulator
 from twinnet.hdl.flit_buffer import FlitBuffer
 
 
+@pytest.mark.parametrize("flag", [None, 5])
 @pytest.mark.parametrize("depth", [1, 2, 3, 4, 6])
-def test_matches_a_deque_under_random_traffic(depth):
-    dut = FlitBuffer(8, depth)
+def test_matches_a_deque_under_random_traffic(depth, flag):
+    """With ``flag``, ``r_flag`` is that bit of the front entry in every cycle with one, and
+    ``r_flag_next`` its next value."""
+    dut = FlitBuffer(8, depth, flag)
     rng = random.Random(depth)
     counts = {"written": 0, "read": 0}
 
@@ -24,6 +27,8 @@ def test_matches_a_deque_under_random_traffic(depth):
             assert ctx.get(dut.w_rdy) == (len(model) < depth)
             if model:
                 assert ctx.get(dut.r_data) == model[0]
+                if flag is not None:
+                    assert ctx.get(dut.r_flag) == model[0] >> flag & 1
             want_read, want_write = rng.random() < 0.5, rng.random() < 0.55
             word = rng.randrange(256)
             ctx.set(dut.r_en, want_read)
@@ -32,6 +37,9 @@ def test_matches_a_deque_under_random_traffic(depth):
             # Full: a write is ignored, even together with a read (as SyncFIFO's).
             writing = want_write and len(model) < depth
             popping = want_read and bool(model)
+            after = list(model)[popping:] + ([word] if writing else [])
+            if after and flag is not None:
+                assert ctx.get(dut.r_flag_next) == after[0] >> flag & 1
             await ctx.tick()
             if popping:
                 model.popleft()

@@ -118,15 +118,16 @@ def test_the_buses_are_arrays_of_the_port_layouts_and_the_trace_widens_narrow_ta
     assert members["pe_in_data"].shape == data.ArrayLayout(32, 4)
     assert members["pe_out_first"].shape == data.ArrayLayout(1, 4)
     assert members["trace_flit"].shape == data.ArrayLayout(network.trace_layout, 4)
-    assert network.trace_stride == 32 + 1 + 1 + 2
+    assert network.trace_stride == 32 + 1 + 1 + 1 + 2  # data, first, last, abort, vc
     assert layout_fields(network.trace_layout) == [
         {"name": "data", "offset": 0, "width": 32}, {"name": "first", "offset": 32, "width": 1},
-        {"name": "last", "offset": 33, "width": 1}, {"name": "vc", "offset": 34, "width": 2}]
+        {"name": "last", "offset": 33, "width": 1}, {"name": "abort", "offset": 34, "width": 1},
+        {"name": "vc", "offset": 35, "width": 2}]
     text = network.verilog("t")
-    assert "output [143:0] trace_flit;" in text and "input [127:0] pe_in_data;" in text
+    assert "output [147:0] trace_flit;" in text and "input [127:0] pe_in_data;" in text
     narrow = "r0__out_0__flit__payload"
-    assert (f"{{ 1'h0, {narrow}[34], {narrow}[33], {narrow}[32], {narrow}[31:0] }}"
-            in text)
+    assert (f"{{ 1'h0, {narrow}[35], {narrow}[34], {narrow}[33], {narrow}[32], "
+            f"{narrow}[31:0] }}" in text)
     assert "r3__out_0__flit__payload, r2__out_0__flit__payload" in text
     # Terminal 2's injection: its element of each bus (the VC tag at its reset value).
     assert ".in_1__payload({ 1'h0, pe_in_last[2], pe_in_first[2], pe_in_data[95:64] })" in text

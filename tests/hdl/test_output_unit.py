@@ -17,6 +17,9 @@ HEAD = data.StructLayout({"route": 8, "payload": 8})
 @pytest.mark.parametrize("pipeline", [2, 3])
 @pytest.mark.parametrize("length, depth", [(2, 4), (3, 7), (1, 2)])
 def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
+    """Packets of 1 to L flits; the compact router's VCs busy from allocation to tail, the
+    split router's output held by one packet at a time, allocated again in the cycle its
+    tail leaves unless the VC of that tail is tight (its room exactly one or two packets)."""
     ports = (PortConfig("network", vc_count=3, buffer_depth=depth, bubble=depth >= 2 * length),
              PortConfig("pe", vc_count=1, buffer_depth=depth))
     config = RouterConfig(16, length, ports, pipeline=pipeline)
@@ -25,35 +28,44 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
     rng = random.Random(pipeline * 100 + length * 10 + depth)
 
     async def bench(ctx):
-        spare = [depth - length] * 3  # free downstream slots less L
+        spare = [depth] * 3  # free downstream slots less the flits sent and not credited
         busy = [False] * 3  # compact: a packet of this VC still has flits to send
         downstream = [0] * 3  # flits sent and not yet credited back
         to_send = []  # (vc, last) of the flits of allocated packets, in order
-        sent = 0
-        for _ in range(600):
-            idle = [w for w in range(3) if not busy[w] and spare[w] >= 0
-                    and all(v != w for v, _ in to_send)]
-            take = rng.choice(idle) if idle and rng.random() < 0.5 else None
-            ctx.set(dut.take, onehot(take))
-            # The split router takes credits a cycle after the allocation: a one-flit
-            # packet's VC is busy in that cycle, as the allocator may meanwhile grant it again.
-            now_busy = [busy[w] or (pipeline == 3 and length == 1 and w == take)
-                        for w in range(3)]
-            free_one = [not now_busy[w] and spare[w] >= 0 for w in range(3)]
-            free_two = [not now_busy[w] and spare[w] >= length for w in range(3)]
+        holding = None  # split: the VC of the packet that holds the output
+        sent = tails = 0
+        for _ in range(800):
+            flit = to_send.pop(0) if to_send and rng.random() < 0.8 else None
+            ctx.set(dut.holding, onehot(holding) if pipeline == 3 else 0)
+            free_one = [not busy[w] and spare[w] >= length for w in range(3)]
+            free_two = [not busy[w] and spare[w] >= 2 * length for w in range(3)]
             assert ctx.get(dut.free_one) == sum(f << w for w, f in enumerate(free_one))
             assert ctx.get(dut.free_two) == sum(f << w for w, f in enumerate(free_two))
+            tight = holding is not None and spare[holding] in (length, 2 * length)
+            if pipeline == 3:
+                assert ctx.get(dut.tight) == tight
+            # The split router allocates a held output in the cycle its packet's tail leaves,
+            # unless the tail's VC is tight.
+            open_ = not to_send and (holding is None or (flit is not None and flit[1]
+                                                         and not tight))
+            idle = [w for w in range(3) if free_one[w]
+                    and (pipeline == 2 and all(v != w for v, _ in to_send) or open_)]
+            take = rng.choice(idle) if idle and rng.random() < 0.5 else None
+            ctx.set(dut.take, onehot(take) if pipeline == 2 else 0)
             if take is not None:
-                to_send += [(take, i == length - 1) for i in range(length)]
-            flit = to_send.pop(0) if to_send and rng.random() < 0.8 else None
-            credits = [w for w in range(3) if downstream[w]]
-            credit = rng.choice(credits) if credits and rng.random() < 0.6 else None
+                pending = sum(1 for v, _ in to_send if v == take) + (
+                    flit is not None and flit[0] == take)
+                assert spare[take] - pending >= length
+                size = rng.randint(1, length)
+                to_send += [(take, i == size - 1) for i in range(size)]
             ctx.set(dut.flit.valid, flit is not None)
             word = rng.getrandbits(16)
             if flit is not None:
                 ctx.set(dut.flit.payload.vc, flit[0])
                 ctx.set(dut.flit.payload.last, flit[1])
                 ctx.set(dut.flit.payload.data, word)
+            credits = [w for w in range(3) if downstream[w]]
+            credit = rng.choice(credits) if credits and rng.random() < 0.6 else None
             ctx.set(dut.port.credit.valid, credit is not None)
             ctx.set(dut.port.credit.payload, credit or 0)
             await ctx.tick()
@@ -63,17 +75,22 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
                 assert ctx.get(dut.port.flit.payload.vc) == flit[0]
                 assert ctx.get(dut.port.flit.payload.data) == word
                 downstream[flit[0]] += 1
+                spare[flit[0]] -= 1
                 sent += 1
+                if flit[1]:
+                    busy[flit[0]] = False
+                    tails += 1
+                    if holding == flit[0] and take is None:
+                        holding = None
             if credit is not None:
                 downstream[credit] -= 1
                 spare[credit] += 1
             if take is not None:
-                spare[take] -= length
-                # The compact router: busy until the packet's last flit has left.
+                # The compact router: busy until the packet's last flit has left; the split
+                # router: the output held by it from the next cycle.
                 busy[take] = pipeline == 2
-            if flit is not None and flit[1]:
-                busy[flit[0]] = False
-            assert min(spare) >= -length
-        assert sent > 150
+                holding = take if pipeline == 3 else None
+            assert min(spare) >= 0
+        assert sent > 150 and tails > 50
 
     run(dut, bench)

@@ -85,7 +85,7 @@ def random_route(rng, stage: StageConfig) -> dict:
     ids=["compact", "per-output", "adaptive", "adaptive-compact-hold", "adaptive-split",
          "adaptive-split-islip", "broadcast", "broadcast-split", "broadcast-adaptive-islip"])
 def test_matches_the_model(pipeline, adaptive, broadcast, allocator, hold):
-    config = RouterConfig(CONFIG.flit_width, CONFIG.packet_length, CONFIG.ports,
+    config = RouterConfig(CONFIG.flit_width, CONFIG.max_packet_length, CONFIG.ports,
                           pipeline=pipeline, allocator=allocator, hold=hold)
     stage = StageConfig(config, HEAD, adaptive, broadcast)
     # A copy takes the broadcast VC of each output (VC 0 of a single-VC one, a PE's).

@@ -206,6 +206,8 @@ def test_pe_injection_vc_out_of_range_is_dropped(pipeline):
             word = fields.pack({"route.port": 0})
             for index in range(2):
                 ctx.set(stream.payload.data, word if index == 0 else 0)
+                ctx.set(stream.payload.first, index == 0)
+                ctx.set(stream.payload.last, index == 1)
                 ctx.set(stream.payload.vc, vc)
                 ctx.set(stream.valid, 1)
                 assert ctx.get(stream.ready)

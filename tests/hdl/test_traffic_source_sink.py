@@ -1,9 +1,12 @@
 """The traffic source and sink of :mod:`twinnet.hdl.traffic` in Amaranth's simulator.
 
-A 16-terminal format with one route field ``dest`` (radix 16) and 4-flit packets. The sink is
-fed packets built here by hand (the expected counters are hand counts); the source's packets
-are decoded here and compared with the patterns of :mod:`twinnet.model.traffic`.
+A 16-terminal format with one route field ``dest`` (radix 16) and packets of up to 4 flits.
+The sink is fed packets built here by hand (the expected counters are hand counts); the
+source's packets are decoded here and compared with the patterns of
+:mod:`twinnet.model.traffic` and the mix of lengths asked for.
 """
+
+import random
 
 from amaranth.hdl import ClockDomain, Module, unsigned
 from amaranth.lib import data
@@ -17,19 +20,21 @@ from twinnet.hdl.traffic import (
     packet_hash,
     terminal_constants,
 )
-from twinnet.model.traffic import PATTERNS, fixed_destination
+from twinnet.model.traffic import LENGTH_CLASSES, PATTERNS, LengthMix, fixed_destination
 
 TERMINALS, LENGTH = 16, 4
 HEAD = data.StructLayout({"route": data.StructLayout({"dest": unsigned(4)}),
                           "kind": unsigned(0), "source": unsigned(4), "payload": unsigned(24)})
 FORMAT = TrafficFormat(HEAD, [(("dest",), TERMINALS)], TERMINALS, LENGTH)
-SEQ_BITS = 23
+#: The head's payload: the sequence number, the measured bit, the length less one (2 bits).
+SEQ_BITS = 21
 
 
-def packet(source, dest, seq, *, measured=0, injected_at=0, queued=0):
-    head = dest | source << 4 | (seq | measured << SEQ_BITS) << 8
-    stamps = injected_at | queued << 16
-    return [head, stamps] + [body_word(source, seq, i, 32) for i in range(2, LENGTH)]
+def packet(source, dest, seq, *, measured=0, length=LENGTH, said=None):
+    """A packet's flits; its head says it has ``said`` flits (default ``length``)."""
+    said = length if said is None else said
+    head = dest | source << 4 | (seq | measured << SEQ_BITS | (said - 1) << (SEQ_BITS + 1)) << 8
+    return [head] + [body_word(source, seq, i, 32) for i in range(1, length)]
 
 
 def simulate(component, bench, constants) -> None:
@@ -52,10 +57,11 @@ def simulate(component, bench, constants) -> None:
     sim.run()
 
 
-def run_sink(flit_lists, own=5, headless=(), fmt=FORMAT):
+def run_sink(flit_lists, own=5, headless=(), aborted=(), fmt=FORMAT):
     """Feed the sink these flit lists one after the other, an idle cycle between them, first
     and last marked on each list's ends (no first mark on the lists whose index is in
-    ``headless``); return its counters."""
+    ``headless``, the abort mark on the tails of those in ``aborted``); return its
+    counters."""
     sink = TrafficSink(fmt)
     counters = {}
 
@@ -68,6 +74,7 @@ def run_sink(flit_lists, own=5, headless=(), fmt=FORMAT):
                 ctx.set(sink.valid, 1)
                 ctx.set(sink.first, index == 0 and number not in headless)
                 ctx.set(sink.last, index == len(flits) - 1)
+                ctx.set(sink.cut_short, index == len(flits) - 1 and number in aborted)
                 ctx.set(sink.data, word)
                 await ctx.tick()
                 now += 1
@@ -75,10 +82,8 @@ def run_sink(flit_lists, own=5, headless=(), fmt=FORMAT):
             await ctx.tick()
             now += 1
         for name in ("received", "received_measured", "wrong_destination", "out_of_order",
-                     "corrupt", "framing", "latency_sum", "total_latency_sum", "latency_max",
-                     "received_hash"):
+                     "corrupt", "framing", "aborted", "ejected_time_sum", "received_hash"):
             counters[name] = ctx.get(getattr(sink, name))
-        counters["histogram"] = [ctx.get(sink.histogram[i]) for i in range(16)]
         if fmt.broadcast:
             counters["copies"] = ctx.get(sink.copies)
 
@@ -86,18 +91,16 @@ def run_sink(flit_lists, own=5, headless=(), fmt=FORMAT):
     return counters
 
 
-def test_sink_counts_good_packets_and_their_latency():
-    # The head of the first packet is ejected at cycle 100, injected at 93: latency 7; it
-    # queued 2 cycles. The second packet's head leaves at 105 (after 4 flits and an idle
-    # cycle), injected at 104: latency 1.
-    counters = run_sink([packet(3, 5, 0, measured=1, injected_at=93, queued=2),
-                         packet(3, 5, 1, measured=1, injected_at=104)])
-    assert counters["received"] == counters["received_measured"] == 2
-    assert counters["latency_sum"] == 8 and counters["total_latency_sum"] == 10
-    assert counters["latency_max"] == 7
-    assert counters["histogram"][3] == 1 and counters["histogram"][1] == 1  # 7: 3 bits; 1: 1
+def test_sink_counts_good_packets_of_every_length_and_their_ejection_times():
+    """Packets of 4, 1, 2 and 3 flits: each received, intact, framed as its head says; the
+    heads of the measured ones were ejected at cycles 100, 105 (after 4 flits and an idle
+    cycle) and 110 (1 + 1, 2 + 1 later): their times sum to 315."""
+    counters = run_sink([packet(3, 5, 0, measured=1), packet(3, 5, 1, measured=1, length=1),
+                         packet(3, 5, 2, length=2), packet(3, 5, 3, measured=1, length=3)])
+    assert counters["received"] == 4 and counters["received_measured"] == 3
+    assert counters["ejected_time_sum"] == 100 + 105 + 110
     assert [counters[n] for n in ("wrong_destination", "out_of_order", "corrupt",
-                                  "framing")] == [0, 0, 0, 0]
+                                  "framing", "aborted")] == [0, 0, 0, 0, 0]
 
 
 def test_sink_counts_every_kind_of_error():
@@ -110,12 +113,16 @@ def test_sink_counts_every_kind_of_error():
         packet(6, 9, 0),                     # for terminal 9, not 5
         corrupted,                           # a body flit changed
         packet(7, 5, 0)[1:],                 # no head: three flits outside a packet
-    ], headless={5})
+        packet(8, 5, 0, length=2, said=3),   # its tail comes a flit early
+        packet(8, 5, 1, length=1, said=2),   # a one-flit packet whose head says two
+        packet(9, 5, 0, length=3),           # cut short on its way: abort on its tail
+    ], headless={5}, aborted={8})
     assert counters["out_of_order"] == 2
     assert counters["wrong_destination"] == 1
     assert counters["corrupt"] == 1
-    assert counters["framing"] == 3
-    assert counters["received"] == 5
+    assert counters["framing"] == 3 + 1 + 1
+    assert counters["aborted"] == 1
+    assert counters["received"] == 7
 
 
 #: A format with broadcasts: the route's ``broadcast`` bit (bit 4 of the head) marks one.
@@ -126,8 +133,8 @@ BROADCAST_FORMAT = TrafficFormat(BROADCAST_HEAD, [(("dest",), TERMINALS)], TERMI
 
 
 def broadcast_packet(source, seq, *, dest=0, broadcast=1):
-    head = dest | broadcast << 4 | source << 5 | seq << 9
-    return [head, 0] + [body_word(source, seq, i, 32) for i in range(2, LENGTH)]
+    head = dest | broadcast << 4 | source << 5 | (seq | (LENGTH - 1) << 21) << 9
+    return [head] + [body_word(source, seq, i, 32) for i in range(1, LENGTH)]
 
 
 def test_sink_checks_each_broadcast_copy_in_its_own_sequence():
@@ -238,44 +245,71 @@ def test_unordered_source_sums_the_hashes_of_what_it_creates():
     packets = run_source("uniform", fmt=fmt, drain=100, counters=counters)
     assert len(packets) > 20
     assert counters["sent_hash"] == sum(packet_hash(5, dest, seq)
-                                        for dest, seq in packets) % (1 << 32)
+                                        for dest, seq, _ in packets) % (1 << 32)
 
 
-def run_source(pattern, cycles=600, rate=0.25, source=5, fmt=FORMAT, drain=0, counters=None):
+def set_mix(ctx, component, mix: LengthMix) -> None:
+    """``mix`` into the source's length controls, as the drivers set them."""
+    total, cumulative = sum(mix.weights), 0.0
+    for k in range(LENGTH_CLASSES):
+        lo, hi = mix.classes[min(k, len(mix.classes) - 1)]
+        cumulative += mix.weights[k] if k < len(mix.classes) else 0
+        ctx.set(getattr(component, f"length_lo_{k}"), lo)
+        ctx.set(getattr(component, f"length_hi_{k}"), hi)
+        ctx.set(getattr(component, f"length_cut_{k}"),
+                65536 if k >= len(mix.classes) - 1 else round(cumulative / total * 65536))
+
+
+def run_source(pattern, cycles=600, rate=0.25, source=5, fmt=FORMAT, drain=0, counters=None,
+               mix=None, measure=0):
     """Run one source with an always-ready port (creating packets for ``cycles`` cycles, then
-    sending what it queued for ``drain`` more); return its packets as (dest, seq) pairs,
-    checking each packet's framing and body flits on the way. ``counters``, a dict if given,
-    receives its ``sent_hash``."""
+    sending what it queued for ``drain`` more); return its packets as (dest, seq, length)
+    triples, checking each packet's framing and body flits on the way. ``mix``: its lengths
+    (default all LENGTH). ``counters``, a dict if given, receives its ``sent_hash`` and the
+    sums of its measured packets' times (``measure``: every packet measured)."""
     component = TrafficSource(fmt)
     constants, _ = terminal_constants(fmt)[source]
     packets = []
 
     async def bench(ctx):
+        set_mix(ctx, component, mix or LengthMix.fixed(LENGTH))
+        ctx.set(component.measure, measure)
         ctx.set(component.rate, int(rate * 65536))
         ctx.set(component.pattern, PATTERNS.index(pattern))
         ctx.set(component.seed, 7)
         ctx.set(component.ready, 1)
         ctx.set(component.enable, 1)
         flits = []
+        births, injected = [], 0  # (for the sums, by hand)
         for now in range(cycles + drain):
             ctx.set(component.enable, now < cycles)
             ctx.set(component.now, now)
             valid, word = ctx.get(component.valid), ctx.get(component.data)
             first, last = ctx.get(component.first), ctx.get(component.last)
+            created = ctx.get(component.created)
             await ctx.tick()
+            if ctx.get(component.created) > created:  # a packet created in cycle ``now``
+                births.append(now)
             if not valid:
                 continue
             assert first == (not flits)
             flits.append(word)
+            if first:
+                injected += now
             if last:
-                assert len(flits) == LENGTH
+                said = (flits[0] >> (8 + SEQ_BITS + 1) & 3) + 1
+                assert len(flits) == said
                 seq = flits[0] >> 8 & ((1 << SEQ_BITS) - 1)
                 assert flits[0] >> 4 & 15 == source
-                assert flits[2:] == [body_word(source, seq, i, 32) for i in range(2, LENGTH)]
-                packets.append((flits[0] & 15, seq))
+                assert flits[1:] == [body_word(source, seq, i, 32) for i in range(1, said)]
+                packets.append((flits[0] & 15, seq, said))
                 flits = []
         if counters is not None:
             counters["sent_hash"] = ctx.get(component.sent_hash)
+            counters["injected_time_sum"] = ctx.get(component.injected_time_sum)
+            counters["queued_sum"] = ctx.get(component.queued_sum)
+            counters["heads_at"] = injected
+            counters["births"] = sum(births[:len(packets)])
 
     simulate(component, bench, constants)
     return packets
@@ -285,19 +319,46 @@ def test_source_fixed_patterns_follow_the_model():
     for pattern in ("transpose", "bit-reverse", "tornado", "bit-complement"):
         packets = run_source(pattern, cycles=300, source=1)
         expected = fixed_destination(pattern, TERMINALS, 1)  # 4, 8, 8, 14
-        assert packets and {d for d, _ in packets} == {expected}, pattern
-        assert [s for _, s in packets] == list(range(len(packets)))  # numbered per pair
+        assert packets and {d for d, _, _ in packets} == {expected}, pattern
+        assert [s for _, s, _ in packets] == list(range(len(packets)))  # numbered per pair
 
 
 def test_source_uniform_never_sends_to_itself_and_reaches_everyone():
     packets = run_source("uniform", cycles=2000)
-    destinations = [d for d, _ in packets]
+    destinations = [d for d, _, _ in packets]
     assert 5 not in destinations
     assert set(destinations) == set(range(TERMINALS)) - {5}
     for dest in set(destinations):  # sequence numbers count per destination
-        assert [s for d, s in packets if d == dest] == list(range(destinations.count(dest)))
+        assert [s for d, s, _ in packets if d == dest] == list(range(destinations.count(dest)))
 
 
 def test_source_all_pairs_sends_once_to_every_other_terminal_in_order():
     packets = run_source("all-pairs", cycles=600, rate=0.5)
-    assert [d for d, _ in packets] == [(5 + j) % TERMINALS for j in range(1, TERMINALS)]
+    assert [d for d, _, _ in packets] == [(5 + j) % TERMINALS for j in range(1, TERMINALS)]
+
+
+def test_source_draws_lengths_from_the_mix():
+    """Mixes of one-flit and four-flit packets (weights 1:1 and 3:1) and of a range (2-4):
+    each packet's framing is as its head says (checked while decoding), and each length's
+    share is within 3 standard deviations of the mix's (binomial, over the packets sent)."""
+    for mix in (LengthMix.parse("1,4"), LengthMix.parse("1,4", "3,1"),
+                LengthMix.parse("2-4")):
+        packets = run_source("uniform", cycles=3000, rate=0.15, mix=mix)
+        count = len(packets)
+        assert count > 300
+        for length, share in mix.shares().items():
+            seen = sum(1 for _, _, said in packets if said == length) / count
+            assert abs(seen - share) <= 3 * (share * (1 - share) / count) ** 0.5, (mix, length)
+        assert {said for _, _, said in packets} == set(mix.shares())
+
+
+def test_source_sums_its_measured_packets_times():
+    """Every packet measured: ``injected_time_sum`` is the sum of the cycles their heads
+    were accepted, and ``queued_sum`` the cycles they waited since created, that sum less
+    the cycles they were created in (both counted here; the queue is first in, first out)."""
+    counters = {}
+    packets = run_source("uniform", cycles=400, rate=0.1, drain=200, counters=counters,
+                         mix=LengthMix.parse("1-4"), measure=1)
+    assert len(packets) > 20
+    assert counters["injected_time_sum"] == counters["heads_at"]
+    assert counters["queued_sum"] == counters["heads_at"] - counters["births"]

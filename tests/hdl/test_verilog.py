@@ -10,7 +10,7 @@ from twinnet.hdl.router import Router
 
 # The benchmark router: 5 ports (4 ring links, 1 PE), 2 VCs, 32-bit flits.
 CONFIG = RouterConfig(
-    flit_width=32, packet_length=4,
+    flit_width=32, max_packet_length=4,
     ports=(*[PortConfig("network", vc_count=2, buffer_depth=8, bubble=True)] * 4,
            PortConfig("pe", vc_count=2, buffer_depth=8)))
 
@@ -25,9 +25,9 @@ def test_ports():
         ports[name] = int(width) + 1 if width else 1
     assert all(width >= 1 for width in ports.values()), "zero-width port written as [-1:0]"
     # Link: 32 data + first + last + 1-bit VC tag; credit: valid + 1-bit VC tag.
-    assert ports["in_0__flit__payload"] == 35 and ports["out_3__flit__payload"] == 35
+    assert ports["in_0__flit__payload"] == 36 and ports["out_3__flit__payload"] == 36
     assert ports["in_0__credit__payload"] == 1 and ports["out_0__credit__valid"] == 1
     # PE: injection payload carries the VC, ejection does not.
-    assert ports["in_4__payload"] == 35 and ports["out_4__payload"] == 34
+    assert ports["in_4__payload"] == 35 and ports["out_4__payload"] == 35
     assert {"in_4__ready", "out_4__ready", "drop_count", "clk", "rst"} <= set(ports)
     assert ports["drop_count"] == 32  # the default: a network's total is as wide

@@ -137,7 +137,7 @@ def test_saturating_traffic_drains_with_the_bubble(kind, slow_tier):
     half of this test's time)."""
     network = KingNetworkConfig.from_dict({"kind": kind, "side": 8, "escape": "bubble",
                                       "pipeline": PIPELINE})
-    rate = 1 / network.packet_length
+    rate = 1 / network.max_packet_length
     points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": 10_000,
                "drain_limit": 0} for pattern in ("uniform", "tornado")]
     soak = [soak_point(rate, 12_000)]
@@ -180,7 +180,7 @@ def test_2s_drains_beyond_saturation(side, cycles):
     network = KingNetworkConfig.from_dict({"kind": "KT", "side": side, "routing": "2s",
                                       "pipeline": PIPELINE})
     nodes = side * side
-    rate = 1 / network.packet_length
+    rate = 1 / network.max_packet_length
     points = [{"pattern": pattern, "rate": rate, "warmup": 0, "measure": cycles,
                "drain_limit": 0} for pattern in ("uniform", "tornado")]
     pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0,
@@ -209,7 +209,7 @@ def test_dor_on_t8_without_escape_deadlocks():
                                       "pipeline": PIPELINE})
     assert not FAMILY.deadlock(network)["deadlock_free"]
     with pytest.raises(network_sim.SimulationFailed) as failure:
-        traffic("T8-none", network, [{"pattern": "tornado", "rate": 1 / network.packet_length,
+        traffic("T8-none", network, [{"pattern": "tornado", "rate": 1 / network.max_packet_length,
                                       "warmup": 0, "measure": 5000, "watchdog": 2000}])
     assert failure.value.kind == "deadlock", failure.value.summary
     assert_deadlock_report(failure.value.summary)

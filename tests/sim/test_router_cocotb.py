@@ -25,12 +25,12 @@ CONFIGS = {
     # The 5-port router of 003 §7.1: four ring links (bubble-capable: 2 packets of buffer per VC),
     # one PE port, 2 VCs everywhere.
     "r5-vc2": RouterConfig(
-        flit_width=32, packet_length=4, source_width=3,
+        flit_width=32, max_packet_length=4, source_width=3,
         ports=(*[PortConfig("network", vc_count=2, buffer_depth=8, bubble=True)] * 4,
                PortConfig("pe", vc_count=2, buffer_depth=8))),
     # 7 ports with unequal VC counts and depths, two PE ports, 3-flit packets.
     "r7-mixed": RouterConfig(
-        flit_width=32, packet_length=3, source_width=3,
+        flit_width=32, max_packet_length=3, source_width=3,
         ports=(PortConfig("network", vc_count=1, buffer_depth=6, bubble=True),
                PortConfig("network", vc_count=2, buffer_depth=4),
                PortConfig("network", vc_count=3, buffer_depth=5),

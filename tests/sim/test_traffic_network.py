@@ -189,8 +189,8 @@ def test_fat_tree_link_loads_and_a_short_soak_on_the_program(verilator):
     network = engines_network("fat-tree")
     pairs, soak = run(network, verilator, "ft-2x3-program",
                       [{"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0,
-                        "measure": 31 * network.packet_length, "link_loads": True},
-                       soak_point(1 / network.packet_length, 50_000)], "program")
+                        "measure": 31 * network.max_packet_length, "link_loads": True},
+                       soak_point(1 / network.max_packet_length, 50_000)], "program")
     assert_link_packets(pairs["link_loads"], family_for(network), network,
                         network_sim.manifest_of(BUILD / "traffic-ft-2x3-program-verilator"))
     assert_soaked(soak)
@@ -226,7 +226,7 @@ def test_3dt_under_saturation_on_verilator(verilator):
         *every_pattern(0.03, 500),
         {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16,
          "link_loads": True},
-        soak_point(1 / network.packet_length, 14_000)])
+        soak_point(1 / network.max_packet_length, 14_000)])
     for point in results[:2]:
         assert point["packets"] > 5000 and point["overflowed"] > 0
     assert [r["pattern"] for r in results[2:-1]] == list(PATTERNS)
@@ -272,7 +272,7 @@ def test_the_watchdog_stops_a_deadlocked_torus_with_one_line(verilator):
     found = re.search(r"(\d+) packets in flight and (\d+) queued.* hold (\d+) flits",
                       failure.value.summary)
     in_flight, queued, flits = map(int, found.groups())
-    length = network.packet_length
+    length = network.max_packet_length
     # Injected packets not received are whole in the network, or partly ejected; a queued
     # packet may be partly injected.
     assert flits <= in_flight * length + queued * (length - 1)

@@ -115,7 +115,7 @@ def check_every_hop(name: str, simulator: str, slow_tier: bool) -> None:
     if "saturation_drains" in results:
         # Saturating load: far more packets than a light load would carry, all delivered.
         cycles = tests["saturation_drains"]["cycles"]
-        assert results["saturation_drains"]["packets"] > cycles // config.packet_length
+        assert results["saturation_drains"]["packets"] > cycles // config.max_packet_length
     if "zero_load_latency" in results:
         twin, pes = config.topology, list(config.topology.pes())
         latencies = results["zero_load_latency"]["latencies"]

@@ -92,7 +92,7 @@ def test_saturating_traffic_drains(escape, verilator):
     20,000 packets, PEs taking a flit with probability 0.3 and stopping for bursts of up to
     32 cycles). The dateline and the three VCs run in the slow tier."""
     network = network_of(f"8x4-tyx4-{escape}")
-    saturating = {"pattern": "uniform", "rate": 1 / network.packet_length, "warmup": 0,
+    saturating = {"pattern": "uniform", "rate": 1 / network.max_packet_length, "warmup": 0,
                   "measure": 20_000, "drain_limit": 0}
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "all-pairs")]
@@ -125,7 +125,7 @@ def test_a_twisted_ring_without_escape_deadlocks(verilator):
     with pytest.raises(network_sim.SimulationFailed) as failure:
         network_sim.simulate(network, verilator, BUILD / "twisted-traffic-none",
                              {network_sim.TRAFFIC_TEST: {"points": [
-                                 {"pattern": "uniform", "rate": 1 / network.packet_length,
+                                 {"pattern": "uniform", "rate": 1 / network.max_packet_length,
                                   "warmup": 0, "measure": 20_000, "watchdog": 2000}]}},
                              family=FAMILY)
     assert failure.value.kind == "deadlock", failure.value.summary

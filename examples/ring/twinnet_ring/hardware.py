@@ -50,7 +50,7 @@ def netlist(network: RingNetworkConfig, *, stall_counters: bool = False) -> Netl
     ports = (PortConfig("network", network.vc_count, network.depth, bubble=bubble, name="xp"),
              PortConfig("network", network.vc_count, network.depth, bubble=bubble, name="xm"),
              PortConfig("pe", 1, network.depth, name=PE))
-    config = RouterConfig(network.flit_width, network.packet_length, ports,
+    config = RouterConfig(network.flit_width, network.max_packet_length, ports,
                           source_width=network.node_width, drop_count_width=DROP_COUNT_WIDTH,
                           **network.microarchitecture, stall_counters=stall_counters)
     router = Router(config, functools.partial(RingRouteCompute, network=network))
