@@ -178,8 +178,8 @@ def length_settings(network, args) -> LengthMix:
         raise UsageError(f"{flag} {value}: {error}") from None
     if mix.longest > network.max_packet_length:
         raise UsageError(f"--packet-lengths {lengths}: {mix.longest} flits is longer than the "
-                         f"network's longest packet, --max-packet-length "
-                         f"{network.max_packet_length}")
+                         f"network's longest packet; each length must be from 1 to "
+                         f"{network.max_packet_length} (--max-packet-length)")
     return mix
 
 

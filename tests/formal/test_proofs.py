@@ -96,8 +96,8 @@ def test_a_missing_tool_is_one_line(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--max-packet-length", "8"], r"packet length must be 2 to 4 flits to prove, not 8"),
-    (["--buffer-depth", "6"], r"buffers 6 flits; the proofs take at most two packets \(4\)"),
+    (["--max-packet-length", "8"], r"the longest packet must be 1 to 4 flits to prove, not 8"),
+    (["--buffer-depth", "8"], r"buffers 8 flits; the proofs take at most two packets \(6\)"),
     (["--pipeline", "2"], r"the proofs cover the split router \(pipeline 3\), not pipeline 2"),
 ])
 def test_a_router_the_proofs_do_not_take_is_one_line(capsys, flags, message):

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2055 in ``VALUE_FLAGS``, 274 missing values, 447
+Case count (pytest items, one per case): 2112 in ``VALUE_FLAGS``, 280 missing values, 447
 combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3033 in all (``test_case_count`` keeps this sentence honest).
+this count — 3096 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -338,6 +338,32 @@ SWEEP = [
     ("one-dimension", "Y"),
 ]
 
+#: Packet lengths of the default network (packets of at most 4 flits).
+PACKET_LENGTHS = [
+    ("empty", ""),
+    ("word", "abc"),
+    ("zero", "0"),
+    ("negative", "-1"),
+    ("decimal", "1.5"),
+    ("empty-item", "1,,2"),
+    ("reversed-range", "5-1"),
+    ("three-dashes", "1-2-3"),
+    ("five-classes", "1,2,3,4,1"),
+    ("longer-than-the-network", "5", "longer"),
+    ("range-beyond-the-network", "2-9", "longer"),
+]
+#: Weights of the mix 1,4.
+LENGTH_WEIGHTS = [
+    ("empty", ""),
+    ("word", "abc"),
+    ("negative", "1,-1"),
+    ("infinite", "1,inf"),
+    ("not-a-number", "1,nan"),
+    ("too-few", "1"),
+    ("too-many", "1,1,1"),
+    ("all-zero", "0,0"),
+]
+
 #: (subcommands, flag, bad values, options the flag needs to be meaningful).
 VALUE_FLAGS = [
     (NETWORK + TWIN, "--n", INTEGER, ()),
@@ -447,6 +473,9 @@ VALUE_FLAGS = [
     (TRAFFIC, "--burst", INTEGER + [above(MAX_BURST)],
      ("--check", "end-to-end", "--injection", "onoff")),
     (("sweep",), "--burst", INTEGER + [above(MAX_BURST)], ("--injection", "onoff")),
+    (TRAFFIC + ("sweep",), "--packet-lengths", PACKET_LENGTHS, ()),
+    (TRAFFIC + ("sweep",), "--packet-length-weights", LENGTH_WEIGHTS,
+     ("--packet-lengths", "1,4")),
 ]
 
 

@@ -62,7 +62,7 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
     results = data["results"]
     assert results["packets"] == 60 and results["hops_checked"]
     assert data["traffic"] == {"pattern": "uniform", "packets": 60, "rate": 0.05,
-                               "eject_ready": 1.0, "seed": 1}
+                               "eject_ready": 1.0, "seed": 1, "lengths": [[4, 4, 1.0]]}
     # Offered load is the rate times the packet length (4 flits by default).
     assert results["offered_flits_per_pe_cycle"] == pytest.approx(0.2)
     # Hand bound: a packet crosses at least its source card and its destination card's PE

@@ -92,7 +92,7 @@ def test_torus_zero_load_latency_and_every_pattern(simulator):
 #: What a point's result says about the simulation rather than the simulated design, and
 #: the hops only the program counts.
 RUN_KEYS = ("engine", "wall_seconds", "cycles_per_second", "packet_hops", "mean_hops",
-            "max_hops")
+            "max_hops", "max_latency", "latency_histogram", "injected_lengths")
 
 
 def engines_network(family: str):
@@ -106,10 +106,12 @@ def engines_network(family: str):
 @pytest.mark.parametrize("family", marked(["torus", "fat-tree"], {"fat-tree"}))
 def test_the_program_counts_what_the_verilog_harness_counts(family, verilator):
     """The C++ program over separately Verilated modules is the Verilog harness cycle for
-    cycle: the same points give the same counts, latencies and histograms on both engines
-    (both on Verilator): uniform below and beyond saturation, a permutation, on/off bursts,
-    sinks pushing back (refusals and stall bursts), a duplicated packet. Its sleeping
-    routers and threads change nothing in any cycle (:func:`assert_the_same_every_cycle`)."""
+    cycle: the same points give the same counts and mean latencies on both engines (both on
+    Verilator): uniform below and beyond saturation, a permutation, on/off bursts, sinks
+    pushing back (refusals and stall bursts), a duplicated packet, a mix of lengths. The
+    program, which sees the terminals, also measures each packet's latency: its histogram
+    counts every measured packet once. Its sleeping routers and threads change nothing in any
+    cycle (:func:`assert_the_same_every_cycle`)."""
     network = engines_network(family)
     points = [{"pattern": "uniform", "rate": 0.05, "warmup": 200, "measure": 1000},
               {"pattern": "uniform", "rate": 0.25, "warmup": 200, "measure": 1000},
@@ -118,6 +120,8 @@ def test_the_program_counts_what_the_verilog_harness_counts(family, verilator):
                "injection": "onoff", "burst": 4},
               {"pattern": "uniform", "rate": 0.1, "warmup": 100, "measure": 1000,
                "eject_ready": 0.4, "stall_bursts": 16},
+              {"pattern": "uniform", "rate": 0.08, "warmup": 100, "measure": 1000,
+               "lengths": [[1, 1, 1], [2, 4, 2]]},
               {"pattern": "uniform", "rate": 0.05, "warmup": 0, "measure": 300,
                "fault": "duplicate"}]
     engines = {engine: run(network, verilator, f"{family}-engines-{engine}", points, engine)
@@ -127,8 +131,14 @@ def test_the_program_counts_what_the_verilog_harness_counts(family, verilator):
     for program, cocotb in zip(engines["program"], engines["cocotb"]):
         assert {k: v for k, v in program.items() if k not in RUN_KEYS} == \
             {k: v for k, v in cocotb.items() if k not in RUN_KEYS}
+        # (With the duplicate fault one measured packet arrives twice.)
+        assert sum(program["latency_histogram"]) == program["measured_packets"] + (
+            program["fault"] == "duplicate")
+        assert cocotb["max_latency"] is None
     assert engines["program"][1]["overflowed"] > 0  # beyond saturation
-    assert engines["program"][-2]["refused"] > 1000  # pushed back
+    assert engines["program"][-3]["refused"] > 1000  # pushed back
+    assert engines["program"][-2]["lengths"] == [[1, 1, 1], [2, 4, 2]]
+    assert set(engines["program"][-2]["injected_lengths"]) == {"1", "2", "3", "4"}
     assert engines["program"][-1]["errors"] == {"out_of_order": 1}
     assert_the_same_every_cycle(BUILD / f"traffic-{family}-engines-program-verilator",
                                 network_sim.manifest_of(
