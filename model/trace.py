@@ -19,7 +19,7 @@ import random
 from pathlib import Path
 from typing import NamedTuple
 
-from .traffic import LengthMix, destination_distribution, fixed_destination, FIXED
+from .traffic import FIXED, LengthMix, destination_distribution, fixed_destination
 
 #: The header :func:`write_trace` writes.
 HEADER = "# twinnet packet trace: cycle source destination length (flits)"

@@ -6,7 +6,6 @@ source's packets are decoded here and compared with the patterns of
 :mod:`twinnet.model.traffic` and the mix of lengths asked for.
 """
 
-import random
 
 from amaranth.hdl import ClockDomain, Module, unsigned
 from amaranth.lib import data
