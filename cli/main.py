@@ -25,7 +25,7 @@ from twinnet.sim_tb import runner
 ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
 #: Modules of this package that add top-level subcommands.
 COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "fpga_cmd", "board_cmd", "demo",
-                   "prove_cmd", "draw_cmd")
+                   "prove_cmd", "draw_cmd", "trace_cmd")
 
 
 @dataclass

@@ -80,6 +80,15 @@ def register(commands) -> None:
                              "whole run), report them (JSON link_loads) and draw "
                              "the network with each link coloured by its load into FILE (.svg "
                              "or .png), with a histogram of the loads beside it")
+    parser.add_argument("--trace", type=parse.path, metavar="FILE",
+                        help="replay a packet trace instead of a pattern: lines 'cycle source "
+                             "destination length' (PEs as the manifest numbers them, in order "
+                             "of cycle, '#' comments; docs/traffic.md#traces); every packet is "
+                             "checked, and its times written to --latencies (--check "
+                             "end-to-end on Verilator, or --check hops)")
+    parser.add_argument("--latencies", type=parse.path, metavar="FILE",
+                        help="--trace: where each packet's times go, .csv or .json (default "
+                             "<network>-latencies.csv in the build folder)")
     parser.add_argument("--threads", type=parse.integer, default=1, metavar="N",
                         help="--check end-to-end on Verilator: evaluate the C++ program's "
                              f"models on N threads, 1 to {MAX_THREADS} (the results do not "
@@ -219,6 +228,46 @@ def injection_settings(args, rate: float, length: float) -> dict:
 
 def run(args) -> Report:
     return simulate_uniform(gen_cmd.network_from_args(args), args)
+
+
+def trace_settings(network, args) -> dict:
+    """The settings of a ``--trace`` run, checked: the trace's every line, and no pattern
+    flag beside it."""
+    from twinnet.model.trace import TraceError, read_trace
+
+    family = family_for(network)
+    given = [flag for flag, value in (("--packets", args.packets), ("--rate", args.rate),
+                                      ("--packet-lengths", args.packet_lengths),
+                                      ("--broadcast-fraction",
+                                       getattr(args, "broadcast_fraction", 0.0) or None),
+                                      ("--link-loads", getattr(args, "link_loads", None)))
+             if value is not None]
+    if getattr(args, "traffic", "uniform") != "uniform":
+        given.append("--traffic")
+    if args.injection != "bernoulli":
+        given.append("--injection")
+    if given:
+        raise UsageError(f"--trace {args.trace}: replays the trace's packets; leave out "
+                         f"{', '.join(given)}")
+    try:
+        packets = read_trace(args.trace, family.terminal_count(network),
+                             network.max_packet_length)
+    except TraceError as error:
+        raise UsageError(f"--trace {error}") from None
+    if args.check == "end-to-end" and (args.simulator != "verilator" or args.waves):
+        raise UsageError(f"--trace {args.trace}: --check end-to-end replays a trace with the C++ "
+                         "program on Verilator (without --waves); use --check hops on Icarus "
+                         "or with waveforms")
+    latencies = args.latencies
+    if latencies is not None and latencies.suffix not in (".csv", ".json"):
+        raise UsageError(f"--latencies {latencies}: must end in .csv or .json")
+    backpressure = backpressure_settings(args)
+    if args.check == "hops" and backpressure["stall_bursts"]:
+        raise UsageError(f"--stall-bursts {backpressure['stall_bursts']}: applies to --check "
+                         "end-to-end")
+    seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    return {"trace": str(args.trace.resolve()), "packets": len(packets), "seed": seed,
+            "eject_ready": backpressure["eject_ready"]}
 
 
 def traffic_settings(network, args) -> dict:
@@ -365,6 +414,8 @@ def simulate_uniform(network, args) -> Report:
     results (the name is kept for ``twinnet demo``)."""
     family = family_for(network)
     traffic = getattr(args, "traffic", "uniform")
+    if getattr(args, "trace", None) is not None:
+        return _replay(network, args, family, trace_settings(network, args))
     settings = traffic_settings(network, args)
     build_dir = build_folder(network, args)
     check_simulator(args.simulator)
@@ -419,6 +470,42 @@ def _simulate(network, args, family, build_dir: Path, tests: dict, *, trace: boo
     except network_sim.SimulationFailed as failure:
         raise CheckFailed(f"{network.name} on {args.simulator}: {failure.summary}; "
                           f"details in {logs / 'test.log'}") from None
+
+
+def _replay(network, args, family, settings: dict) -> Report:
+    """``--trace``: the trace on either engine; each packet's times to ``--latencies``."""
+    from twinnet.sim_tb import network_sim
+
+    build_dir = build_folder(network, args)
+    check_simulator(args.simulator)
+    latencies = (args.latencies or build_dir / f"{network.name}-latencies.csv").resolve()
+    print(f"twinnet sim: {network.name} ({family.terminal_count(network)} PEs) on "
+          f"{args.simulator}, replaying {args.trace} ({settings['packets']} packets)",
+          file=sys.stderr)
+    settings = {**settings, "latencies": str(latencies)}
+    if args.check == "end-to-end":
+        logs, results = _simulate(network, args, family, build_dir, {
+            network_sim.TRAFFIC_TEST: {"points": [settings], "threads": args.threads}})
+        measured = results[network_sim.TRAFFIC_TEST]["points"][0]
+    else:
+        logs, results = _simulate(network, args, family, build_dir, {"trace_replay": settings},
+                                  trace=not args.no_trace)
+        measured = results["trace_replay"]
+    lines = [
+        f"{network.name}: trace {args.trace}, checked "
+        + ("in hardware" if args.check == "end-to-end" else "hop by hop"),
+        f"  packets delivered       {measured['packets']} of {measured['trace_packets']}, "
+        f"{_checked(family, network)}, at the right PE",
+        f"  mean latency            {measured['mean_packet_latency']:.2f} cycles created to "
+        f"tail out (largest {measured['max_packet_latency']}); "
+        f"{measured['mean_latency']:.2f} head in to head out",
+        f"  per packet              {measured['latencies']}",
+        f"  simulated               {measured['cycles']} cycles in "
+        f"{measured['wall_seconds']:.1f} s",
+        f"  build and logs          {logs}",
+    ]
+    return Report("\n".join(lines), {"network": network.name, "trace": str(args.trace),
+                                      "results": measured})
 
 
 def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Report:

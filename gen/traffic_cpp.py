@@ -62,6 +62,14 @@ The program reads commands on stdin, one per line, and answers on stdout:
   link since reset, in the netlist's link order, then each terminal's injected and
   ejected flits and packets (``flits packets`` pairs: links, then per terminal injection
   and ejection), counted where the program copies them: the check of the link counters;
+- ``trace PATH``: loads a trace to inject (lines ``terminal cycle route length-1``, in order
+  of cycle, the route as the head's route field holds it): with ``from_trace`` set, each
+  source takes its packets from it once created, one per cycle when its queue has room;
+  answers ``ok``;
+- ``record PATH``: from now on, writes a line to PATH per unicast packet delivered, as its
+  tail leaves the network: its terminal, head word, the cycles its head was accepted, its
+  head ejected and its tail ejected, and its hops; answers ``ok`` (``record -`` closes the
+  file, as ``quit`` does);
 - ``counts``: answers one line with the 32-bit words of the link counters' ``counts_<k>``
   ports, lowest first, one port after the other (:mod:`twinnet.hdl.link_counter`; an empty
   line without them);
@@ -98,7 +106,8 @@ from . import program_verilog
 FAULTS = ("none", "duplicate")
 #: Controls of the harness that every source takes, and that every sink takes.
 SOURCE_CONTROLS = ("enable", "measure", "rate", "pattern", "hotspot_rate", "seed", "onoff",
-                   "turn_on", "turn_off", "broadcast_rate", *TrafficHarness.LENGTH_CONTROLS)
+                   "turn_on", "turn_off", "broadcast_rate", "from_trace",
+                   *TrafficHarness.LENGTH_CONTROLS)
 SINK_CONTROLS = ("measure", "seed", "refuse_rate", "stall_start", "stall_max")
 
 
@@ -405,12 +414,15 @@ struct alignas(64) Lane {
     std::vector<int> crossings;  // the links into its routers, which it counts
     std::vector<int> terminals;  // those whose source and sink it owns
     std::vector<int64_t> held;  // per router, the flits it counted in less those counted out
-    // This cycle's unicast heads injected, crossing a link, delivered.
+    // This cycle's unicast heads injected, crossing a link, delivered, and the tails
+    // delivered (the head word of their packet, and their terminal).
     std::vector<uint64_t> injections, heads, arrivals;
+    std::vector<std::pair<uint64_t, int>> tails;
     // Packets injected since reset by length (index: flits; a longer one counts at 0), and
     // per terminal of ``terminals`` the flits of the packet being injected.
     std::vector<uint64_t> lengths;
     std::vector<uint32_t> sending;
+    std::vector<uint64_t> receiving;  // per terminal, the head word of the packet arriving
     bool moved = false;  // this cycle
 };
 
@@ -435,7 +447,7 @@ template <class Source, class Sink> struct Engine {
     // their head was accepted and the links it crossed since. The head's broadcast bit (or
     // -1) and measured bit.
     struct Flight {
-        uint64_t injected = 0;
+        uint64_t injected = 0, head_out = 0;
         uint32_t hops = 0;
     };
     std::unordered_map<uint64_t, Flight> flying;
@@ -445,6 +457,17 @@ template <class Source, class Sink> struct Engine {
     // delivered since reset: the largest, and a histogram by significant bits (bin i: i bits;
     // the last bin takes every longer one).
     static const int BINS = 16, LENGTHS = 65;
+    // Where each delivered unicast packet is written (``record`` command), or null: its
+    // terminal, head word, the cycles its head was accepted, its head and its tail ejected,
+    // and its hops.
+    std::FILE* record = nullptr;
+    // A trace's packets to inject, per terminal in order (``trace`` command): the cycle each
+    // was created, its destination's route fields and its length less one.
+    struct Traced {
+        uint64_t birth, route;
+        uint32_t length;
+    };
+    std::vector<std::deque<Traced>> traced;
     uint64_t latency_max = 0, histogram[BINS] = {0};
 
     bool unicast(uint64_t head) const {
@@ -537,6 +560,7 @@ template <class Source, class Sink> struct Engine {
             lane.held.assign(routers, 0);
             lane.lengths.assign(LENGTHS, 0);
             lane.sending.assign(lane.terminals.size(), 0);
+            lane.receiving.assign(lane.terminals.size(), 0);
         }
         crew.start(threads);
     }
@@ -656,6 +680,10 @@ template <class Source, class Sink> struct Engine {
             if (lane.moved) last_move = now;
             lane.moved = false;
         }
+        for (Lane& lane : lanes) {
+            for (const auto& tail : lane.tails) finished(tail.first, tail.second);
+            lane.tails.clear();
+        }
     }
 
     // A thread's part of the counting.
@@ -695,7 +723,11 @@ template <class Source, class Sink> struct Engine {
                 lane.moved = true;
                 pe_flits[2 * t + 1]++;
                 pe_packets[2 * t + 1] += get(term.sink.first);
-                if (get(term.sink.first)) lane.arrivals.push_back(get(term.sink.data));
+                if (get(term.sink.first)) {
+                    lane.receiving[i] = get(term.sink.data) & data_mask;
+                    lane.arrivals.push_back(lane.receiving[i]);
+                }
+                if (get(term.sink.last)) lane.tails.push_back({lane.receiving[i], t});
             }
         }
     }
@@ -722,6 +754,20 @@ template <class Source, class Sink> struct Engine {
             while (bin < BINS - 1 && (latency >> bin)) bin++;
             histogram[bin]++;
         }
+        found->second.head_out = now;
+    }
+
+    // A tail flit ejected at terminal ``t``: its packet is done (recorded, with ``record``).
+    void finished(uint64_t word, int t) {
+        if (!unicast(word)) return;
+        auto found = flying.find(word);
+        if (found == flying.end()) return;
+        const Flight& flight = found->second;
+        if (record)
+            std::fprintf(record, "%d %llu %llu %llu %llu %u\n", t, (unsigned long long)word,
+                         (unsigned long long)flight.injected,
+                         (unsigned long long)flight.head_out, (unsigned long long)now,
+                         flight.hops);
         flying.erase(found);
     }
 
@@ -744,10 +790,60 @@ template <class Source, class Sink> struct Engine {
         for (int m : lane.edged) drive(m, lane);
         lane.edged.clear();
         for (int t : lane.terminals) {
+            if (!traced.empty()) feed(t, lane);
             src[t]->now = (uint32_t)now;
             snk[t]->now = (uint32_t)now;
             if (source_settles.now) mark(routers + t, true, lane);
             if (sink_settles.now) mark(routers + pes + t, true, lane);
+        }
+    }
+
+    // A trace's next packet from terminal ``t``, once created and when its source takes one
+    // (its ``trace_ready`` does not depend on ``trace_valid``: it is taken at this cycle's
+    // edge), but not in reset.
+    void feed(int t, Lane& lane) {
+        std::deque<Traced>& pending = traced[t];
+        const bool due = !rst && !pending.empty() && pending.front().birth <= now
+                         && src[t]->trace_ready;
+        if (due) {
+            const Traced& next = pending.front();
+            src[t]->trace_route = next.route;
+            src[t]->trace_length = next.length;
+            src[t]->trace_birth = (uint32_t)next.birth;
+            pending.pop_front();
+        }
+        if (src[t]->trace_valid != due || due) {
+            src[t]->trace_valid = due;
+            mark(routers + t, true, lane);
+        }
+    }
+
+    // Load a trace: lines ``terminal birth route length-1``, in order of birth.
+    void load_trace(const std::string& path) {
+        std::FILE* in = std::fopen(path.c_str(), "r");
+        if (!in) {
+            std::fprintf(stderr, "cannot read %s\n", path.c_str());
+            std::exit(2);
+        }
+        traced.assign(pes, {});
+        unsigned long long birth, route;
+        int t;
+        unsigned length;
+        while (std::fscanf(in, "%d %llu %llu %u", &t, &birth, &route, &length) == 4)
+            traced[t].push_back({birth, route, length});
+        std::fclose(in);
+    }
+
+    // Write every delivered unicast packet to ``path`` from now on (see ``record``; ``-``:
+    // no more).
+    void open_record(const std::string& path) {
+        if (record) std::fclose(record);
+        record = nullptr;
+        if (path == "-") return;
+        record = std::fopen(path.c_str(), "w");
+        if (!record) {
+            std::fprintf(stderr, "cannot write %s\n", path.c_str());
+            std::exit(2);
         }
     }
 
@@ -956,7 +1052,8 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     out("// Generated by twinnet (gen/traffic_cpp.py): the traffic harness of "
         f"{harness_modules['network']} over separately Verilated modules.",
         *(f"#include <{header}>" for header in (
-            "algorithm", "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "functional",
+            "algorithm", "atomic", "cstdint", "cstdio", "cstdlib", "cstring", "deque",
+            "functional",
             "iostream", "string", "thread", "unordered_map", "vector")),
         '#include "verilated.h"')
     extra = [link_counters[1]] if link_counters is not None else []
@@ -1129,7 +1226,11 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
         "        else if (command == \"held\") h.print_held();",
         "        else if (command == \"links\") h.print_links();",
         "        else if (command == \"counts\") h.print_counts();",
-        "        else if (command == \"quit\") break;",
+        "        else if (command == \"trace\") { std::string path; std::cin >> path; "
+        "h.load_trace(path); std::printf(\"ok\\n\"); std::fflush(stdout); }",
+        "        else if (command == \"record\") { std::string path; std::cin >> path; "
+        "h.open_record(path); std::printf(\"ok\\n\"); std::fflush(stdout); }",
+        "        else if (command == \"quit\") { if (h.record) std::fclose(h.record); break; }",
         "        else { std::fprintf(stderr, \"unknown command %s\\n\", command.c_str()); "
         "return 2; }",
         "    }", "    return 0;", "}")

@@ -172,9 +172,10 @@ class TrafficFormat:
                                                  "measured": unsigned(1),
                                                  "length": unsigned(self.length_bits)})
         #: An entry of a source's queue: the cycle the packet was created, whether it is
-        #: measured and its length less one.
+        #: measured, its length less one and (a trace's packet) its destination's route.
         self.queue_entry = data.StructLayout({"birth": unsigned(32), "measured": unsigned(1),
-                                              "length": unsigned(self.length_bits)})
+                                              "length": unsigned(self.length_bits),
+                                              "route": self.route_layout})
         self.index_bits = self.length_bits
         self.broadcast = "broadcast" in self.route_layout.members
         # A copy must arrive at the PE a broadcast's route names (the king family's
@@ -229,6 +230,9 @@ class TrafficSource(wiring.Component):
             **{f"length_{bound}_{k}": In(fmt.size_bits) for k in range(LENGTH_CLASSES)
                for bound in ("lo", "hi")},
             **{f"length_cut_{k}": In(RATE_BITS + 1) for k in range(LENGTH_CLASSES)},
+            "from_trace": In(1), "trace_valid": In(1), "trace_ready": Out(1),
+            "trace_route": In(route), "trace_length": In(fmt.length_bits),
+            "trace_birth": In(32),
             "replay": In(1),
             "valid": Out(1), "ready": In(1), "first": Out(1), "last": Out(1),
             "data": Out(fmt.flit_width),
@@ -289,13 +293,20 @@ class TrafficSource(wiring.Component):
         flip = random[1][:16] < Mux(on, self.turn_off, self.turn_on)
         m.d.sync += on.eq(Mux(ResetSignal(), 0, on ^ flip))
         create = (self.enable & may_create & (random[0][:16] < self.rate)
-                  & (on | ~self.onoff))
+                  & (on | ~self.onoff) & ~self.from_trace)
         queue = m.submodules.queue = fifo.SyncFIFOBuffered(width=self.fmt.queue_entry.size,
                                                            depth=self.queue_depth)
         entry = data.View(self.fmt.queue_entry, queue.w_data)
         m.d.comb += [entry.birth.eq(self.now), entry.measured.eq(self.measure),
                      entry.length.eq(self._length(m, random[-1]) - 1),
                      queue.w_en.eq(create)]
+        # A trace's packets come from the driver, one per cycle at most, each with its
+        # creation cycle, length and destination.
+        m.d.comb += self.trace_ready.eq(self.from_trace & queue.w_rdy)
+        with m.If(self.from_trace):
+            m.d.comb += [entry.birth.eq(self.trace_birth), entry.length.eq(self.trace_length),
+                         entry.route.eq(self.trace_route), queue.w_en.eq(self.trace_valid)]
+        create = Mux(self.from_trace, self.trace_valid, create)
         with m.If(create & queue.w_rdy):
             m.d.sync += [self.created.eq(self.created + 1),
                          self.created_measured.eq(self.created_measured + self.measure)]
@@ -360,9 +371,15 @@ class TrafficSource(wiring.Component):
         m.submodules.next_seq = next_seq = memory.Memory(shape=fmt.seq_bits,
                                                          depth=fmt.terminals, init=[])
         read, write = next_seq.read_port(domain="comb"), next_seq.write_port()
+        taken = data.View(fmt.queue_entry, queue.r_data)
+        # A trace's packet goes where the trace says.
+        traced = Signal(fmt.route_layout)
+        m.d.comb += traced.eq(Mux(self.from_trace, taken.route, chosen))
+        chosen, usable = traced, usable | self.from_trace
         m.d.comb += [read.addr.eq(fmt.terminal_of(chosen)), write.addr.eq(read.addr),
                      write.data.eq(read.data + 1)]
-        taken = data.View(fmt.queue_entry, queue.r_data)
+        if broadcast is not None:
+            broadcast = broadcast & ~self.from_trace
         unicast = Const(1, 1) if broadcast is None else ~broadcast
         take = ~busy & queue.r_rdy & (usable if broadcast is None else usable | broadcast)
         with m.If(take):

@@ -17,11 +17,12 @@ import cocotb
 from cocotb.clock import Clock
 
 from twinnet.families import family_of
+from twinnet.model.trace import read_trace
 from twinnet.model.traffic import LengthMix, fixed_destination
 
 from .network_tb import CheckError, NetworkBench
 from .runner import load_config
-from .traffic_phases import Deadlock
+from .traffic_phases import Deadlock, packet_times, write_packet_times
 
 
 def _setup(dut, test: str, **defaults):
@@ -436,6 +437,38 @@ async def bad_framing(dut):
     assert bench.drop_count() == 0
     _report(dut, "bad_framing", packets=len(bench.sent), aborted=len(bench.aborted_arrived),
             framing=framing)
+
+
+@cocotb.test()
+@_checked("trace_replay")
+async def trace_replay(dut):
+    """The packets of a trace (settings: ``trace``, its file; ``latencies``, where each
+    packet's times go; ``seed``, ``eject_ready``), each offered at its source in its cycle
+    (counted from the end of the reset); every packet delivered once, intact, in order per
+    pair, along the model's hops (with the trace)."""
+    bench, args = _setup(dut, "trace_replay", trace=None, latencies=None)
+    packets = read_trace(args["trace"], len(bench.pes), bench.network.max_packet_length)
+    await bench.reset()
+    started, start = time.perf_counter(), bench.cycle
+    offered = []
+    for trace_packet in packets:
+        while bench.cycle - start < trace_packet.cycle:
+            await bench.step()
+        offered.append(bench.offer(trace_packet.source, trace_packet.destination,
+                                   trace_packet.length))
+    await bench.run(1_000_000, until_drained=True)
+    bench.check_all_delivered()
+    rows = [(index, p.injected - start, p.delivered - start, p.finished - start,
+             len(p.hops) if bench.scoreboard.check_hops else None)
+            for index, p in enumerate(offered)]
+    times = packet_times(packets, rows)
+    write_packet_times(args["latencies"], times)
+    _report(dut, "trace_replay", trace_packets=len(packets), packets=len(offered),
+            mean_latency=sum(p.delivered - p.injected for p in offered) / len(offered),
+            mean_packet_latency=sum(t["latency"] for t in times) / len(times),
+            max_packet_latency=max(t["latency"] for t in times),
+            cycles=bench.cycle - start, wall_seconds=time.perf_counter() - started,
+            latencies=args["latencies"])
 
 
 async def _uniform_lengths(bench, rng, packets: int) -> None:

@@ -44,7 +44,8 @@ TOP_SIGNALS = ("clk", "rst", "pe_*", "trace_*", "drop_count")
 
 #: The cocotb tests of :data:`TEST_MODULE` (see their docstrings for what each takes).
 TESTS = ("uniform_traffic", "all_pairs", "load_sweep", "saturation_drains", "deadlock_pattern",
-         "zero_load_latency", "malformed_dropped", "broadcast_traffic", "bad_framing")
+         "zero_load_latency", "malformed_dropped", "broadcast_traffic", "bad_framing",
+         "trace_replay")
 
 
 def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,

@@ -88,6 +88,7 @@ class Packet:
     offered: int = 0  # cycle the packet was queued
     injected: int | None = None  # cycle its head flit was accepted
     delivered: int | None = None  # cycle its head flit was ejected
+    finished: int | None = None  # cycle its tail flit was ejected
     hops: list = field(default_factory=list)  # (router, port, vc) seen on links
     received: list = field(default_factory=list)
     broadcast_pe: int | None = None  # a broadcast: the PE its copies leave at
@@ -362,6 +363,7 @@ class NetworkBench:
                 if abort >> index & 1 or packet.seq == -2:
                     self._aborted(index, words, abort >> index & 1)
                 elif packet.seq >= 0:
+                    packet.finished = self.cycle
                     self._arrived(packet, index, words)
         return True
 

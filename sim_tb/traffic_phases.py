@@ -61,8 +61,12 @@ were built with their stall counters and the driver reads them (the C++ program 
 growth over the measured cycles, summed over the routers (:mod:`twinnet.hdl.router.stalls`).
 """
 
+import csv
+import json
 import time
+from pathlib import Path
 
+from twinnet.model.trace import read_trace
 from twinnet.model.traffic import LENGTH_CLASSES, PATTERNS, LengthMix
 
 COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
@@ -155,6 +159,20 @@ class HarnessDriver:
         """The link counters' ``link_counts_<k>`` ports, read one after the other from bit 0,
         as one integer (None: the network has no link counters)."""
         return None
+
+    def load_trace(self, path) -> None:
+        """Load the packets of a trace, as ``terminal cycle route length-1`` lines, for the
+        sources to take with ``from_trace`` set (:func:`run_trace`)."""
+        raise TrafficError("this driver does not replay traces: the C++ program does "
+                           "(--simulator verilator without --waves)")
+
+    def record(self, path) -> None:
+        """From now on, write each unicast packet delivered to ``path`` as ``terminal head
+        head-accepted head-out tail-out hops``."""
+        raise TrafficError("this driver does not record packets")
+
+    def close_record(self) -> None:
+        """Finish the file of :meth:`record`."""
 
     def links(self) -> list[int] | None:
         """Since reset, ``flits, packets`` of every link of the manifest in its order, then
@@ -473,3 +491,165 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
         **({} if stalls is None else {"stalls": stalls}),
         **({} if loads is None else {"link_loads": loads}),
         cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)
+
+
+def trace_routes(manifest: dict) -> list[int]:
+    """Per terminal, its route fields as a head flit holds them (the route sits in the head's
+    lowest bits): the family's terminal digits (manifest ``traffic.digits``, least
+    significant first) at their fields' offsets."""
+    offsets = {field["name"]: field["offset"] for field in manifest["head_flit"]["fields"]}
+    routes = []
+    for terminal in range(manifest["derived"]["pe_count"]):
+        value, rest = 0, terminal
+        for field, radix in manifest["traffic"]["digits"]:
+            rest, digit = divmod(rest, radix)
+            value |= digit << offsets[field]
+        routes.append(value)
+    return routes
+
+
+class TraceRecords:
+    """The packets of a trace as they were delivered: each record of the program's
+    ``record`` file (terminal, head word, head accepted, head out, tail out, hops) matched to
+    its trace packet by its pair and sequence number (a pair's packets are numbered in the
+    order of the trace, modulo the head's ``seq`` field)."""
+
+    def __init__(self, manifest: dict, packets: list):
+        fields = {field["name"]: (field["offset"], field["width"])
+                  for field in manifest["head_flit"]["fields"]}
+        self.source_field = fields["source"]
+        payload_at, payload_width = fields["payload"]
+        longest = manifest["parameters"]["max_packet_length"]
+        self.seq_at = payload_at
+        self.seq_bits = payload_width - 1 - max(1, (longest - 1).bit_length())
+        self.packets = packets
+        # Per (source, destination, sequence number modulo 2**seq_bits), the trace packets
+        # not yet matched, in order.
+        self.waiting: dict[tuple, list[int]] = {}
+        counts: dict[tuple, int] = {}
+        for index, packet in enumerate(packets):
+            pair = (packet.source, packet.destination)
+            seq = counts.get(pair, 0)
+            counts[pair] = seq + 1
+            key = (*pair, seq % (1 << self.seq_bits))
+            self.waiting.setdefault(key, []).append(index)
+
+    def match(self, terminal: int, word: int) -> int | None:
+        """The index in the trace of the packet whose head ``word`` arrived at
+        ``terminal`` (None: not one of the trace's)."""
+        at, width = self.source_field
+        source = (word >> at) & ((1 << width) - 1)
+        seq = (word >> self.seq_at) & ((1 << self.seq_bits) - 1)
+        found = self.waiting.get((source, terminal, seq))
+        return found.pop(0) if found else None
+
+
+async def run_trace(harness: HarnessDriver, point: dict, manifest: dict) -> dict:
+    """Replay a trace: ``point["trace"]``, its file (:mod:`twinnet.model.trace`);
+    ``point["latencies"]``, where each packet's times go (``.csv`` or
+    ``.json``, :func:`write_packet_times`); the point's ``eject_ready``, ``seed``,
+    ``watchdog`` and ``chunk`` as for :func:`run_point`. Every source takes its trace
+    packets once created, in order, each measured. Returns the summary; raises
+    :class:`Deadlock` or :class:`TrafficError`."""
+    point = {**DEFAULTS, **point}
+    longest = manifest["parameters"]["max_packet_length"]
+    packets = read_trace(point["trace"], manifest["derived"]["pe_count"], longest)
+    out = Path(point["latencies"])
+    scale = 1 << manifest["traffic"]["rate_bits"]
+    routes = trace_routes(manifest)
+    queued, records = out.with_name(out.name + ".in"), out.with_name(out.name + ".records")
+    queued.write_text("".join(f"{p.source} {p.cycle} {routes[p.destination]} {p.length - 1}\n"
+                              for p in packets))
+    for name, value in (("enable", 0), ("rate", 0), ("onoff", 0), ("fault", 0),
+                        ("pattern", PATTERNS.index("uniform")), ("hotspot_rate", 0),
+                        ("seed", point["seed"]), ("from_trace", 1), ("measure", 1),
+                        ("refuse_rate", min(scale - 1,
+                                            round((1 - point["eject_ready"]) * scale))),
+                        ("stall_max", 0), ("stall_start", 0)):
+        harness.set(name, value)
+    set_lengths(harness, LengthMix.fixed(longest), scale)
+    if copies_per_broadcast(manifest) is not None:
+        harness.set("broadcast_rate", 0)
+    harness.load_trace(queued)
+    harness.record(records)
+    await harness.reset()
+    started = time.perf_counter()
+    patience = point["watchdog"] + round(4 * longest / point["eject_ready"])
+    watchdog = Watchdog(harness, patience, manifest)
+    values = harness.read()
+    while values["received"] < len(packets):
+        if values["now"] > packets[-1].cycle + patience and \
+                values["created"] == values["received"]:
+            raise TrafficError(f"the trace's packets were not all taken by their sources: "
+                               f"{values['created']} of {len(packets)} by cycle "
+                               f"{values['now']}")
+        values = await watchdog.cycles(point["chunk"], point["chunk"])
+    seconds = time.perf_counter() - started
+    harness.set("from_trace", 0)
+    harness.close_record()
+    errors = {name: values[name] for name in ERRORS if values[name]}
+    if (values["sent_hash"] - values["received_hash"]) % (1 << 32):
+        errors["checksum"] = 1
+    if errors or values["received"] != len(packets):
+        raise TrafficError(f"the trace's {len(packets)} packets: {values['received']} "
+                           f"received, errors {errors}")
+    matcher = TraceRecords(manifest, packets)
+    rows = []
+    for line in records.read_text().splitlines():
+        terminal, word, injected, head_out, tail_out, hops = map(int, line.split())
+        index = matcher.match(terminal, word)
+        if index is None:
+            raise TrafficError(f"a packet not of the trace arrived at PE {terminal}")
+        rows.append((index, injected, head_out, tail_out, hops))
+    times = packet_times(packets, rows)
+    write_packet_times(out, times)
+    latency_sum = (values["ejected_time_sum"] - values["injected_time_sum"]) % (1 << SUM_BITS)
+    return dict(trace_packets=len(packets), packets=values["received"],
+                mean_latency=latency_sum / len(packets),
+                mean_total_latency=(latency_sum + values["queued_sum"]) / len(packets),
+                mean_packet_latency=sum(t["latency"] for t in times) / len(times),
+                max_packet_latency=max(t["latency"] for t in times),
+                eject_ready=point["eject_ready"], cycles=values["now"] - 2,
+                wall_seconds=seconds, cycles_per_second=(values["now"] - 2) / seconds,
+                latencies=str(out))
+
+
+def packet_times(packets: list, rows) -> list[dict]:
+    """Per trace packet (``packets``), in the trace's order, its times from ``rows`` (trace
+    index, head accepted, head out, tail out, hops): its line's fields and ``injected``,
+    ``head_out``, ``tail_out`` (cycles), ``hops`` (links between routers), ``latency``
+    (created → tail out: its source's queue included, as BookSim's packet latency) and
+    ``network_latency`` (head accepted → tail out)."""
+    times = [None] * len(packets)
+    for index, injected, head_out, tail_out, hops in rows:
+        times[index] = (injected, head_out, tail_out, hops)
+    result = []
+    for index, (packet, found) in enumerate(zip(packets, times)):
+        if found is None:
+            raise TrafficError(f"trace packet {index} ({packet.source} -> "
+                               f"{packet.destination}, cycle {packet.cycle}) has no record")
+        injected, head_out, tail_out, hops = found
+        result.append({"packet": index, "cycle": packet.cycle, "source": packet.source,
+                       "destination": packet.destination, "length": packet.length,
+                       "injected": injected, "head_out": head_out, "tail_out": tail_out,
+                       "hops": hops, "latency": tail_out - packet.cycle,
+                       "network_latency": tail_out - injected})
+    return result
+
+
+#: The columns of a trace's per-packet times, in order.
+TIME_COLUMNS = ("packet", "cycle", "source", "destination", "length", "injected", "head_out",
+                "tail_out", "hops", "latency", "network_latency")
+
+
+def write_packet_times(path: Path, times: list[dict]) -> None:
+    """``times`` (:func:`packet_times`) to ``path``: JSON (a list of objects) for ``.json``,
+    else CSV with a header line."""
+    path = Path(path)
+    if path.suffix == ".json":
+        path.write_text(json.dumps(times, indent=0))
+        return
+    with path.open("w", newline="") as stream:
+        writer = csv.DictWriter(stream, TIME_COLUMNS)
+        writer.writeheader()
+        writer.writerows(times)

@@ -33,6 +33,7 @@ from .traffic_phases import (
     HarnessDriver,
     TrafficError,
     run_point,
+    run_trace,
 )
 
 #: Faults the program injects (:data:`twinnet.gen.traffic_cpp.FAULTS`, repeated here so that
@@ -220,6 +221,18 @@ class ProgramHarness(HarnessDriver):
         self._send("links")
         return [int(count) for count in self._answer().split()]
 
+    def load_trace(self, path) -> None:
+        self._send(f"trace {Path(path).resolve()}")
+        self._answer()
+
+    def record(self, path) -> None:
+        self._send(f"record {Path(path).resolve()}")
+        self._answer()
+
+    def close_record(self) -> None:
+        self._send("record -")
+        self._answer()
+
     def latency_max(self) -> int:
         return self._values()["latency_max"]
 
@@ -249,8 +262,8 @@ def run(executable: Path, manifest: dict, points: list[dict], results: Path,
     done, failure = [], None
     try:
         for point in points:
-            done.append({**asyncio.run(run_point(harness, point, manifest)),
-                         "engine": "program"})
+            play = run_trace if point.get("trace") is not None else run_point
+            done.append({**asyncio.run(play(harness, point, manifest)), "engine": "program"})
     except (Deadlock, TrafficError) as error:
         failure = {"failure": "deadlock" if isinstance(error, Deadlock) else "check",
                    "detail": str(error), "errors": 0 if isinstance(error, Deadlock) else 1}
