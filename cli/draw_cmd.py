@@ -20,15 +20,15 @@ the drawing's structure. Readable up to about 8x8x8 (as planes), 32x32 tori and 
 networks; larger networks are drawn all the same.
 """
 
-import os
 import sys
 from pathlib import Path
 
 from twinnet.families import family_for
+from twinnet.gen import output
 
 from . import args as parse
 from . import gen_cmd
-from .main import Report, UsageError, add_json_flag
+from .main import Report, add_json_flag
 
 #: What ``--out`` may end with.
 FORMATS = (".svg", ".png")
@@ -56,16 +56,7 @@ def register(commands) -> None:
 def picture(flag: str, value) -> Path:
     """The picture file ``value`` of option ``flag``, checked: SVG or PNG by its name, not a
     folder, in a folder this can write in."""
-    out = Path(value)
-    if out.suffix.lower() not in FORMATS:
-        raise UsageError(f"{flag} {value}: must end with {' or '.join(FORMATS)}")
-    if out.is_dir():
-        raise UsageError(f"{flag} {value}: is a folder; give a file ending with "
-                         f"{' or '.join(FORMATS)}")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise UsageError(f"{flag} {value}: {folder} is not a folder this can write in")
-    return out
+    return output.file(value, flag, FORMATS)
 
 
 def run(args) -> Report:

@@ -9,9 +9,10 @@ reference model.
 import sys
 from pathlib import Path
 
-from twinnet.families import family_for, presets
+from twinnet.families import family_for, family_words, presets
 from twinnet.gen import output
 from twinnet.model import checks
+from twinnet.model.sizes import DEFAULT_MAX_PACKET_LENGTH
 from twinnet.model.traffic import PATTERNS, LengthMix
 from twinnet.sim_tb.traffic_program import MAX_THREADS
 
@@ -164,11 +165,30 @@ def add_length_args(parser) -> None:
                         help="the packets' lengths in flits, drawn per packet (BookSim's "
                              "packet_size): up to 4 lengths or ranges lo-hi (uniform within), "
                              "comma-separated, e.g. 4, 1,5 or 1-8, each from 1 to the network's "
-                             "--max-packet-length (default: every packet that long)")
+                             "--max-packet-length (which, when no flag, file or preset sets it, "
+                             "becomes the longest of these if that is above its default; "
+                             "default: every packet that long)")
     parser.add_argument("--packet-length-weights", metavar="LIST",
                         help="--packet-lengths: one weight per length or range, "
                              "comma-separated numbers of at least 0 (BookSim's "
                              "packet_size_rate; default 1 each)")
+
+
+def network_for_lengths(args):
+    """The network of ``args`` (:func:`gen_cmd.network_from_args`), whose longest packet is
+    the longest of ``--packet-lengths`` when that is above the default and neither a flag, a
+    file nor a preset sets ``max_packet_length``: ``twinnet sim torus --packet-lengths 1,5``
+    builds routers for 5-flit packets."""
+    word, values, labels = gen_cmd.network_values(args)
+    if args.packet_lengths is not None and "max_packet_length" not in values:
+        try:
+            longest = LengthMix.parse(args.packet_lengths, args.packet_length_weights).longest
+        except ValueError:
+            longest = 0  # length_settings names the flag and the value
+        if longest > DEFAULT_MAX_PACKET_LENGTH:
+            values["max_packet_length"] = longest
+            labels["max_packet_length"] = f"--packet-lengths {args.packet_lengths}"
+    return family_words()[word][0].network(values, labels)
 
 
 def length_settings(network, args) -> LengthMix:
@@ -227,7 +247,7 @@ def injection_settings(args, rate: float, length: float) -> dict:
 
 
 def run(args) -> Report:
-    return simulate_uniform(gen_cmd.network_from_args(args), args)
+    return simulate_uniform(network_for_lengths(args), args)
 
 
 def trace_settings(network, args) -> dict:
@@ -247,8 +267,10 @@ def trace_settings(network, args) -> dict:
     if args.injection != "bernoulli":
         given.append("--injection")
     if given:
-        raise UsageError(f"--trace {args.trace}: replays the trace's packets; leave out "
-                         f"{', '.join(given)}")
+        raise UsageError(f"--trace {args.trace}: the trace gives the packets; "
+                         f"{', '.join(given)} cannot be given with it")
+    if args.latencies is not None:
+        output.file(args.latencies, "--latencies", (".csv", ".json"))
     try:
         packets = read_trace(args.trace, family.terminal_count(network),
                              network.max_packet_length)
@@ -258,9 +280,6 @@ def trace_settings(network, args) -> dict:
         raise UsageError(f"--trace {args.trace}: --check end-to-end replays a trace with the C++ "
                          "program on Verilator (without --waves); use --check hops on Icarus "
                          "or with waveforms")
-    latencies = args.latencies
-    if latencies is not None and latencies.suffix not in (".csv", ".json"):
-        raise UsageError(f"--latencies {latencies}: must end in .csv or .json")
     backpressure = backpressure_settings(args)
     if args.check == "hops" and backpressure["stall_bursts"]:
         raise UsageError(f"--stall-bursts {backpressure['stall_bursts']}: applies to --check "
@@ -416,6 +435,9 @@ def simulate_uniform(network, args) -> Report:
     traffic = getattr(args, "traffic", "uniform")
     if getattr(args, "trace", None) is not None:
         return _replay(network, args, family, trace_settings(network, args))
+    if getattr(args, "latencies", None) is not None:
+        raise UsageError(f"--latencies {args.latencies}: writes the times of a --trace run's "
+                         "packets; give --trace FILE too")
     settings = traffic_settings(network, args)
     build_dir = build_folder(network, args)
     check_simulator(args.simulator)

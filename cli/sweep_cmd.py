@@ -53,6 +53,7 @@ from .sim_cmd import (
     hotspot_fraction,
     injection_settings,
     length_settings,
+    network_for_lengths,
     point_lengths,
 )
 
@@ -204,7 +205,7 @@ def run_point(simulator: str, build_dir: str, run_dir: str, point: dict) -> dict
 
 
 def run(args) -> Report:
-    network = gen_cmd.network_from_args(args)
+    network = network_for_lengths(args)
     family = family_for(network)
     points = points_of(args, network)
     jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)

@@ -4,14 +4,21 @@ or the user's own analysis (:mod:`twinnet.model.trace`)."""
 import sys
 
 from twinnet.families import family_for
+from twinnet.gen import output
 from twinnet.model import checks
-from twinnet.model.trace import MAX_TRACE_PACKETS, generate_trace, write_trace
+from twinnet.model.trace import MAX_TRACE_PACKETS, RateError, generate_trace, trace_text
 from twinnet.model.traffic import PATTERNS
 
 from . import args as parse
 from . import gen_cmd
 from .main import Report, UsageError, add_json_flag
-from .sim_cmd import MAX_SEED, add_length_args, hotspot_fraction, length_settings
+from .sim_cmd import (
+    MAX_SEED,
+    add_length_args,
+    hotspot_fraction,
+    length_settings,
+    network_for_lengths,
+)
 
 #: The patterns a trace can be made of (all-pairs is one packet per pair, no rate).
 TRACE_PATTERNS = tuple(p for p in PATTERNS if p != "all-pairs")
@@ -48,27 +55,25 @@ def register(commands) -> None:
 
 
 def run(args) -> Report:
-    network = gen_cmd.network_from_args(args)
+    out = output.file(args.out, "--out")
+    network = network_for_lengths(args)
     family = family_for(network)
     mix = length_settings(network, args)
-    if not 0 < args.rate <= 1:
-        raise UsageError(f"--rate {args.rate}: must be above 0 and at most 1 packet per PE per "
-                         "cycle")
     packets = checks.check_int("--packets", args.packets, minimum=1, maximum=MAX_TRACE_PACKETS)
     seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
     terminals = family.terminal_count(network)
     try:
         made = generate_trace(args.traffic, terminals, args.rate, packets, mix, seed=seed,
                               hotspot_fraction=hotspot_fraction(args.hotspot_fraction))
+    except RateError as error:
+        raise UsageError(f"--rate {args.rate}: {error}") from None
     except ValueError as error:
         raise UsageError(f"--traffic {args.traffic}: {error}") from None
-    out = args.out
-    if out.exists() and out.is_dir():
-        raise UsageError(f"--out {out}: is a folder; give a file name")
+    lengths, weights = mix.text()
     try:
-        lengths, weights = mix.text()
-        write_trace(out, made, comment=f"{network.name}: {args.traffic}, rate {args.rate}, "
-                                       f"lengths {lengths} (weights {weights}), seed {seed}")
+        output.replace_file(out, trace_text(
+            made, comment=f"{network.name}: {args.traffic}, rate {args.rate}, lengths "
+                          f"{lengths} (weights {weights}), seed {seed}"))
     except OSError as error:
         raise UsageError(f"--out {out}: cannot be written: {error.strerror}") from None
     print(f"twinnet trace: {len(made)} packets over {made[-1].cycle + 1} cycles to {out}",

@@ -2,11 +2,13 @@
 
 - :func:`read_toml` reads a TOML file and turns every way it can fail (missing, a folder, not
   UTF-8, not TOML, unreadable) into one :class:`UsageError` naming the flag and the file.
-- :func:`target` checks, before anything is built, that an output folder can be created.
+- :func:`target` checks, before anything is built, that an output folder can be created;
+  :func:`file` that an output file can be written.
 - :func:`staged` builds a folder under a temporary name beside its final place and publishes it
   whole when the work succeeds, so a failure or an interruption never leaves a partial folder.
   Files whose content did not change keep their old modification time, so that tools that
   compare time stamps (make, Verilator) see an unchanged input as unchanged.
+  :func:`replace_file` writes one file likewise: whole or not at all.
 """
 
 import contextlib
@@ -94,6 +96,39 @@ def _probe(parent: Path, flag: str) -> None:
         for folder in missing:
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def file(value, flag: str, suffixes: tuple[str, ...] = ()) -> Path:
+    """The output file ``value`` of option ``flag``, checked before anything is built: one of
+    ``suffixes`` by its name (when given), not a folder, in a folder this can write in."""
+    out = Path(value)
+    if suffixes and out.suffix.lower() not in suffixes:
+        raise UsageError(f"{flag} {value}: must end with {' or '.join(suffixes)}")
+    if out.is_dir():
+        raise UsageError(f"{flag} {value}: is a folder; give a file name"
+                         + (f" ending with {' or '.join(suffixes)}" if suffixes else ""))
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {value}: {parent} is not a folder this can write in")
+    return out
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` under a temporary name beside it, then rename it into
+    place: an interruption leaves the old file (or none), never half of the new one."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:
+        with os.fdopen(handle, "w", newline="") as stream:
+            stream.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes it private
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 @contextlib.contextmanager

@@ -4,27 +4,36 @@ A trace is a text file of one packet per line, four integers separated by spaces
 
     cycle source destination length
 
-``cycle`` is when the packet is created at its source (0 or more, lines in order of cycle:
-never decreasing), ``source`` and ``destination`` are PE numbers as the network's manifest
-numbers them (0 … P-1; a PE may send to itself), ``length`` is in flits (1 to the network's
-longest packet). ``#`` starts a comment, to the end of its line; blank lines are ignored. The
-same format is what :func:`write_trace` writes, so that a trace can be made from a pattern
-(:func:`generate_trace`) and replayed, or edited by hand.
+``cycle`` is when the packet is created at its source (0 to :data:`MAX_TRACE_CYCLE`, lines
+in order of cycle: never decreasing), ``source`` and ``destination`` are PE numbers as the
+network's manifest numbers them (0 … P-1; a PE may send to itself), ``length`` is in flits (1
+to the network's longest packet). ``#`` starts a comment, to the end of its line; blank lines
+are ignored. The same format is what :func:`trace_text` writes, so that a trace can be made
+from a pattern (:func:`generate_trace`) and replayed, or edited by hand.
 
 :func:`read_trace` checks every line and stops at the first bad one with a
 :class:`TraceError` naming the file, the line number and what is wrong.
 """
 
+import heapq
+import math
 import random
+import re
 from pathlib import Path
 from typing import NamedTuple
 
 from .traffic import FIXED, LengthMix, destination_distribution, fixed_destination
 
-#: The header :func:`write_trace` writes.
+#: The header :func:`trace_text` writes.
 HEADER = "# twinnet packet trace: cycle source destination length (flits)"
 #: The most packets a trace may hold (its packets are held in memory).
-MAX_TRACE_PACKETS = 10_000_000
+MAX_TRACE_PACKETS = 1_000_000
+#: The last cycle a trace's packet may be created in: a replay simulates every cycle up to it,
+#: and a million cycles of a large network take half an hour (longer runs belong to bench/).
+MAX_TRACE_CYCLE = 999_999
+#: A field of a line: decimal digits only (``int`` alone would also take ``1_000`` or
+#: digits of other scripts).
+FIELD = re.compile(r"-?[0-9]+")
 
 
 class TracePacket(NamedTuple):
@@ -38,6 +47,10 @@ class TracePacket(NamedTuple):
 
 class TraceError(ValueError):
     """A bad trace: the message names the file and line."""
+
+
+class RateError(ValueError):
+    """A rate :func:`generate_trace` cannot draw a trace at."""
 
 
 def read_trace(path, terminals: int, longest: int) -> list[TracePacket]:
@@ -61,14 +74,13 @@ def read_trace(path, terminals: int, longest: int) -> list[TracePacket]:
         if len(words) != 4:
             raise TraceError(f"{where}: {len(words)} fields; a line is 'cycle source "
                              "destination length' (four integers)")
-        try:
-            cycle, source, destination, length = (int(word, 10) for word in words)
-        except ValueError:
-            bad = next(word for word in words if not _integer(word))
+        bad = next((word for word in words if not FIELD.fullmatch(word)), None)
+        if bad is not None:
             raise TraceError(f"{where}: {bad!r} is not an integer; a line is 'cycle source "
-                             "destination length'") from None
-        if cycle < 0:
-            raise TraceError(f"{where}: cycle {cycle} is negative")
+                             "destination length' (decimal digits)")
+        cycle, source, destination, length = (int(word) for word in words)
+        if not 0 <= cycle <= MAX_TRACE_CYCLE:
+            raise TraceError(f"{where}: cycle {cycle}: must be from 0 to {MAX_TRACE_CYCLE:,}")
         if cycle < last:
             raise TraceError(f"{where}: cycle {cycle} comes after cycle {last}: a trace is in "
                              "order of cycle")
@@ -88,20 +100,12 @@ def read_trace(path, terminals: int, longest: int) -> list[TracePacket]:
     return packets
 
 
-def _integer(word: str) -> bool:
-    try:
-        int(word, 10)
-    except ValueError:
-        return False
-    return True
-
-
-def write_trace(path, packets, *, comment: str | None = None) -> None:
-    """Write ``packets`` (:class:`TracePacket`, in order of cycle) to ``path`` in the trace
-    format, after :data:`HEADER` and ``comment`` (a line of its own)."""
+def trace_text(packets, *, comment: str | None = None) -> str:
+    """``packets`` (:class:`TracePacket`, in order of cycle) in the trace format, after
+    :data:`HEADER` and ``comment`` (a line of its own)."""
     lines = [HEADER] + ([f"# {comment}"] if comment else [])
     lines += [f"{p.cycle} {p.source} {p.destination} {p.length}" for p in packets]
-    Path(path).write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 def generate_trace(pattern: str, terminals: int, rate: float, packets: int, mix: LengthMix,
@@ -117,7 +121,7 @@ def generate_trace(pattern: str, terminals: int, rate: float, packets: int, mix:
         raise ValueError("all-pairs sends one packet per pair: write it by hand or from "
                          "twinnet sim --traffic all-pairs")
     if not 0 < rate <= 1:
-        raise ValueError(f"rate {rate}: must be above 0 and at most 1")
+        raise RateError("must be above 0 and at most 1 packet per PE per cycle")
     rng = random.Random(seed)
     senders = list(range(terminals))
     fixed = {}
@@ -131,19 +135,32 @@ def generate_trace(pattern: str, terminals: int, rate: float, packets: int, mix:
         spread = {s: destination_distribution(pattern, terminals, s, hotspot=hotspot,
                                               hotspot_fraction=hotspot_fraction)
                   for s in senders}
-    made, cycle = [], 0
+    # Each source's packets are Bernoulli trials, one per cycle: the gaps between them are
+    # geometric, drawn directly so that a low rate costs no more than a high one.
+    gap = math.log1p(-rate) if rate < 1 else None
+    made, due = [], []
+
+    def schedule(source: int, after: int) -> None:
+        wait = 0.0 if gap is None else math.log(1.0 - rng.random()) / gap
+        if after + wait > MAX_TRACE_CYCLE:
+            raise RateError(f"{packets:,} packets on {len(senders)} sending PEs would run "
+                            f"past cycle {MAX_TRACE_CYCLE:,} (a trace's last); the rate must "
+                            f"be at least about {packets / (len(senders) * MAX_TRACE_CYCLE):.3g}"
+                            " packets per PE per cycle (or make fewer --packets)")
+        heapq.heappush(due, (after + math.floor(wait), source))
+
+    for source in senders:
+        schedule(source, 0)
     while len(made) < packets:
-        for source in senders:
-            if len(made) == packets or rng.random() >= rate:
-                continue
-            if pattern in FIXED:
-                destination = fixed[source]
-            elif pattern == "hotspot":
-                choices = spread[source]
-                destination = rng.choices(list(choices), weights=list(choices.values()))[0]
-            else:
-                destination = rng.randrange(terminals - 1)
-                destination += destination >= source
-            made.append(TracePacket(cycle, source, destination, mix.draw(rng)))
-        cycle += 1
+        cycle, source = heapq.heappop(due)
+        if pattern in FIXED:
+            destination = fixed[source]
+        elif pattern == "hotspot":
+            choices = spread[source]
+            destination = rng.choices(list(choices), weights=list(choices.values()))[0]
+        else:
+            destination = rng.randrange(terminals - 1)
+            destination += destination >= source
+        made.append(TracePacket(cycle, source, destination, mix.draw(rng)))
+        schedule(source, cycle + 1)
     return made

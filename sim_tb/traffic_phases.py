@@ -62,10 +62,12 @@ growth over the measured cycles, summed over the routers (:mod:`twinnet.hdl.rout
 """
 
 import csv
+import io
 import json
 import time
 from pathlib import Path
 
+from twinnet.gen import output
 from twinnet.model.trace import read_trace
 from twinnet.model.traffic import LENGTH_CLASSES, PATTERNS, LengthMix
 
@@ -643,13 +645,14 @@ TIME_COLUMNS = ("packet", "cycle", "source", "destination", "length", "injected"
 
 
 def write_packet_times(path: Path, times: list[dict]) -> None:
-    """``times`` (:func:`packet_times`) to ``path``: JSON (a list of objects) for ``.json``,
-    else CSV with a header line."""
-    path = Path(path)
-    if path.suffix == ".json":
-        path.write_text(json.dumps(times, indent=0))
-        return
-    with path.open("w", newline="") as stream:
+    """``times`` (:func:`packet_times`) to ``path``, whole or not at all: JSON (a list of
+    objects) for ``.json``, else CSV with a header line."""
+    if Path(path).suffix == ".json":
+        text = json.dumps(times, indent=0)
+    else:
+        stream = io.StringIO(newline="")
         writer = csv.DictWriter(stream, TIME_COLUMNS)
         writer.writeheader()
         writer.writerows(times)
+        text = stream.getvalue()
+    output.replace_file(path, text)

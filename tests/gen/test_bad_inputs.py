@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2112 in ``VALUE_FLAGS``, 280 missing values, 447
-combinations, 238 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3096 in all (``test_case_count`` keeps this sentence honest).
+Case count (pytest items, one per case): 2382 in ``VALUE_FLAGS``, 316 missing values, 510
+combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
+this count — 3499 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -166,6 +166,7 @@ COMMANDS = {
     "prove": {"--out": OUT},
     "board build": {"--board": "ulx3s-85f", "--out": OUT},
     "draw": {"--out": "net.svg"},
+    "trace": {"--out": "t.trace"},
     "analyze twin-links": {},
     "analyze twin-distance": {},
     "analyze deadlock": {},
@@ -174,7 +175,7 @@ COMMANDS = {
     "analyze king": {},
     "analyze twist": {},
 }
-NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build", "draw")
+NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build", "draw", "trace")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -349,9 +350,11 @@ PACKET_LENGTHS = [
     ("reversed-range", "5-1"),
     ("three-dashes", "1-2-3"),
     ("five-classes", "1,2,3,4,1"),
-    ("longer-than-the-network", "5", "longer"),
-    ("range-beyond-the-network", "2-9", "longer"),
+    ("over-the-limit", "65", UPPER, number(PACKET_LENGTH_LIMIT)),
+    ("range-over-the-limit", "2-65", UPPER, number(PACKET_LENGTH_LIMIT)),
 ]
+#: (The longest packet of sim, sweep and trace follows a mix that no flag, file or preset
+#: limits; demo's preset sets 4.)
 #: Weights of the mix 1,4.
 LENGTH_WEIGHTS = [
     ("empty", ""),
@@ -473,9 +476,30 @@ VALUE_FLAGS = [
     (TRAFFIC, "--burst", INTEGER + [above(MAX_BURST)],
      ("--check", "end-to-end", "--injection", "onoff")),
     (("sweep",), "--burst", INTEGER + [above(MAX_BURST)], ("--injection", "onoff")),
-    (TRAFFIC + ("sweep",), "--packet-lengths", PACKET_LENGTHS, ()),
-    (TRAFFIC + ("sweep",), "--packet-length-weights", LENGTH_WEIGHTS,
+    (("sim", "sweep", "trace"), "--packet-lengths", PACKET_LENGTHS, ()),
+    (("demo",), "--packet-lengths", PACKET_LENGTHS[:-2] + [
+        ("longer-than-the-preset", "5", "longer", UPPER, number(4)),
+        ("range-beyond-the-preset", "2-9", "longer", UPPER, number(4))], ()),
+    (TRAFFIC + ("sweep", "trace"), "--packet-length-weights", LENGTH_WEIGHTS,
      ("--packet-lengths", "1,4")),
+    # Traces: writing one, replaying one, and each packet's times.
+    (("trace",), "--traffic", CHOICE + [("all-pairs-has-no-rate", "all-pairs")], ()),
+    (("trace",), "--rate", FRACTION, ()),
+    (("trace",), "--packets", [c for c in INTEGER if c[0] != "huge"] + [above(MAX_PACKETS)],
+     ()),
+    (("trace",), "--hotspot-fraction", [c for c in FRACTION if c[0] not in (
+        "zero", "tiny-never-finishes", "denormal", "underflows-to-zero")],
+     ("--traffic", "hotspot")),
+    (("trace",), "--seed", SEED, ()),
+    (("trace",), "--out", EMPTY_PATH + [
+        ("a-folder", ".", re.compile(r"is a folder")),
+        ("missing-folder", "no/such/folder/t.trace", re.compile(r"can write in"))], ()),
+    (("sim",), "--trace", EMPTY_PATH + [("missing", "missing.trace", "cannot be read")], ()),
+    (("sim",), "--latencies", EMPTY_PATH + [
+        ("no-suffix", "times", re.compile(r"\.csv or \.json")),
+        ("txt", "times.txt", re.compile(r"\.csv or \.json")),
+        ("missing-folder", "no/such/folder/times.csv", re.compile(r"can write in"))],
+     ("--trace", "missing.trace")),
 ]
 
 
@@ -646,6 +670,14 @@ COMBINATIONS = [
                  label="link-loads-with-per-hop-check"),
     _combination("sim", "--link-loads loads.txt", flag("--link-loads"), "loads.txt",
                  re.compile(r"\.svg or \.png"), label="link-loads-not-a-picture"),
+    # A longest packet set by a flag is a limit for the mix (the preset of demo sets 4).
+    *[_combination(c, "--max-packet-length 4 --packet-lengths 5", flag("--packet-lengths"),
+                   "5", "longer", label="mix-longer-than-the-network")
+      for c in ("sim", "sweep", "trace")],
+    _combination("sim", "--latencies times.csv", flag("--latencies"), flag("--trace"),
+                 label="latencies-without-a-trace"),
+    _combination("sim", "--trace missing.trace --rate 0.1", flag("--trace"), flag("--rate"),
+                 label="trace-and-a-rate"),
     _combination("sim", "--link-loads no/such/folder/loads.svg", flag("--link-loads"),
                  re.compile(r"not a folder this can write in"),
                  label="link-loads-in-a-missing-folder"),

@@ -138,7 +138,8 @@ def test_the_generated_models_have_no_path_through_a_router(tmp_path):
     """On the 4x4 torus's generated Verilog: no input of the router reaches an output within a
     cycle (its links' flits are registered, its credits and its PE port's ready come from
     registers); the source's data depends on its ``constants`` (the head carries the source's
-    number) and the sink's ready on ``refuse_rate`` (its refusals), and on nothing else."""
+    number) and its ``trace_ready`` on ``from_trace``, the sink's ready on ``refuse_rate`` (its
+    refusals), and on nothing else."""
     from twinnet.gen.generate import generate_network
 
     network = TwinNetworkConfig.from_dict({"radices": [4, 4], "configuration": "torus",
@@ -149,4 +150,5 @@ def test_the_generated_models_have_no_path_through_a_router(tmp_path):
     source, sink = manifest["traffic"]["modules"]
     found = {module: inputs_reaching_outputs((tmp_path / f"{module}.v").read_text(), module)
              for module in (router, source, sink)}
-    assert found == {router: set(), source: {"constants"}, sink: {"refuse_rate"}}
+    assert found == {router: set(), source: {"constants", "from_trace"},
+                     sink: {"refuse_rate"}}

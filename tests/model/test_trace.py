@@ -6,11 +6,13 @@ import random
 import pytest
 
 from twinnet.model.trace import (
+    MAX_TRACE_CYCLE,
+    RateError,
     TraceError,
     TracePacket,
     generate_trace,
     read_trace,
-    write_trace,
+    trace_text,
 )
 from twinnet.model.traffic import LengthMix, fixed_destination
 
@@ -18,7 +20,7 @@ from twinnet.model.traffic import LengthMix, fixed_destination
 def test_a_trace_round_trips(tmp_path):
     packets = [TracePacket(0, 1, 2, 1), TracePacket(0, 3, 0, 5), TracePacket(7, 2, 2, 2)]
     path = tmp_path / "t.trace"
-    write_trace(path, packets, comment="by hand")
+    path.write_text(trace_text(packets, comment="by hand"))
     assert read_trace(path, terminals=4, longest=5) == packets
     assert path.read_text().startswith("# twinnet packet trace")
 
@@ -34,7 +36,10 @@ def test_comments_and_blank_lines_are_skipped(tmp_path):
     ("0 1 2 3 4", r"t\.trace:3: 5 fields"),
     ("0 1 x 3", r"t\.trace:3: 'x' is not an integer"),
     ("0 1 2.5 3", r"t\.trace:3: '2\.5' is not an integer"),
-    ("-1 1 2 3", r"t\.trace:3: cycle -1 is negative"),
+    ("5 1_0 2 3", r"t\.trace:3: '1_0' is not an integer"),
+    ("5 \u0663 2 3", r"t\.trace:3: '\u0663' is not an integer"),
+    ("-1 1 2 3", r"t\.trace:3: cycle -1: must be from 0 to 999,999"),
+    ("1000000 1 2 3", r"t\.trace:3: cycle 1000000: must be from 0 to 999,999"),
     ("4 1 2 3", r"t\.trace:3: cycle 4 comes after cycle 5"),
     ("5 4 2 3", r"t\.trace:3: source 4 is not a PE of this network: PEs are 0 to 3"),
     ("5 1 9 3", r"t\.trace:3: destination 9 is not a PE"),
@@ -93,3 +98,13 @@ def test_length_mix_reads_and_checks_its_text():
             LengthMix.parse(lengths, weights)
     rng = random.Random(1)
     assert {mix.draw(rng) for _ in range(400)} == {1, 4, 5, 6, 7, 8}
+
+
+def test_a_rate_too_low_for_the_trace_cycles_is_refused_at_once():
+    """1,000 packets on 16 PEs at 1e-5 per PE per cycle would take about 6 million cycles,
+    past the last cycle a trace may have: refused, not drawn cycle by cycle."""
+    assert MAX_TRACE_CYCLE < 1000 / (16 * 1e-5)
+    with pytest.raises(RateError, match="at least about"):
+        generate_trace("uniform", 16, 1e-5, 1000, LengthMix.fixed(4))
+    with pytest.raises(RateError, match="at least about"):
+        generate_trace("uniform", 16, 5e-324, 1, LengthMix.fixed(4))

@@ -87,4 +87,4 @@ def test_a_bad_trace_is_one_line_before_anything_is_built(tmp_path, capsys):
                    "PEs are 0 to 15"]
     assert not (tmp_path / "b").exists()
     assert main(["sim", *NETWORK, "--trace", str(bad), "--rate", "0.1"]) == 2
-    assert "leave out --rate" in capsys.readouterr().err
+    assert "--rate cannot be given with it" in capsys.readouterr().err
