@@ -6,7 +6,8 @@ pass/fail verdict and a UART report.
 TrafficHarness`: a source and a sink per terminal, every packet checked for destination,
 integrity and per-pair order) and runs one round:
 
-1. **run**: uniform traffic at ``rate`` for ``run_cycles`` cycles;
+1. **run**: uniform traffic at ``rate`` for ``run_cycles`` cycles, of packets of every length
+   from 1 flit to the routers' longest (uniform; ``lengths`` may give another mix);
 2. **drain**: creation stops; the round passes when every created packet was injected and
    received (``received == injected == created > 0``) and no sink counted an error and no
    packet was dropped as malformed; it fails on any error, or when no packet is delivered
@@ -25,11 +26,13 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from twinnet.model.traffic import LengthMix
+
 from .network import instantiate
-from .traffic import FAULTS
+from .traffic import FAULTS, RATE_BITS
 
 #: The sink counters that count errors.
-ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing")
+ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "aborted")
 VERDICTS = ("RUN ", "PASS", "FAIL")
 
 
@@ -79,14 +82,22 @@ class SelfTest(wiring.Component):
         divisor: clock cycles per UART bit.
         fault: a fault of :data:`twinnet.hdl.traffic.FAULTS` the harness injects once (to see
             the self-test fail), ``none`` on a board.
+        lengths: the :class:`twinnet.model.traffic.LengthMix` of the packets (default: 1 to
+            the routers' longest, uniform).
 
     Ports: ``passed``, ``failed``, ``done`` (the verdict), ``tx`` (the UART), and the counts
-    ``created``, ``received``, ``errors`` (for a testbench).
+    ``created``, ``received`` (packets), ``flits`` (their flits), ``errors`` (for a
+    testbench).
     """
 
     def __init__(self, harness, module: str, *, rate: int, run_cycles: int,
                  watchdog: int = 5000, report_cycles: int = 1 << 20, divisor: int = 217,
-                 fault: str = "none"):
+                 fault: str = "none", lengths: LengthMix | None = None):
+        longest = harness.fmt.max_packet_length
+        lengths = LengthMix([(1, longest)]) if lengths is None else lengths
+        if lengths.longest > longest:
+            raise ValueError(f"packet lengths up to {lengths.longest}: the routers' longest "
+                             f"packet is {longest} flits")
         if fault not in FAULTS:
             raise ValueError(f"fault must be one of {', '.join(FAULTS)}, not {fault!r}")
         for name, value, low in (("rate", rate, 1), ("run_cycles", run_cycles, 1),
@@ -96,8 +107,10 @@ class SelfTest(wiring.Component):
         self.harness, self.module = harness, module
         self.rate, self.run_cycles, self.watchdog = rate, run_cycles, watchdog
         self.report_cycles, self.divisor, self.fault = report_cycles, divisor, fault
+        self.lengths = lengths
         super().__init__({"passed": Out(1), "failed": Out(1), "done": Out(1), "tx": Out(1),
-                          "created": Out(32), "received": Out(32), "errors": Out(32)})
+                          "created": Out(32), "received": Out(32), "flits": Out(32),
+                          "errors": Out(32)})
 
     def message(self):
         """The report line as a list of items: a character, or a 32-bit value shown as eight
@@ -113,9 +126,13 @@ class SelfTest(wiring.Component):
         m.d.comb += [net.rate.eq(min(self.rate, (1 << width) - 1)), net.pattern.eq(0),
                      net.seed.eq(1), net.measure.eq(1), net.fault.eq(FAULTS.index(self.fault)),
                      net.hotspot_rate.eq(0), net.onoff.eq(0)]
+        for k, (lo, hi, cut) in enumerate(self.lengths.cuts(1 << RATE_BITS)):
+            m.d.comb += [getattr(net, f"length_lo_{k}").eq(lo),
+                         getattr(net, f"length_hi_{k}").eq(hi),
+                         getattr(net, f"length_cut_{k}").eq(cut)]
         errors = sum((getattr(net, name) for name in ERRORS), net.drop_count)
         m.d.comb += [self.created.eq(net.created), self.received.eq(net.received),
-                     self.errors.eq(errors)]
+                     self.flits.eq(net.flits_measured), self.errors.eq(errors)]
 
         # ---- The round: run, drain, verdict. ----
         running = Signal(init=1)

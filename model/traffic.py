@@ -213,6 +213,21 @@ class LengthMix:
         lo, hi = rng.choices(self.classes, weights=self.weights)[0]
         return rng.randint(lo, hi)
 
+    def cuts(self, scale: int) -> list[tuple[int, int, int]]:
+        """The mix as the hardware sources draw it: ``(lo, hi, cut)`` for each of the
+        :data:`LENGTH_CLASSES` classes, ``cut`` the cumulative share of the classes up to it
+        times ``scale`` (a class is taken when a uniform draw below ``scale`` falls below its
+        cut and no earlier one's; the last class of the mix takes the rest). Classes beyond the
+        mix repeat its last and are never drawn."""
+        total, cumulative, cuts = sum(self.weights), 0.0, []
+        for k in range(LENGTH_CLASSES):
+            index = min(k, len(self.classes) - 1)
+            if k < len(self.classes):
+                cumulative += self.weights[k]
+            cut = scale if k >= len(self.classes) - 1 else round(cumulative / total * scale)
+            cuts.append((*self.classes[index], cut))
+        return cuts
+
     def text(self) -> tuple[str, str]:
         """The mix as ``(lengths, weights)`` text, as :meth:`parse` reads it."""
         lengths = ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in self.classes)

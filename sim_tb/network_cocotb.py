@@ -111,8 +111,8 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
     injection window (``None`` when the window is shorter than ten mean latencies: packets
     still in flight at its end would dominate), the delivered flits per PE per cycle over the
     whole run, and the simulation speed (the latencies and hops are the unicast packets'),
-    the broadcasts sent and their copies delivered. ``mix``: the packets' lengths (default
-    every packet the longest; broadcasts are the longest)."""
+    the broadcasts sent and their copies delivered. ``mix``: the packets' and broadcasts'
+    lengths (default every packet the longest)."""
     mix = mix or LengthMix.fixed(bench.network.max_packet_length)
     first_packet, first_broadcast, start = len(bench.sent), len(bench.broadcasts), bench.cycle
     started = time.perf_counter()
@@ -125,7 +125,7 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
         for source in senders:
             if offered < packets and rng.random() < rate:
                 if broadcast_fraction and rng.random() < broadcast_fraction:
-                    bench.offer_broadcast(source)
+                    bench.offer_broadcast(source, length=mix.draw(rng))
                 elif fixed is not None:
                     bench.offer(source, fixed[source], mix.draw(rng))
                 else:
@@ -161,6 +161,7 @@ async def _uniform_run(bench, rng, packets: int, rate: float,
                 flits=flits, hops_checked=bench.scoreboard.check_hops,
                 mean_length=length,
                 injected_lengths=dict(Counter(len(p.flits) for p in sent)),
+                broadcast_lengths=dict(Counter(len(p.flits) for p in broadcasts)),
                 broadcasts_sent=len(broadcasts),
                 broadcast_copies_delivered=sum(len(p.receivers) for p in broadcasts),
                 wall_seconds=seconds, cycles_per_second=(bench.cycle - start) / seconds)

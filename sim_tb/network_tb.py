@@ -209,15 +209,15 @@ class NetworkBench:
         self.sent.append(packet)
         return packet
 
-    def offer_broadcast(self, source: int, pe: int = 0) -> Packet:
-        """Queue a broadcast from PE ``source`` whose copies leave at PE ``pe`` of every
-        other router."""
+    def offer_broadcast(self, source: int, pe: int = 0, length: int | None = None) -> Packet:
+        """Queue a broadcast of ``length`` flits (default the most) from PE ``source`` whose
+        copies leave at PE ``pe`` of every other router."""
         route = self.family.broadcast_route(self.network, pe)
         if route is None:
             raise ValueError("this network's routers do not replicate broadcasts")
         seq = self.seq[source]
         self.seq[source] += 1
-        packet = Packet(source, None, seq, self.format.flits(route, source, seq),
+        packet = Packet(source, None, seq, self.format.flits(route, source, seq, length),
                         offered=self.cycle, broadcast_pe=pe)
         self.queues[source].append(packet)
         self.broadcasts.append(packet)

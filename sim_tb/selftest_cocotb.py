@@ -62,7 +62,8 @@ async def selftest(dut):
         await ClockCycles(dut.clk, 100)
         waited += 100
     results = {name: int(getattr(dut, name).value)
-               for name in ("done", "passed", "failed", "created", "received", "errors")}
+               for name in ("done", "passed", "failed", "created", "received", "flits",
+                                 "errors")}
     results["cycles"] = waited
     results["line"] = await uart_line(dut, config["divisor"]) if results["done"] else None
     Path(config["results"]).write_text(json.dumps(results, indent=1))

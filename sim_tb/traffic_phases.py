@@ -69,7 +69,7 @@ from pathlib import Path
 
 from twinnet.gen import output
 from twinnet.model.trace import read_trace
-from twinnet.model.traffic import LENGTH_CLASSES, PATTERNS, LengthMix
+from twinnet.model.traffic import PATTERNS, LengthMix
 
 COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "injected_time_sum", "queued_sum",
@@ -250,19 +250,11 @@ def check_link_loads(loads: list[dict], before: list[int], after: list[int]) -> 
 
 
 def set_lengths(harness: HarnessDriver, mix: LengthMix, scale: int) -> None:
-    """The sources' length controls for ``mix``: per class its range and its cut (the
-    cumulative share of the classes up to it, times ``scale``); classes beyond the mix's
-    repeat its last, and are never drawn."""
-    total, cumulative = sum(mix.weights), 0.0
-    for k in range(LENGTH_CLASSES):
-        index = min(k, len(mix.classes) - 1)
-        lo, hi = mix.classes[index]
-        if k < len(mix.classes):
-            cumulative += mix.weights[k]
+    """The sources' length controls for ``mix`` (:meth:`LengthMix.cuts`)."""
+    for k, (lo, hi, cut) in enumerate(mix.cuts(scale)):
         harness.set(f"length_lo_{k}", lo)
         harness.set(f"length_hi_{k}", hi)
-        harness.set(f"length_cut_{k}", scale if k >= len(mix.classes) - 1
-                    else round(cumulative / total * scale))
+        harness.set(f"length_cut_{k}", cut)
 
 
 def copies_per_broadcast(manifest: dict) -> int | None:

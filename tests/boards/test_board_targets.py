@@ -11,6 +11,7 @@
   against a hand-written frame in Amaranth's simulator).
 """
 
+import math
 import re
 
 import pytest
@@ -49,6 +50,11 @@ def test_the_self_test_passes_in_simulation(board, icarus):
     results = simulate(default_network(board), icarus, f"{BUILD}/{board}")
     assert results["done"] and results["passed"] and not results["failed"]
     assert results["created"] == results["received"] > 50 and results["errors"] == 0
+    # Packets of 1 to L flits, uniform: the mean length within 3 standard errors of (L+1)/2.
+    longest = default_network(board).max_packet_length
+    mean, sd = (longest + 1) / 2, math.sqrt((longest ** 2 - 1) / 12)
+    assert abs(results["flits"] / results["received"] - mean) < \
+        3 * sd / math.sqrt(results["received"]), (results["flits"], results["received"])
     assert results["line"] == (f"twinnet sent {results['created']:08X} recv "
                                f"{results['received']:08X} err 00000000 PASS")
 

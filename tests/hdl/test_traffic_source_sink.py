@@ -19,7 +19,7 @@ from twinnet.hdl.traffic import (
     packet_hash,
     terminal_constants,
 )
-from twinnet.model.traffic import LENGTH_CLASSES, PATTERNS, LengthMix, fixed_destination
+from twinnet.model.traffic import PATTERNS, LengthMix, fixed_destination
 
 TERMINALS, LENGTH = 16, 4
 HEAD = data.StructLayout({"route": data.StructLayout({"dest": unsigned(4)}),
@@ -249,14 +249,10 @@ def test_unordered_source_sums_the_hashes_of_what_it_creates():
 
 def set_mix(ctx, component, mix: LengthMix) -> None:
     """``mix`` into the source's length controls, as the drivers set them."""
-    total, cumulative = sum(mix.weights), 0.0
-    for k in range(LENGTH_CLASSES):
-        lo, hi = mix.classes[min(k, len(mix.classes) - 1)]
-        cumulative += mix.weights[k] if k < len(mix.classes) else 0
+    for k, (lo, hi, cut) in enumerate(mix.cuts(65536)):
         ctx.set(getattr(component, f"length_lo_{k}"), lo)
         ctx.set(getattr(component, f"length_hi_{k}"), hi)
-        ctx.set(getattr(component, f"length_cut_{k}"),
-                65536 if k >= len(mix.classes) - 1 else round(cumulative / total * 65536))
+        ctx.set(getattr(component, f"length_cut_{k}"), cut)
 
 
 def run_source(pattern, cycles=600, rate=0.25, source=5, fmt=FORMAT, drain=0, counters=None,

@@ -86,6 +86,15 @@ def test_generated_fixed_pattern_traces_send_to_the_pattern():
         generate_trace("all-pairs", 16, 0.1, 10, LengthMix.fixed(4))
 
 
+def test_length_mix_cuts_are_cumulative_shares():
+    """By hand: 1 and 5 weighted 1:3 cut 65,536 draws at a quarter; the classes the mix does
+    not use repeat its last and are never drawn; three classes cut at 1/6 and 3/6."""
+    assert LengthMix.parse("1,5", "1,3").cuts(65536) == [
+        (1, 1, 16384), (5, 5, 65536), (5, 5, 65536), (5, 5, 65536)]
+    assert LengthMix.parse("1,2-3,4", "1,2,3").cuts(600) == [
+        (1, 1, 100), (2, 3, 300), (4, 4, 600), (4, 4, 600)]
+
+
 def test_length_mix_reads_and_checks_its_text():
     mix = LengthMix.parse("1,4-8", "3,1")
     assert mix.classes == ((1, 1), (4, 8)) and mix.weights == (3.0, 1.0)

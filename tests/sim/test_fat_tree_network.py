@@ -15,7 +15,14 @@ from itertools import product
 import pytest
 from link_counts import assert_traced_link_packets
 from tiers import default_only
-from variants import BUILD, UNIFORM_RATE, pipeline_of, uniform_packets
+from variants import (
+    BUILD,
+    UNIFORM_RATE,
+    assert_mixed_lengths,
+    mixed_lengths,
+    pipeline_of,
+    uniform_packets,
+)
 
 from twinnet.families import family
 from twinnet.model.fat_tree import FatTreeNetworkConfig
@@ -86,11 +93,13 @@ def test_every_hop_is_destro(name, simulator):
     rate, packets = ((UNIFORM_RATE, uniform_packets(simulator)) if vcs == 1
                      else (0.3, uniform_packets(simulator) // 3))
     results, manifest = simulate(name, simulator, {
-        "uniform_traffic": {"packets": packets, "rate": rate},
+        "uniform_traffic": {"packets": packets, "rate": rate,
+                            "lengths": mixed_lengths(config(name))},
         "malformed_dropped": {"packets": 400, "malformed": 40},
         "all_pairs": {}})
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == packets and uniform["hops_checked"]
+    assert_mixed_lengths(uniform["injected_lengths"], config(name))
     used = sorted(map(int, uniform["hops_by_vc"]))
     assert set(used) <= set(range(vcs)) and (vcs == 1) == (used == [0]), uniform["hops_by_vc"]
     assert results["malformed_dropped"]["drop_count"] == 40

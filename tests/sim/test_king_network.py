@@ -21,7 +21,15 @@ import pytest
 from link_counts import assert_link_packets, assert_traced_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
-from variants import BUILD, PIPELINE, UNIFORM_RATE, pipeline_of, uniform_packets
+from variants import (
+    BUILD,
+    PIPELINE,
+    UNIFORM_RATE,
+    assert_mixed_lengths,
+    mixed_lengths,
+    pipeline_of,
+    uniform_packets,
+)
 
 from twinnet.families import family
 from twinnet.model.king import KINDS, distance_summary
@@ -85,13 +93,15 @@ def test_every_hop_follows_the_model(name, simulator):
     # Adaptive routing: uniform traffic near saturation, so that packets also wait for and
     # take their escape moves (and, with DT's LFSR ties, the ties vary a pair's paths).
     rate = 0.3 if network.adaptive else UNIFORM_RATE
-    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": rate},
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": rate,
+                                 "lengths": mixed_lengths(network)},
              "all_pairs": {}}
     if FAMILY.malformed(network, random.Random(1)) is not None:
         tests["malformed_dropped"] = {"packets": 300, "malformed": 30}
     results = simulate(name, simulator, tests)
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
+    assert_mixed_lengths(uniform["injected_lengths"], network)
     if network.adaptive:
         by_vc = uniform["hops_by_vc"]
         escape = sum(by_vc.get(str(vc), 0) for vc in range(network.escape_vc_count))
@@ -237,13 +247,14 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     one the model's forwarding rule crosses (:func:`twinnet.model.king.broadcast_sends`), on
     the broadcast VC; every unicast packet as ever. Then 2,000 cycles of saturating uniform
     traffic of which a tenth are broadcasts drain without tripping the watchdog. Last, uniform
-    traffic of broadcasts only (``broadcast_fraction`` 1): no unicast latency to report, every
-    copy delivered."""
+    traffic of broadcasts only (``broadcast_fraction`` 1), of every length from 1 flit to the
+    longest: no unicast latency to report, every copy delivered intact."""
     network = KingNetworkConfig.from_dict({**BROADCAST[name][0], "pipeline": pipeline_of(name)})
     nodes = network.topology.node_count
     tests = {"broadcast_traffic": {"rate": 0.01},
              "saturation_drains": {"cycles": 2000, "broadcast_fraction": 0.1},
-             "uniform_traffic": {"packets": 40, "rate": 0.01, "broadcast_fraction": 1.0}}
+             "uniform_traffic": {"packets": 60, "rate": 0.01, "broadcast_fraction": 1.0,
+                                 "lengths": mixed_lengths(network)}}
     results = network_sim.simulate(network, simulator, BUILD / f"king-{name}-{simulator}",
                                    tests, family=FAMILY)
     sent = results["broadcast_traffic"]
@@ -255,8 +266,9 @@ def test_broadcast_reaches_every_router_once(name, simulator):
     assert saturated["broadcast_copies_delivered"] == saturated["broadcasts_sent"] * (nodes - 1)
     only = results["uniform_traffic"]
     assert only["packets"] == 0 and only["mean_latency"] is None
-    assert only["broadcasts_sent"] == 40
-    assert only["broadcast_copies_delivered"] == 40 * (nodes - 1)
+    assert only["broadcasts_sent"] == 60
+    assert only["broadcast_copies_delivered"] == 60 * (nodes - 1)
+    assert_mixed_lengths(only["broadcast_lengths"], network)  # broadcasts of every length
 
 
 def broadcast_points(nodes: int) -> list[dict]:

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 from tiers import default_only, marked
-from variants import BUILD, PIPELINE, UNIFORM_RATE, uniform_packets
+from variants import (
+    BUILD,
+    PIPELINE,
+    UNIFORM_RATE,
+    assert_mixed_lengths,
+    mixed_lengths,
+    uniform_packets,
+)
 
 from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
@@ -72,7 +79,8 @@ REUSED = ("ndt3-k3-D-bubble", "verilator")
 def cocotb_tests_for(name: str, simulator: str, slow_tier: bool) -> dict:
     """The cocotb tests a case runs, with their settings (longer ones in the slow tier)."""
     config = NETWORKS[name]
-    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": UNIFORM_RATE}}
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": UNIFORM_RATE,
+                                 "lengths": mixed_lengths(config)}}
     if any(k & (k - 1) for k in config.topology.radices) or config.topology.card_count == 1:
         # A digit can be out of range, or (plain torus) the PE bit.
         tests["malformed_dropped"] = {"packets": 400, "malformed": 40}
@@ -110,6 +118,7 @@ def check_every_hop(name: str, simulator: str, slow_tier: bool) -> None:
     assert set(results) == set(tests)
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
+    assert_mixed_lengths(uniform["injected_lengths"], config)
     if "malformed_dropped" in results:
         assert results["malformed_dropped"]["drop_count"] == 40
     if "saturation_drains" in results:

@@ -18,7 +18,15 @@ import pytest
 from link_counts import assert_link_packets, assert_traced_link_packets
 from soaks import assert_deadlock_report, assert_soaked, soak_point
 from tiers import default_only
-from variants import BUILD, PIPELINE, UNIFORM_RATE, pipeline_of, uniform_packets
+from variants import (
+    BUILD,
+    PIPELINE,
+    UNIFORM_RATE,
+    assert_mixed_lengths,
+    mixed_lengths,
+    pipeline_of,
+    uniform_packets,
+)
 
 from twinnet.families import family
 from twinnet.model.traffic import PATTERNS
@@ -60,7 +68,8 @@ def network_of(name: str):
                          indirect=["simulator"])
 def test_every_hop_follows_the_model(name, simulator):
     network = network_of(name)
-    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": UNIFORM_RATE},
+    tests = {"uniform_traffic": {"packets": uniform_packets(simulator), "rate": UNIFORM_RATE,
+                                 "lengths": mixed_lengths(network)},
              "all_pairs": {}}
     if FAMILY.malformed(network, random.Random(0)) is not None:  # a field can hold a bad value
         tests["malformed_dropped"] = {"packets": 300, "malformed": 30}
@@ -68,6 +77,7 @@ def test_every_hop_follows_the_model(name, simulator):
                                    tests, family=FAMILY)
     uniform = results["uniform_traffic"]
     assert uniform["packets"] == uniform_packets(simulator) and uniform["hops_checked"]
+    assert_mixed_lengths(uniform["injected_lengths"], network)
     terminals = network.terminal_count
     pairs = results["all_pairs"]
     assert pairs["packets"] == terminals * (terminals - 1) and pairs["hops_checked"]

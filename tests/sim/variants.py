@@ -50,3 +50,21 @@ def sim_through_cli(argv: list[str], capsys) -> dict:
     data = json.loads(captured.out)
     assert not data["results"]["errors"]
     return data
+
+
+def mixed_lengths(network) -> list[list]:
+    """The every-hop tests' packet lengths, ``[[lo, hi, weight], …]`` as the benches take
+    them: half the packets of one flit, half of 2 to the network's longest (uniform), the
+    shape of request and reply traffic."""
+    longest = network.max_packet_length
+    return [[1, 1, 1]] + ([[2, longest, 1]] if longest > 1 else [])
+
+
+def assert_mixed_lengths(lengths: dict, network) -> None:
+    """``lengths`` (length → packets, as a run reports them) holds every length of
+    :func:`mixed_lengths`, and single-flit packets are half within 3 standard deviations."""
+    counts = {int(length): count for length, count in lengths.items()}
+    assert set(counts) == set(range(1, network.max_packet_length + 1)), counts
+    total = sum(counts.values())
+    share = 0.5 if network.max_packet_length > 1 else 1.0
+    assert abs(counts[1] / total - share) <= 3 * (share * (1 - share) / total) ** 0.5, counts
