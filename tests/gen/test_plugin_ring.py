@@ -74,7 +74,8 @@ def test_the_ring_runs_through_every_command(ring_python, tmp_path):
     assert json.loads(run.stdout)["deadlock"]["deadlock_free"]
 
     # The default end-to-end check, in hardware (the C++ program on Verilator), every pair
-    # once; then a sweep of the same network (its build reused).
+    # once; then a sweep of the ring with bimodal packets of 1 and 5 flits (BookSim's
+    # packet_size {1,5}: the routers take packets of up to 5 flits).
     run = twinnet(ring_python, tmp_path, "sim", "ring", "--nodes", "6", "--escape", "dateline",
                   "--traffic", "all-pairs", "--json")
     assert run.returncode == 0, run.stderr
@@ -82,8 +83,11 @@ def test_the_ring_runs_through_every_command(ring_python, tmp_path):
     assert result["packets"] == 6 * 5 and result["packet_hops"] == ring_hops(6) == 54
     assert result["max_hops"] == 3
     run = twinnet(ring_python, tmp_path, "sweep", "ring", "--nodes", "6", "--escape",
-                  "dateline", "--loads", "0.1", "--json")
+                  "dateline", "--loads", "0.1", "--packet-lengths", "1,5",
+                  "--packet-length-weights", "1,1", "--json")
     assert run.returncode == 0, run.stderr
+    point = json.loads(run.stdout)["points"][0]
+    assert not point["errors"] and set(point["injected_lengths"]) == {"1", "5"}, point
 
     # Every hop against the family's model on the cocotb scoreboard (Icarus).
     run = twinnet(ring_python, tmp_path, "sim", "ring", "--nodes", "5", "--check", "hops",
