@@ -14,13 +14,18 @@ from twinnet.families import family_for
 from twinnet.sim_tb import network_sim, runner
 
 #: 3x3 torus with packets of up to 4 flits; of up to 1 flit (every packet its head and tail);
-#: and the compact router.
+#: and the compact router; every other family: a king torus with two PEs per router, a fat
+#: tree of twin switches, a twisted torus, a twin torus.
 CASES = {"torus-3x3": ["torus", "--radix", "3,3"],
          "torus-3x3-l1": ["torus", "--radix", "3,3", "--max-packet-length", "1"],
-         "torus-3x3-compact": ["torus", "--radix", "3,3"]}
+         "torus-3x3-compact": ["torus", "--radix", "3,3"],
+         "king-KT4-p2": ["king", "--kind", "KT", "--side", "4", "--pe-ports", "2"],
+         "fat-tree-2x2": ["fat-tree", "--k", "2", "--n", "2"],
+         "twisted-4x2": ["twisted", "--radix", "4,2", "--twist", "YX=2"],
+         "twin-3x3": ["twin-torus", "--radix", "3,3"]}
 #: The default suite's (case, simulator) runs; the others in the slow tier.
 DEFAULT = {("torus-3x3", "icarus"), ("torus-3x3", "verilator"), ("torus-3x3-l1", "icarus"),
-           ("torus-3x3-compact", "verilator")}
+           ("torus-3x3-compact", "verilator"), ("king-KT4-p2", "verilator")}
 
 
 @pytest.mark.parametrize("name, simulator",
