@@ -230,12 +230,16 @@ def run(args) -> Report:
         f"{len(points)} points on {args.simulator}")
     # Generate and build once, running the lightest point, then the others from the build.
     started = time.perf_counter()
-    first = network_sim.simulate(network, args.simulator, build_dir,
-                                 {network_sim.TRAFFIC_TEST: {"points": [points[0]]}},
-                                 family=family, log=True, run_dir=build_dir / "runs" / "0",
-                                 progress=lambda line: say(f"  {line}"), stalls=args.stalls,
-                                 link_counters=maps is not None)
-    results = [first[network_sim.TRAFFIC_TEST]["points"][0]]
+    try:
+        first = network_sim.simulate(network, args.simulator, build_dir,
+                                     {network_sim.TRAFFIC_TEST: {"points": [points[0]]}},
+                                     family=family, log=True, run_dir=build_dir / "runs" / "0",
+                                     progress=lambda line: say(f"  {line}"),
+                                     stalls=args.stalls, link_counters=maps is not None)
+        results = [first[network_sim.TRAFFIC_TEST]["points"][0]]
+    except network_sim.SimulationFailed as failure:
+        # (A point that fails, e.g. deadlocks, is reported with the others.)
+        results = [{**points[0], "failure": failure.summary}]
     say(f"  point 1/{len(points)} done ({time.perf_counter() - started:.0f} s)")
     calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(i)), point)
              for i, point in enumerate(points[1:], start=1)]

@@ -22,13 +22,25 @@ class OutputUnit(wiring.Component):
     check; an output VC carries one packet at a time, so the room checked at its allocation
     is still there for each of its flits.
 
+    On a bubble port (``PortConfig.bubble``) flits alone are not enough: packets of several
+    lengths can leave every buffer of a ring with some room, none with L (say 4 of 10 free
+    in each, for packets of 1 and 5 flits), and the ring deadlocks although it holds more than
+    a packet's room in all. So there a packet also takes a whole slot of L flits, whatever
+    its length: of the ``depth // L`` slots downstream, a VC is free only with one slot
+    unused, for a bubble move with two, as with packets of exactly L flits (where the two
+    rules agree, so fixed-length traffic sees no change). A slot is taken when its packet's
+    head leaves and given back when the credit of its tail comes back: the output keeps, per
+    VC, the last marks of the flits on their way downstream in a one-bit queue (credits come
+    back in the order the flits left), and counts the packets with flits there.
+
     In the compact router packets may interleave on an output, so a VC is busy (``busy``)
     from its allocation (``take``) until its packet's last flit has left. The split router
     holds an output for a whole packet, and may allocate it again in the cycle the packet's
     last flit leaves, which is not yet off the counter then: where that would change the
     VC's free flags (its room is exactly one or two longest packets, ``tight``), the output
-    waits a cycle. The free flags are registers, worked out a cycle ahead from the counter's
-    next value.
+    waits a cycle; on a bubble port also where a one-flit packet's flit leaves (``opening``)
+    and takes the last slot but one or two. The free flags are registers, worked out a cycle
+    ahead from the counters' next values.
 
     Parameters:
         stage: the router's :class:`StageConfig`.
@@ -43,6 +55,8 @@ class OutputUnit(wiring.Component):
         take: In(max VCs) — the compact router: one-hot, the output VC allocated this cycle.
         holding: In(max VCs) — the split router: one-hot, the VC of the packet that holds the
             output (zero when none does).
+        opening: In(1) — the split router: the holder's flit leaving now is its head and its
+            tail (a one-flit packet).
         tight: Out(1) — the split router: that VC has room for exactly one or two longest
             packets, counting the flit leaving now: the output is not allocated in the cycle
             its packet's last flit leaves (see above).
@@ -65,7 +79,8 @@ class OutputUnit(wiring.Component):
             out = Out(flit.LinkSignature(config.flit_width, port.vc_count))
         vmax = config.max_vc_count
         super().__init__({"port": out, "flit": In(flit.valid_signature(stage.crossbar_layout)),
-                          "take": In(vmax), "holding": In(vmax), "tight": Out(1),
+                          "take": In(vmax), "holding": In(vmax), "opening": In(1),
+                          "tight": Out(1),
                           "free_one": Out(vmax),
                           "free_two": Out(vmax), "busy": Out(vmax)})
 
@@ -76,20 +91,30 @@ class OutputUnit(wiring.Component):
         length = config.max_packet_length
         returned = self._drive(m)
         exact = []
+        slots = self.depth // length
         for w in range(port.output_vc_count):
             _, following = self._credit_counter(m, w, returned[w])
             busy = self._busy(m, w)
-            # Registers worked out from the counter's next value, so that allocation starts
-            # from single flip-flops: room for one and for two longest packets, and room for
-            # exactly that (``tight``).
+            taken = self._slots(m, w, returned[w]) if self.slotted else None
+            # Registers worked out from the counters' next values, so that allocation starts
+            # from single flip-flops: room for one and for two longest packets (and slots for
+            # them), and room for exactly that (``tight``).
             free = []
             for packets in (1, 2):
+                room = following >= packets * length
+                if taken is not None:
+                    room = room & (taken <= slots - packets)
                 flag = Signal(init=self.depth >= packets * length, name=f"room_{packets}_{w}")
-                m.d.sync += flag.eq(following >= packets * length)
+                m.d.sync += flag.eq(room)
                 free.append(~busy & flag)
             at_edge = Signal(init=self.depth in (length, 2 * length), name=f"exact_{w}")
             m.d.sync += at_edge.eq((following == length) | (following == 2 * length))
-            exact.append(at_edge)
+            edge = at_edge
+            if taken is not None:
+                last_slots = Signal(init=slots <= 2, name=f"last_slots_{w}")
+                m.d.sync += last_slots.eq(taken >= slots - 2)
+                edge = at_edge | (self.opening & last_slots)
+            exact.append(edge)
             m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(free[0]),
                          self.free_two[w].eq(free[1])]
         m.d.comb += self.tight.eq(Cat(self.holding[w] & bit for w, bit in enumerate(exact)).any())
@@ -106,6 +131,30 @@ class OutputUnit(wiring.Component):
         m.d.comb += following.eq(spare + returned - sent)
         m.d.sync += spare.eq(following)
         return spare, following
+
+    @property
+    def slotted(self) -> bool:
+        """Packets take slots of L flits downstream (a bubble port, packets of several
+        lengths: see the class docstring)."""
+        config = self.stage.config
+        return config.ports[self.port_index].bubble and config.max_packet_length > 1
+
+    def _slots(self, m, w: int, returned):
+        """Output VC ``w``'s slots taken downstream (see the class docstring), given
+        ``returned``, "a credit came back this cycle". Returns their next count."""
+        length = self.stage.config.max_packet_length
+        sent = self.flit.valid
+        if self.stage.config.ports[self.port_index].output_vc_count > 1:
+            sent = sent & (self.flit.payload.vc == w)
+        marks = m.submodules[f"last_marks_{w}"] = FlitBuffer(1, self.depth)
+        m.d.comb += [marks.w_en.eq(sent), marks.w_data.eq(self.flit.payload.last),
+                     marks.r_en.eq(returned)]
+        taken = Signal(range(self.depth // length + 1), name=f"slots_taken_{w}")
+        following = Signal.like(taken, name=f"next_slots_taken_{w}")
+        m.d.comb += following.eq(taken + (sent & self.flit.payload.first)
+                                 - (returned & marks.r_data))
+        m.d.sync += taken.eq(following)
+        return following
 
     @property
     def depth(self) -> int:

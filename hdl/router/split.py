@@ -130,9 +130,13 @@ class SplitComposition(Composition):
         for o in range(outputs):
             ending = Cat(self.owner[o][i] & vc.control.finishing
                          for i, vc in enumerate(self.flat))
+            # (A one-flit packet: its last flit, leaving now, is its head: registers both.)
+            opening = Cat(self.owner[o][i] & vc.control.finishing & ~vc.state.begun
+                          for i, vc in enumerate(self.flat))
             # In the cycle its packet's last flit leaves, an output is allocated again unless
             # that flit's VC is tight (:class:`OutputUnit`).
             m.d.comb += [self.release[o].eq(ending.any()),
+                         self.outputs[o].opening.eq(opening.any()),
                          self.avail[o].eq(~self.held[o] | (ending.any()
                                                            & ~self.outputs[o].tight))]
         self.lanes = [Const(1, 1)] * outputs
