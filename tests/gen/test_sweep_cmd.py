@@ -168,3 +168,25 @@ def test_link_loads_of_every_point_and_blocked_cycles(tmp_path, capsys):
     for offered in ("0.020", "0.950"):
         assert (tmp_path / "maps" / f"loads-{offered}-s1.svg").is_file()
         assert (tmp_path / "maps" / f"loads-{offered}-s1-histogram.svg").is_file()
+
+
+def test_a_first_point_that_fails_is_reported_with_the_others(tmp_path, capsys, monkeypatch):
+    """The first point builds the network and runs; when it fails (here it deadlocks) the
+    sweep still writes its results and ends with one line naming the failure, exit 1 (no
+    traceback)."""
+    from twinnet.sim_tb import network_sim
+
+    summary = "hardware_traffic: deadlock: nothing moved for 3160 cycles"
+
+    def deadlocked(*args, **kwargs):
+        raise network_sim.SimulationFailed("hardware_traffic", "deadlock", summary)
+
+    monkeypatch.setattr(network_sim, "simulate", deadlocked)
+    status = main(["sweep", "torus", "--radix", "3,3", "--loads", "0.3", "--out",
+                   str(tmp_path)])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1 and "Traceback" not in "\n".join(err)
+    assert err[-1].startswith(f"twinnet: 1 of 1 points failed, first: {summary} (results in "), \
+        err[-1]
+    [written] = tmp_path.glob("*-sweep.json")
+    assert json.loads(written.read_text())["points"][0]["failure"] == summary
