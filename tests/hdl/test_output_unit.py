@@ -19,52 +19,71 @@ HEAD = data.StructLayout({"route": 8, "payload": 8})
 def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
     """Packets of 1 to L flits; the compact router's VCs busy from allocation to tail, the
     split router's output held by one packet at a time, allocated again in the cycle its
-    tail leaves unless the VC of that tail is tight (its room exactly one or two packets)."""
+    tail leaves unless the VC of that tail is tight (its room exactly one or two packets). On
+    the bubble port (L > 1) each packet also takes one of depth // L slots from its head's
+    leaving to its tail's credit: a VC is free with a slot unused (two for a bubble move), and
+    tight too when a one-flit packet leaves with one or two slots unused."""
     ports = (PortConfig("network", vc_count=3, buffer_depth=depth, bubble=depth >= 2 * length),
              PortConfig("pe", vc_count=1, buffer_depth=depth))
     config = RouterConfig(16, length, ports, pipeline=pipeline)
     stage = StageConfig(config, HEAD)
     dut = OutputUnit(stage, 0)
     rng = random.Random(pipeline * 100 + length * 10 + depth)
+    slotted, slots = ports[0].bubble and length > 1, depth // length
 
     async def bench(ctx):
         spare = [depth] * 3  # free downstream slots less the flits sent and not credited
         busy = [False] * 3  # compact: a packet of this VC still has flits to send
-        downstream = [0] * 3  # flits sent and not yet credited back
-        to_send = []  # (vc, last) of the flits of allocated packets, in order
+        marks = [[] for _ in range(3)]  # the last marks of the flits sent, not credited back
+        taken = [0] * 3  # packets with a flit downstream or on its way (heads sent, tails not
+        # credited back)
+        to_send = []  # (vc, first, last) of the flits of allocated packets, in order
         holding = None  # split: the VC of the packet that holds the output
-        sent = tails = 0
+        sent = tails = singles = 0
         for _ in range(800):
             flit = to_send.pop(0) if to_send and rng.random() < 0.8 else None
             ctx.set(dut.holding, onehot(holding) if pipeline == 3 else 0)
-            free_one = [not busy[w] and spare[w] >= length for w in range(3)]
-            free_two = [not busy[w] and spare[w] >= 2 * length for w in range(3)]
+            opening = flit is not None and flit[1] and flit[2] and flit[0] == holding
+            ctx.set(dut.opening, opening)
+
+            def room(w: int, packets: int) -> bool:
+                return (not busy[w] and spare[w] >= packets * length
+                        and (not slotted or taken[w] <= slots - packets))
+
+            free_one = [room(w, 1) for w in range(3)]
+            free_two = [room(w, 2) for w in range(3)]
             assert ctx.get(dut.free_one) == sum(f << w for w, f in enumerate(free_one))
             assert ctx.get(dut.free_two) == sum(f << w for w, f in enumerate(free_two))
-            tight = holding is not None and spare[holding] in (length, 2 * length)
+            tight = holding is not None and (
+                spare[holding] in (length, 2 * length)
+                or slotted and opening and taken[holding] >= slots - 2)
             if pipeline == 3:
                 assert ctx.get(dut.tight) == tight
             # The split router allocates a held output in the cycle its packet's tail leaves,
             # unless the tail's VC is tight.
-            open_ = not to_send and (holding is None or (flit is not None and flit[1]
+            open_ = not to_send and (holding is None or (flit is not None and flit[2]
                                                          and not tight))
             idle = [w for w in range(3) if free_one[w]
-                    and (pipeline == 2 and all(v != w for v, _ in to_send) or open_)]
+                    and (pipeline == 2 and all(v != w for v, _, _ in to_send) or open_)]
             take = rng.choice(idle) if idle and rng.random() < 0.5 else None
             ctx.set(dut.take, onehot(take) if pipeline == 2 else 0)
             if take is not None:
-                pending = sum(1 for v, _ in to_send if v == take) + (
+                pending = sum(1 for v, _, _ in to_send if v == take) + (
                     flit is not None and flit[0] == take)
                 assert spare[take] - pending >= length
+                if slotted:  # a slot for it, counting a head leaving now
+                    assert taken[take] + (flit is not None and flit[0] == take and flit[1]) \
+                        <= slots - 1
                 size = rng.randint(1, length)
-                to_send += [(take, i == size - 1) for i in range(size)]
+                to_send += [(take, i == 0, i == size - 1) for i in range(size)]
             ctx.set(dut.flit.valid, flit is not None)
             word = rng.getrandbits(16)
             if flit is not None:
                 ctx.set(dut.flit.payload.vc, flit[0])
-                ctx.set(dut.flit.payload.last, flit[1])
+                ctx.set(dut.flit.payload.first, flit[1])
+                ctx.set(dut.flit.payload.last, flit[2])
                 ctx.set(dut.flit.payload.data, word)
-            credits = [w for w in range(3) if downstream[w]]
+            credits = [w for w in range(3) if marks[w]]
             credit = rng.choice(credits) if credits and rng.random() < 0.6 else None
             ctx.set(dut.port.credit.valid, credit is not None)
             ctx.set(dut.port.credit.payload, credit or 0)
@@ -72,25 +91,28 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
             # The flit is in the link register one cycle later.
             assert ctx.get(dut.port.flit.valid) == (flit is not None)
             if flit is not None:
-                assert ctx.get(dut.port.flit.payload.vc) == flit[0]
+                vc, first, last = flit
+                assert ctx.get(dut.port.flit.payload.vc) == vc
                 assert ctx.get(dut.port.flit.payload.data) == word
-                downstream[flit[0]] += 1
-                spare[flit[0]] -= 1
+                marks[vc].append(last)
+                spare[vc] -= 1
+                taken[vc] += first
                 sent += 1
-                if flit[1]:
-                    busy[flit[0]] = False
+                singles += first and last
+                if last:
+                    busy[vc] = False
                     tails += 1
-                    if holding == flit[0] and take is None:
+                    if holding == vc and take is None:
                         holding = None
             if credit is not None:
-                downstream[credit] -= 1
+                taken[credit] -= marks[credit].pop(0)
                 spare[credit] += 1
             if take is not None:
                 # The compact router: busy until the packet's last flit has left; the split
                 # router: the output held by it from the next cycle.
                 busy[take] = pipeline == 2
                 holding = take if pipeline == 3 else None
-            assert min(spare) >= 0
-        assert sent > 150 and tails > 50
+            assert min(spare) >= 0 and (not slotted or max(taken) <= slots)
+        assert sent > 150 and tails > 50 and singles > 10
 
     run(dut, bench)
