@@ -1,7 +1,7 @@
 """The output unit: one output port's credits, its free VCs, and the link register or the
 ejection buffer."""
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -25,13 +25,15 @@ class OutputUnit(wiring.Component):
     On a bubble port (``PortConfig.bubble``) flits alone are not enough: packets of several
     lengths can leave every buffer of a ring with some room, none with L (say 4 of 10 free
     in each, for packets of 1 and 5 flits), and the ring deadlocks although it holds more than
-    a packet's room in all. So there a packet also takes a whole slot of L flits, whatever
-    its length: of the ``depth // L`` slots downstream, a VC is free only with one slot
-    unused, for a bubble move with two, as with packets of exactly L flits (where the two
-    rules agree, so fixed-length traffic sees no change). A slot is taken when its packet's
-    head leaves and given back when the credit of its tail comes back: the output keeps, per
-    VC, the last marks of the flits on their way downstream in a one-bit queue (credits come
-    back in the order the flits left), and counts the packets with flits there.
+    a packet's room in all. So there every packet also counts as L flits downstream, whatever
+    its length, until it drains: the room a VC offers is the buffer less L per packet with
+    flits downstream or on their way, less nothing for the flits of the oldest that have
+    already left (it is draining, and will leave whole). A ring at rest then holds whole
+    slots of L, as with packets of exactly L flits, for which the two counts agree (and
+    fixed-length traffic sees no change). A packet counts from its head's leaving until the
+    credit of its tail comes back: the output keeps, per VC, the last marks of the flits on
+    their way downstream in a one-bit queue (credits come back in the order the flits left),
+    the packets with flits there, and the credits back of the oldest.
 
     In the compact router packets may interleave on an output, so a VC is busy (``busy``)
     from its allocation (``take``) until its packet's last flit has left. The split router
@@ -39,8 +41,8 @@ class OutputUnit(wiring.Component):
     last flit leaves, which is not yet off the counter then: where that would change the
     VC's free flags (its room is exactly one or two longest packets, ``tight``), the output
     waits a cycle; on a bubble port also where a one-flit packet's flit leaves (``opening``)
-    and takes the last slot but one or two. The free flags are registers, worked out a cycle
-    ahead from the counters' next values.
+    with less than three packets' room counted as above. The free flags are registers, worked
+    out a cycle ahead from the counters' next values.
 
     Parameters:
         stage: the router's :class:`StageConfig`.
@@ -91,29 +93,28 @@ class OutputUnit(wiring.Component):
         length = config.max_packet_length
         returned = self._drive(m)
         exact = []
-        slots = self.depth // length
         for w in range(port.output_vc_count):
             _, following = self._credit_counter(m, w, returned[w])
             busy = self._busy(m, w)
-            taken = self._slots(m, w, returned[w]) if self.slotted else None
+            counted = self._counted(m, w, returned[w]) if self.slotted else None
             # Registers worked out from the counters' next values, so that allocation starts
-            # from single flip-flops: room for one and for two longest packets (and slots for
-            # them), and room for exactly that (``tight``).
+            # from single flip-flops: room for one and for two longest packets (counted as
+            # above on a bubble port), and room for exactly that (``tight``).
             free = []
             for packets in (1, 2):
                 room = following >= packets * length
-                if taken is not None:
-                    room = room & (taken <= slots - packets)
+                if counted is not None:
+                    room = room & (counted <= self.depth - packets * length)
                 flag = Signal(init=self.depth >= packets * length, name=f"room_{packets}_{w}")
                 m.d.sync += flag.eq(room)
                 free.append(~busy & flag)
             at_edge = Signal(init=self.depth in (length, 2 * length), name=f"exact_{w}")
             m.d.sync += at_edge.eq((following == length) | (following == 2 * length))
             edge = at_edge
-            if taken is not None:
-                last_slots = Signal(init=slots <= 2, name=f"last_slots_{w}")
-                m.d.sync += last_slots.eq(taken >= slots - 2)
-                edge = at_edge | (self.opening & last_slots)
+            if counted is not None:
+                short = Signal(init=self.depth < 3 * length, name=f"short_{w}")
+                m.d.sync += short.eq(counted > self.depth - 3 * length)
+                edge = at_edge | (self.opening & short)
             exact.append(edge)
             m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(free[0]),
                          self.free_two[w].eq(free[1])]
@@ -134,14 +135,15 @@ class OutputUnit(wiring.Component):
 
     @property
     def slotted(self) -> bool:
-        """Packets take slots of L flits downstream (a bubble port, packets of several
-        lengths: see the class docstring)."""
+        """Packets count as L flits downstream (a bubble port, packets of several lengths:
+        see the class docstring)."""
         config = self.stage.config
         return config.ports[self.port_index].bubble and config.max_packet_length > 1
 
-    def _slots(self, m, w: int, returned):
-        """Output VC ``w``'s slots taken downstream (see the class docstring), given
-        ``returned``, "a credit came back this cycle". Returns their next count."""
+    def _counted(self, m, w: int, returned):
+        """Output VC ``w``'s flits downstream as a bubble port counts them (see the class
+        docstring), given ``returned``, "a credit came back this cycle". Returns their next
+        value."""
         length = self.stage.config.max_packet_length
         sent = self.flit.valid
         if self.stage.config.ports[self.port_index].output_vc_count > 1:
@@ -149,12 +151,17 @@ class OutputUnit(wiring.Component):
         marks = m.submodules[f"last_marks_{w}"] = FlitBuffer(1, self.depth)
         m.d.comb += [marks.w_en.eq(sent), marks.w_data.eq(self.flit.payload.last),
                      marks.r_en.eq(returned)]
-        taken = Signal(range(self.depth // length + 1), name=f"slots_taken_{w}")
-        following = Signal.like(taken, name=f"next_slots_taken_{w}")
-        m.d.comb += following.eq(taken + (sent & self.flit.payload.first)
-                                 - (returned & marks.r_data))
-        m.d.sync += taken.eq(following)
-        return following
+        tail_back = returned & marks.r_data
+        packets = Signal(range(self.depth + 1), name=f"packets_out_{w}")
+        drained = Signal(range(length), name=f"oldest_drained_{w}")  # its credits back
+        packets_next = Signal.like(packets, name=f"next_packets_out_{w}")
+        drained_next = Signal.like(drained, name=f"next_oldest_drained_{w}")
+        m.d.comb += [packets_next.eq(packets + (sent & self.flit.payload.first) - tail_back),
+                     drained_next.eq(Mux(tail_back, 0, drained + returned))]
+        m.d.sync += [packets.eq(packets_next), drained.eq(drained_next)]
+        counted = Signal(range(self.depth * length + 1), name=f"next_counted_{w}")
+        m.d.comb += counted.eq(packets_next * length - drained_next)
+        return counted
 
     @property
     def depth(self) -> int:

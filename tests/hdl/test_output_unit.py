@@ -20,23 +20,29 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
     """Packets of 1 to L flits; the compact router's VCs busy from allocation to tail, the
     split router's output held by one packet at a time, allocated again in the cycle its
     tail leaves unless the VC of that tail is tight (its room exactly one or two packets). On
-    the bubble port (L > 1) each packet also takes one of depth // L slots from its head's
-    leaving to its tail's credit: a VC is free with a slot unused (two for a bubble move), and
-    tight too when a one-flit packet leaves with one or two slots unused."""
+    the bubble port (L > 1) each packet also counts as L flits from its head's leaving to its
+    tail's credit, less the credits back of the oldest: a VC is free with room for L so
+    counted (2L for a bubble move), and tight too when a one-flit packet leaves with less than
+    3L."""
     ports = (PortConfig("network", vc_count=3, buffer_depth=depth, bubble=depth >= 2 * length),
              PortConfig("pe", vc_count=1, buffer_depth=depth))
     config = RouterConfig(16, length, ports, pipeline=pipeline)
     stage = StageConfig(config, HEAD)
     dut = OutputUnit(stage, 0)
     rng = random.Random(pipeline * 100 + length * 10 + depth)
-    slotted, slots = ports[0].bubble and length > 1, depth // length
+    slotted = ports[0].bubble and length > 1
 
     async def bench(ctx):
         spare = [depth] * 3  # free downstream slots less the flits sent and not credited
         busy = [False] * 3  # compact: a packet of this VC still has flits to send
         marks = [[] for _ in range(3)]  # the last marks of the flits sent, not credited back
-        taken = [0] * 3  # packets with a flit downstream or on its way (heads sent, tails not
-        # credited back)
+        packets = [0] * 3  # packets with a flit downstream or on its way (heads sent, tails
+        # not credited back)
+        drained = [0] * 3  # credits back of the oldest of them
+
+        def counted(w: int) -> int:
+            return packets[w] * length - drained[w]
+
         to_send = []  # (vc, first, last) of the flits of allocated packets, in order
         holding = None  # split: the VC of the packet that holds the output
         sent = tails = singles = 0
@@ -48,7 +54,7 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
 
             def room(w: int, packets: int) -> bool:
                 return (not busy[w] and spare[w] >= packets * length
-                        and (not slotted or taken[w] <= slots - packets))
+                        and (not slotted or counted(w) <= depth - packets * length))
 
             free_one = [room(w, 1) for w in range(3)]
             free_two = [room(w, 2) for w in range(3)]
@@ -56,7 +62,7 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
             assert ctx.get(dut.free_two) == sum(f << w for w, f in enumerate(free_two))
             tight = holding is not None and (
                 spare[holding] in (length, 2 * length)
-                or slotted and opening and taken[holding] >= slots - 2)
+                or slotted and opening and counted(holding) > depth - 3 * length)
             if pipeline == 3:
                 assert ctx.get(dut.tight) == tight
             # The split router allocates a held output in the cycle its packet's tail leaves,
@@ -71,9 +77,9 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
                 pending = sum(1 for v, _, _ in to_send if v == take) + (
                     flit is not None and flit[0] == take)
                 assert spare[take] - pending >= length
-                if slotted:  # a slot for it, counting a head leaving now
-                    assert taken[take] + (flit is not None and flit[0] == take and flit[1]) \
-                        <= slots - 1
+                if slotted:  # room for it so counted, with a head leaving now
+                    leaving = flit is not None and flit[0] == take and flit[1]
+                    assert counted(take) + leaving * length <= depth - length
                 size = rng.randint(1, length)
                 to_send += [(take, i == 0, i == size - 1) for i in range(size)]
             ctx.set(dut.flit.valid, flit is not None)
@@ -96,7 +102,7 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
                 assert ctx.get(dut.port.flit.payload.data) == word
                 marks[vc].append(last)
                 spare[vc] -= 1
-                taken[vc] += first
+                packets[vc] += first
                 sent += 1
                 singles += first and last
                 if last:
@@ -105,14 +111,18 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
                     if holding == vc and take is None:
                         holding = None
             if credit is not None:
-                taken[credit] -= marks[credit].pop(0)
+                if marks[credit].pop(0):
+                    packets[credit] -= 1
+                    drained[credit] = 0
+                else:
+                    drained[credit] += 1
                 spare[credit] += 1
             if take is not None:
                 # The compact router: busy until the packet's last flit has left; the split
                 # router: the output held by it from the next cycle.
                 busy[take] = pipeline == 2
                 holding = take if pipeline == 3 else None
-            assert min(spare) >= 0 and (not slotted or max(taken) <= slots)
+            assert min(spare) >= 0 and all(0 <= counted(w) <= depth for w in range(3))
         assert sent > 150 and tails > 50 and singles > 10
 
     run(dut, bench)
