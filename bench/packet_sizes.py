@@ -22,7 +22,7 @@ seeds) and its ratio to ``fixed4``'s in the same run, and ``bimodal15-room``'s r
 flits), ``fixed4`` and ``bimodal15`` at the same loads and seeds, and reports its peaks the
 same way.
 
-Writes ``bench/results/packet_sizes.json``. Usage::
+Writes ``bench/results/packet_sizes.json`` (cases not run keep their entries). Usage::
 
     .venv/bin/python bench/packet_sizes.py [--cases torus-8x8,3dt-4x4x4]
         [--mixes fixed4,bimodal15,bimodal15-room] [--seeds 1,2,3] [--jobs 2]
@@ -143,6 +143,8 @@ def main() -> None:
             raise SystemExit(f"{name}: unknown {unknown[0]!r}; one of {', '.join(known)}")
     # fixed4 first: the baseline of the ratios.
     mixes = ["fixed4", *(mix for mix in mixes if mix != "fixed4")]
+    # Cases not run again keep their results (and BookSim's unless it runs again).
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     cases = {}
     for case in args.cases.split(","):
         # One set of loads for every mix: the bound of the fixed-length network's routing
@@ -169,7 +171,7 @@ def main() -> None:
                              for reason, share in result["peak_stall_shares"].items()),
                   file=sys.stderr, flush=True)
         cases[case] = {"bound": bound, "loads": loads, "mixes": results}
-    booksim = None
+    booksim = previous.get("booksim")
     if args.booksim is not None and "torus-8x8" in cases:
         folder = BUILD / "booksim"
         folder.mkdir(parents=True, exist_ok=True)
@@ -187,7 +189,8 @@ def main() -> None:
                                     "load_fractions_of_bound": LOAD_FRACTIONS,
                                     "seeds": seeds, "warmup": args.warmup,
                                     "measure": args.measure, "provenance": provenance(),
-                                    "cases": cases, "booksim": booksim}, indent=1))
+                                    "cases": {**previous.get("cases", {}), **cases},
+                                    "booksim": booksim}, indent=1))
     print(f"wrote {args.out}", file=sys.stderr)
 
 
