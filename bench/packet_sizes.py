@@ -22,11 +22,13 @@ seeds) and its ratio to ``fixed4``'s in the same run, and ``bimodal15-room``'s r
 flits), ``fixed4`` and ``bimodal15`` at the same loads and seeds, and reports its peaks the
 same way.
 
-Writes ``bench/results/packet_sizes.json`` (cases not run keep their entries). Usage::
+Writes ``bench/results/packet_sizes.json`` (cases not run keep their entries) and its
+latency-throughput curves, ``packet_sizes.png`` (each load's mean over the seeds; ``--plot``
+only redraws them from the JSON). Usage::
 
     .venv/bin/python bench/packet_sizes.py [--cases torus-8x8,3dt-4x4x4]
         [--mixes fixed4,bimodal15,bimodal15-room] [--seeds 1,2,3] [--jobs 2]
-        [--booksim path/to/booksim]
+        [--booksim path/to/booksim] [--plot]
 """
 
 import argparse
@@ -37,7 +39,8 @@ import sys
 from pathlib import Path
 
 from bounds import channel_load_bound
-from peaks import peak_summary
+from curves import plot_rows
+from peaks import by_load, peak_summary
 from provenance import provenance
 
 from twinnet.cli.gen_cmd import network_from_words
@@ -122,6 +125,21 @@ def booksim_peaks(rows: list[dict]) -> dict:
     return peaks
 
 
+def plot(result: dict, path: Path) -> None:
+    """The curves of every case and mix of ``result``: per load, the mean over the seeds."""
+    rows = []
+    for case, entry in result["cases"].items():
+        curves = []
+        for mix, measured in entry["mixes"].items():
+            points = [{key: sum(p[key] for p in group) / len(group)
+                       for key in ("offered_flits_per_pe_cycle", "accepted_flits_per_pe_cycle",
+                                   "mean_latency")}
+                      for group in by_load(measured["points"])]
+            curves.append((mix, points, {}))
+        rows.append((case, curves))
+    plot_rows(path, rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=",".join(CASES))
@@ -133,7 +151,12 @@ def main() -> None:
     parser.add_argument("--booksim", type=Path, metavar="BINARY",
                         help="BookSim 2's executable: run it beside the 8 x 8 torus")
     parser.add_argument("--out", type=Path, default=RESULTS / "packet_sizes.json")
+    parser.add_argument("--plot", action="store_true",
+                        help="only redraw the curves from --out")
     args = parser.parse_args()
+    if args.plot:
+        plot(json.loads(args.out.read_text()), args.out.with_suffix(".png"))
+        return
     seeds = [int(seed) for seed in args.seeds.split(",")]
     mixes = args.mixes.split(",")
     for name, known, given in (("--cases", CASES, args.cases.split(",")),
@@ -191,7 +214,8 @@ def main() -> None:
                                     "measure": args.measure, "provenance": provenance(),
                                     "cases": {**previous.get("cases", {}), **cases},
                                     "booksim": booksim}, indent=1))
-    print(f"wrote {args.out}", file=sys.stderr)
+    plot(json.loads(args.out.read_text()), args.out.with_suffix(".png"))
+    print(f"wrote {args.out} and {args.out.with_suffix('.png')}", file=sys.stderr)
 
 
 if __name__ == "__main__":
