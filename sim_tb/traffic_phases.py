@@ -64,6 +64,7 @@ growth over the measured cycles, summed over the routers (:mod:`twinnet.hdl.rout
 import csv
 import io
 import json
+import tempfile
 import time
 from pathlib import Path
 
@@ -544,14 +545,20 @@ async def run_trace(harness: HarnessDriver, point: dict, manifest: dict) -> dict
     ``.json``, :func:`write_packet_times`); the point's ``eject_ready``, ``seed``,
     ``watchdog`` and ``chunk`` as for :func:`run_point`. Every source takes its trace
     packets once created, in order, each measured. Returns the summary; raises
-    :class:`Deadlock` or :class:`TrafficError`."""
-    point = {**DEFAULTS, **point}
+    :class:`Deadlock` or :class:`TrafficError`. The program's own files (the packets for the
+    sources, the records of the sinks) go to a temporary folder, removed after."""
+    with tempfile.TemporaryDirectory(prefix="twinnet-trace-") as work:
+        return await _replay(harness, {**DEFAULTS, **point}, manifest, Path(work))
+
+
+async def _replay(harness: HarnessDriver, point: dict, manifest: dict, work: Path) -> dict:
+    """:func:`run_trace` with its temporary folder ``work``."""
     longest = manifest["parameters"]["max_packet_length"]
     packets = read_trace(point["trace"], manifest["derived"]["pe_count"], longest)
     out = Path(point["latencies"])
     scale = 1 << manifest["traffic"]["rate_bits"]
     routes = trace_routes(manifest)
-    queued, records = out.with_name(out.name + ".in"), out.with_name(out.name + ".records")
+    queued, records = work / "packets.in", work / "records"
     queued.write_text("".join(f"{p.source} {p.cycle} {routes[p.destination]} {p.length - 1}\n"
                               for p in packets))
     for name, value in (("enable", 0), ("rate", 0), ("onoff", 0), ("fault", 0),

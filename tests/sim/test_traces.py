@@ -76,6 +76,9 @@ def test_a_written_trace_round_trips_on_both_engines(tmp_path, capsys):
             assert [entry["cycle"], entry["source"], entry["destination"],
                     entry["length"]] == [int(word) for word in line]
             assert entry["injected"] >= entry["cycle"] and entry["tail_out"] > entry["injected"]
+    # Only the trace, the two files of times and the build folder: nothing else beside them.
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "b", "end-to-end.json", "hops.json", "u.trace"]
 
 
 def test_a_bad_trace_is_one_line_before_anything_is_built(tmp_path, capsys):
