@@ -255,12 +255,11 @@ class _Checks:
         self.check("router_state", queue.level == queued)
         self.check("router_state", vc.port.head == queue.r_rdy)
         # The split router's registers of "the front flit is a tail", "a flit of the packet
-        # was read" and "its last flit leaves now".
+        # was read" and "a last flit that is not its head leaves now".
         front = data.View(layout, fifo.slots[0])
         tail = state.active & vc.port.valid & front.last
         self.check("router_state", (~fifo.r_rdy | (fifo.r_flag == front.last))
-                   & (state.begun == reader.open) & (state.finishing == tail)
-                   & (state.ending == (tail & state.begun)))
+                   & (state.begun == reader.open) & (state.ending == (tail & state.begun)))
 
     def _queued_routes(self, queue, i: int) -> None:
         """Input VC ``i``'s route queue holds legal routes only, the front in its register and

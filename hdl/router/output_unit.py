@@ -96,24 +96,24 @@ class OutputUnit(wiring.Component):
         for w in range(port.output_vc_count):
             _, following = self._credit_counter(m, w, returned[w])
             busy = self._busy(m, w)
-            counted = self._counted(m, w, returned[w]) if self.slotted else None
+            at_most = self._counted(m, w, returned[w]) if self.slotted else None
             # Registers worked out from the counters' next values, so that allocation starts
             # from single flip-flops: room for one and for two longest packets (counted as
             # above on a bubble port), and room for exactly that (``tight``).
             free = []
             for packets in (1, 2):
                 room = following >= packets * length
-                if counted is not None:
-                    room = room & (counted <= self.depth - packets * length)
+                if at_most is not None:
+                    room = room & at_most(self.depth - packets * length)
                 flag = Signal(init=self.depth >= packets * length, name=f"room_{packets}_{w}")
                 m.d.sync += flag.eq(room)
                 free.append(~busy & flag)
             at_edge = Signal(init=self.depth in (length, 2 * length), name=f"exact_{w}")
             m.d.sync += at_edge.eq((following == length) | (following == 2 * length))
             edge = at_edge
-            if counted is not None:
+            if at_most is not None:
                 short = Signal(init=self.depth < 3 * length, name=f"short_{w}")
-                m.d.sync += short.eq(counted > self.depth - 3 * length)
+                m.d.sync += short.eq(~at_most(self.depth - 3 * length))
                 edge = at_edge | (self.opening & short)
             exact.append(edge)
             m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(free[0]),
@@ -142,8 +142,8 @@ class OutputUnit(wiring.Component):
 
     def _counted(self, m, w: int, returned):
         """Output VC ``w``'s flits downstream as a bubble port counts them (see the class
-        docstring), given ``returned``, "a credit came back this cycle". Returns their next
-        value."""
+        docstring), given ``returned``, "a credit came back this cycle". Returns a function
+        of a constant ``c``: "their next value is at most ``c``"."""
         length = self.stage.config.max_packet_length
         sent = self.flit.valid
         if self.stage.config.ports[self.port_index].output_vc_count > 1:
@@ -159,9 +159,20 @@ class OutputUnit(wiring.Component):
         m.d.comb += [packets_next.eq(packets + (sent & self.flit.payload.first) - tail_back),
                      drained_next.eq(Mux(tail_back, 0, drained + returned))]
         m.d.sync += [packets.eq(packets_next), drained.eq(drained_next)]
-        counted = Signal(range(self.depth * length + 1), name=f"next_counted_{w}")
-        m.d.comb += counted.eq(packets_next * length - drained_next)
-        return counted
+
+        def at_most(c: int):
+            # packets * L - drained <= c, with 0 <= drained < L, never negative; for
+            # c = q L + r (0 <= r < L): packets <= q, or packets = q + 1 with drained >= L - r.
+            # Small comparisons, no product or difference on the path to the room flags.
+            if c < 0:
+                return Const(0, 1)
+            q, r = divmod(c, length)
+            fits = packets_next <= q
+            if r:
+                fits = fits | ((packets_next == q + 1) & (drained_next >= length - r))
+            return fits
+
+        return at_most
 
     @property
     def depth(self) -> int:

@@ -33,9 +33,9 @@ class SplitComposition(Composition):
     def state_layout(self) -> data.StructLayout:
         """``active``: streaming its packet; ``begun``: a flit of it has been read (so the
         flit read next is not its head); ``ending``: ``begun`` and a last flit that is not its
-        head leaves now (see :meth:`_stream`); ``finishing``: a last flit leaves now (active,
-        a front flit, and it is a tail); ``chosen``: the output VC it was granted (one-hot)."""
-        return data.StructLayout({"active": 1, "begun": 1, "ending": 1, "finishing": 1,
+        head leaves now (see :meth:`_stream`); ``chosen``: the output VC it was granted
+        (one-hot)."""
+        return data.StructLayout({"active": 1, "begun": 1, "ending": 1,
                                   "chosen": self.config.max_vc_count})
 
     def control_layout(self) -> data.StructLayout:
@@ -98,9 +98,10 @@ class SplitComposition(Composition):
                      vc.port.read.eq(control.read),
                      # Packets are framed by their last mark (links carry whole packets, PE
                      # ports frame what their PEs send), which the buffer keeps in a register
-                     # for its front flit; "a last flit leaves now" is a register too (see
-                     # :meth:`_start`).
-                     control.finishing.eq(state.finishing)]
+                     # for its front flit. (As a register of its own, worked out a cycle ahead,
+                     # "a last flit leaves now" would depend on the allocation, a one-flit
+                     # packet's starting: three logic steps more after the grant, measured.)
+                     control.finishing.eq(control.read & vc.port.tail)]
         # The route leaves its queue when the head flit is read, off the allocation's path:
         # in the cycle a packet's last flit leaves, the queue's front is the next packet's
         # route, unless that flit is also its head (a one-flit packet): the next packet then
@@ -242,8 +243,7 @@ class SplitComposition(Composition):
             chosen = Mux(vc.request.adaptive, moved, chosen)
         m.d.comb += control.chosen.eq(chosen)
         active_next = control.start | (state.active & ~control.finishing)
-        m.d.sync += [state.active.eq(active_next),
-                     state.finishing.eq(active_next & vc.port.valid_next & vc.port.tail_next)]
+        m.d.sync += state.active.eq(active_next)
         with m.If(control.start):
             m.d.sync += state.chosen.eq(chosen)
 
