@@ -20,7 +20,7 @@ from . import args as parse
 from . import gen_cmd
 from .main import CheckFailed, Report, UsageError, add_json_flag
 
-DESIGNS = ("router", "network")
+DESIGNS = ("router", "network", "interface")
 MAX_SEED = 2**31 - 1
 
 
@@ -42,7 +42,8 @@ def register(commands) -> None:
     gen_cmd.add_network_args(parser)
     parser.add_argument("--design", choices=DESIGNS, default="router",
                         help="router: one router kind of the network (default); network: "
-                             "the whole network")
+                             "the whole network (with --ni axi-stream, with its interfaces); "
+                             "interface: one PE's AXI4-Stream interfaces (--ni axi-stream)")
     parser.add_argument("--router-kind", type=parse.name, metavar="KIND",
                         help="with --design router: which router kind (default the first; "
                              "'twinnet gen' lists them in the manifest)")
@@ -75,7 +76,14 @@ def say(line: str) -> None:
 
 
 def run(args) -> Report:
-    from twinnet.gen.fpga import FpgaError, check_tools, measure, network_design, router_design
+    from twinnet.gen.fpga import (
+        FpgaError,
+        check_tools,
+        interface_design,
+        measure,
+        network_design,
+        router_design,
+    )
 
     devices = devices_of(args.device)
     checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
@@ -89,8 +97,13 @@ def run(args) -> Report:
         check_tools(devices)
     except FpgaError as error:
         raise UsageError(str(error)) from None
+    if args.design == "interface" and network.ni != "axi-stream":
+        raise UsageError(f"--design interface: measures the AXI4-Stream interfaces; give --ni "
+                         f"axi-stream (not {network.ni})")
     if args.design == "network":
         design = network_design(network, family)
+    elif args.design == "interface":
+        design = interface_design(network, family)
     else:
         design = router_design(network, family, args.router_kind)
     print(f"twinnet fpga: {network.name} ({args.design}) on {', '.join(devices)}",

@@ -15,7 +15,13 @@ from pathlib import Path
 from twinnet.families import families, family_words, presets
 from twinnet.gen import output
 from twinnet.model import schema
-from twinnet.model.sizes import MAX_BUFFER_DEPTH, MAX_FLIT_WIDTH, PACKET_LENGTH_LIMIT, RouterSizes
+from twinnet.model.sizes import (
+    INTERFACE_PARAMETERS,
+    MAX_BUFFER_DEPTH,
+    MAX_FLIT_WIDTH,
+    PACKET_LENGTH_LIMIT,
+    RouterSizes,
+)
 
 from . import args as parse
 from .main import Report, UsageError, add_json_flag
@@ -59,10 +65,12 @@ def register(commands) -> None:
     parser.set_defaults(func=run)
 
 
-def add_network_args(parser) -> None:
+def add_network_args(parser, *, interfaces: bool = True) -> None:
     """The flags that describe a network (``gen``, ``sim``, ``sweep``, ``fpga``, ``draw``,
-    ``prove``, ``board build``): FAMILY, ``--preset``, ``--toml``, the router sizes every
-    family shares, then the family's own flags (:data:`PARSED_FAMILY`), each from its
+    ``prove``, ``board build``, ``trace``): FAMILY, ``--preset``, ``--toml``, the router sizes
+    every family shares (without the PEs' interface settings,
+    :data:`~twinnet.model.sizes.INTERFACE_PARAMETERS`, unless ``interfaces``), then the
+    family's own flags (:data:`PARSED_FAMILY`), each from its
     parameter's declaration (:mod:`twinnet.model.schema`) under the family's heading. Other
     families' flags are taken only to be refused in one line naming the families they apply
     to. Without a family (:func:`scan`), every family's flags are taken as plain text."""
@@ -78,7 +86,8 @@ def add_network_args(parser) -> None:
     parser.add_argument("--toml", type=parse.path, help="TOML file with configuration keys")
     shared = parser.add_argument_group("router (every family)")
     for each in RouterSizes.fields():
-        add_flag(shared, each)
+        if interfaces or each.name not in INTERFACE_PARAMETERS:
+            add_flag(shared, each)
     word = PARSED_FAMILY.get()
     parser.set_defaults(network_family=None if word == EVERY else word)
     taken = {each.flag for each in RouterSizes.fields()}
@@ -320,10 +329,22 @@ def network_from_words(words: list[str]):
     return network_from_args(args)
 
 
-def network_from_args(args):
+def refuse_interfaces(values: dict, labels: dict, why: str) -> None:
+    """A command that takes no interface flags refuses interfaces a preset or a TOML file asks
+    for (``values``/``labels`` of :func:`network_values`), in one line saying ``why``."""
+    ni = values.get("ni", "flits")
+    if ni != "flits":
+        raise UsageError(f"{labels['ni']} {ni}: this command {why}; AXI4-Stream interfaces "
+                         "are taken by 'twinnet gen', 'twinnet fpga' and 'twinnet draw'")
+
+
+def network_from_args(args, *, flits_only: str | None = None):
     """The network configuration (of its family's configuration class) that the FAMILY,
-    preset, TOML file and flags in ``args`` describe."""
+    preset, TOML file and flags in ``args`` describe; with ``flits_only`` (why), one whose PEs
+    have AXI4-Stream interfaces is refused (:func:`refuse_interfaces`)."""
     word, values, labels = network_values(args)
+    if flits_only is not None:
+        refuse_interfaces(values, labels, flits_only)
     return family_words()[word][0].network(values, labels)
 
 

@@ -45,7 +45,7 @@ def register(commands) -> None:
                "most two longest packets per buffer, "
                f"at most {MAX_PORTS} ports and {MAX_BUFFERED_FLITS} buffered flits. "
                f"Mutants: {', '.join(MUTANTS)}.")
-    gen_cmd.add_network_args(parser)
+    gen_cmd.add_network_args(parser, interfaces=False)
     parser.add_argument("--router-kind", type=parse.name, metavar="KIND",
                         help="prove only this router kind of the network (default: all)")
     parser.add_argument("--mutant", choices=[*MUTANTS, "all"], metavar="NAME",
@@ -67,9 +67,10 @@ def say(line: str) -> None:
 
 def _router_keys() -> tuple[str, ...]:
     """The router's own parameters (sizes and microarchitecture), which a lone router takes."""
-    from twinnet.model.sizes import RouterSizes
+    from twinnet.model.sizes import INTERFACE_PARAMETERS, RouterSizes
 
-    return tuple(each.name for each in RouterSizes.parameters())
+    return tuple(each.name for each in RouterSizes.parameters()
+                 if each.name not in INTERFACE_PARAMETERS)
 
 
 def _family_given(args) -> bool:

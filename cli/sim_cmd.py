@@ -67,7 +67,7 @@ def register(commands) -> None:
                f"most {MAX_PACKETS:,} packets and an injection window of at most "
                f"{MAX_INJECTION_CYCLES:,} cycles (packets / (rate x PEs)). Presets: "
                + ", ".join(presets()))
-    gen_cmd.add_network_args(parser)
+    gen_cmd.add_network_args(parser, interfaces=False)
     add_traffic_args(parser)
     parser.add_argument("--broadcast-fraction", type=parse.number, default=0.0,
                         help="uniform traffic on a network built with --broadcast, either "
@@ -188,6 +188,7 @@ def network_for_lengths(args):
         if longest > DEFAULT_MAX_PACKET_LENGTH:
             values["max_packet_length"] = longest
             labels["max_packet_length"] = f"--packet-lengths {args.packet_lengths}"
+    gen_cmd.refuse_interfaces(values, labels, "drives the routers' own PE ports")
     return family_words()[word][0].network(values, labels)
 
 

@@ -75,7 +75,7 @@ def register(commands) -> None:
                     "several at once: warm-up, measurement and drain, every packet checked "
                     "end to end. Writes JSON, CSV and a latency-throughput plot.",
         epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help())
-    gen_cmd.add_network_args(parser)
+    gen_cmd.add_network_args(parser, interfaces=False)
     parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                         help="simulator (default verilator)")
     parser.add_argument("--traffic", choices=[p for p in PATTERNS if p != "all-pairs"],

@@ -34,7 +34,7 @@ def register(commands) -> None:
                     "it on the same network.",
         epilog="Network flags as for 'twinnet gen' (the trace's PEs and longest packet are "
                "the network's).")
-    gen_cmd.add_network_args(parser)
+    gen_cmd.add_network_args(parser, interfaces=False)
     parser.add_argument("--traffic", choices=TRACE_PATTERNS, default="uniform",
                         help="pattern (default uniform)")
     parser.add_argument("--rate", type=parse.number, default=0.02,

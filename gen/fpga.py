@@ -141,7 +141,36 @@ def network_design(network, family) -> Design:
                for kind, router in netlist.kinds.items()}
     top = Network(netlist, modules)
     sources[f"{network.name}.v"] = top.verilog(network.name)
-    return Design(network.name, top, network.name, sources)
+    if network.ni != "axi-stream":
+        return Design(network.name, top, network.name, sources)
+    from twinnet.hdl.axi_stream import AxiStreamNetwork
+
+    module = f"{network.name}_axis"
+    wrapper = AxiStreamNetwork(top, _axi_stream_format(network, family, netlist),
+                               {"network": network.name, "interface": f"{network.name}_ni"})
+    sources[f"{network.name}_ni.v"] = verilog.convert(wrapper.interface,
+                                                      name=f"{network.name}_ni")
+    sources[f"{module}.v"] = verilog.convert(wrapper, name=module)
+    return Design(module, wrapper, module, sources)
+
+
+def interface_design(network, family) -> Design:
+    """One PE's AXI4-Stream interfaces (:class:`twinnet.hdl.axi_stream.AxiStreamInterface`) of
+    ``network`` (built with ``ni`` axi-stream)."""
+    from twinnet.hdl import verilog
+    from twinnet.hdl.axi_stream import AxiStreamInterface
+
+    interface = AxiStreamInterface(_axi_stream_format(network, family, family.netlist(network)))
+    module = f"{network.name}_ni"
+    return Design(f"{network.name}:interface", interface, module,
+                  {f"{module}.v": verilog.convert(interface, name=module)})
+
+
+def _axi_stream_format(network, family, netlist):
+    from twinnet.gen.generate import axi_stream_format
+
+    return axi_stream_format(netlist, family.terminal_digits(network), network.beat_bytes,
+                             network.ni_user_bits)
 
 
 class LfsrHarness(wiring.Component):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from twinnet.hdl import flit, verilog
 from twinnet.hdl.network import Netlist, Network, module_ports
+from twinnet.hdl.terminals import TerminalCodec
 
 from . import output
 
@@ -61,17 +62,27 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
             return result
 
         digits, ordered = None, True
+        axi_stream = None
+        if getattr(config, "ni", "flits") == "axi-stream":
+            axi_stream = {"digits": _digits(family, config, "AXI4-Stream interfaces"),
+                          "data_bytes": config.beat_bytes, "user_width": config.ni_user_bits}
         if traffic:
-            digits = family.terminal_digits(config)
-            if digits is None:
-                raise ValueError(f"the {family.name} family does not number its terminals "
-                                 "by route fields (Family.terminal_digits): no traffic in "
-                                 "hardware for it")
+            digits = _digits(family, config, "traffic in hardware")
             ordered = family.in_order(config)
         return generate(config.name, netlist, outdir, family=section, trace=trace,
                         progress=progress, deadlock=deadlock, traffic=digits,
                         harness=harness, ordered=ordered, components=components,
-                        link_counters=link_counters)
+                        link_counters=link_counters, axi_stream=axi_stream)
+
+
+def _digits(family, config, what: str):
+    """The family's terminal digits (:meth:`~twinnet.families.Family.terminal_digits`), or
+    a ``ValueError`` saying that ``what`` needs them."""
+    digits = family.terminal_digits(config)
+    if digits is None:
+        raise ValueError(f"the {family.name} family does not number its terminals by route "
+                         f"fields (Family.terminal_digits): no {what} for it")
+    return digits
 
 
 def _timed(function, *args):
@@ -89,8 +100,8 @@ def _verdict_line(verdict: dict | None) -> str:
 
 def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool = False,
              progress=None, deadlock=None, traffic=None, harness: bool = True,
-             ordered: bool = True, components=None, link_counters: bool = False
-             ) -> list[Path]:
+             ordered: bool = True, components=None, link_counters: bool = False,
+             axi_stream: dict | None = None) -> list[Path]:
     """Write network ``name`` into ``outdir``; return the files written (manifest last).
 
     ``family`` is the manifest's family section: a dict with at least ``name`` (the family),
@@ -111,19 +122,22 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     ``link_counters`` adds the link counters (:class:`twinnet.hdl.link_counter.LinkCounters`,
     ``<name>_links.v``) to the top, its ``link_counts`` output, and the C++ program (manifest
     key ``link_counters``: the module, the counters of a row and the links in bus order).
+    ``axi_stream`` (``digits``, ``data_bytes``, ``user_width``) adds the AXI4-Stream top
+    ``<name>_axis`` (:class:`twinnet.hdl.axi_stream.AxiStreamNetwork`) and its interfaces'
+    modules (manifest key ``axi_stream``).
     """
     outdir = Path(outdir)
     say = progress or (lambda text: None)
     with output.staged(outdir) as stage:
         written = _write(name, netlist, stage, family, trace, say, deadlock or (lambda: None),
                          traffic, harness, ordered, {} if components is None else components,
-                         link_counters)
+                         link_counters, axi_stream)
     return [outdir / path.name for path in written]
 
 
 def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
            say, deadlock, traffic, harness: bool, ordered: bool, components: dict,
-           link_counters: bool = False) -> list[Path]:
+           link_counters: bool = False, axi_stream: dict | None = None) -> list[Path]:
     files, modules = [], modules_of(name, netlist)
     for kind, router in netlist.kinds.items():
         started = time.perf_counter()
@@ -142,9 +156,12 @@ def _write(name: str, netlist: Netlist, outdir: Path, family: dict, trace: bool,
         f"({time.perf_counter() - started:.1f} s)")
     section = _write_harness(name, netlist, top, outdir, files, traffic, harness, ordered,
                              say, components) if traffic is not None else None
+    interfaces = (_write_axi_stream(name, netlist, top, outdir, files, say, components,
+                                    **axi_stream) if axi_stream is not None else None)
     manifest = outdir / f"{name}.manifest.json"
     description = describe(name, netlist, top, files, family, deadlock())
     description["traffic"] = section
+    description["axi_stream"] = interfaces
     description["link_counters"] = None if counters is None else _link_counters_section(*counters)
     manifest.write_text(json.dumps(description, indent=2))
     files.append(manifest)
@@ -189,6 +206,57 @@ def traffic_format(name: str, netlist: Netlist, digits, ordered: bool = True):
         len(netlist.terminals), flit_format.config.max_packet_length, ordered)
     modules = {"network": name, "source": f"{name}_source", "sink": f"{name}_sink"}
     return fmt, modules, traffic.terminal_constants(fmt)
+
+
+def axi_stream_format(netlist: Netlist, digits, data_bytes: int, user_width: int):
+    """The :class:`twinnet.hdl.axi_stream.AxiStreamFormat` of ``netlist``'s interfaces, for
+    the family's terminal ``digits``."""
+    from twinnet.hdl.axi_stream import AxiStreamFormat
+
+    flit_format = next(iter(netlist.kinds.values())).flit_format
+    codec = TerminalCodec(flit_format.head_layout,
+                          [(tuple(field.split(".")[1:]), radix) for field, radix in digits],
+                          len(netlist.terminals))
+    return AxiStreamFormat(codec, flit_format.config.max_packet_length, data_bytes, user_width)
+
+
+def _write_axi_stream(name, netlist, top, outdir, files, say, components, *, digits,
+                      data_bytes: int, user_width: int) -> dict:
+    """The AXI4-Stream top ``<name>_axis`` and its interfaces' modules; returns the manifest's
+    ``axi_stream`` section: the top, the modules, the beat, the frame limits, the error
+    counters and every PE's ports."""
+    from twinnet.hdl import axi_stream
+
+    started = time.perf_counter()
+    fmt = axi_stream_format(netlist, digits, data_bytes, user_width)
+    modules = {"network": name, "interface": f"{name}_ni"}
+    components["axi_stream"] = wrapper = axi_stream.AxiStreamNetwork(top, fmt, modules)
+    path = outdir / f"{modules['interface']}.v"
+    path.write_text(verilog.convert(wrapper.interface, name=modules["interface"]))
+    files.append(path)
+    path = outdir / f"{name}_axis.v"
+    path.write_text(verilog.convert(wrapper, name=f"{name}_axis"))
+    files.append(path)
+    say(f"AXI4-Stream top: {path.name}, {len(netlist.terminals)} interfaces "
+        f"({time.perf_counter() - started:.1f} s)")
+    ports = {port: (direction, size) for port, direction, size in module_ports(wrapper)}
+
+    def listed(prefix: str) -> list[dict]:
+        return [{"name": port, "direction": "input" if direction == "i" else "output",
+                 "width": size} for port, (direction, size) in ports.items()
+                if port.startswith(prefix)]
+
+    return {"top": f"{name}_axis", "verilog": path.name,
+            "module": modules["interface"],
+            "clock": "clk (rising edge), every interface and the network",
+            "data_bytes": data_bytes, "user_width": user_width,
+            "max_frame_beats": fmt.max_beats, "max_frame_bytes": fmt.max_beats * data_bytes,
+            "beat": flit.layout_fields(fmt.beat_layout),
+            "counters": {name: f"ni_<pe>_{name}" for name in axi_stream.ERRORS},
+            "counter_width": axi_stream.COUNT_WIDTH,
+            "pes": [{"pe": pe, "slave": listed(f"s_axis_{pe}_"),
+                     "master": listed(f"m_axis_{pe}_"),
+                     "counters": listed(f"ni_{pe}_")} for pe in range(len(netlist.terminals))]}
 
 
 def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool, ordered,

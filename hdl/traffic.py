@@ -88,6 +88,7 @@ from twinnet.model.widths import index_width
 from .adders import sum_tree
 from .config import DROP_COUNT_WIDTH
 from .network import Network, instantiate
+from .terminals import TerminalCodec, field
 
 #: Width of every per-terminal counter, and of the harness's sums.
 COUNT_WIDTH = 32
@@ -125,17 +126,11 @@ def _xorshift(state):
     return state ^ (state << 5)[:32]
 
 
-def _field(view, path: tuple[str, ...]):
-    for name in path:
-        view = getattr(view, name)
-    return view
-
-
-class TrafficFormat:
+class TrafficFormat(TerminalCodec):
     """What a source and a sink agree on: the head flit's layout (of the network's routers),
-    the terminal digits, the longest packet, the sequence and length field widths, and
-    whether packets may be broadcasts (``broadcast``: the route has a ``broadcast`` field; see
-    the module docstring).
+    the terminal digits (:class:`twinnet.hdl.terminals.TerminalCodec`), the longest packet,
+    the sequence and length field widths, and whether packets may be broadcasts
+    (``broadcast``: the route has a ``broadcast`` field; see the module docstring).
 
     Parameters:
         head_layout: the routers' head flit layout (``FlitFormat.head_layout``).
@@ -150,11 +145,8 @@ class TrafficFormat:
 
     def __init__(self, head_layout: data.StructLayout, digits, terminals: int,
                  max_packet_length: int, ordered: bool = True):
-        self.head_layout, self.digits = head_layout, list(digits)
-        self.terminals, self.max_packet_length = terminals, max_packet_length
-        self.route_layout = head_layout["route"].shape
-        self.flit_width = head_layout.size
-        self.source_width = head_layout["source"].shape.width
+        super().__init__(head_layout, digits, terminals)
+        self.max_packet_length = max_packet_length
         payload = head_layout["payload"].shape.width
         #: Bits of a packet's length less one (0 … L - 1), and of a length (1 … L).
         self.length_bits = index_width(max_packet_length)
@@ -186,29 +178,6 @@ class TrafficFormat:
     def broadcast_route(self):
         """The route-field value of a broadcast (copies at PE 0; the TTL left 0)."""
         return self.route_layout.const({"broadcast": 1})
-
-    def route_of(self, terminal: int) -> dict:
-        """The route-field value (for ``route_layout.const``) of terminal ``terminal``."""
-        value: dict = {}
-        for path, radix in self.digits:
-            terminal, digit = divmod(terminal, radix)
-            target = value
-            for name in path[:-1]:
-                target = target.setdefault(name, {})
-            target[path[-1]] = digit
-        return value
-
-    def terminal_of(self, route):
-        """Hardware: the terminal number of route view ``route`` (a mixed-radix sum)."""
-        total, weight = Const(0, 1), 1
-        for path, radix in self.digits:
-            total = total + _field(route, path) * weight
-            weight *= radix
-        return total[:index_width(self.terminals)]
-
-    def same_terminal(self, a, b):
-        """Hardware: the digits of route views ``a`` and ``b`` are equal."""
-        return Cat(*[_field(a, path) == _field(b, path) for path, _ in self.digits]).all()
 
 
 class TrafficSource(wiring.Component):
@@ -337,7 +306,7 @@ class TrafficSource(wiring.Component):
         uniform = Signal(route)
         for index, (path, radix) in enumerate(fmt.digits):
             draw = bits[16 * index:16 * (index + 1)]
-            m.d.comb += _field(uniform, path).eq((draw * radix) >> 16)
+            m.d.comb += field(uniform, path).eq((draw * radix) >> 16)
         pair = Signal(route, reset_less=True)
         hot = (random[0][16:32] < self.hotspot_rate) & ~fmt.same_terminal(constants.hotspot,
                                                                           constants.own)
@@ -460,9 +429,9 @@ class TrafficSource(wiring.Component):
         result = Signal(self.fmt.route_layout)
         carry = Const(1)
         for path, radix in self.fmt.digits:
-            digit = _field(route, path)
+            digit = field(route, path)
             wraps = carry & (digit == radix - 1)
-            m.d.comb += _field(result, path).eq(Mux(wraps, 0, digit + carry))
+            m.d.comb += field(result, path).eq(Mux(wraps, 0, digit + carry))
             carry = wraps
         return result
 
@@ -584,7 +553,7 @@ class TrafficSink(wiring.Component):
         copy = Signal()
         with m.If(arrives):
             m.d.sync += copy.eq(is_copy)
-        at_pe = Cat(Const(1, 1), *[_field(head.route, path) == _field(self.constants.own, path)
+        at_pe = Cat(Const(1, 1), *[field(head.route, path) == field(self.constants.own, path)
                                    for path in fmt.broadcast_digits]).all()
         return copy, Mux(is_copy, seq == read.data, in_order), Mux(is_copy, at_pe, right)
 

@@ -52,6 +52,17 @@ HOLDS = ("flit", "packet")
 #: Most ejection lanes per PE port (crossbar outputs toward one PE, each with a one-packet
 #: buffer: several input VCs eject in one cycle).
 MAX_EJECTION_LANES = 8
+#: What the PEs connect to: the routers' own flit ports, or an AXI4-Stream slave and master per
+#: PE (:mod:`twinnet.hdl.axi_stream`).
+NETWORK_INTERFACES = ("flits", "axi-stream")
+#: The parameters of the PEs' interfaces: commands whose work does not depend on them (a
+#: router's proofs, a trace of terminal numbers) leave them out.
+INTERFACE_PARAMETERS = ("ni", "ni_bytes", "ni_user_bits")
+#: Bits of a flit per byte of an AXI4-Stream beat: tdata's 8 and its tkeep bit.
+BEAT_BITS_PER_BYTE = 9
+#: The most tdata bytes and tuser bits of a beat.
+MAX_BEAT_BYTES = 64
+MAX_USER_BITS = 64
 #: Each microarchitecture's own switch inputs and hold (the split router takes only these).
 NATIVE_SWITCH_INPUTS = {2: "port", 3: "vc"}
 NATIVE_HOLD = {2: "flit", 3: "packet"}
@@ -82,6 +93,35 @@ def check_microarchitecture(values: dict, names: dict) -> None:
         raise ValueError(f"{names['ejection_lanes']} {values['ejection_lanes']}: more than one "
                          f"ejection lane needs the split router (pipeline 3), not pipeline "
                          f"{values['pipeline']}")
+
+
+def check_interfaces(values: dict, names: dict) -> None:
+    """The interface settings go together (``values`` of ``ni``, ``ni_bytes``,
+    ``ni_user_bits``, ``flit_width``, ``max_packet_length``; raises ``ValueError`` naming
+    ``names``): the beat settings only with AXI4-Stream interfaces, whose beat fits in a flit
+    and whose packets have room for a beat after their head."""
+    if values["ni"] != "axi-stream":
+        for key in ("ni_bytes", "ni_user_bits"):
+            if values[key]:
+                raise ValueError(f"{names[key]} {values[key]}: only with --ni axi-stream, not "
+                                 f"with {names['ni']} {values['ni']}")
+        return
+    width, user = values["flit_width"], values["ni_user_bits"]
+    if values["max_packet_length"] < 2:
+        raise ValueError(f"{names['max_packet_length']} {values['max_packet_length']}: "
+                         "AXI4-Stream interfaces need packets of at least 2 flits (a head and "
+                         "a beat)")
+    beat = values["ni_bytes"] or 1
+    need = BEAT_BITS_PER_BYTE * beat + user
+    if need > width:
+        if values["ni_bytes"]:
+            given, allowed = (f"{names['ni_bytes']} {beat}",
+                              f"at most {(width - user) // BEAT_BITS_PER_BYTE} bytes")
+        else:
+            given, allowed = (f"{names['ni_user_bits']} {user}",
+                              f"at most {width - BEAT_BITS_PER_BYTE} tuser bits")
+        raise ValueError(f"{given}: a beat of {beat} bytes and {user} tuser bits takes {need} "
+                         f"bits of a flit, more than {names['flit_width']} {width}: {allowed}")
 
 
 @dataclass(frozen=True)
@@ -134,6 +174,20 @@ class RouterSizes(Configuration):
         "and the PE takes them whole, oldest first (002's simulator lets every input queue "
         "eject at once); split router only")
 
+    ni: str = parameter(
+        "flits", Choice(NETWORK_INTERFACES),
+        "the PEs' ports: flits (the routers' own PE ports; the default) or axi-stream (per PE "
+        "an AXI4-Stream slave s_axis_<pe>_* and master m_axis_<pe>_*, a frame of 1 to "
+        "max-packet-length - 1 beats to the PE numbered tdest: docs/axi-stream.md)")
+    ni_bytes: int | None = parameter(
+        None, Integer(1, MAX_BEAT_BYTES),
+        f"with --ni axi-stream: tdata bytes per beat, 1 to {MAX_BEAT_BYTES} (default: as many "
+        f"as a flit holds); a beat takes {BEAT_BITS_PER_BYTE} bits of a flit per byte (tdata "
+        "and tkeep) and the tuser bits")
+    ni_user_bits: int = parameter(
+        0, Integer(0, MAX_USER_BITS),
+        f"with --ni axi-stream: tuser bits per beat, 0 to {MAX_USER_BITS} (default 0: no tuser)")
+
     @classmethod
     def bubble(cls, values: dict) -> bool:
         """Whether the links of a network with these ``values`` take the bubble rule (their
@@ -144,6 +198,7 @@ class RouterSizes(Configuration):
     def rules(cls, values: dict, names: dict) -> None:
         cls.check_buffer(values, names, bubble=cls.bubble(values))
         check_microarchitecture(values, names)
+        check_interfaces(values, names)
 
     @staticmethod
     def check_buffer(values: dict, names: dict, *, bubble: bool) -> None:
@@ -191,6 +246,14 @@ class RouterSizes(Configuration):
                 "ejection_lanes": self.ejection_lanes}
 
     @property
+    def beat_bytes(self) -> int:
+        """With AXI4-Stream interfaces, tdata bytes per beat (``ni_bytes``, else as many as a
+        flit holds)."""
+        if self.ni_bytes is not None:
+            return self.ni_bytes
+        return (self.flit_width - self.ni_user_bits) // BEAT_BITS_PER_BYTE
+
+    @property
     def size_suffix(self) -> str:
         """Every size that differs from the default, for a network's name, so that two
         networks whose Verilog differs never share a name: ``_w64`` (64-bit flits), ``_l8``
@@ -217,6 +280,9 @@ class RouterSizes(Configuration):
             suffix += "_hold"
         if self.ejection_lanes > 1:
             suffix += f"_ej{self.ejection_lanes}"
+        if self.ni == "axi-stream":
+            suffix += f"_axis{self.beat_bytes}" + (f"u{self.ni_user_bits}"
+                                                  if self.ni_user_bits else "")
         return suffix
 
 

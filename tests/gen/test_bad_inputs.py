@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2382 in ``VALUE_FLAGS``, 316 missing values, 510
+Case count (pytest items, one per case): 2448 in ``VALUE_FLAGS``, 325 missing values, 525
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3499 in all (``test_case_count`` keeps this sentence honest).
+this count — 3589 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -93,6 +93,8 @@ MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
 MAX_VCS = _constant("MAX_VCS", 8, "twinnet.model.king_network")
 MAX_ITERATIONS = _constant("MAX_ITERATIONS", 4, "twinnet.model.sizes")
 MAX_EJECTION_LANES = _constant("MAX_EJECTION_LANES", 8, "twinnet.model.sizes")
+MAX_BEAT_BYTES = _constant("MAX_BEAT_BYTES", 64, "twinnet.model.sizes")
+MAX_USER_BITS = _constant("MAX_USER_BITS", 64, "twinnet.model.sizes")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -176,6 +178,8 @@ COMMANDS = {
     "analyze twist": {},
 }
 NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build", "draw", "trace")
+#: The network commands that take the PEs' interface flags (--ni and its settings).
+WITH_INTERFACES = ("gen", "fpga", "draw")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -384,6 +388,10 @@ VALUE_FLAGS = [
     (NETWORK, "--switch-inputs", CHOICE, ("--pipeline", "2")),
     (NETWORK, "--hold", CHOICE, ("--pipeline", "2")),
     (NETWORK, "--ejection-lanes", INTEGER + [above(MAX_EJECTION_LANES)], ()),
+    (WITH_INTERFACES, "--ni", CHOICE + [("near-miss", "axi")], ()),
+    (WITH_INTERFACES, "--ni-bytes", INTEGER + [above(MAX_BEAT_BYTES)], ("--ni", "axi-stream")),
+    (WITH_INTERFACES, "--ni-user-bits", [case for case in INTEGER if case[0] != "zero"]
+     + [above(MAX_USER_BITS)], ("--ni", "axi-stream")),
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
     (("gen", "sim", "sweep", "demo", "prove", "board build"), "--out", EMPTY_PATH, ()),
@@ -626,6 +634,19 @@ COMBINATIONS = [
            "split-router-port-inputs"),
           ("--pipeline 2 --ejection-lanes 2", "--ejection-lanes", ("2", "split router"),
            "compact-router-ejection-lanes")]],
+    # AXI4-Stream interface settings: only with --ni axi-stream, a beat that fits in a flit,
+    # packets with room for a beat after the head.
+    *[_combination(c, words, flag(option), *expected, label=label) for c in WITH_INTERFACES
+      for words, option, expected, label in [
+          ("--ni-bytes 2", "--ni-bytes", ("2", "axi-stream"), "beat-bytes-without-axi-stream"),
+          ("--ni-user-bits 3", "--ni-user-bits", ("3", "axi-stream"),
+           "user-bits-without-axi-stream"),
+          ("--ni axi-stream --ni-bytes 4", "--ni-bytes", ("4", "36", "32"),
+           "beat-wider-than-flit"),
+          ("--ni axi-stream --ni-user-bits 30", "--ni-user-bits", ("39", "32"),
+           "user-bits-leave-no-byte"),
+          ("--ni axi-stream --max-packet-length 1", "--max-packet-length", ("1", "2 flits"),
+           "axi-stream-one-flit-packets")]],
     # Sizes that depend on other values.
     # (Without a family, prove's lone router takes 2-flit packets and a smaller header.)
     *[_combination(c, "--buffer-depth 4", flag("--buffer-depth"), "4", LOWER, "8",

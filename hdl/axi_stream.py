@@ -1,0 +1,346 @@
+"""AXI4-Stream network interfaces: a core sends frames to a PE number and receives whole frames.
+
+With ``--ni axi-stream`` every PE of a network gets an AXI4-Stream slave (``s_axis_<pe>_*``,
+into the network) and master (``m_axis_<pe>_*``, out of it), in place of the raw flit ports
+(:class:`AxiStreamNetwork`, a top around the network top).
+
+**A frame is one packet.** A frame of ``B``-byte beats (``tdata``, ``tkeep``, ``tuser`` and the
+``tlast`` that ends it) goes through the network as one packet: a head flit (the route fields
+of ``tdest``'s PE and the sender's PE number as the head's ``source``) and one flit per beat,
+whose data is the beat's ``tdata``, ``tkeep`` and ``tuser`` (:attr:`AxiStreamFormat.beat_layout`;
+``tkeep`` travels as it was given, so null bytes stay where they were). A frame therefore has
+1 to L - 1 beats (L: the routers' ``max_packet_length``), and the receiving interface delivers
+each packet's beats as one frame, whole (packets never interleave at a PE port), with ``tid``
+the sending PE. Frames from one PE to another arrive in the order they were sent wherever the
+family's routing keeps a pair's packets in order (``Family.in_order``).
+
+**Ingress** (:class:`AxiStreamIngress`): store and forward. The beats of a frame go into a
+memory of two longest frames; only once its ``tlast`` is in does the frame go to the network
+(so a frame that turns out too long never leaves). ``tdest`` is read on a frame's first beat
+(AXI4-Stream keeps it constant within a frame). Bad requests are dropped whole and counted on
+the interface's own counters (16 bits, saturating), and never reach the network:
+
+- ``bad_dest``: a frame whose ``tdest`` names no PE (``tdest >= P``);
+- ``oversize``: a frame of more than L - 1 beats: its beats already stored are discarded, and
+  the rest of it up to its ``tlast``.
+
+**Egress** (:class:`AxiStreamEgress`): the head flit's ``source`` becomes the frame's ``tid``,
+each body flit a beat, the packet's tail the ``tlast`` beat, through a two-beat buffer.
+
+No path is combinational across an interface: ``s_axis_*_tready`` and ``m_axis_*_tvalid``
+(and the master's data) come from registers and a memory read at a registered address, and
+neither depends on the other side's ``tvalid`` or ``tready`` in the same cycle.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from twinnet.model.widths import index_width
+
+from . import flit
+from .flit_buffer import FlitBuffer
+from .network import Network, instantiate
+from .terminals import TerminalCodec
+
+#: Width of each interface's error counters (they saturate).
+COUNT_WIDTH = 16
+#: An interface's error counters, in the order of the top's ports.
+ERRORS = ("bad_dest", "oversize")
+#: The AXI4-Stream signals of a port, in the order of the top's ports (a width of 0 leaves
+#: one out).
+SIGNALS = ("tvalid", "tready", "tdata", "tkeep", "tlast", "tid", "tdest", "tuser")
+
+
+class AxiStreamFormat:
+    """What the interfaces of a network agree on: the terminal codec of its head flits, the
+    longest packet, bytes per beat and ``tuser`` bits per beat.
+
+    Raises ``ValueError`` when a beat does not fit in a flit, when the head's ``source`` field
+    cannot hold a PE number, or when packets of one flit leave no room for a beat."""
+
+    def __init__(self, codec: TerminalCodec, max_packet_length: int, data_bytes: int,
+                 user_width: int):
+        self.codec, self.data_bytes, self.user_width = codec, data_bytes, user_width
+        #: A body flit's data: one beat.
+        self.beat_layout = data.StructLayout({"data": 8 * data_bytes, "keep": data_bytes,
+                                              "user": user_width})
+        if self.beat_layout.size > codec.flit_width:
+            raise ValueError(f"a beat of {data_bytes} bytes and {user_width} user bits takes "
+                             f"{self.beat_layout.size} bits of a flit (tdata, tkeep, tuser), "
+                             f"more than the flit's {codec.flit_width}")
+        if codec.source_width < codec.number_width:
+            raise ValueError(f"the head's source field has {codec.source_width} bits, too "
+                             f"few for a PE number ({codec.number_width})")
+        if max_packet_length < 2:
+            raise ValueError("a frame needs packets of at least 2 flits (a head and a beat)")
+        #: The most beats of a frame (a packet's head is not a beat).
+        self.max_beats = max_packet_length - 1
+        #: Bits of ``tdest`` and ``tid``: a PE number.
+        self.number_width = max(1, codec.number_width)
+        #: The frames waiting in an ingress: one being received, one being sent.
+        self.depth = 1 << (2 * self.max_beats - 1).bit_length()
+
+    def widths(self) -> dict:
+        """Each AXI4-Stream signal's width (0: left out)."""
+        return {"tvalid": 1, "tready": 1, "tdata": 8 * self.data_bytes,
+                "tkeep": self.data_bytes, "tlast": 1, "tid": self.number_width,
+                "tdest": self.number_width, "tuser": self.user_width}
+
+    def signature(self, *, dest: bool) -> wiring.Signature:
+        """An AXI4-Stream port seen from its master: ``tready`` in, the rest out; ``tdest``
+        only with ``dest`` (the slave's: the master port's frames carry ``tid`` instead)."""
+        members = {}
+        for name, width in self.widths().items():
+            if width and (name != "tdest" or dest) and (name != "tid" or not dest):
+                members[name] = In(width) if name == "tready" else Out(width)
+        return wiring.Signature(members)
+
+
+def _saturating(m, counter, event):
+    with m.If(event & (counter != (1 << len(counter)) - 1)):
+        m.d.sync += counter.eq(counter + 1)
+
+
+class AxiStreamIngress(wiring.Component):
+    """A PE's AXI4-Stream slave into the network (see the module docstring). Converted once
+    per network; ``terminal`` is the PE's own number.
+
+    Ports:
+        s_axis: In(AXI4-Stream with ``tdest``): the core's frames.
+        pe: Out(:func:`twinnet.hdl.flit.pe_in_signature`): the packets, into the router.
+        terminal: In — this PE's number (the head's ``source``).
+        bad_dest, oversize: Out(16) — frames dropped (see the module docstring).
+    """
+
+    def __init__(self, fmt: AxiStreamFormat):
+        self.fmt = fmt
+        super().__init__({"s_axis": In(fmt.signature(dest=True)),
+                          "pe": Out(flit.pe_in_signature(fmt.codec.flit_width, 1)),
+                          "terminal": In(fmt.number_width),
+                          **{name: Out(COUNT_WIDTH) for name in ERRORS}})
+
+    def elaborate(self, platform):
+        m, fmt = Module(), self.fmt
+        depth, pointer = fmt.depth, index_width(fmt.depth) + 1
+        m.submodules.beats = beats = Memory(shape=fmt.beat_layout, depth=depth, init=[])
+        write, read = beats.write_port(), beats.read_port(domain="comb")
+        # Beats are written at ``written``; ``committed`` ends the last whole frame; beats are
+        # read at ``taken``. The pointers count modulo twice the depth: written - taken beats
+        # are held.
+        written, committed, taken = (Signal(pointer, name=name)
+                                     for name in ("written", "committed", "taken"))
+        # A whole frame waiting: its destination's route fields (worked out as the frame comes
+        # in, off the path into the router) and its beats.
+        frame = data.StructLayout({"route": fmt.codec.route_layout,
+                                   "beats": range(fmt.max_beats + 1)})
+        m.submodules.frames = frames = FlitBuffer(frame.size, 2)
+        self._receive(m, write, written, committed, taken, frames, frame)
+        self._send(m, read, taken, frames, frame)
+        return m
+
+    def _receive(self, m, write, written, committed, taken, frames, frame) -> None:
+        """The core's beats into the memory; a whole frame's size and destination into
+        ``frames``."""
+        fmt, axis = self.fmt, self.s_axis
+        depth_bits = index_width(fmt.depth)
+        opened = Signal()  # a frame has beats in the memory, its tlast still to come
+        dropping = Signal()  # the rest of a dropped frame, up to its tlast
+        count = Signal(range(fmt.max_beats + 1))
+        dest = Signal(fmt.number_width)
+        room = (written - taken)[:depth_bits + 1] != fmt.depth
+        m.d.comb += axis.tready.eq(dropping | (room & frames.w_rdy))
+        beat = Signal(fmt.beat_layout)
+        m.d.comb += [beat.data.eq(axis.tdata), beat.keep.eq(axis.tkeep)]
+        if fmt.user_width:
+            m.d.comb += beat.user.eq(axis.tuser)
+        took = axis.tvalid & axis.tready
+        starts = ~opened & ~dropping
+        bad = starts & (axis.tdest >= fmt.codec.terminals)
+        over = opened & (count == fmt.max_beats)
+        stored = Mux(starts, 1, count + 1)
+        to = Mux(starts, axis.tdest, dest)
+        entry = data.View(frame, frames.w_data)
+        m.d.comb += [write.addr.eq(written[:depth_bits]), write.data.eq(beat),
+                     write.en.eq(took & ~dropping & ~bad & ~over),
+                     entry.route.eq(fmt.codec.route_from(m, to)), entry.beats.eq(stored)]
+        _saturating(m, self.bad_dest, took & bad)
+        _saturating(m, self.oversize, took & over)
+        with m.If(took):
+            with m.If(dropping):
+                m.d.sync += dropping.eq(~axis.tlast)
+            with m.Elif(bad):
+                m.d.sync += dropping.eq(~axis.tlast)
+            with m.Elif(over):
+                # Too long: forget its beats; drop the rest of it.
+                m.d.sync += [written.eq(committed), opened.eq(0), dropping.eq(~axis.tlast)]
+            with m.Else():
+                m.d.sync += [written.eq(written + 1), count.eq(stored), dest.eq(to),
+                             opened.eq(~axis.tlast)]
+                with m.If(axis.tlast):
+                    m.d.comb += frames.w_en.eq(1)
+                    m.d.sync += committed.eq(written + 1)
+
+    def _send(self, m, read, taken, frames, frame) -> None:
+        """Each whole frame out as a packet: its head, then a flit per beat."""
+        fmt, pe = self.fmt, self.pe
+        codec = fmt.codec
+        sending = Signal()  # the head has gone; the beats follow
+        sent = Signal(range(fmt.max_beats + 1))
+        entry = data.View(frame, frames.r_data)
+        head = Signal(codec.head_layout)
+        m.d.comb += [head.route.eq(entry.route), head.source.eq(self.terminal),
+                     read.addr.eq(taken[:index_width(fmt.depth)])]
+        moves = pe.valid & pe.ready
+        with m.If(~sending):
+            m.d.comb += [pe.valid.eq(frames.r_rdy), pe.payload.data.eq(head),
+                         pe.payload.first.eq(1)]
+            with m.If(moves):
+                m.d.sync += [sending.eq(1), sent.eq(0)]
+        with m.Else():
+            last = sent == entry.beats - 1
+            m.d.comb += [pe.valid.eq(1), pe.payload.data.eq(read.data),
+                         pe.payload.last.eq(last)]
+            with m.If(moves):
+                m.d.sync += [taken.eq(taken + 1), sent.eq(sent + 1)]
+                with m.If(last):
+                    m.d.sync += sending.eq(0)
+                    m.d.comb += frames.r_en.eq(1)
+
+
+class AxiStreamEgress(wiring.Component):
+    """A PE's AXI4-Stream master out of the network (see the module docstring).
+
+    Ports:
+        pe: In(:func:`twinnet.hdl.flit.pe_out_signature`): the packets, from the router.
+        m_axis: Out(AXI4-Stream with ``tid``): the frames, to the core.
+    """
+
+    def __init__(self, fmt: AxiStreamFormat):
+        self.fmt = fmt
+        super().__init__({"pe": In(flit.pe_out_signature(fmt.codec.flit_width)),
+                          "m_axis": Out(fmt.signature(dest=False))})
+
+    def elaborate(self, platform):
+        m, fmt = Module(), self.fmt
+        pe, axis = self.pe, self.m_axis
+        out = data.StructLayout({"beat": fmt.beat_layout, "last": 1, "id": fmt.number_width})
+        m.submodules.beats = beats = FlitBuffer(out.size, 2)
+        source = Signal(fmt.number_width)
+        head = data.View(fmt.codec.head_layout, pe.payload.data)
+        entry = data.View(out, beats.w_data)
+        m.d.comb += [pe.ready.eq(beats.w_rdy),
+                     beats.w_en.eq(pe.valid & ~pe.payload.first),
+                     entry.beat.eq(pe.payload.data[:fmt.beat_layout.size]),
+                     entry.last.eq(pe.payload.last), entry.id.eq(source)]
+        with m.If(pe.valid & pe.ready & pe.payload.first):
+            m.d.sync += source.eq(head.source)
+        front = data.View(out, beats.r_data)
+        m.d.comb += [axis.tvalid.eq(beats.r_rdy), beats.r_en.eq(axis.tready),
+                     axis.tdata.eq(front.beat.data), axis.tkeep.eq(front.beat.keep),
+                     axis.tlast.eq(front.last), axis.tid.eq(front.id)]
+        if fmt.user_width:
+            m.d.comb += axis.tuser.eq(front.beat.user)
+        return m
+
+
+class AxiStreamInterface(wiring.Component):
+    """One PE's interfaces: an :class:`AxiStreamIngress` and an :class:`AxiStreamEgress`.
+
+    Ports:
+        s_axis: In(AXI4-Stream with ``tdest``); m_axis: Out(AXI4-Stream with ``tid``).
+        pe_in: Out(:func:`twinnet.hdl.flit.pe_in_signature`) — into the router.
+        pe_out: In(:func:`twinnet.hdl.flit.pe_out_signature`) — from the router.
+        terminal: In — this PE's number.
+        bad_dest, oversize: Out(16) — the ingress's counters.
+    """
+
+    def __init__(self, fmt: AxiStreamFormat):
+        self.fmt = fmt
+        super().__init__({"s_axis": In(fmt.signature(dest=True)),
+                          "m_axis": Out(fmt.signature(dest=False)),
+                          "pe_in": Out(flit.pe_in_signature(fmt.codec.flit_width, 1)),
+                          "pe_out": In(flit.pe_out_signature(fmt.codec.flit_width)),
+                          "terminal": In(fmt.number_width),
+                          **{name: Out(COUNT_WIDTH) for name in ERRORS}})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.ingress = ingress = AxiStreamIngress(self.fmt)
+        m.submodules.egress = egress = AxiStreamEgress(self.fmt)
+        wiring.connect(m, wiring.flipped(self.s_axis), ingress.s_axis)
+        wiring.connect(m, wiring.flipped(self.m_axis), egress.m_axis)
+        wiring.connect(m, wiring.flipped(self.pe_in), ingress.pe)
+        wiring.connect(m, wiring.flipped(self.pe_out), egress.pe)
+        m.d.comb += ingress.terminal.eq(self.terminal)
+        for name in ERRORS:
+            m.d.comb += getattr(self, name).eq(getattr(ingress, name))
+        return m
+
+
+class AxiStreamNetwork(wiring.Component):
+    """The top with AXI4-Stream interfaces: the network top (instantiated by module name) and
+    per PE an :class:`AxiStreamInterface` (converted once, instantiated by name).
+
+    Ports, per PE ``i`` (signals of width 0 left out, :meth:`AxiStreamFormat.widths`):
+        s_axis_<i>_tvalid, _tdata, _tkeep, _tlast, _tdest, _tuser: In; s_axis_<i>_tready: Out.
+        m_axis_<i>_tvalid, _tdata, _tkeep, _tlast, _tid, _tuser: Out; m_axis_<i>_tready: In.
+        ni_<i>_bad_dest, ni_<i>_oversize: Out(16) — the ingress's counters.
+    and ``drop_count`` (the network's: malformed packets, which interfaces never send).
+
+    Parameters:
+        network: the :class:`twinnet.hdl.network.Network` top.
+        fmt: the :class:`AxiStreamFormat`.
+        modules: ``network`` and ``interface`` → Verilog module names.
+    """
+
+    def __init__(self, network: Network, fmt: AxiStreamFormat, modules: dict):
+        self.network, self.fmt, self.modules = network, fmt, modules
+        self.interface = AxiStreamInterface(fmt)
+        members = {}
+        for terminal in range(fmt.codec.terminals):
+            for side, dest in (("s", True), ("m", False)):
+                port = fmt.signature(dest=dest)
+                if side == "s":
+                    port = port.flip()
+                for name, member in port.members.items():
+                    members[f"{side}_axis_{terminal}_{name}"] = member
+            for name in ERRORS:
+                members[f"ni_{terminal}_{name}"] = Out(COUNT_WIDTH)
+        members["drop_count"] = Out(network.signature.members["drop_count"].shape)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m, fmt = Module(), self.fmt
+        net = instantiate(m, "network", self.modules["network"], self.network)
+        m.d.comb += self.drop_count.eq(net.drop_count)
+        nis = []
+        for terminal in range(fmt.codec.terminals):
+            ni = instantiate(m, f"ni{terminal}", self.modules["interface"], self.interface)
+            m.d.comb += ni.terminal.eq(terminal)
+            for side, port in (("s", ni.s_axis), ("m", ni.m_axis)):
+                for name, member in port.signature.members.items():
+                    outer = getattr(self, f"{side}_axis_{terminal}_{name}")
+                    if member.flow == In:  # an input of the interface: from the top's port
+                        m.d.comb += getattr(port, name).eq(outer)
+                    else:
+                        m.d.comb += outer.eq(getattr(port, name))
+            for name in ERRORS:
+                m.d.comb += getattr(self, f"ni_{terminal}_{name}").eq(getattr(ni, name))
+            m.d.comb += ni.pe_out.payload.abort.eq(net.pe_out_abort[terminal])
+            nis.append(ni)
+        # One assignment per network bus (see :class:`twinnet.hdl.traffic.TrafficHarness`).
+        m.d.comb += [
+            net.pe_in_valid.eq(Cat(ni.pe_in.valid for ni in nis)),
+            net.pe_in_first.eq(Cat(ni.pe_in.payload.first for ni in nis)),
+            net.pe_in_last.eq(Cat(ni.pe_in.payload.last for ni in nis)),
+            net.pe_in_data.eq(Cat(ni.pe_in.payload.data for ni in nis)),
+            net.pe_out_ready.eq(Cat(ni.pe_out.ready for ni in nis)),
+            *(ni.pe_in.ready.eq(net.pe_in_ready[t]) for t, ni in enumerate(nis)),
+            *(ni.pe_out.valid.eq(net.pe_out_valid[t]) for t, ni in enumerate(nis)),
+            *(ni.pe_out.payload.first.eq(net.pe_out_first[t]) for t, ni in enumerate(nis)),
+            *(ni.pe_out.payload.last.eq(net.pe_out_last[t]) for t, ni in enumerate(nis)),
+            *(ni.pe_out.payload.data.eq(net.pe_out_data[t]) for t, ni in enumerate(nis)),
+        ]
+        return m

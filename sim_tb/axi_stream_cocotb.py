@@ -1,0 +1,107 @@
+"""cocotb test of a network's AXI4-Stream interfaces, driven by cocotbext-axi.
+
+The top is ``<name>_axis`` (:class:`twinnet.hdl.axi_stream.AxiStreamNetwork`). Every PE's
+slave gets an ``AxiStreamSource`` and its master an ``AxiStreamSink``, each with a random pause
+generator. Each source sends ``frames`` frames of random lengths (1 byte to the longest frame)
+to random PEs, itself included, several in flight per pair, and among them bad requests:
+frames to a ``tdest`` that names no PE and frames longer than the longest. The test checks that
+every good frame arrives exactly once, byte for byte, whole, at its destination, with ``tid``
+its source, in the order sent per pair (the routing keeps a pair's packets in order), that no
+bad frame arrives anywhere, and that each interface's counters count its bad frames exactly.
+
+Settings (``TWINNET_TB_CONFIG``): ``pes``, ``data_bytes``, ``max_frame_bytes``, ``dest_width``,
+``frames`` (per source), ``bad_dest`` and ``oversize`` (frames of each kind per
+source), ``pause`` (the chance that a source or sink pauses in a cycle), ``seed``. The test
+writes ``results.json``: frames delivered, cycles, and each interface's counters.
+"""
+
+import json
+import random
+from pathlib import Path
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge
+from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
+
+from .runner import load_config
+
+#: Cycles without a delivered frame after which the test gives up (a lost frame or a hang).
+PATIENCE = 20_000
+
+
+def _pauses(rng: random.Random, chance: float):
+    while True:
+        yield rng.random() < chance
+
+
+@cocotb.test()
+async def frames(dut):
+    config = load_config()
+    pes, seed = config["pes"], config["seed"]
+    rng = random.Random(seed)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    dut.rst.value = 1
+    sources = [AxiStreamSource(AxiStreamBus.from_prefix(dut, f"s_axis_{pe}"), dut.clk, dut.rst)
+               for pe in range(pes)]
+    sinks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, f"m_axis_{pe}"), dut.clk, dut.rst)
+             for pe in range(pes)]
+    for port in (*sources, *sinks):
+        port.set_pause_generator(_pauses(random.Random(rng.random()), config["pause"]))
+    await ClockCycles(dut.clk, 4)
+    dut.rst.value = 0
+    await RisingEdge(dut.clk)
+
+    longest = config["max_frame_bytes"]
+    # Per (source, destination), the payloads of the frames expected, in order.
+    expected = {}
+    for pe, source in enumerate(sources):
+        plan = (["good"] * config["frames"] + ["bad_dest"] * config["bad_dest"]
+                + ["oversize"] * config["oversize"])
+        rng.shuffle(plan)
+        for kind in plan:
+            size = rng.randint(1, longest)
+            dest = rng.randrange(pes)
+            if kind == "bad_dest":
+                dest = rng.randrange(pes, 1 << config["dest_width"])
+            elif kind == "oversize":
+                size = rng.randint(longest + 1, longest + 3 * config["data_bytes"])
+            payload = bytes(rng.randrange(256) for _ in range(size))
+            if kind == "good":
+                expected.setdefault((pe, dest), []).append(payload)
+            await source.send(AxiStreamFrame(payload, tdest=dest))
+    awaited = sum(len(frames) for frames in expected.values())
+
+    received = {}
+    delivered, idle, cycles = 0, 0, 0
+    while delivered < awaited:
+        await RisingEdge(dut.clk)
+        cycles += 1
+        idle += 1
+        for pe, sink in enumerate(sinks):
+            while not sink.empty():
+                frame = sink.recv_nowait()
+                received.setdefault((frame.tid, pe), []).append(frame)
+                delivered += 1
+                idle = 0
+        assert idle < PATIENCE, (f"{delivered} of {awaited} frames delivered, none for "
+                                 f"{PATIENCE} cycles")
+    await ClockCycles(dut.clk, 200)  # anything more (a duplicate, a bad frame) shows now
+    for sink in sinks:
+        assert sink.empty(), "a frame arrived that was not sent, or arrived twice"
+    assert set(received) <= set(expected), (
+        f"frames from {sorted(set(received) - set(expected))} (tid, PE) were never sent there")
+    for pair, frames in expected.items():
+        got = received.get(pair, [])
+        assert len(got) == len(frames), f"{pair}: {len(got)} frames of {len(frames)}"
+        for index, (payload, frame) in enumerate(zip(frames, got)):
+            assert bytes(frame.tdata) == payload, (
+                f"{pair} frame {index}: {bytes(frame.tdata).hex()} instead of {payload.hex()}")
+    counters = {pe: {name: int(getattr(dut, f"ni_{pe}_{name}").value)
+                     for name in ("bad_dest", "oversize")} for pe in range(pes)}
+    for pe, counts in counters.items():
+        assert counts == {"bad_dest": config["bad_dest"], "oversize": config["oversize"]}, (
+            f"PE {pe}: counters {counts}")
+    Path("results.json").write_text(json.dumps(
+        {"frames": {"delivered": delivered, "cycles": cycles,
+                    "counters": {str(pe): counts for pe, counts in counters.items()}}}))

@@ -1,0 +1,57 @@
+"""``--ni axi-stream`` in the generator and the commands: the AXI4-Stream top's ports follow
+the AXI4-Stream names per PE, the manifest lists them, and the commands that run the routers'
+own PE ports refuse a network with interfaces in one line."""
+
+import json
+import re
+
+import pytest
+
+from twinnet.cli.main import main
+
+
+def test_3dt_top_has_axi_stream_ports_per_pe_and_the_manifest_lists_them(tmp_path):
+    assert main(["gen", "--preset", "3dt-4x4x4", "--ni", "axi-stream", "--out",
+                 str(tmp_path)]) == 0
+    (folder,) = tmp_path.iterdir()
+    manifest = json.loads(next(folder.glob("*.manifest.json")).read_text())
+    section = manifest["axi_stream"]
+    pes = len(manifest["terminals"])
+    assert pes == 128  # 4 x 4 x 4 nodes, 2 PEs each (a twin card per node)
+    text = (folder / section["verilog"]).read_text()
+    header = re.search(rf"module {section['top']}\((.*?)\);", text, re.S).group(1)
+    ports = {name.strip() for name in header.split(",")}
+    # 3-byte beats fill the 32-bit flits (27 bits); tdest and tid number 128 PEs in 7 bits.
+    widths = {"tvalid": 1, "tready": 1, "tdata": 24, "tkeep": 3, "tlast": 1}
+    for pe in range(pes):
+        listed = section["pes"][pe]
+        slave = {port["name"]: (port["direction"], port["width"]) for port in listed["slave"]}
+        master = {port["name"]: (port["direction"], port["width"]) for port in listed["master"]}
+        assert slave == {f"s_axis_{pe}_{name}": ("output" if name == "tready" else "input",
+                                                 width)
+                         for name, width in {**widths, "tdest": 7}.items()}
+        assert master == {f"m_axis_{pe}_{name}": ("input" if name == "tready" else "output",
+                                                  width)
+                          for name, width in {**widths, "tid": 7}.items()}
+        assert set(slave) | set(master) <= ports
+        assert {port["name"] for port in listed["counters"]} == {f"ni_{pe}_bad_dest",
+                                                                f"ni_{pe}_oversize"}
+    # Frames of up to L - 1 = 3 beats of 3 bytes.
+    assert (section["max_frame_beats"], section["max_frame_bytes"]) == (3, 9)
+
+
+@pytest.mark.parametrize("command", ["sim", "sweep", "board build --board ulx3s-85f"])
+def test_commands_on_the_routers_own_ports_refuse_interfaces_from_a_file(tmp_path, capsys,
+                                                                         command):
+    toml = tmp_path / "net.toml"
+    toml.write_text('topology = "torus"\nni = "axi-stream"\n')
+    assert main([*command.split(), "--toml", str(toml), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{toml}: ni axi-stream" in err[0] and "twinnet gen" in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_fpga_interface_design_needs_interfaces(capsys):
+    assert main(["fpga", "torus", "--design", "interface"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--design interface" in err[0] and "--ni axi-stream" in err[0]
