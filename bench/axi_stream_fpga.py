@@ -50,7 +50,7 @@ def main(argv=None) -> None:
                 with tempfile.TemporaryDirectory(prefix="axi_stream_fpga_") as folder:
                     measured = fpga.measure(design, devices, Path(folder), seed=seed,
                                             keep_going=True,
-                                            progress=lambda line: print(f"{name} {line}"))
+                                            progress=lambda line, name=name: print(f"{name} {line}"))
                 runs.append(measured)
             entry[design_name] = {
                 "alone": runs[0]["alone"],
