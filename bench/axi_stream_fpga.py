@@ -48,9 +48,9 @@ def main(argv=None) -> None:
             runs = []
             for seed in seeds:
                 with tempfile.TemporaryDirectory(prefix="axi_stream_fpga_") as folder:
-                    measured = fpga.measure(design, devices, Path(folder), seed=seed,
-                                            keep_going=True,
-                                            progress=lambda line, name=name: print(f"{name} {line}"))
+                    measured = fpga.measure(
+                        design, devices, Path(folder), seed=seed, keep_going=True,
+                        progress=lambda line, name=name: print(f"{name} {line}"))
                 runs.append(measured)
             entry[design_name] = {
                 "alone": runs[0]["alone"],
