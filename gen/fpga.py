@@ -147,7 +147,8 @@ def network_design(network, family) -> Design:
 
     module = f"{network.name}_axis"
     wrapper = AxiStreamNetwork(top, _axi_stream_format(network, family, netlist),
-                               {"network": network.name, "interface": f"{network.name}_ni"})
+                               {"network": network.name, "interface": f"{network.name}_ni"},
+                               separate_clock=network.ni_clock == "separate")
     sources[f"{network.name}_ni.v"] = verilog.convert(wrapper.interface,
                                                       name=f"{network.name}_ni")
     sources[f"{module}.v"] = verilog.convert(wrapper, name=module)
@@ -160,7 +161,8 @@ def interface_design(network, family) -> Design:
     from twinnet.hdl import verilog
     from twinnet.hdl.axi_stream import AxiStreamInterface
 
-    interface = AxiStreamInterface(_axi_stream_format(network, family, family.netlist(network)))
+    interface = AxiStreamInterface(_axi_stream_format(network, family, family.netlist(network)),
+                                   separate_clock=network.ni_clock == "separate")
     module = f"{network.name}_ni"
     return Design(f"{network.name}:interface", interface, module,
                   {f"{module}.v": verilog.convert(interface, name=module)})

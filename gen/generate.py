@@ -65,7 +65,8 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
         axi_stream = None
         if getattr(config, "ni", "flits") == "axi-stream":
             axi_stream = {"digits": _digits(family, config, "AXI4-Stream interfaces"),
-                          "data_bytes": config.beat_bytes, "user_width": config.ni_user_bits}
+                          "data_bytes": config.beat_bytes, "user_width": config.ni_user_bits,
+                          "separate_clock": config.ni_clock == "separate"}
         if traffic:
             digits = _digits(family, config, "traffic in hardware")
             ordered = family.in_order(config)
@@ -122,7 +123,8 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     ``link_counters`` adds the link counters (:class:`twinnet.hdl.link_counter.LinkCounters`,
     ``<name>_links.v``) to the top, its ``link_counts`` output, and the C++ program (manifest
     key ``link_counters``: the module, the counters of a row and the links in bus order).
-    ``axi_stream`` (``digits``, ``data_bytes``, ``user_width``) adds the AXI4-Stream top
+    ``axi_stream`` (``digits``, ``data_bytes``, ``user_width``, ``separate_clock``) adds the
+    AXI4-Stream top
     ``<name>_axis`` (:class:`twinnet.hdl.axi_stream.AxiStreamNetwork`) and its interfaces'
     modules (manifest key ``axi_stream``).
     """
@@ -221,7 +223,7 @@ def axi_stream_format(netlist: Netlist, digits, data_bytes: int, user_width: int
 
 
 def _write_axi_stream(name, netlist, top, outdir, files, say, components, *, digits,
-                      data_bytes: int, user_width: int) -> dict:
+                      data_bytes: int, user_width: int, separate_clock: bool) -> dict:
     """The AXI4-Stream top ``<name>_axis`` and its interfaces' modules; returns the manifest's
     ``axi_stream`` section: the top, the modules, the beat, the frame limits, the error
     counters and every PE's ports."""
@@ -230,7 +232,8 @@ def _write_axi_stream(name, netlist, top, outdir, files, say, components, *, dig
     started = time.perf_counter()
     fmt = axi_stream_format(netlist, digits, data_bytes, user_width)
     modules = {"network": name, "interface": f"{name}_ni"}
-    components["axi_stream"] = wrapper = axi_stream.AxiStreamNetwork(top, fmt, modules)
+    components["axi_stream"] = wrapper = axi_stream.AxiStreamNetwork(
+        top, fmt, modules, separate_clock=separate_clock)
     path = outdir / f"{modules['interface']}.v"
     path.write_text(verilog.convert(wrapper.interface, name=modules["interface"]))
     files.append(path)
@@ -248,13 +251,17 @@ def _write_axi_stream(name, netlist, top, outdir, files, say, components, *, dig
 
     return {"top": f"{name}_axis", "verilog": path.name,
             "module": modules["interface"],
-            "clock": "clk (rising edge), every interface and the network",
+            "clock": ("ni_<pe>_clk (rising edge) and ni_<pe>_rst (active high) for PE <pe>'s "
+                      "ports and counters; clk and rst for the network" if separate_clock
+                      else "clk (rising edge) and rst, every interface and the network"),
             "data_bytes": data_bytes, "user_width": user_width,
             "max_frame_beats": fmt.max_beats, "max_frame_bytes": fmt.max_beats * data_bytes,
             "beat": flit.layout_fields(fmt.beat_layout),
             "counters": {name: f"ni_<pe>_{name}" for name in axi_stream.ERRORS},
             "counter_width": axi_stream.COUNT_WIDTH,
-            "pes": [{"pe": pe, "slave": listed(f"s_axis_{pe}_"),
+            "pes": [{"pe": pe, "clock": f"ni_{pe}_clk" if separate_clock else "clk",
+                     "reset": f"ni_{pe}_rst" if separate_clock else "rst",
+                     "slave": listed(f"s_axis_{pe}_"),
                      "master": listed(f"m_axis_{pe}_"),
                      "counters": listed(f"ni_{pe}_")} for pe in range(len(netlist.terminals))]}
 

@@ -32,8 +32,9 @@ No path is combinational across an interface: ``s_axis_*_tready`` and ``m_axis_*
 neither depends on the other side's ``tvalid`` or ``tready`` in the same cycle.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, ClockDomain, DomainRenamer, Module, Mux, Shape, Signal
 from amaranth.lib import data, wiring
+from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -248,35 +249,64 @@ class AxiStreamEgress(wiring.Component):
 class AxiStreamInterface(wiring.Component):
     """One PE's interfaces: an :class:`AxiStreamIngress` and an :class:`AxiStreamEgress`.
 
+    With ``separate_clock`` both run on a clock of their own (``axis_clk``, ``axis_rst``: the
+    domain of the AXI4-Stream ports and of the counters), and an :class:`AsyncFIFO` of 4 flits
+    each way crosses between it and the network's clock (``sync``), so that a core at one
+    frequency talks to a network at another. Both resets are held together at start.
+
     Ports:
         s_axis: In(AXI4-Stream with ``tdest``); m_axis: Out(AXI4-Stream with ``tid``).
         pe_in: Out(:func:`twinnet.hdl.flit.pe_in_signature`) — into the router.
         pe_out: In(:func:`twinnet.hdl.flit.pe_out_signature`) — from the router.
         terminal: In — this PE's number.
         bad_dest, oversize: Out(16) — the ingress's counters.
+        axis_clk, axis_rst: In(1) — with ``separate_clock`` only.
     """
 
-    def __init__(self, fmt: AxiStreamFormat):
-        self.fmt = fmt
-        super().__init__({"s_axis": In(fmt.signature(dest=True)),
-                          "m_axis": Out(fmt.signature(dest=False)),
-                          "pe_in": Out(flit.pe_in_signature(fmt.codec.flit_width, 1)),
-                          "pe_out": In(flit.pe_out_signature(fmt.codec.flit_width)),
-                          "terminal": In(fmt.number_width),
-                          **{name: Out(COUNT_WIDTH) for name in ERRORS}})
+    #: Flits each asynchronous FIFO holds.
+    CROSSING_DEPTH = 4
+
+    def __init__(self, fmt: AxiStreamFormat, *, separate_clock: bool = False):
+        self.fmt, self.separate_clock = fmt, separate_clock
+        members = {"s_axis": In(fmt.signature(dest=True)),
+                   "m_axis": Out(fmt.signature(dest=False)),
+                   "pe_in": Out(flit.pe_in_signature(fmt.codec.flit_width, 1)),
+                   "pe_out": In(flit.pe_out_signature(fmt.codec.flit_width)),
+                   "terminal": In(fmt.number_width),
+                   **{name: Out(COUNT_WIDTH) for name in ERRORS}}
+        if separate_clock:
+            members.update(axis_clk=In(1), axis_rst=In(1))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.ingress = ingress = AxiStreamIngress(self.fmt)
-        m.submodules.egress = egress = AxiStreamEgress(self.fmt)
+        ingress, egress = AxiStreamIngress(self.fmt), AxiStreamEgress(self.fmt)
+        if self.separate_clock:
+            m.domains.axis = axis = ClockDomain(local=True)
+            m.d.comb += [axis.clk.eq(self.axis_clk), axis.rst.eq(self.axis_rst)]
+            ingress, egress = (DomainRenamer("axis")(part) for part in (ingress, egress))
+        m.submodules.ingress, m.submodules.egress = ingress, egress
         wiring.connect(m, wiring.flipped(self.s_axis), ingress.s_axis)
         wiring.connect(m, wiring.flipped(self.m_axis), egress.m_axis)
-        wiring.connect(m, wiring.flipped(self.pe_in), ingress.pe)
-        wiring.connect(m, wiring.flipped(self.pe_out), egress.pe)
+        if self.separate_clock:
+            self._cross(m, ingress.pe, self.pe_in, "to_network", "axis", "sync")
+            self._cross(m, self.pe_out, egress.pe, "from_network", "sync", "axis")
+        else:
+            wiring.connect(m, wiring.flipped(self.pe_in), ingress.pe)
+            wiring.connect(m, wiring.flipped(self.pe_out), egress.pe)
         m.d.comb += ingress.terminal.eq(self.terminal)
         for name in ERRORS:
             m.d.comb += getattr(self, name).eq(getattr(ingress, name))
         return m
+
+    def _cross(self, m, source, sink, name: str, w_domain: str, r_domain: str) -> None:
+        """Stream ``source`` into stream ``sink`` through an :class:`AsyncFIFO`."""
+        fifo = m.submodules[name] = AsyncFIFO(width=Shape.cast(source.payload.shape()).width,
+                                              depth=self.CROSSING_DEPTH, w_domain=w_domain,
+                                              r_domain=r_domain)
+        m.d.comb += [fifo.w_data.eq(source.payload), fifo.w_en.eq(source.valid),
+                     source.ready.eq(fifo.w_rdy), sink.valid.eq(fifo.r_rdy),
+                     sink.payload.eq(fifo.r_data), fifo.r_en.eq(sink.ready)]
 
 
 class AxiStreamNetwork(wiring.Component):
@@ -287,19 +317,26 @@ class AxiStreamNetwork(wiring.Component):
         s_axis_<i>_tvalid, _tdata, _tkeep, _tlast, _tdest, _tuser: In; s_axis_<i>_tready: Out.
         m_axis_<i>_tvalid, _tdata, _tkeep, _tlast, _tid, _tuser: Out; m_axis_<i>_tready: In.
         ni_<i>_bad_dest, ni_<i>_oversize: Out(16) — the ingress's counters.
+        ni_<i>_clk, ni_<i>_rst: In(1) — with ``separate_clock``: the clock and reset (active
+            high, synchronous to it) of PE i's ports and counters.
     and ``drop_count`` (the network's: malformed packets, which interfaces never send).
 
     Parameters:
         network: the :class:`twinnet.hdl.network.Network` top.
         fmt: the :class:`AxiStreamFormat`.
         modules: ``network`` and ``interface`` → Verilog module names.
+        separate_clock: each PE's interfaces on a clock of their own
+            (:class:`AxiStreamInterface`).
     """
 
-    def __init__(self, network: Network, fmt: AxiStreamFormat, modules: dict):
+    def __init__(self, network: Network, fmt: AxiStreamFormat, modules: dict, *,
+                 separate_clock: bool = False):
         self.network, self.fmt, self.modules = network, fmt, modules
-        self.interface = AxiStreamInterface(fmt)
+        self.interface = AxiStreamInterface(fmt, separate_clock=separate_clock)
         members = {}
         for terminal in range(fmt.codec.terminals):
+            if separate_clock:
+                members.update({f"ni_{terminal}_clk": In(1), f"ni_{terminal}_rst": In(1)})
             for side, dest in (("s", True), ("m", False)):
                 port = fmt.signature(dest=dest)
                 if side == "s":
@@ -319,6 +356,9 @@ class AxiStreamNetwork(wiring.Component):
         for terminal in range(fmt.codec.terminals):
             ni = instantiate(m, f"ni{terminal}", self.modules["interface"], self.interface)
             m.d.comb += ni.terminal.eq(terminal)
+            if self.interface.separate_clock:
+                m.d.comb += [ni.axis_clk.eq(getattr(self, f"ni_{terminal}_clk")),
+                             ni.axis_rst.eq(getattr(self, f"ni_{terminal}_rst"))]
             for side, port in (("s", ni.s_axis), ("m", ni.m_axis)):
                 for name, member in port.signature.members.items():
                     outer = getattr(self, f"{side}_axis_{terminal}_{name}")

@@ -57,7 +57,9 @@ MAX_EJECTION_LANES = 8
 NETWORK_INTERFACES = ("flits", "axi-stream")
 #: The parameters of the PEs' interfaces: commands whose work does not depend on them (a
 #: router's proofs, a trace of terminal numbers) leave them out.
-INTERFACE_PARAMETERS = ("ni", "ni_bytes", "ni_user_bits")
+INTERFACE_PARAMETERS = ("ni", "ni_bytes", "ni_user_bits", "ni_clock")
+#: The interfaces' clocking: the AXI side on the network's clock, or each PE's on its own.
+NI_CLOCKS = ("shared", "separate")
 #: Bits of a flit per byte of an AXI4-Stream beat: tdata's 8 and its tkeep bit.
 BEAT_BITS_PER_BYTE = 9
 #: The most tdata bytes and tuser bits of a beat.
@@ -101,8 +103,8 @@ def check_interfaces(values: dict, names: dict) -> None:
     ``names``): the beat settings only with AXI4-Stream interfaces, whose beat fits in a flit
     and whose packets have room for a beat after their head."""
     if values["ni"] != "axi-stream":
-        for key in ("ni_bytes", "ni_user_bits"):
-            if values[key]:
+        for key in ("ni_bytes", "ni_user_bits", "ni_clock"):
+            if values[key] and values[key] != "shared":
                 raise ValueError(f"{names[key]} {values[key]}: only with --ni axi-stream, not "
                                  f"with {names['ni']} {values['ni']}")
         return
@@ -187,6 +189,11 @@ class RouterSizes(Configuration):
     ni_user_bits: int = parameter(
         0, Integer(0, MAX_USER_BITS),
         f"with --ni axi-stream: tuser bits per beat, 0 to {MAX_USER_BITS} (default 0: no tuser)")
+    ni_clock: str = parameter(
+        "shared", Choice(NI_CLOCKS),
+        "with --ni axi-stream: shared (each PE's AXI4-Stream ports on the network's clock; the "
+        "default) or separate (on a clock and reset of their own per PE, ni_<pe>_clk and "
+        "ni_<pe>_rst, crossing to the network's clock through asynchronous FIFOs)")
 
     @classmethod
     def bubble(cls, values: dict) -> bool:
@@ -283,6 +290,8 @@ class RouterSizes(Configuration):
         if self.ni == "axi-stream":
             suffix += f"_axis{self.beat_bytes}" + (f"u{self.ni_user_bits}"
                                                   if self.ni_user_bits else "")
+            if self.ni_clock == "separate":
+                suffix += "_cdc"
         return suffix
 
 

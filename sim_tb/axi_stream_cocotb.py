@@ -11,9 +11,11 @@ its source, in the order sent per pair (where the routing keeps a pair's packets
 bad frame arrives anywhere, and that each interface's counters count its bad frames exactly.
 
 Settings (``TWINNET_TB_CONFIG``): ``pes``, ``data_bytes``, ``max_frame_bytes``, ``dest_width``,
-``frames`` (per source), ``ordered``, ``bad_dest`` and ``oversize`` (frames of each kind per
-source), ``pause`` (the chance that a source or sink pauses in a cycle), ``seed``. The test
-writes ``results.json``: frames delivered, cycles, and each interface's counters.
+``frames`` (per source), ``ordered``, ``separate_clocks`` (each PE's ports on a clock of its
+own, of the periods :data:`PE_PERIODS_NS` in turn), ``bad_dest`` and ``oversize`` (frames of
+each kind per source), ``pause`` (the chance that a source or sink pauses in a cycle),
+``seed``. The test writes ``results.json``: frames delivered, cycles of the network's clock,
+and each interface's counters.
 """
 
 import json
@@ -29,6 +31,10 @@ from .runner import load_config
 
 #: Cycles without a delivered frame after which the test gives up (a lost frame or a hang).
 PATIENCE = 20_000
+#: The network's clock period, and the periods (ns) the PEs' own clocks take in turn with
+#: ``separate_clocks``: unrelated to it and to each other, faster and slower.
+NETWORK_PERIOD_NS = 10
+PE_PERIODS_NS = (7, 13, 17, 11, 23, 9)
 
 
 def _pauses(rng: random.Random, chance: float):
@@ -41,16 +47,27 @@ async def frames(dut):
     config = load_config()
     pes, seed = config["pes"], config["seed"]
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    cocotb.start_soon(Clock(dut.clk, NETWORK_PERIOD_NS, unit="ns").start())
     dut.rst.value = 1
-    sources = [AxiStreamSource(AxiStreamBus.from_prefix(dut, f"s_axis_{pe}"), dut.clk, dut.rst)
+    clocks = [(dut.clk, dut.rst)] * pes
+    if config["separate_clocks"]:
+        clocks = [(getattr(dut, f"ni_{pe}_clk"), getattr(dut, f"ni_{pe}_rst"))
+                  for pe in range(pes)]
+        for pe, (clock, reset) in enumerate(clocks):
+            reset.value = 1
+            cocotb.start_soon(Clock(clock, PE_PERIODS_NS[pe % len(PE_PERIODS_NS)],
+                                    unit="ns").start())
+    sources = [AxiStreamSource(AxiStreamBus.from_prefix(dut, f"s_axis_{pe}"), *clocks[pe])
                for pe in range(pes)]
-    sinks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, f"m_axis_{pe}"), dut.clk, dut.rst)
+    sinks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, f"m_axis_{pe}"), *clocks[pe])
              for pe in range(pes)]
     for port in (*sources, *sinks):
         port.set_pause_generator(_pauses(random.Random(rng.random()), config["pause"]))
-    await ClockCycles(dut.clk, 4)
+    # Every reset held together over several cycles of the slowest clock.
+    await ClockCycles(dut.clk, 4 * max(PE_PERIODS_NS) // NETWORK_PERIOD_NS + 4)
     dut.rst.value = 0
+    for _, reset in clocks:
+        reset.value = 0
     await RisingEdge(dut.clk)
 
     longest = config["max_frame_bytes"]

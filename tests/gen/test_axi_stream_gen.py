@@ -55,3 +55,18 @@ def test_fpga_interface_design_needs_interfaces(capsys):
     assert main(["fpga", "torus", "--design", "interface"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--design interface" in err[0] and "--ni axi-stream" in err[0]
+
+
+def test_separate_clocks_are_ports_and_the_manifest_names_each_pes(tmp_path):
+    assert main(["gen", "torus", "--radix", "3,3", "--ni", "axi-stream", "--ni-clock",
+                 "separate", "--out", str(tmp_path)]) == 0
+    (folder,) = tmp_path.iterdir()
+    manifest = json.loads(next(folder.glob("*.manifest.json")).read_text())
+    section = manifest["axi_stream"]
+    text = (folder / section["verilog"]).read_text()
+    header = re.search(rf"module {section['top']}\((.*?)\);", text, re.S).group(1)
+    ports = {name.strip() for name in header.split(",")}
+    for pe, listed in enumerate(section["pes"]):
+        assert (listed["clock"], listed["reset"]) == (f"ni_{pe}_clk", f"ni_{pe}_rst")
+        assert {f"ni_{pe}_clk", f"ni_{pe}_rst"} <= ports
+    assert {"clk", "rst"} <= ports  # the network's own

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2448 in ``VALUE_FLAGS``, 325 missing values, 525
+Case count (pytest items, one per case): 2457 in ``VALUE_FLAGS``, 328 missing values, 528
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3589 in all (``test_case_count`` keeps this sentence honest).
+this count — 3604 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -390,6 +390,7 @@ VALUE_FLAGS = [
     (NETWORK, "--ejection-lanes", INTEGER + [above(MAX_EJECTION_LANES)], ()),
     (WITH_INTERFACES, "--ni", CHOICE + [("near-miss", "axi")], ()),
     (WITH_INTERFACES, "--ni-bytes", INTEGER + [above(MAX_BEAT_BYTES)], ("--ni", "axi-stream")),
+    (WITH_INTERFACES, "--ni-clock", CHOICE + [("near-miss", "async")], ("--ni", "axi-stream")),
     (WITH_INTERFACES, "--ni-user-bits", [case for case in INTEGER if case[0] != "zero"]
      + [above(MAX_USER_BITS)], ("--ni", "axi-stream")),
     (NETWORK, "--preset", PRESET, ()),
@@ -641,6 +642,8 @@ COMBINATIONS = [
           ("--ni-bytes 2", "--ni-bytes", ("2", "axi-stream"), "beat-bytes-without-axi-stream"),
           ("--ni-user-bits 3", "--ni-user-bits", ("3", "axi-stream"),
            "user-bits-without-axi-stream"),
+          ("--ni-clock separate", "--ni-clock", ("separate", "axi-stream"),
+           "separate-clock-without-axi-stream"),
           ("--ni axi-stream --ni-bytes 4", "--ni-bytes", ("4", "36", "32"),
            "beat-wider-than-flit"),
           ("--ni axi-stream --ni-user-bits 30", "--ni-user-bits", ("39", "32"),

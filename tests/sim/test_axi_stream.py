@@ -19,16 +19,20 @@ from twinnet.sim_tb import network_sim, runner
 
 #: A 3x3 torus (9 PEs: tdest 9 to 15 names none), 3-byte beats, frames of up to 7 beats; the
 #: same with 1-byte beats and 2-flit packets (frames of one byte only); a king torus with two
-#: PEs per router; a twin torus, a fat tree of twin switches and a twisted torus.
+#: PEs per router; a twin torus, a fat tree of twin switches and a twisted torus; the 3x3 torus
+#: with each PE's interfaces on a clock of its own (periods of 7 to 23 ns, the network's 10).
 CASES = {"torus-3x3": ["torus", "--radix", "3,3", "--max-packet-length", "8"],
          "torus-3x3-short": ["torus", "--radix", "3,3", "--max-packet-length", "2",
                              "--ni-bytes", "1"],
          "king-KT4-p2": ["king", "--kind", "KT", "--side", "3", "--pe-ports", "2"],
          "twin-3x3": ["twin-torus", "--radix", "3,3"],
          "fat-tree-2x2": ["fat-tree", "--k", "2", "--n", "2"],
-         "twisted-4x2": ["twisted", "--radix", "4,2", "--twist", "YX=2"]}
+         "twisted-4x2": ["twisted", "--radix", "4,2", "--twist", "YX=2"],
+         "torus-3x3-cdc": ["torus", "--radix", "3,3", "--max-packet-length", "8",
+                           "--ni-clock", "separate"]}
 DEFAULT = {("torus-3x3", "icarus"), ("torus-3x3", "verilator"),
-           ("torus-3x3-short", "icarus"), ("king-KT4-p2", "verilator")}
+           ("torus-3x3-short", "icarus"), ("king-KT4-p2", "verilator"),
+           ("torus-3x3-cdc", "icarus"), ("torus-3x3-cdc", "verilator")}
 
 
 def run_frames(words: list[str], simulator: str, build, **settings) -> dict:
@@ -45,7 +49,7 @@ def run_frames(words: list[str], simulator: str, build, **settings) -> dict:
               "max_frame_bytes": section["max_frame_bytes"], "dest_width": dest_width,
               "frames": 12, "bad_dest": 2 if pes < 1 << dest_width else 0, "oversize": 2,
               "pause": 0.3, "seed": 1, "ordered": family_for(network).in_order(network),
-              **settings}
+              "separate_clocks": network.ni_clock == "separate", **settings}
     runner.run(simulator=simulator, toplevel=section["top"],
                test_module="twinnet.sim_tb.axi_stream_cocotb", build_dir=build, config=config,
                sources=[path for path in files if path.suffix == ".v"],
