@@ -335,7 +335,8 @@ def refuse_interfaces(values: dict, labels: dict, why: str) -> None:
     ni = values.get("ni", "flits")
     if ni != "flits":
         raise UsageError(f"{labels['ni']} {ni}: this command {why}; AXI4-Stream interfaces "
-                         "are taken by 'twinnet gen', 'twinnet fpga' and 'twinnet draw'")
+                         "are taken by 'twinnet gen', 'twinnet sim', 'twinnet fpga' and "
+                         "'twinnet draw'")
 
 
 def network_from_args(args, *, flits_only: str | None = None):

@@ -29,6 +29,15 @@ CHECKS = ("end-to-end", "hops")
 HOPS_TRAFFIC = ("uniform", "all-pairs")
 #: Cycles a warm-up (and a sweep point's measurement) may last.
 MAX_WARMUP = 1_000_000
+#: The flags (argparse destination, flag) that a frames run (--ni axi-stream) cannot honour:
+#: given with a value other than the default, they are refused.
+FRAME_REFUSED = (("check", "--check"), ("traffic", "--traffic"), ("warmup", "--warmup"),
+                 ("hotspot_fraction", "--hotspot-fraction"), ("injection", "--injection"),
+                 ("burst", "--burst"), ("packet_lengths", "--packet-lengths"),
+                 ("packet_length_weights", "--packet-length-weights"), ("rate", "--rate"),
+                 ("stall_bursts", "--stall-bursts"), ("no_trace", "--no-trace"),
+                 ("broadcast_fraction", "--broadcast-fraction"), ("link_loads", "--link-loads"),
+                 ("trace", "--trace"), ("latencies", "--latencies"), ("threads", "--threads"))
 
 #: Packets one ``twinnet sim`` run may send, and cycles its injection window may last at the
 #: offered rate: Verilator simulates about 500 cycles/s of 3DT 4x4x4 with every hop checked,
@@ -67,7 +76,7 @@ def register(commands) -> None:
                f"most {MAX_PACKETS:,} packets and an injection window of at most "
                f"{MAX_INJECTION_CYCLES:,} cycles (packets / (rate x PEs)). Presets: "
                + ", ".join(presets()))
-    gen_cmd.add_network_args(parser, interfaces=False)
+    gen_cmd.add_network_args(parser)
     add_traffic_args(parser)
     parser.add_argument("--broadcast-fraction", type=parse.number, default=0.0,
                         help="uniform traffic on a network built with --broadcast, either "
@@ -95,7 +104,10 @@ def register(commands) -> None:
                              f"models on N threads, 1 to {MAX_THREADS} (the results do not "
                              "depend on N; more threads than idle cores slow it down) "
                              "(default 1)")
-    parser.set_defaults(func=run)
+    # What a frames run (--ni axi-stream) compares its flags with: those it cannot honour
+    # must not be given.
+    parser.set_defaults(func=run, traffic_defaults={
+        dest: parser.get_default(dest) for dest, _ in FRAME_REFUSED})
 
 
 def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02,
@@ -174,11 +186,12 @@ def add_length_args(parser) -> None:
                              "packet_size_rate; default 1 each)")
 
 
-def network_for_lengths(args):
+def network_for_lengths(args, *, flits_only: str | None = None):
     """The network of ``args`` (:func:`gen_cmd.network_from_args`), whose longest packet is
     the longest of ``--packet-lengths`` when that is above the default and neither a flag, a
     file nor a preset sets ``max_packet_length``: ``twinnet sim torus --packet-lengths 1,5``
-    builds routers for 5-flit packets."""
+    builds routers for 5-flit packets. With ``flits_only`` (why), a network with AXI4-Stream
+    interfaces is refused (:func:`gen_cmd.refuse_interfaces`)."""
     word, values, labels = gen_cmd.network_values(args)
     if args.packet_lengths is not None and "max_packet_length" not in values:
         try:
@@ -188,7 +201,8 @@ def network_for_lengths(args):
         if longest > DEFAULT_MAX_PACKET_LENGTH:
             values["max_packet_length"] = longest
             labels["max_packet_length"] = f"--packet-lengths {args.packet_lengths}"
-    gen_cmd.refuse_interfaces(values, labels, "drives the routers' own PE ports")
+    if flits_only is not None:
+        gen_cmd.refuse_interfaces(values, labels, flits_only)
     return family_words()[word][0].network(values, labels)
 
 
@@ -434,6 +448,8 @@ def simulate_uniform(network, args) -> Report:
     results (the name is kept for ``twinnet demo``)."""
     family = family_for(network)
     traffic = getattr(args, "traffic", "uniform")
+    if network.ni == "axi-stream":
+        return _frames(network, args, family)
     if getattr(args, "trace", None) is not None:
         return _replay(network, args, family, trace_settings(network, args))
     if getattr(args, "latencies", None) is not None:
@@ -475,6 +491,55 @@ def simulate_uniform(network, args) -> Report:
         "simulator": args.simulator, "check": "hops",
         "traffic": {"pattern": traffic, **test_settings},
         "results": measured, "build_dir": str(logs)})
+
+
+def _frames(network, args, family) -> Report:
+    """``--ni axi-stream``: frames of 1 byte to the longest from every PE to PEs drawn
+    uniformly (itself included) through the AXI4-Stream interfaces, driven by cocotbext-axi
+    (:func:`twinnet.sim_tb.axi_stream_sim.simulate_frames`), each checked; ``--packets`` frames
+    in all, ``--eject-ready`` the chance that a master's core takes a beat in a cycle."""
+    from twinnet.sim_tb.axi_stream_sim import simulate_frames
+
+    defaults = args.traffic_defaults
+    given = [flag if getattr(args, dest) is True else f"{flag} {getattr(args, dest)}"
+             for dest, flag in FRAME_REFUSED
+             if getattr(args, dest) not in (None, False, defaults[dest])]
+    if given:
+        raise UsageError(f"{', '.join(given)}: drives the routers' own traffic; with --ni "
+                         "axi-stream twinnet sim sends frames through the interfaces and takes "
+                         "only --packets (frames), --eject-ready, --seed, --simulator, --waves, "
+                         "--out and --json (see 'twinnet sim --help')")
+    frames = checks.check_int("--packets", args.packets if args.packets is not None
+                              else args.default_packets, minimum=1, maximum=MAX_PACKETS)
+    eject = backpressure_settings(args)["eject_ready"]
+    seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    check_simulator(args.simulator)
+    pes = family.terminal_count(network)
+    build_dir = output.target(args.out, f"{network.name}-{args.simulator}-frames", "--out")
+    print(f"twinnet sim: {network.name} ({pes} PEs, AXI4-Stream) on {args.simulator}",
+          file=sys.stderr)
+    per_pe = -(-frames // pes)
+    try:
+        result = simulate_frames(network, args.simulator, build_dir, family=family,
+                                 frames=per_pe, bad_dest=0, oversize=0, pause=0.0,
+                                 sink_pause=1.0 - eject, seed=seed, waves=args.waves)
+    except AssertionError as error:
+        raise CheckFailed(f"{network.name} on {args.simulator}: {' '.join(str(error).split())}"
+                          f"; details in {build_dir / 'test.log'}") from None
+    delivered, cycles = result["delivered"], result["cycles"]
+    size = result["config"]["sizes"]
+    lines = [f"{network.name}: {delivered} frames of {size[0]} to {size[1]} bytes through the "
+             f"AXI4-Stream interfaces, each delivered once, whole and byte for byte with tid "
+             "its sender" + (", in order per pair" if result["config"]["ordered"] else ""),
+             f"  cycles                  {cycles}",
+             f"  frames per PE per cycle {delivered / pes / cycles:.4f}",
+             f"  build and logs          {build_dir}"]
+    return Report("\n".join(lines), {
+        "network": network.name, "family": family.name, "parameters": network.to_dict(),
+        "simulator": args.simulator, "frames": {"per_pe": per_pe, "eject_ready": eject,
+                                                "seed": seed},
+        "results": {key: value for key, value in result.items() if key != "config"},
+        "build_dir": str(build_dir)})
 
 
 def _simulate(network, args, family, build_dir: Path, tests: dict, *, trace: bool = True,

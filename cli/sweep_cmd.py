@@ -205,7 +205,7 @@ def run_point(simulator: str, build_dir: str, run_dir: str, point: dict) -> dict
 
 
 def run(args) -> Report:
-    network = network_for_lengths(args)
+    network = network_for_lengths(args, flits_only="drives the routers' own PE ports")
     family = family_for(network)
     points = points_of(args, network)
     jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)

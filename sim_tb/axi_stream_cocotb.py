@@ -11,11 +11,13 @@ its source, in the order sent per pair (where the routing keeps a pair's packets
 bad frame arrives anywhere, and that each interface's counters count its bad frames exactly.
 
 Settings (``TWINNET_TB_CONFIG``): ``pes``, ``data_bytes``, ``max_frame_bytes``, ``dest_width``,
-``frames`` (per source), ``ordered``, ``separate_clocks`` (each PE's ports on a clock of its
-own, of the periods :data:`PE_PERIODS_NS` in turn), ``bad_dest`` and ``oversize`` (frames of
-each kind per source), ``pause`` (the chance that a source or sink pauses in a cycle),
-``seed``. The test writes ``results.json``: frames delivered, cycles of the network's clock,
-and each interface's counters.
+``frames`` (per source), ``sizes`` (the fewest and most bytes of a good frame), ``ordered``,
+``separate_clocks`` (each PE's ports on a clock of its own, of the periods
+:data:`PE_PERIODS_NS` in turn), ``bad_dest`` and ``oversize`` (frames of each kind per
+source), ``pause`` (the chance that a source pauses in a cycle; a sink's too unless ``sink_pause``),
+``seed``. The test
+writes ``results.json``: frames delivered, cycles of the network's clock, and each
+interface's counters.
 """
 
 import json
@@ -61,8 +63,11 @@ async def frames(dut):
                for pe in range(pes)]
     sinks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, f"m_axis_{pe}"), *clocks[pe])
              for pe in range(pes)]
-    for port in (*sources, *sinks):
+    for port in sources:
         port.set_pause_generator(_pauses(random.Random(rng.random()), config["pause"]))
+    for port in sinks:
+        port.set_pause_generator(_pauses(random.Random(rng.random()),
+                                         config.get("sink_pause", config["pause"])))
     # Every reset held together over several cycles of the slowest clock.
     await ClockCycles(dut.clk, 4 * max(PE_PERIODS_NS) // NETWORK_PERIOD_NS + 4)
     dut.rst.value = 0
@@ -78,7 +83,7 @@ async def frames(dut):
                 + ["oversize"] * config["oversize"])
         rng.shuffle(plan)
         for kind in plan:
-            size = rng.randint(1, longest)
+            size = rng.randint(*config["sizes"])
             dest = rng.randrange(pes)
             if kind == "bad_dest":
                 dest = rng.randrange(pes, 1 << config["dest_width"])

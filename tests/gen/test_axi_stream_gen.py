@@ -40,7 +40,7 @@ def test_3dt_top_has_axi_stream_ports_per_pe_and_the_manifest_lists_them(tmp_pat
     assert (section["max_frame_beats"], section["max_frame_bytes"]) == (3, 9)
 
 
-@pytest.mark.parametrize("command", ["sim", "sweep", "board build --board ulx3s-85f"])
+@pytest.mark.parametrize("command", ["sweep", "board build --board ulx3s-85f"])
 def test_commands_on_the_routers_own_ports_refuse_interfaces_from_a_file(tmp_path, capsys,
                                                                          command):
     toml = tmp_path / "net.toml"

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2457 in ``VALUE_FLAGS``, 328 missing values, 528
+Case count (pytest items, one per case): 2482 in ``VALUE_FLAGS``, 332 missing values, 539
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3604 in all (``test_case_count`` keeps this sentence honest).
+this count — 3644 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -179,7 +179,7 @@ COMMANDS = {
 }
 NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build", "draw", "trace")
 #: The network commands that take the PEs' interface flags (--ni and its settings).
-WITH_INTERFACES = ("gen", "fpga", "draw")
+WITH_INTERFACES = ("gen", "sim", "fpga", "draw")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -650,6 +650,13 @@ COMBINATIONS = [
            "user-bits-leave-no-byte"),
           ("--ni axi-stream --max-packet-length 1", "--max-packet-length", ("1", "2 flits"),
            "axi-stream-one-flit-packets")]],
+    # A frames run through the interfaces takes none of the flags of the routers' own traffic.
+    *[_combination("sim", f"--ni axi-stream {words}", flag(option), "axi-stream",
+                   label=f"frames-with-{option.lstrip('-')}")
+      for words, option in [("--rate 0.1", "--rate"), ("--warmup 5", "--warmup"),
+                            ("--traffic transpose", "--traffic"),
+                            ("--packet-lengths 2", "--packet-lengths"),
+                            ("--check hops", "--check")]],
     # Sizes that depend on other values.
     # (Without a family, prove's lone router takes 2-flit packets and a smaller header.)
     *[_combination(c, "--buffer-depth 4", flag("--buffer-depth"), "4", LOWER, "8",

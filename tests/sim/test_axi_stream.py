@@ -13,9 +13,9 @@ from tiers import default_only
 from variants import BUILD
 
 from twinnet.cli.gen_cmd import network_from_words
-from twinnet.families import family_for
-from twinnet.gen.generate import generate_network
-from twinnet.sim_tb import network_sim, runner
+from twinnet.cli.main import main
+from twinnet.sim_tb import runner
+from twinnet.sim_tb.axi_stream_sim import simulate_frames
 
 #: A 3x3 torus (9 PEs: tdest 9 to 15 names none), 3-byte beats, frames of up to 7 beats; the
 #: same with 1-byte beats and 2-flit packets (frames of one byte only); a king torus with two
@@ -35,37 +35,38 @@ DEFAULT = {("torus-3x3", "icarus"), ("torus-3x3", "verilator"),
            ("torus-3x3-cdc", "icarus"), ("torus-3x3-cdc", "verilator")}
 
 
-def run_frames(words: list[str], simulator: str, build, **settings) -> dict:
-    """Generate the network of ``words`` with AXI4-Stream interfaces, build its AXI4-Stream
-    top on ``simulator`` and run the cocotb test ``frames`` with ``settings``."""
-    network = network_from_words(words + ["--ni", "axi-stream"])
-    files = generate_network(network, build / "rtl", family=family_for(network))
-    manifest = json.loads(files[-1].read_text())
-    section = manifest["axi_stream"]
-    pes = len(manifest["terminals"])
-    dest_width = next(port["width"] for port in section["pes"][0]["slave"]
-                      if port["name"].endswith("_tdest"))
-    config = {"pes": pes, "data_bytes": section["data_bytes"],
-              "max_frame_bytes": section["max_frame_bytes"], "dest_width": dest_width,
-              "frames": 12, "bad_dest": 2 if pes < 1 << dest_width else 0, "oversize": 2,
-              "pause": 0.3, "seed": 1, "ordered": family_for(network).in_order(network),
-              "separate_clocks": network.ni_clock == "separate", **settings}
-    runner.run(simulator=simulator, toplevel=section["top"],
-               test_module="twinnet.sim_tb.axi_stream_cocotb", build_dir=build, config=config,
-               sources=[path for path in files if path.suffix == ".v"],
-               hier_blocks=network_sim.hierarchy_blocks(manifest), log=True)
-    results = json.loads((build / "results.json").read_text())["frames"]
-    return {"config": config, **results}
-
-
 @pytest.mark.parametrize("name, simulator",
                          default_only(product(sorted(CASES), runner.SIMULATORS), DEFAULT),
                          indirect=["simulator"])
 def test_frames_arrive_whole_once_in_order(name, simulator):
-    result = run_frames(CASES[name], simulator, BUILD / f"axis-{name}-{simulator}")
+    network = network_from_words(CASES[name] + ["--ni", "axi-stream"])
+    result = simulate_frames(network, simulator, BUILD / f"axis-{name}-{simulator}")
     config = result["config"]
     # Every good frame delivered (the cocotb test checks each byte, tid and the order).
     assert result["delivered"] == config["pes"] * config["frames"]
     # Each interface counted its own bad frames, exactly (by hand: the plan's counts).
     for counts in result["counters"].values():
         assert counts == {"bad_dest": config["bad_dest"], "oversize": config["oversize"]}
+
+
+@pytest.mark.slow
+def test_soak_of_100000_frames_with_back_pressure(verilator):
+    """Over 100,000 frames through the 3x3 torus on Verilator, pauses on every source and
+    sink, each frame checked as above."""
+    network = network_from_words(CASES["torus-3x3"] + ["--ni", "axi-stream"])
+    result = simulate_frames(network, verilator, BUILD / "axis-soak", frames=11200,
+                             bad_dest=20, oversize=20, seed=7)
+    assert result["delivered"] == 9 * 11200 >= 100_000
+    for counts in result["counters"].values():
+        assert counts == {"bad_dest": 20, "oversize": 20}
+
+
+def test_sim_command_sends_frames_through_the_interfaces(icarus, tmp_path, capsys):
+    """``twinnet sim --ni axi-stream``: --packets frames in all (rounded up to a multiple of
+    the PEs), each checked by the cocotb test; the report counts them."""
+    assert main(["sim", "torus", "--radix", "3,3", "--ni", "axi-stream", "--packets", "85",
+                 "--eject-ready", "0.8", "--simulator", icarus, "--out", str(tmp_path),
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["frames"]["per_pe"] == 10  # ceil(85 / 9)
+    assert report["results"]["delivered"] == 90
