@@ -29,10 +29,20 @@ each body flit a beat, the packet's tail the ``tlast`` beat, through a two-beat 
 
 No path is combinational across an interface: ``s_axis_*_tready`` and ``m_axis_*_tvalid``
 (and the master's data) come from registers and a memory read at a registered address, and
-neither depends on the other side's ``tvalid`` or ``tready`` in the same cycle.
+neither depends on the other side's ``tvalid`` or ``tready`` in the same cycle. During reset
+``s_axis_*_tready`` is low and ``m_axis_*_tvalid`` low.
 """
 
-from amaranth.hdl import Cat, ClockDomain, DomainRenamer, Module, Mux, Shape, Signal
+from amaranth.hdl import (
+    Cat,
+    ClockDomain,
+    DomainRenamer,
+    Module,
+    Mux,
+    ResetSignal,
+    Shape,
+    Signal,
+)
 from amaranth.lib import data, wiring
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.memory import Memory
@@ -151,7 +161,8 @@ class AxiStreamIngress(wiring.Component):
         count = Signal(range(fmt.max_beats + 1))
         dest = Signal(fmt.number_width)
         room = (written - taken)[:depth_bits + 1] != fmt.depth
-        m.d.comb += axis.tready.eq(dropping | (room & frames.w_rdy))
+        # (Low during reset, as the network's own PE ports: a beat offered then waits.)
+        m.d.comb += axis.tready.eq(~ResetSignal() & (dropping | (room & frames.w_rdy)))
         beat = Signal(fmt.beat_layout)
         m.d.comb += [beat.data.eq(axis.tdata), beat.keep.eq(axis.tkeep)]
         if fmt.user_width:

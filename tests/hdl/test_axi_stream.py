@@ -1,0 +1,82 @@
+"""One PE's AXI4-Stream interfaces in the Amaranth simulator: ``tready`` low during reset; a
+frame's packet (its head's route fields and source, a flit per beat with its tdata and tkeep,
+the tail on the tlast beat) by hand; the egress back to the same beats with ``tid`` the
+sender."""
+
+from amaranth.hdl import Cat, ClockDomain, Module, unsigned
+from amaranth.lib import data
+from amaranth.sim import Simulator
+
+from twinnet.hdl.axi_stream import AxiStreamFormat, AxiStreamInterface
+from twinnet.hdl.terminals import TerminalCodec
+
+#: A 3 x 2 grid of terminals numbered x + 3 y, 32-bit flits, 3-byte beats, packets of up to 4
+#: flits (frames of up to 3 beats).
+ROUTE = data.StructLayout({"x": unsigned(2), "y": unsigned(1)})
+HEAD = data.StructLayout({"route": ROUTE, "source": unsigned(3), "payload": unsigned(26)})
+FORMAT = AxiStreamFormat(TerminalCodec(HEAD, [(("x",), 3), (("y",), 2)], 6), 4, 3, 0)
+
+
+def test_a_frame_becomes_one_packet_and_back():
+    dut = AxiStreamInterface(FORMAT)
+    top = Module()
+    top.domains.sync = domain = ClockDomain()
+    top.submodules.dut = dut
+    sent, delivered = [], []
+    frame = [(0xA1A2A3, 0b111, 0), (0x0000B1, 0b001, 1)]  # one byte kept in the last beat
+
+    async def core(ctx):
+        ctx.set(dut.terminal, 4)
+        ctx.set(domain.rst, 1)
+        await ctx.tick()
+        assert ctx.get(dut.s_axis.tready) == 0  # low while the reset is held
+        ctx.set(domain.rst, 0)
+        # The frame to PE 5 (x 2, y 1).
+        ctx.set(dut.s_axis.tvalid, 1)
+        ctx.set(dut.s_axis.tdest, 5)
+        for data_, keep, last in frame:
+            ctx.set(dut.s_axis.tdata, data_)
+            ctx.set(dut.s_axis.tkeep, keep)
+            ctx.set(dut.s_axis.tlast, last)
+            await ctx.tick().until(dut.s_axis.tready)
+        ctx.set(dut.s_axis.tvalid, 0)
+
+    async def router(ctx):
+        # Takes the packet's flits, then hands them back as the destination's router would.
+        ctx.set(dut.pe_in.ready, 1)
+        while len(sent) < 3:
+            _, _, valid, payload = await ctx.tick().sample(dut.pe_in.valid, dut.pe_in.payload)
+            if valid:
+                sent.append(payload)
+        for flit in sent:
+            ctx.set(dut.pe_out.valid, 1)
+            ctx.set(dut.pe_out.payload.data, flit.data)
+            ctx.set(dut.pe_out.payload.first, flit.first)
+            ctx.set(dut.pe_out.payload.last, flit.last)
+            await ctx.tick().until(dut.pe_out.ready)
+        ctx.set(dut.pe_out.valid, 0)
+
+    async def receiver(ctx):
+        ctx.set(dut.m_axis.tready, 1)
+        while len(delivered) < 2:
+            _, _, valid, beat = await ctx.tick().sample(
+                dut.m_axis.tvalid, Cat(dut.m_axis.tdata, dut.m_axis.tkeep, dut.m_axis.tlast,
+                                       dut.m_axis.tid))
+            if valid:
+                delivered.append((beat & 0xFFFFFF, beat >> 24 & 0b111, beat >> 27 & 1,
+                                  beat >> 28))
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(core)
+    sim.add_testbench(router)
+    sim.add_testbench(receiver)
+    sim.run_until(100e-6)
+    assert [flit.first for flit in sent] == [1, 0, 0]
+    assert [flit.last for flit in sent] == [0, 0, 1]
+    head = data.Const(HEAD, sent[0].data)
+    assert (head.route.x, head.route.y, head.source) == (2, 1, 4)
+    beats = [data.Const(FORMAT.beat_layout, flit.data) for flit in sent[1:]]
+    assert [(beat.data, beat.keep) for beat in beats] == [(0xA1A2A3, 0b111), (0x0000B1, 0b001)]
+    # The same beats out of the egress, the last with tlast, tid the sender (PE 4).
+    assert delivered == [(0xA1A2A3, 0b111, 0, 4), (0x0000B1, 0b001, 1, 4)]
