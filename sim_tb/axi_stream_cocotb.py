@@ -2,22 +2,22 @@
 
 The top is ``<name>_axis`` (:class:`twinnet.hdl.axi_stream.AxiStreamNetwork`). Every PE's
 slave gets an ``AxiStreamSource`` and its master an ``AxiStreamSink``, each with a random pause
-generator. Each source sends ``frames`` frames of random lengths (1 byte to the longest frame)
-to random PEs, itself included, several in flight per pair, and among them bad requests:
-frames to a ``tdest`` that names no PE and frames longer than the longest. The test checks that
-every good frame arrives exactly once, byte for byte, whole, at its destination, with ``tid``
-its source, in the order sent per pair (where the routing keeps a pair's packets in order:
-``ordered``), that no
-bad frame arrives anywhere, and that each interface's counters count its bad frames exactly.
+generator. Each source sends ``frames`` frames of random lengths (1 byte to the longest
+frame): one to every PE, itself included, as far as they go (all pairs when ``frames`` >= P),
+the rest to PEs drawn uniformly, several in flight per pair; and among them bad requests,
+frames to a ``tdest`` that names no PE and frames longer than the longest. The test checks
+that every good frame arrives exactly once, byte for byte, whole, at its destination, with
+``tid`` its source, in the order sent per pair (where the routing keeps a pair's packets in
+order: ``ordered``), that no bad frame arrives anywhere, and that each interface's counters
+count its bad frames exactly.
 
 Settings (``TWINNET_TB_CONFIG``): ``pes``, ``data_bytes``, ``max_frame_bytes``, ``dest_width``,
 ``frames`` (per source), ``sizes`` (the fewest and most bytes of a good frame), ``ordered``,
 ``separate_clocks`` (each PE's ports on a clock of its own, of the periods
 :data:`PE_PERIODS_NS` in turn), ``bad_dest`` and ``oversize`` (frames of each kind per
-source), ``pause`` (the chance that a source pauses in a cycle; a sink's too unless ``sink_pause``),
-``seed``. The test
-writes ``results.json``: frames delivered, cycles of the network's clock, and each
-interface's counters.
+source), ``pause`` (the chance that a source pauses in a cycle; a sink's too unless
+``sink_pause``), ``seed``. The test writes ``results.json``: frames delivered, cycles of the
+network's clock, and each interface's counters.
 """
 
 import json
@@ -79,12 +79,19 @@ async def frames(dut):
     # Per (source, destination), the payloads of the frames expected, in order.
     expected = {}
     for pe, source in enumerate(sources):
-        plan = (["good"] * config["frames"] + ["bad_dest"] * config["bad_dest"]
-                + ["oversize"] * config["oversize"])
+        # The good frames' destinations: every PE once (all pairs, the sender's own too) as
+        # far as the frames go, the rest drawn uniformly.
+        reach = list(range(pes))
+        rng.shuffle(reach)
+        dests = reach[:config["frames"]] + [rng.randrange(pes)
+                                            for _ in range(config["frames"] - pes)]
+        plan = ([("good", dest) for dest in dests] + [("bad_dest", None)] * config["bad_dest"]
+                + [("oversize", None)] * config["oversize"])
         rng.shuffle(plan)
-        for kind in plan:
+        for kind, dest in plan:
             size = rng.randint(*config["sizes"])
-            dest = rng.randrange(pes)
+            if kind == "oversize":
+                dest = rng.randrange(pes)
             if kind == "bad_dest":
                 dest = rng.randrange(pes, 1 << config["dest_width"])
             elif kind == "oversize":

@@ -10,7 +10,8 @@ def simulate_frames(network, simulator: str, build_dir, *, family=None,
                     waves: bool | None = None, **settings) -> dict:
     """Generate ``network`` (built with ``ni`` axi-stream) into ``build_dir/rtl``, build its
     AXI4-Stream top on ``simulator`` in ``build_dir`` and run the cocotb test ``frames`` with
-    ``settings`` over the defaults (12 frames per PE of 1 byte to the longest, 2 to a PE that
+    ``settings`` over the defaults (12 frames per PE, or one to every PE if there are more, of 1
+byte to the longest, 2 to a PE that
     does not exist where there is such a number, 2 oversize, pauses in 30 % of the cycles,
     seed 1); ``waves`` dumps waveforms (:func:`twinnet.sim_tb.runner.run`). Returns the
     settings used (``config``), frames ``delivered``, the network's
@@ -31,7 +32,7 @@ def simulate_frames(network, simulator: str, build_dir, *, family=None,
                       if port["name"].endswith("_tdest"))
     config = {"pes": pes, "data_bytes": section["data_bytes"],
               "max_frame_bytes": section["max_frame_bytes"], "dest_width": dest_width,
-              "sizes": [1, section["max_frame_bytes"]], "frames": 12,
+              "sizes": [1, section["max_frame_bytes"]], "frames": max(12, pes),
               "bad_dest": 2 if pes < 1 << dest_width else 0, "oversize": 2, "pause": 0.3,
               "seed": 1, "ordered": family.in_order(network),
               "separate_clocks": network.ni_clock == "separate", **settings}
