@@ -171,8 +171,7 @@ def interface_design(network, family) -> Design:
 def _axi_stream_format(network, family, netlist):
     from twinnet.gen.generate import axi_stream_format
 
-    return axi_stream_format(netlist, family.terminal_digits(network), network.beat_bytes,
-                             network.ni_user_bits)
+    return axi_stream_format(netlist, family.terminal_digits(network), network.beat)
 
 
 class LfsrHarness(wiring.Component):

@@ -65,8 +65,7 @@ def generate_network(config, outdir, *, family=None, trace: bool = False,
         axi_stream = None
         if getattr(config, "ni", "flits") == "axi-stream":
             axi_stream = {"digits": _digits(family, config, "AXI4-Stream interfaces"),
-                          "data_bytes": config.beat_bytes, "user_width": config.ni_user_bits,
-                          "separate_clock": config.ni_clock == "separate"}
+                          "beat": config.beat, "separate_clock": config.ni_clock == "separate"}
         if traffic:
             digits = _digits(family, config, "traffic in hardware")
             ordered = family.in_order(config)
@@ -123,7 +122,7 @@ def generate(name: str, netlist: Netlist, outdir, *, family: dict, trace: bool =
     ``link_counters`` adds the link counters (:class:`twinnet.hdl.link_counter.LinkCounters`,
     ``<name>_links.v``) to the top, its ``link_counts`` output, and the C++ program (manifest
     key ``link_counters``: the module, the counters of a row and the links in bus order).
-    ``axi_stream`` (``digits``, ``data_bytes``, ``user_width``, ``separate_clock``) adds the
+    ``axi_stream`` (``digits``, ``beat``: ``RouterSizes.beat``, ``separate_clock``) adds the
     AXI4-Stream top
     ``<name>_axis`` (:class:`twinnet.hdl.axi_stream.AxiStreamNetwork`) and its interfaces'
     modules (manifest key ``axi_stream``).
@@ -210,27 +209,28 @@ def traffic_format(name: str, netlist: Netlist, digits, ordered: bool = True):
     return fmt, modules, traffic.terminal_constants(fmt)
 
 
-def axi_stream_format(netlist: Netlist, digits, data_bytes: int, user_width: int):
+def axi_stream_format(netlist: Netlist, digits, beat: dict):
     """The :class:`twinnet.hdl.axi_stream.AxiStreamFormat` of ``netlist``'s interfaces, for
-    the family's terminal ``digits``."""
+    the family's terminal ``digits`` and the network's ``beat``
+    (:attr:`twinnet.model.sizes.RouterSizes.beat`)."""
     from twinnet.hdl.axi_stream import AxiStreamFormat
 
     flit_format = next(iter(netlist.kinds.values())).flit_format
     codec = TerminalCodec(flit_format.head_layout,
                           [(tuple(field.split(".")[1:]), radix) for field, radix in digits],
                           len(netlist.terminals))
-    return AxiStreamFormat(codec, flit_format.config.max_packet_length, data_bytes, user_width)
+    return AxiStreamFormat(codec, flit_format.config.max_packet_length, **beat)
 
 
 def _write_axi_stream(name, netlist, top, outdir, files, say, components, *, digits,
-                      data_bytes: int, user_width: int, separate_clock: bool) -> dict:
+                      beat: dict, separate_clock: bool) -> dict:
     """The AXI4-Stream top ``<name>_axis`` and its interfaces' modules; returns the manifest's
     ``axi_stream`` section: the top, the modules, the beat, the frame limits, the error
     counters and every PE's ports."""
     from twinnet.hdl import axi_stream
 
     started = time.perf_counter()
-    fmt = axi_stream_format(netlist, digits, data_bytes, user_width)
+    fmt = axi_stream_format(netlist, digits, beat)
     modules = {"network": name, "interface": f"{name}_ni"}
     components["axi_stream"] = wrapper = axi_stream.AxiStreamNetwork(
         top, fmt, modules, separate_clock=separate_clock)
@@ -254,8 +254,12 @@ def _write_axi_stream(name, netlist, top, outdir, files, say, components, *, dig
             "clock": ("ni_<pe>_clk (rising edge) and ni_<pe>_rst (active high) for PE <pe>'s "
                       "ports and counters; clk and rst for the network" if separate_clock
                       else "clk (rising edge) and rst, every interface and the network"),
-            "data_bytes": data_bytes, "user_width": user_width,
-            "max_frame_beats": fmt.max_beats, "max_frame_bytes": fmt.max_beats * data_bytes,
+            "data_bytes": fmt.data_bytes, "user_width": fmt.user_width,
+            "id_width": fmt.id_width,
+            "tid": (f"m_axis_<pe>_tid: the slave's tid (bits {fmt.number_width} and up) above "
+                    f"the sending PE's number (bits 0 to {fmt.number_width - 1})"
+                    if fmt.id_width else "m_axis_<pe>_tid: the sending PE's number"),
+            "max_frame_beats": fmt.max_beats, "max_frame_bytes": fmt.max_beats * fmt.data_bytes,
             "beat": flit.layout_fields(fmt.beat_layout),
             "counters": {name: f"ni_<pe>_{name}" for name in axi_stream.ERRORS},
             "counter_width": axi_stream.COUNT_WIDTH,

@@ -27,6 +27,10 @@ the interface's own counters (16 bits, saturating), and never reach the network:
 **Egress** (:class:`AxiStreamEgress`): the head flit's ``source`` becomes the frame's ``tid``,
 each body flit a beat, the packet's tail the ``tlast`` beat, through a two-beat buffer.
 
+**The slaves' ``tid``** (``id_width`` bits, ``--ni-id-bits``; none by default) is read on a
+frame's first beat with ``tdest``, travels in the low bits of the head flit's ``payload``, and
+comes out as the high bits of the master's ``tid``: ``m_axis_tid = {s_axis_tid, source PE}``.
+
 No path is combinational across an interface: ``s_axis_*_tready`` and ``m_axis_*_tvalid``
 (and the master's data) come from registers and a memory read at a registered address, and
 neither depends on the other side's ``tvalid`` or ``tready`` in the same cycle. During reset
@@ -66,14 +70,16 @@ SIGNALS = ("tvalid", "tready", "tdata", "tkeep", "tlast", "tid", "tdest", "tuser
 
 class AxiStreamFormat:
     """What the interfaces of a network agree on: the terminal codec of its head flits, the
-    longest packet, bytes per beat and ``tuser`` bits per beat.
+    longest packet, bytes per beat, ``tuser`` bits per beat and the slaves' ``tid`` bits.
 
     Raises ``ValueError`` when a beat does not fit in a flit, when the head's ``source`` field
-    cannot hold a PE number, or when packets of one flit leave no room for a beat."""
+    cannot hold a PE number, when the head's payload cannot hold a ``tid``, or when packets of
+    one flit leave no room for a beat."""
 
-    def __init__(self, codec: TerminalCodec, max_packet_length: int, data_bytes: int,
-                 user_width: int):
+    def __init__(self, codec: TerminalCodec, max_packet_length: int, *, data_bytes: int,
+                 user_width: int, id_width: int = 0):
         self.codec, self.data_bytes, self.user_width = codec, data_bytes, user_width
+        self.id_width = id_width
         #: A body flit's data: one beat.
         self.beat_layout = data.StructLayout({"data": 8 * data_bytes, "keep": data_bytes,
                                               "user": user_width})
@@ -84,29 +90,33 @@ class AxiStreamFormat:
         if codec.source_width < codec.number_width:
             raise ValueError(f"the head's source field has {codec.source_width} bits, too "
                              f"few for a PE number ({codec.number_width})")
+        payload = codec.head_layout["payload"].shape.width
+        if id_width > payload:
+            raise ValueError(f"a tid of {id_width} bits does not fit the head flit's payload "
+                             f"({payload} bits)")
         if max_packet_length < 2:
             raise ValueError("a frame needs packets of at least 2 flits (a head and a beat)")
         #: The most beats of a frame (a packet's head is not a beat).
         self.max_beats = max_packet_length - 1
-        #: Bits of ``tdest`` and ``tid``: a PE number.
+        #: Bits of ``tdest``: a PE number.
         self.number_width = max(1, codec.number_width)
         #: The frames waiting in an ingress: one being received, one being sent.
         self.depth = 1 << (2 * self.max_beats - 1).bit_length()
 
-    def widths(self) -> dict:
-        """Each AXI4-Stream signal's width (0: left out)."""
+    def widths(self, *, dest: bool) -> dict:
+        """Each AXI4-Stream signal's width (0: left out) on a slave (``dest``: ``tdest`` and
+        the core's ``tid``) or a master (no ``tdest``; ``tid`` the core's above the source
+        PE's number)."""
         return {"tvalid": 1, "tready": 1, "tdata": 8 * self.data_bytes,
-                "tkeep": self.data_bytes, "tlast": 1, "tid": self.number_width,
-                "tdest": self.number_width, "tuser": self.user_width}
+                "tkeep": self.data_bytes, "tlast": 1,
+                "tid": self.id_width if dest else self.id_width + self.number_width,
+                "tdest": self.number_width if dest else 0, "tuser": self.user_width}
 
     def signature(self, *, dest: bool) -> wiring.Signature:
-        """An AXI4-Stream port seen from its master: ``tready`` in, the rest out; ``tdest``
-        only with ``dest`` (the slave's: the master port's frames carry ``tid`` instead)."""
-        members = {}
-        for name, width in self.widths().items():
-            if width and (name != "tdest" or dest) and (name != "tid" or not dest):
-                members[name] = In(width) if name == "tready" else Out(width)
-        return wiring.Signature(members)
+        """An AXI4-Stream port seen from its master: ``tready`` in, the rest out (see
+        :meth:`widths`)."""
+        return wiring.Signature({name: In(width) if name == "tready" else Out(width)
+                                 for name, width in self.widths(dest=dest).items() if width})
 
 
 def _saturating(m, counter, event):
@@ -145,7 +155,7 @@ class AxiStreamIngress(wiring.Component):
         # A whole frame waiting: its destination's route fields (worked out as the frame comes
         # in, off the path into the router) and its beats.
         frame = data.StructLayout({"route": fmt.codec.route_layout,
-                                   "beats": range(fmt.max_beats + 1)})
+                                   "beats": range(fmt.max_beats + 1), "id": fmt.id_width})
         m.submodules.frames = frames = FlitBuffer(frame.size, 2)
         self._receive(m, write, written, committed, taken, frames, frame)
         self._send(m, read, taken, frames, frame)
@@ -160,6 +170,7 @@ class AxiStreamIngress(wiring.Component):
         dropping = Signal()  # the rest of a dropped frame, up to its tlast
         count = Signal(range(fmt.max_beats + 1))
         dest = Signal(fmt.number_width)
+        tid = Signal(fmt.id_width)
         room = (written - taken)[:depth_bits + 1] != fmt.depth
         # (Low during reset, as the network's own PE ports: a beat offered then waits.)
         m.d.comb += axis.tready.eq(~ResetSignal() & (dropping | (room & frames.w_rdy)))
@@ -173,10 +184,12 @@ class AxiStreamIngress(wiring.Component):
         over = opened & (count == fmt.max_beats)
         stored = Mux(starts, 1, count + 1)
         to = Mux(starts, axis.tdest, dest)
+        sender = Mux(starts, axis.tid, tid) if fmt.id_width else tid
         entry = data.View(frame, frames.w_data)
         m.d.comb += [write.addr.eq(written[:depth_bits]), write.data.eq(beat),
                      write.en.eq(took & ~dropping & ~bad & ~over),
-                     entry.route.eq(fmt.codec.route_from(m, to)), entry.beats.eq(stored)]
+                     entry.route.eq(fmt.codec.route_from(m, to)), entry.beats.eq(stored),
+                     entry.id.eq(sender)]
         _saturating(m, self.bad_dest, took & bad)
         _saturating(m, self.oversize, took & over)
         with m.If(took):
@@ -189,7 +202,7 @@ class AxiStreamIngress(wiring.Component):
                 m.d.sync += [written.eq(committed), opened.eq(0), dropping.eq(~axis.tlast)]
             with m.Else():
                 m.d.sync += [written.eq(written + 1), count.eq(stored), dest.eq(to),
-                             opened.eq(~axis.tlast)]
+                             tid.eq(sender), opened.eq(~axis.tlast)]
                 with m.If(axis.tlast):
                     m.d.comb += frames.w_en.eq(1)
                     m.d.sync += committed.eq(written + 1)
@@ -203,6 +216,7 @@ class AxiStreamIngress(wiring.Component):
         entry = data.View(frame, frames.r_data)
         head = Signal(codec.head_layout)
         m.d.comb += [head.route.eq(entry.route), head.source.eq(self.terminal),
+                     head.payload[:fmt.id_width].eq(entry.id),
                      read.addr.eq(taken[:index_width(fmt.depth)])]
         moves = pe.valid & pe.ready
         with m.If(~sending):
@@ -237,9 +251,10 @@ class AxiStreamEgress(wiring.Component):
     def elaborate(self, platform):
         m, fmt = Module(), self.fmt
         pe, axis = self.pe, self.m_axis
-        out = data.StructLayout({"beat": fmt.beat_layout, "last": 1, "id": fmt.number_width})
+        id_width = fmt.id_width + fmt.number_width
+        out = data.StructLayout({"beat": fmt.beat_layout, "last": 1, "id": id_width})
         m.submodules.beats = beats = FlitBuffer(out.size, 2)
-        source = Signal(fmt.number_width)
+        source = Signal(id_width)  # the frame's tid: the core's above the source PE
         head = data.View(fmt.codec.head_layout, pe.payload.data)
         entry = data.View(out, beats.w_data)
         m.d.comb += [pe.ready.eq(beats.w_rdy),
@@ -247,7 +262,8 @@ class AxiStreamEgress(wiring.Component):
                      entry.beat.eq(pe.payload.data[:fmt.beat_layout.size]),
                      entry.last.eq(pe.payload.last), entry.id.eq(source)]
         with m.If(pe.valid & pe.ready & pe.payload.first):
-            m.d.sync += source.eq(head.source)
+            m.d.sync += source.eq(Cat(head.source[:fmt.number_width],
+                                      head.payload[:fmt.id_width]))
         front = data.View(out, beats.r_data)
         m.d.comb += [axis.tvalid.eq(beats.r_rdy), beats.r_en.eq(axis.tready),
                      axis.tdata.eq(front.beat.data), axis.tkeep.eq(front.beat.keep),
@@ -325,7 +341,8 @@ class AxiStreamNetwork(wiring.Component):
     per PE an :class:`AxiStreamInterface` (converted once, instantiated by name).
 
     Ports, per PE ``i`` (signals of width 0 left out, :meth:`AxiStreamFormat.widths`):
-        s_axis_<i>_tvalid, _tdata, _tkeep, _tlast, _tdest, _tuser: In; s_axis_<i>_tready: Out.
+        s_axis_<i>_tvalid, _tdata, _tkeep, _tlast, _tid, _tdest, _tuser: In;
+            s_axis_<i>_tready: Out.
         m_axis_<i>_tvalid, _tdata, _tkeep, _tlast, _tid, _tuser: Out; m_axis_<i>_tready: In.
         ni_<i>_bad_dest, ni_<i>_oversize: Out(16) — the ingress's counters.
         ni_<i>_clk, ni_<i>_rst: In(1) — with ``separate_clock``: the clock and reset (active

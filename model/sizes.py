@@ -57,7 +57,7 @@ MAX_EJECTION_LANES = 8
 NETWORK_INTERFACES = ("flits", "axi-stream")
 #: The parameters of the PEs' interfaces: commands whose work does not depend on them (a
 #: router's proofs, a trace of terminal numbers) leave them out.
-INTERFACE_PARAMETERS = ("ni", "ni_bytes", "ni_user_bits", "ni_clock")
+INTERFACE_PARAMETERS = ("ni", "ni_bytes", "ni_user_bits", "ni_id_bits", "ni_clock")
 #: The interfaces' clocking: the AXI side on the network's clock, or each PE's on its own.
 NI_CLOCKS = ("shared", "separate")
 #: Bits of a flit per byte of an AXI4-Stream beat: tdata's 8 and its tkeep bit.
@@ -65,6 +65,8 @@ BEAT_BITS_PER_BYTE = 9
 #: The most tdata bytes and tuser bits of a beat.
 MAX_BEAT_BYTES = 64
 MAX_USER_BITS = 64
+#: The most bits of a slave's ``tid`` (it travels in the head flit's payload).
+MAX_ID_BITS = 16
 #: Each microarchitecture's own switch inputs and hold (the split router takes only these).
 NATIVE_SWITCH_INPUTS = {2: "port", 3: "vc"}
 NATIVE_HOLD = {2: "flit", 3: "packet"}
@@ -103,7 +105,7 @@ def check_interfaces(values: dict, names: dict) -> None:
     ``names``): the beat settings only with AXI4-Stream interfaces, whose beat fits in a flit
     and whose packets have room for a beat after their head."""
     if values["ni"] != "axi-stream":
-        for key in ("ni_bytes", "ni_user_bits", "ni_clock"):
+        for key in ("ni_bytes", "ni_user_bits", "ni_id_bits", "ni_clock"):
             if values[key] and values[key] != "shared":
                 raise ValueError(f"{names[key]} {values[key]}: only with --ni axi-stream, not "
                                  f"with {names['ni']} {values['ni']}")
@@ -189,6 +191,11 @@ class RouterSizes(Configuration):
     ni_user_bits: int = parameter(
         0, Integer(0, MAX_USER_BITS),
         f"with --ni axi-stream: tuser bits per beat, 0 to {MAX_USER_BITS} (default 0: no tuser)")
+    ni_id_bits: int = parameter(
+        0, Integer(0, MAX_ID_BITS),
+        f"with --ni axi-stream: bits of the slaves' tid, 0 to {MAX_ID_BITS} (default 0: no "
+        "s_axis tid); a frame's tid travels in its head flit and comes out as the high bits of "
+        "the receiving master's tid, above the sending PE's number")
     ni_clock: str = parameter(
         "shared", Choice(NI_CLOCKS),
         "with --ni axi-stream: shared (each PE's AXI4-Stream ports on the network's clock; the "
@@ -228,6 +235,13 @@ class RouterSizes(Configuration):
             raise ValueError(f"{label} must be >= {network.header_width} bits to hold the "
                              f"head flit of {network.name} (its route and source fields), not "
                              f"{network.flit_width}")
+        spare = network.flit_width - network.header_width
+        if network.ni_id_bits > spare:
+            named = checks.labels_of(values, labels)
+            raise ValueError(f"{named['ni_id_bits']} {network.ni_id_bits}: a tid travels in the "
+                             f"head flit's payload, {spare} bits of a {network.flit_width}-bit "
+                             f"flit of {network.name} ({network.header_width} hold the route "
+                             f"and source): at most {spare}")
         return network
 
     @property
@@ -251,6 +265,14 @@ class RouterSizes(Configuration):
                 "switch_inputs": self.switch_inputs or NATIVE_SWITCH_INPUTS[pipeline],
                 "hold": self.hold or NATIVE_HOLD[pipeline],
                 "ejection_lanes": self.ejection_lanes}
+
+    @property
+    def beat(self) -> dict:
+        """With AXI4-Stream interfaces, what a beat and a frame's head carry, as
+        :class:`twinnet.hdl.axi_stream.AxiStreamFormat` takes it: ``data_bytes``,
+        ``user_width`` and ``id_width``."""
+        return {"data_bytes": self.beat_bytes, "user_width": self.ni_user_bits,
+                "id_width": self.ni_id_bits}
 
     @property
     def beat_bytes(self) -> int:
@@ -290,6 +312,7 @@ class RouterSizes(Configuration):
         if self.ni == "axi-stream":
             suffix += f"_axis{self.beat_bytes}" + (f"u{self.ni_user_bits}"
                                                   if self.ni_user_bits else "")
+            suffix += f"i{self.ni_id_bits}" if self.ni_id_bits else ""
             if self.ni_clock == "separate":
                 suffix += "_cdc"
         return suffix

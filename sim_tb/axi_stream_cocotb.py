@@ -7,11 +7,14 @@ frame): one to every PE, itself included, as far as they go (all pairs when ``fr
 the rest to PEs drawn uniformly, several in flight per pair; and among them bad requests,
 frames to a ``tdest`` that names no PE and frames longer than the longest. The test checks
 that every good frame arrives exactly once, byte for byte, whole, at its destination, with
-``tid`` its source, in the order sent per pair (where the routing keeps a pair's packets in
+``tid`` its source (and above it the random ``tid`` it was sent with, with ``id_width``), in
+the order sent per pair (where the routing keeps a pair's packets in
 order: ``ordered``), that no bad frame arrives anywhere, and that each interface's counters
 count its bad frames exactly.
 
 Settings (``TWINNET_TB_CONFIG``): ``pes``, ``data_bytes``, ``max_frame_bytes``, ``dest_width``,
+``id_width`` (bits of the slaves' ``tid``), ``user_width`` (``tuser`` bits: each frame sends
+a random one on every beat, and gets it back on every beat),
 ``frames`` (per source), ``sizes`` (the fewest and most bytes of a good frame), ``ordered``,
 ``separate_clocks`` (each PE's ports on a clock of its own, of the periods
 :data:`PE_PERIODS_NS` in turn), ``bad_dest`` and ``oversize`` (frames of each kind per
@@ -97,13 +100,18 @@ async def frames(dut):
             elif kind == "oversize":
                 size = rng.randint(longest + 1, longest + 3 * config["data_bytes"])
             payload = bytes(rng.randrange(256) for _ in range(size))
+            tid = rng.randrange(1 << config["id_width"])
+            user = rng.randrange(1 << config["user_width"])
             if kind == "good":
-                expected.setdefault((pe, dest), []).append(payload)
-            await source.send(AxiStreamFrame(payload, tdest=dest))
+                expected.setdefault((pe, dest), []).append((payload, tid, user))
+            await source.send(AxiStreamFrame(payload, tdest=dest,
+                                             tid=tid if config["id_width"] else None,
+                                             tuser=user if config["user_width"] else None))
     awaited = sum(len(frames) for frames in expected.values())
 
     received = {}
     delivered, idle, cycles = 0, 0, 0
+    pe_mask = (1 << config["dest_width"]) - 1
     while delivered < awaited:
         await RisingEdge(dut.clk)
         cycles += 1
@@ -111,7 +119,10 @@ async def frames(dut):
         for pe, sink in enumerate(sinks):
             while not sink.empty():
                 frame = sink.recv_nowait()
-                received.setdefault((frame.tid, pe), []).append(frame)
+                # tid: the core's tid above the sending PE's number.
+                received.setdefault((frame.tid & pe_mask, pe), []).append(
+                    (bytes(frame.tdata), frame.tid >> config["dest_width"],
+                     frame.tuser if config["user_width"] else 0))
                 delivered += 1
                 idle = 0
         assert idle < PATIENCE, (f"{delivered} of {awaited} frames delivered, none for "
@@ -125,11 +136,12 @@ async def frames(dut):
         got = received.get(pair, [])
         assert len(got) == len(frames), f"{pair}: {len(got)} frames of {len(frames)}"
         if not config["ordered"]:  # a pair's packets may overtake each other
-            frames = sorted(frames)
-            got = sorted(got, key=lambda frame: bytes(frame.tdata))
-        for index, (payload, frame) in enumerate(zip(frames, got)):
-            assert bytes(frame.tdata) == payload, (
-                f"{pair} frame {index}: {bytes(frame.tdata).hex()} instead of {payload.hex()}")
+            frames, got = sorted(frames), sorted(got)
+        for index, (sent, (data, tid, user)) in enumerate(zip(frames, got)):
+            assert data == sent[0], (
+                f"{pair} frame {index}: {data.hex()} instead of {sent[0].hex()}")
+            assert (tid, user) == sent[1:], (
+                f"{pair} frame {index}: tid {tid}, tuser {user} instead of {sent[1:]}")
     counters = {pe: {name: int(getattr(dut, f"ni_{pe}_{name}").value)
                      for name in ("bad_dest", "oversize")} for pe in range(pes)}
     for pe, counts in counters.items():

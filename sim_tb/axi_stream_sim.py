@@ -30,7 +30,8 @@ byte to the longest, 2 to a PE that
     pes = len(manifest["terminals"])
     dest_width = next(port["width"] for port in section["pes"][0]["slave"]
                       if port["name"].endswith("_tdest"))
-    config = {"pes": pes, "data_bytes": section["data_bytes"],
+    config = {"pes": pes, "data_bytes": section["data_bytes"], "id_width": section["id_width"],
+              "user_width": section["user_width"],
               "max_frame_bytes": section["max_frame_bytes"], "dest_width": dest_width,
               "sizes": [1, section["max_frame_bytes"]], "frames": max(12, pes),
               "bad_dest": 2 if pes < 1 << dest_width else 0, "oversize": 2, "pause": 0.3,

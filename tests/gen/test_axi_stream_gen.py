@@ -40,6 +40,20 @@ def test_3dt_top_has_axi_stream_ports_per_pe_and_the_manifest_lists_them(tmp_pat
     assert (section["max_frame_beats"], section["max_frame_bytes"]) == (3, 9)
 
 
+def test_slave_tid_comes_out_above_the_senders_number(tmp_path):
+    """With --ni-id-bits 5 on a 3x3 torus (9 PEs: 4 bits), s_axis_<i>_tid has 5 bits and
+    m_axis_<i>_tid 4 + 5."""
+    assert main(["gen", "torus", "--radix", "3,3", "--ni", "axi-stream", "--ni-id-bits", "5",
+                 "--out", str(tmp_path)]) == 0
+    (folder,) = tmp_path.iterdir()
+    section = json.loads(next(folder.glob("*.manifest.json")).read_text())["axi_stream"]
+    assert section["id_width"] == 5
+    for pe, listed in enumerate(section["pes"]):
+        tids = {port["name"]: port["width"] for port in listed["slave"] + listed["master"]
+                if port["name"].endswith("_tid")}
+        assert tids == {f"s_axis_{pe}_tid": 5, f"m_axis_{pe}_tid": 9}
+
+
 @pytest.mark.parametrize("command", ["sweep", "board build --board ulx3s-85f"])
 def test_commands_on_the_routers_own_ports_refuse_interfaces_from_a_file(tmp_path, capsys,
                                                                          command):

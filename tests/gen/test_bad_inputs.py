@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2482 in ``VALUE_FLAGS``, 332 missing values, 539
+Case count (pytest items, one per case): 2518 in ``VALUE_FLAGS``, 336 missing values, 547
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3644 in all (``test_case_count`` keeps this sentence honest).
+this count — 3692 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -95,6 +95,7 @@ MAX_ITERATIONS = _constant("MAX_ITERATIONS", 4, "twinnet.model.sizes")
 MAX_EJECTION_LANES = _constant("MAX_EJECTION_LANES", 8, "twinnet.model.sizes")
 MAX_BEAT_BYTES = _constant("MAX_BEAT_BYTES", 64, "twinnet.model.sizes")
 MAX_USER_BITS = _constant("MAX_USER_BITS", 64, "twinnet.model.sizes")
+MAX_ID_BITS = _constant("MAX_ID_BITS", 16, "twinnet.model.sizes")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -393,6 +394,8 @@ VALUE_FLAGS = [
     (WITH_INTERFACES, "--ni-clock", CHOICE + [("near-miss", "async")], ("--ni", "axi-stream")),
     (WITH_INTERFACES, "--ni-user-bits", [case for case in INTEGER if case[0] != "zero"]
      + [above(MAX_USER_BITS)], ("--ni", "axi-stream")),
+    (WITH_INTERFACES, "--ni-id-bits", [case for case in INTEGER if case[0] != "zero"]
+     + [above(MAX_ID_BITS)], ("--ni", "axi-stream")),
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
     (("gen", "sim", "sweep", "demo", "prove", "board build"), "--out", EMPTY_PATH, ()),
@@ -644,6 +647,9 @@ COMBINATIONS = [
            "user-bits-without-axi-stream"),
           ("--ni-clock separate", "--ni-clock", ("separate", "axi-stream"),
            "separate-clock-without-axi-stream"),
+          ("--ni-id-bits 3", "--ni-id-bits", ("3", "axi-stream"), "id-bits-without-axi-stream"),
+          ("--ni axi-stream --flit-width 18 --ni-id-bits 16", "--ni-id-bits",
+           ("16", "payload", "at most"), "id-bits-beyond-head-payload"),
           ("--ni axi-stream --ni-bytes 4", "--ni-bytes", ("4", "36", "32"),
            "beat-wider-than-flit"),
           ("--ni axi-stream --ni-user-bits 30", "--ni-user-bits", ("39", "32"),

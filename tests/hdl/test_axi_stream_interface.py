@@ -1,8 +1,9 @@
 """One PE's AXI4-Stream interfaces in the Amaranth simulator: ``tready`` low during reset; a
 frame's packet (its head's route fields and source, a flit per beat with its tdata and tkeep,
 the tail on the tlast beat) by hand; the egress back to the same beats with ``tid`` the
-sender."""
+sender, and above it the core's ``tid`` where the slaves take one (in the head's payload)."""
 
+import pytest
 from amaranth.hdl import Cat, ClockDomain, Module, unsigned
 from amaranth.lib import data
 from amaranth.sim import Simulator
@@ -14,11 +15,15 @@ from twinnet.hdl.terminals import TerminalCodec
 #: flits (frames of up to 3 beats).
 ROUTE = data.StructLayout({"x": unsigned(2), "y": unsigned(1)})
 HEAD = data.StructLayout({"route": ROUTE, "source": unsigned(3), "payload": unsigned(26)})
-FORMAT = AxiStreamFormat(TerminalCodec(HEAD, [(("x",), 3), (("y",), 2)], 6), 4, 3, 0)
+CODEC = TerminalCodec(HEAD, [(("x",), 3), (("y",), 2)], 6)
+#: The core's tid in the test with a 5-bit s_axis_tid.
+CORE_ID = 0b10110
 
 
-def test_a_frame_becomes_one_packet_and_back():
-    dut = AxiStreamInterface(FORMAT)
+@pytest.mark.parametrize("id_width", [0, 5])
+def test_a_frame_becomes_one_packet_and_back(id_width):
+    fmt = AxiStreamFormat(CODEC, 4, data_bytes=3, user_width=0, id_width=id_width)
+    dut = AxiStreamInterface(fmt)
     top = Module()
     top.domains.sync = domain = ClockDomain()
     top.submodules.dut = dut
@@ -34,6 +39,8 @@ def test_a_frame_becomes_one_packet_and_back():
         # The frame to PE 5 (x 2, y 1).
         ctx.set(dut.s_axis.tvalid, 1)
         ctx.set(dut.s_axis.tdest, 5)
+        if id_width:
+            ctx.set(dut.s_axis.tid, CORE_ID)
         for data_, keep, last in frame:
             ctx.set(dut.s_axis.tdata, data_)
             ctx.set(dut.s_axis.tkeep, keep)
@@ -76,7 +83,11 @@ def test_a_frame_becomes_one_packet_and_back():
     assert [flit.last for flit in sent] == [0, 0, 1]
     head = data.Const(HEAD, sent[0].data)
     assert (head.route.x, head.route.y, head.source) == (2, 1, 4)
-    beats = [data.Const(FORMAT.beat_layout, flit.data) for flit in sent[1:]]
+    core = CORE_ID if id_width else 0
+    assert head.payload == core  # the core's tid in the payload's low bits; the rest 0
+    beats = [data.Const(fmt.beat_layout, flit.data) for flit in sent[1:]]
     assert [(beat.data, beat.keep) for beat in beats] == [(0xA1A2A3, 0b111), (0x0000B1, 0b001)]
-    # The same beats out of the egress, the last with tlast, tid the sender (PE 4).
-    assert delivered == [(0xA1A2A3, 0b111, 0, 4), (0x0000B1, 0b001, 1, 4)]
+    # The same beats out of the egress, the last with tlast, tid the sender (PE 4, 3 bits)
+    # with the core's tid above it.
+    tid = 4 | core << 3
+    assert delivered == [(0xA1A2A3, 0b111, 0, tid), (0x0000B1, 0b001, 1, tid)]

@@ -3,7 +3,7 @@ Verilator, driven by cocotbext-axi (the cocotb test ``frames`` of
 :mod:`twinnet.sim_tb.axi_stream_cocotb`): random frames of 1 byte to the longest to random PEs
 (the sender too), pauses on every source and sink, bad destinations and oversize frames among
 them; every good frame byte-exact, whole, once, in order per pair, with ``tid`` its source; the
-bad ones dropped and counted exactly."""
+bad ones dropped and counted exactly; the core's ``tid`` and ``tuser`` carried through."""
 
 import json
 from itertools import product
@@ -17,11 +17,13 @@ from twinnet.cli.main import main
 from twinnet.sim_tb import runner
 from twinnet.sim_tb.axi_stream_sim import simulate_frames
 
-#: A 3x3 torus (9 PEs: tdest 9 to 15 names none), 3-byte beats, frames of up to 7 beats; the
+#: A 3x3 torus (9 PEs: tdest 9 to 15 names none), 3-byte beats, frames of up to 7 beats, a
+#: 3-bit s_axis_tid and 2 tuser bits carried through; the
 #: same with 1-byte beats and 2-flit packets (frames of one byte only); a king torus with two
 #: PEs per router; a twin torus, a fat tree of twin switches and a twisted torus; the 3x3 torus
 #: with each PE's interfaces on a clock of its own (periods of 7 to 23 ns, the network's 10).
-CASES = {"torus-3x3": ["torus", "--radix", "3,3", "--max-packet-length", "8"],
+CASES = {"torus-3x3": ["torus", "--radix", "3,3", "--max-packet-length", "8",
+                       "--ni-id-bits", "3", "--ni-user-bits", "2"],
          "torus-3x3-short": ["torus", "--radix", "3,3", "--max-packet-length", "2",
                              "--ni-bytes", "1"],
          "king-KT4-p2": ["king", "--kind", "KT", "--side", "3", "--pe-ports", "2"],
