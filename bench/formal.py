@@ -48,9 +48,9 @@ def run_case(name: str, arguments: list[str], out: Path) -> dict:
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = round(time.perf_counter() - started, 1)
     result = {"arguments": arguments, "seconds": seconds, "status": done.returncode}
-    if done.returncode == 0:
+    try:  # the report is printed whole in every outcome (exit status 0, 1 or 3)
         result["report"] = json.loads(done.stdout)
-    else:
+    except json.JSONDecodeError:
         result["error"] = done.stderr.strip().splitlines()[-1:]
     return result
 
@@ -73,8 +73,9 @@ def main() -> None:
                   file=sys.stderr, flush=True)
     for case in results.values():  # the work folder is gone: keep trace names only
         for prop in case.get("report", {}).get("properties", []):
-            if prop["trace"]:
-                prop["trace"] = Path(prop["trace"]).name
+            for key in ("trace", "induction_trace"):
+                if prop.get(key):
+                    prop[key] = Path(prop[key]).name
         for mutant in case.get("report", {}).get("mutants", []):
             if mutant.get("trace"):
                 mutant["trace"] = Path(mutant["trace"]).name

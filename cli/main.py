@@ -4,7 +4,8 @@ Subcommands live in their own modules; each exposes ``register(subparsers)`` tha
 parsers and sets ``func`` to a callable taking the parsed arguments and returning a
 :class:`Report`. A user error (``ValueError``/``TypeError`` from a configuration) prints
 ``twinnet: <message>`` and exits with status 2, without a traceback; a run whose checks fail
-(:class:`CheckFailed`) exits with status 1.
+(:class:`CheckFailed`) exits with status 1. A run whose report is worth printing whatever its
+outcome (``twinnet prove``) returns it with its own exit status and a closing message.
 """
 
 import argparse
@@ -34,6 +35,10 @@ class Report:
 
     text: str
     data: dict = field(default_factory=dict)
+    #: The exit status: non-zero for a run that went through and reports its checks failing
+    #: (the report is printed all the same, then ``message`` on stderr).
+    status: int = 0
+    message: str = ""
 
 
 class CheckFailed(Exception):
@@ -157,13 +162,16 @@ def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
         return 130
     text = json.dumps(report.data, indent=2) if getattr(args, "json", False) else report.text
     try:
-        print(text)
-        sys.stdout.flush()
+        if text:
+            print(text)
+            sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do. Point stdout
         # at /dev/null so that the interpreter's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    if report.message:
+        _say(report.message)
+    return report.status
 
 
 if __name__ == "__main__":

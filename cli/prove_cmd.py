@@ -6,6 +6,12 @@ default: a lone five-port router of two VCs per port with the header-routed test
 preset/TOML/flags as ``twinnet gen`` and each of its router kinds is proven (``--router-kind``
 picks one); without a preset or TOML file, packets default to 2 flits and buffers to two
 packets, the largest the proofs take. See ``docs/formal.md``.
+
+Exit status (:data:`EXIT_STATUS`): 0 when every property asked for is proven, 1 when a
+property failed, 3 when a property is only bounded (unless ``--allow-bounded``), 2 when a tool
+is missing or the input is refused. A mutant's router (``--mutant``) is judged as any other:
+a caught mutant exits with 1; the JSON's ``mutants`` say which were caught. ``--json`` prints
+the whole report in every outcome but refused input.
 """
 
 import sys
@@ -17,16 +23,26 @@ from twinnet.families import family_for
 
 from . import args as parse
 from . import gen_cmd
-from .main import CheckFailed, Report, UsageError, add_json_flag
+from .main import Report, UsageError, add_json_flag
 
 #: Sizes of a family's routers when no preset or TOML file gives them.
 PROVE_PACKET_LENGTH = 3
+#: The exit status of each outcome (``status`` in the JSON).
+EXIT_STATUS = {"proven": 0, "failed": 1, "tool-missing": 2, "error": 2, "bounded": 3}
+#: The deepest search ``--bmc-depth`` takes.
+MAX_BMC_DEPTH = 40
 
 
 def register(commands) -> None:
     from twinnet.hdl.formal.mutants import MUTANTS
     from twinnet.hdl.formal.sby import ENGINES
-    from twinnet.hdl.formal.suite import MAX_BUFFERED_FLITS, MAX_PORTS, PROVE_LENGTH_LIMIT
+    from twinnet.hdl.formal.suite import (
+        BMC_DEPTH,
+        MAX_BUFFERED_FLITS,
+        MAX_PORTS,
+        PROVE_LENGTH_LIMIT,
+        ROUTER_DEPTH,
+    )
 
     parser = commands.add_parser(
         "prove", help="prove a router's properties and its route compute (SymbiYosys)",
@@ -36,7 +52,11 @@ def register(commands) -> None:
                     "conservation) by k-induction, and "
                     "its route compute against a specification written from the papers' "
                     "formulas. Each property is reported proven, failed (with a "
-                    "counterexample VCD) or bounded (with the depth checked). Packets have 1 to "
+                    "counterexample VCD and its step) or bounded (with the steps checked): "
+                    "where induction does not close, bounded model checking searches on to "
+                    "--bmc-depth steps for a real counterexample. Exit status 0: all proven; "
+                    "1: a property failed; 3: a property only bounded (unless "
+                    "--allow-bounded); 2: a tool missing. Packets have 1 to "
                     "--max-packet-length flits, and PEs may break their framing. Without "
                     "FAMILY, preset or TOML file: the default five-port router. Progress "
                     "goes to stderr.",
@@ -51,6 +71,14 @@ def register(commands) -> None:
     parser.add_argument("--mutant", choices=[*MUTANTS, "all"], metavar="NAME",
                         help="build the router with a known bug instead and show which "
                              "property fails: " + ", ".join(MUTANTS) + " or all")
+    parser.add_argument("--bmc-depth", type=parse.integer, default=BMC_DEPTH, metavar="N",
+                        help="where induction does not close, search for a counterexample by "
+                             f"bounded model checking to N steps, {ROUTER_DEPTH + 1} to "
+                             f"{MAX_BMC_DEPTH} (default {BMC_DEPTH}; the proofs' own base case "
+                             f"checks {ROUTER_DEPTH})")
+    parser.add_argument("--allow-bounded", action="store_true",
+                        help="exit with status 0 when properties are proven or only bounded "
+                             "(none failed); without it, bounded exits with status 3")
     parser.add_argument("--solver", choices=tuple(ENGINES),
                         help="SMT solver of the smtbmc engine (default: the first installed "
                              "of " + ", ".join(ENGINES) + ")")
@@ -131,48 +159,71 @@ def targets_from_args(args) -> tuple[str, list]:
 def run(args) -> Report:
     from twinnet.hdl.formal import sby, suite
     from twinnet.hdl.formal.mutants import MUTANTS
+    from twinnet.model import checks
 
+    bmc_depth = checks.check_int("--bmc-depth", args.bmc_depth, minimum=suite.ROUTER_DEPTH + 1,
+                                 maximum=MAX_BMC_DEPTH)
     name, targets = targets_from_args(args)
     mutants = list(MUTANTS) if args.mutant == "all" else [args.mutant] if args.mutant else []
-    try:
-        sby.check_tools(args.solver)
-    except sby.ToolMissing as error:
-        raise UsageError(f"prove: {error}") from None
     for target in targets:
         suite.check_size(target)
-    print(f"twinnet prove: {name} ({', '.join(t.name for t in targets)})", file=sys.stderr,
-          flush=True)
     started = time.perf_counter()
     try:
-        report = suite.run(targets, args.out / name, mutants=mutants, engine=args.solver,
-                           progress=say)
-    except sby.ToolMissing as error:
-        raise UsageError(f"prove: {error}") from None
-    except sby.ProverError as error:
-        raise CheckFailed(f"prove: {error}") from None
-    report.update(name=name, seconds=round(time.perf_counter() - started, 1))
-    text = describe(report)
-    if mutants:
-        missed = [m["name"] for m in report["mutants"] if not m["caught"]]
-        if missed:
-            raise CheckFailed(f"prove: mutant(s) {', '.join(missed)} failed no property")
+        sby.check_tools(args.solver)
+        print(f"twinnet prove: {name} ({', '.join(t.name for t in targets)})",
+              file=sys.stderr, flush=True)
+        report = suite.run(targets, args.out / name, mutants=mutants, bmc_depth=bmc_depth,
+                           engine=args.solver, progress=say)
+    except (sby.ToolMissing, sby.ProverError) as error:
+        status = "tool-missing" if isinstance(error, sby.ToolMissing) else "error"
+        report = {"properties": [], "mutants": [], "skipped": [], "error": str(error)}
+        message = f"prove: {error}"
     else:
-        failed = [p for p in report["properties"] if p["verdict"] == "failed"]
-        if failed:
-            raise CheckFailed(f"prove: {failed[0]['unit']}: {failed[0]['name']} failed; "
-                              f"counterexample {failed[0]['trace']}")
-    return Report(text, report)
+        status, message = _outcome(report, allow_bounded=args.allow_bounded)
+    report.update(name=name, status=status, bmc_depth=bmc_depth,
+                  seconds=round(time.perf_counter() - started, 1))
+    code = EXIT_STATUS[status]
+    if status == "bounded" and args.allow_bounded:
+        code = 0
+    text = describe(report) if "error" not in report else ""
+    return Report(text, report, status=code, message=message)
+
+
+def _outcome(report: dict, *, allow_bounded: bool) -> tuple[str, str]:
+    """The run's status (a key of :data:`EXIT_STATUS`) and the line that explains it. A
+    mutant's router is judged as any other (a caught mutant has a failed property); a mutant
+    that fails no property is named in the line."""
+    props = report["properties"]
+    missed = [m["name"] for m in report["mutants"] if m.get("caught") is False]
+    note = f"; mutant(s) {', '.join(missed)} failed no property" if missed else ""
+    failed = [p for p in props if p["verdict"] == "failed"]
+    if failed:
+        return "failed", (f"prove: {failed[0]['unit']}: {failed[0]['name']} failed at step "
+                          f"{failed[0]['depth']}; counterexample {failed[0]['trace']}{note}")
+    bounded = [p for p in props if p["verdict"] == "bounded"]
+    if bounded:
+        names = ", ".join(f"{p['unit']}: {p['name']}" for p in bounded[:3])
+        more = f" and {len(bounded) - 3} more" if len(bounded) > 3 else ""
+        return "bounded", (f"prove: only bounded ({names}{more}): induction did not close and "
+                           f"no counterexample was found in {bounded[0]['depth']} steps"
+                           + ("" if allow_bounded else "; --allow-bounded accepts it") + note)
+    return "proven", f"prove: {note[2:]}" if missed else ""
 
 
 def describe(report: dict) -> str:
     """One line per property: unit, name, verdict (with depth), engine, seconds, trace."""
     lines = []
     for prop in report["properties"]:
-        verdict = {"proven": "proven", "bounded": f"bounded (depth {prop['depth']})",
+        verdict = {"proven": "proven", "bounded": f"bounded ({prop['depth']} steps)",
                    "failed": f"failed (step {prop['depth']})"}[prop["verdict"]]
         line = (f"{prop['unit']:<24} {prop['name']:<36} {verdict:<18} {prop['engine']:<14} "
                 f"{prop['seconds']:>7.1f} s")
-        lines.append(line + (f"  trace {prop['trace']}" if prop["trace"] else ""))
+        if prop["trace"]:
+            line += f"  trace {prop['trace']}" + (" (bounded model checking)"
+                                                  if prop["found_by"] == "bmc" else "")
+        elif prop["induction_trace"]:
+            line += f"  induction failed: {prop['induction_trace']}"
+        lines.append(line)
     for skipped in report["skipped"]:
         lines.append(f"{skipped['unit']:<24} not proven: {skipped['reason']}")
     for mutant in report["mutants"]:

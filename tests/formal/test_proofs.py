@@ -75,14 +75,98 @@ def test_route_compute_equals_its_specification(tmp_path, params):
 
 @pytest.mark.parametrize("mutant", marked(MUTANTS, set(MUTANTS) - {"tail-dropped"}))
 def test_mutant_fails_a_property_with_a_trace(tmp_path, capsys, mutant):
+    """The bugged router is proven as any other: a property fails, with its trace, and the
+    run exits with status 1."""
     status = main(["prove", "--mutant", mutant, "--json", "--out", str(tmp_path)])
-    assert status == 0
+    assert status == 1
     report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "failed"
     [found] = report["mutants"]
     assert found["name"] == mutant and found["caught"] and found["failed"]
     assert Path(found["trace"]).is_file()
     failed = [p for p in report["properties"] if p["verdict"] == "failed"]
     assert failed and all(Path(p["trace"]).is_file() for p in failed)
+
+
+def test_a_bug_past_the_base_case_is_failed_with_a_trace_not_bounded(tmp_path, capsys):
+    """credit-off-by-one on the default router with 1-flit packets first breaks
+    credit_accounting at step 5, past the 4 steps (0 to 3) of the proof's base case: the
+    induction step fails, and the bounded model checking that follows finds the
+    counterexample. Exit status 1, the JSON whole, the trace on disk."""
+    status = main(["prove", "--mutant", "credit-off-by-one", "--max-packet-length", "1",
+                   "--json", "--out", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 1 and report["status"] == "failed"
+    failed = [p for p in report["properties"] if p["verdict"] == "failed"]
+    assert [p["name"] for p in failed] == ["credit_accounting"]
+    [found] = failed
+    assert found["found_by"] == "bmc" and found["depth"] >= suite.ROUTER_DEPTH
+    assert Path(found["trace"]).is_file() and Path(found["induction_trace"]).is_file()
+    # No other property is claimed beyond the steps checked.
+    assert {p["verdict"] for p in report["properties"]} == {"failed", "bounded"}
+
+
+def test_summary_steps_are_counted_as_symbiyosys_counts_them():
+    """SymbiYosys leaves the step out of a failed assertion's line when it is 0, and lists
+    several steps as "steps 4, 5"; a mode bmc trace has no case."""
+    log = "\n".join([
+        "SBY 1:00:00 [job] summary: counterexample trace [basecase]: job/engine_0/trace.vcd",
+        "SBY 1:00:00 [job] summary:   failed assertion top.a at f.py:1",
+        "SBY 1:00:00 [job] summary:   failed assertion top.b at f.py:2 steps 4, 5",
+        "SBY 1:00:00 [job] summary: counterexample trace [induction]: job/engine_0/i.vcd",
+        "SBY 1:00:00 [job] summary:   failed assertion top.c at f.py:3",
+        "SBY 1:00:00 [bmc] summary: counterexample trace: bmc/engine_0/trace.vcd",
+        "SBY 1:00:00 [bmc] summary:   failed assertion top.d at f.py:4 step 7"])
+    assert sby.summary_failures(log) == {
+        "basecase": {"f.py:1": ("job/engine_0/trace.vcd", 0),
+                     "f.py:2": ("job/engine_0/trace.vcd", 4),
+                     "f.py:4": ("bmc/engine_0/trace.vcd", 7)},
+        "induction": {"f.py:3": ("job/engine_0/i.vcd", 0)}}
+
+
+def _canned(verdicts):
+    """A ``suite.run`` that reports ``verdicts`` (name → verdict) for the default router."""
+    def run(targets, workdir, **_):
+        return {"properties": [
+            sby.Verdict(name, "router router5", verdict, "smtbmc yices",
+                        {"proven": 4, "bounded": 10, "failed": 6}[verdict], 1.0,
+                        str(workdir / "t.vcd") if verdict == "failed" else None,
+                        "bmc" if verdict == "failed" else None).to_dict()
+            for name, verdict in verdicts.items()], "mutants": [], "skipped": []}
+    return run
+
+
+@pytest.mark.parametrize("verdicts, flags, status, outcome", [
+    ({"a": "proven", "b": "proven"}, [], 0, "proven"),
+    ({"a": "proven", "b": "bounded"}, [], 3, "bounded"),
+    ({"a": "proven", "b": "bounded"}, ["--allow-bounded"], 0, "bounded"),
+    ({"a": "failed", "b": "bounded"}, ["--allow-bounded"], 1, "failed"),
+])
+def test_exit_status_gates_on_every_verdict(monkeypatch, capsys, tmp_path, verdicts, flags,
+                                            status, outcome):
+    """Exit status 0 only when every property is proven (or, with --allow-bounded, none
+    failed); the JSON is printed whole in each outcome (the verdicts here are given, not
+    proven: this checks the command's gate, the tests above the verdicts)."""
+    monkeypatch.setattr(suite, "run", _canned(verdicts))
+    assert main(["prove", "--json", "--out", str(tmp_path), *flags]) == status
+    out = capsys.readouterr()
+    report = json.loads(out.out)
+    assert report["status"] == outcome
+    assert [p["verdict"] for p in report["properties"]] == list(verdicts.values())
+    if outcome == "bounded" and not flags:
+        assert "--allow-bounded" in out.err
+
+
+def test_a_missing_tool_is_json_too(monkeypatch, capsys):
+    def missing(name):
+        raise sby.ToolMissing(f"{name} is not installed (pip install -e . installs it)")
+
+    monkeypatch.setattr(sby, "tool", missing)
+    assert main(["prove", "--json"]) == 2
+    out = capsys.readouterr()
+    report = json.loads(out.out)
+    assert report["status"] == "tool-missing" and "install" in report["error"]
+    assert report["properties"] == []
 
 
 def test_a_missing_tool_is_one_line(monkeypatch, capsys):

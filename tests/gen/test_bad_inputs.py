@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2518 in ``VALUE_FLAGS``, 336 missing values, 547
+Case count (pytest items, one per case): 2528 in ``VALUE_FLAGS``, 337 missing values, 547
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3692 in all (``test_case_count`` keeps this sentence honest).
+this count — 3703 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -95,6 +95,7 @@ MAX_ITERATIONS = _constant("MAX_ITERATIONS", 4, "twinnet.model.sizes")
 MAX_EJECTION_LANES = _constant("MAX_EJECTION_LANES", 8, "twinnet.model.sizes")
 MAX_BEAT_BYTES = _constant("MAX_BEAT_BYTES", 64, "twinnet.model.sizes")
 MAX_USER_BITS = _constant("MAX_USER_BITS", 64, "twinnet.model.sizes")
+MAX_BMC_DEPTH = _constant("MAX_BMC_DEPTH", 40, "twinnet.cli.prove_cmd")
 MAX_ID_BITS = _constant("MAX_ID_BITS", 16, "twinnet.model.sizes")
 
 #: Seconds a case may take: a rejection takes milliseconds.
@@ -410,6 +411,7 @@ VALUE_FLAGS = [
     (("prove",), "--mutant", [("empty", ""), ("unknown", "no-such-bug", "credit-off-by-one")],
      ()),
     (("prove",), "--solver", CHOICE, ()),
+    (("prove",), "--bmc-depth", INTEGER + [above(MAX_BMC_DEPTH)], ()),
     (("board build",), "--board", CHOICE, ()),
     (("fpga",), "--design", CHOICE, ()),
     (("fpga",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
