@@ -148,22 +148,44 @@ class BoardTop(Elaboratable):
         return m
 
 
+def check_frames(network, family) -> None:
+    """Raise ``ValueError`` (one line) unless the self-test's frames fit ``network``'s
+    AXI4-Stream interfaces (:class:`twinnet.hdl.axi_stream_traffic.FrameLayout`)."""
+    from math import prod
+
+    from twinnet.hdl.axi_stream_traffic import FrameLayout
+
+    pes = prod(radix for _, radix in family.terminal_digits(network))
+    FrameLayout(pes, network.max_packet_length - 1, network.beat_bytes)
+
+
 def selftest_for(network, family, folder: Path, *, board_mhz: float, progress=None,
                  **settings):
-    """Generate ``network`` with its traffic harness into ``folder`` and return the
+    """Generate ``network`` with its traffic harness (or, built with AXI4-Stream interfaces,
+    with them: the self-test's frames go through them) into ``folder`` and return the
     :class:`SelfTest` around it and the Verilog files. The UART runs at :data:`BAUD` for a
     ``board_mhz`` clock and the round with this module's settings, unless ``settings`` (the
     keywords of :class:`SelfTest`) say otherwise."""
     from twinnet.gen.generate import generate_network
+    from twinnet.hdl.axi_stream_traffic import FrameTraffic
     from twinnet.hdl.selftest import SelfTest
 
+    frames = network.ni == "axi-stream"
+    if frames:  # the frames' first beat fits, before anything is written
+        check_frames(network, family)
     components = {}
-    files = generate_network(network, folder, family=family, traffic=True, progress=progress,
-                             components=components)
+    files = generate_network(network, folder, family=family, traffic=not frames,
+                             progress=progress, components=components)
     settings = {"rate": RATE, "run_cycles": RUN_CYCLES, "watchdog": WATCHDOG,
                 "report_cycles": REPORT_CYCLES, "divisor": round(board_mhz * 1e6 / BAUD),
                 **settings}
-    selftest = SelfTest(components["harness"], f"{network.name}_traffic", **settings)
+    if frames:
+        traffic = FrameTraffic(components["axi_stream"], f"{network.name}_axis",
+                               ordered=family.in_order(network),
+                               fault=settings.pop("fault", "none"))
+        selftest = SelfTest(traffic, None, **settings)
+    else:
+        selftest = SelfTest(components["harness"], f"{network.name}_traffic", **settings)
     return selftest, [path for path in files if path.suffix == ".v"]
 
 

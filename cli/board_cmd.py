@@ -43,7 +43,7 @@ def register(commands) -> None:
                f" Boards: {', '.join(BOARDS)}.")
     build.add_argument("--board", required=True, choices=BOARDS, metavar="NAME",
                        help=f"one of {', '.join(BOARDS)}")
-    gen_cmd.add_network_args(build, interfaces=False)
+    gen_cmd.add_network_args(build, interfaces=True)
     build.add_argument("--out", type=parse.path, default=Path("out"),
                        help="parent folder: the build goes to OUT/<board>-<network>/ "
                             "(default ./out)")
@@ -70,15 +70,19 @@ def _network_given(args) -> bool:
 
 
 def run_build(args) -> Report:
-    from twinnet.boards.targets import board_build, default_network
+    from twinnet.boards.targets import board_build, check_frames, default_network
     from twinnet.gen.fpga import FpgaError, check_placeable
 
-    network = gen_cmd.network_from_args(
-        args, flits_only="builds the boards' self-test on the routers' own PE ports") \
-        if _network_given(args) else default_network(args.board)
+    network = gen_cmd.network_from_args(args) if _network_given(args) \
+        else default_network(args.board)
     # A network that cannot be placed is refused in seconds, not after synthesis.
     check_placeable(network, family_for(network), f"--board {args.board}",
                     "give a smaller network")
+    if network.ni == "axi-stream":
+        try:
+            check_frames(network, family_for(network))
+        except ValueError as error:
+            raise ValueError(f"--ni axi-stream: {error}") from None
     outdir = output.target(args.out, f"{args.board}-{network.name}", "--out")
     print(f"twinnet board: {network.name} on {args.board} -> {outdir}", file=sys.stderr,
           flush=True)

@@ -4,7 +4,9 @@ pass/fail verdict and a UART report.
 :class:`SelfTest` instantiates a network's traffic harness (the Verilog module
 ``<network>_traffic`` that ``twinnet gen`` writes with traffic, :class:`twinnet.hdl.traffic.
 TrafficHarness`: a source and a sink per terminal, every packet checked for destination,
-integrity and per-pair order) and runs one round:
+integrity and per-pair order), or, for a network built with AXI4-Stream interfaces, frame
+sources and checkers on every PE's interfaces (:mod:`twinnet.hdl.axi_stream_traffic`: frames
+counted in place of packets, beats in place of flits), and runs one round:
 
 1. **run**: uniform traffic at ``rate`` for ``run_cycles`` cycles, of packets of every length
    from 1 flit to the routers' longest (uniform; ``lengths`` may give another mix);
@@ -28,6 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from twinnet.model.traffic import LengthMix
 
+from .axi_stream_traffic import FrameTraffic
 from .network import instantiate
 from .traffic import FAULTS, RATE_BITS
 
@@ -75,8 +78,10 @@ class SelfTest(wiring.Component):
 
     Parameters:
         harness: the :class:`twinnet.hdl.traffic.TrafficHarness` (only its signature is used:
-            it is instantiated as Verilog module ``module``).
-        module: the harness's Verilog module name (``<network>_traffic``).
+            it is instantiated as Verilog module ``module``), or, for a network with
+            AXI4-Stream interfaces, a :class:`twinnet.hdl.axi_stream_traffic.FrameTraffic`
+            (a submodule: frames instead of packets, its own fault; ``lengths`` unused).
+        module: the harness's Verilog module name (``<network>_traffic``; None with frames).
         rate: packets per PE per cycle in the run phase, in units of 2^-16.
         run_cycles, watchdog, report_cycles: see the module docstring.
         divisor: clock cycles per UART bit.
@@ -90,16 +95,19 @@ class SelfTest(wiring.Component):
     testbench).
     """
 
-    def __init__(self, harness, module: str, *, rate: int, run_cycles: int,
+    def __init__(self, harness, module: str | None, *, rate: int, run_cycles: int,
                  watchdog: int = 5000, report_cycles: int = 1 << 20, divisor: int = 217,
                  fault: str = "none", lengths: LengthMix | None = None):
-        longest = harness.fmt.max_packet_length
-        lengths = LengthMix([(1, longest)]) if lengths is None else lengths
-        if lengths.longest > longest:
-            raise ValueError(f"packet lengths up to {lengths.longest}: the routers' longest "
-                             f"packet is {longest} flits")
-        if fault not in FAULTS:
-            raise ValueError(f"fault must be one of {', '.join(FAULTS)}, not {fault!r}")
+        if isinstance(harness, FrameTraffic):  # its own lengths and fault
+            lengths = None
+        else:
+            longest = harness.fmt.max_packet_length
+            lengths = LengthMix([(1, longest)]) if lengths is None else lengths
+            if lengths.longest > longest:
+                raise ValueError(f"packet lengths up to {lengths.longest}: the routers' "
+                                 f"longest packet is {longest} flits")
+            if fault not in FAULTS:
+                raise ValueError(f"fault must be one of {', '.join(FAULTS)}, not {fault!r}")
         for name, value, low in (("rate", rate, 1), ("run_cycles", run_cycles, 1),
                                  ("watchdog", watchdog, 16), ("divisor", divisor, 1)):
             if value < low:
@@ -121,6 +129,13 @@ class SelfTest(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        if isinstance(self.harness, FrameTraffic):
+            m.submodules.traffic = net = self.harness
+            m.d.comb += [net.rate.eq(min(self.rate, (1 << len(net.rate)) - 1)),
+                         self.created.eq(net.created), self.received.eq(net.received),
+                         self.flits.eq(net.flits), self.errors.eq(net.errors)]
+            self._round(m, net, net.errors)
+            return m
         net = instantiate(m, "harness", self.module, self.harness)
         width = len(net.rate)
         m.d.comb += [net.rate.eq(min(self.rate, (1 << width) - 1)), net.pattern.eq(0),
@@ -133,7 +148,12 @@ class SelfTest(wiring.Component):
         errors = sum((getattr(net, name) for name in ERRORS), net.drop_count)
         m.d.comb += [self.created.eq(net.created), self.received.eq(net.received),
                      self.flits.eq(net.flits_measured), self.errors.eq(errors)]
+        self._round(m, net, errors)
+        return m
 
+    def _round(self, m, net, errors) -> None:
+        """The round (run, drain, verdict) on ``net``'s ``enable`` and counts, and the
+        report."""
         # ---- The round: run, drain, verdict. ----
         running = Signal(init=1)
         timer = Signal(range(max(self.run_cycles, self.watchdog) + 1))
@@ -182,4 +202,3 @@ class SelfTest(wiring.Component):
         with m.Elif((pause != 0) & uart.data.ready):
             # The pause starts once the last character has left.
             m.d.sync += pause.eq(pause - 1)
-        return m

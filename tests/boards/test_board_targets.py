@@ -7,6 +7,10 @@
   every packet created was received, no sink counted an error, and the UART line decoded by
   the testbench carries the same counts and ``PASS``. With a fault injected (a corrupted
   flit, a misrouted head, a duplicated packet) the same top reports ``FAIL``.
+- The same self-test through AXI4-Stream interfaces (``--ni axi-stream``): frames of 1 to the
+  longest beats made and checked in hardware on every PE's slave and master pass; a corrupted
+  first beat makes it fail with exactly one error; a beat too narrow for the frames' fields is
+  refused in one line before anything is written.
 - The UART transmitter sends 8N1 frames of ``divisor`` cycles per bit (checked bit by bit
   against a hand-written frame in Amaranth's simulator).
 """
@@ -18,6 +22,8 @@ import pytest
 from amaranth.sim import Simulator
 
 from twinnet.boards.targets import BOARDS, board_build, default_network, simulate
+from twinnet.cli.gen_cmd import network_from_words
+from twinnet.cli.main import main
 from twinnet.hdl.selftest import UartTx
 
 BUILD = "build/boards"
@@ -68,6 +74,47 @@ def test_a_fault_makes_the_self_test_fail(fault, icarus):
     assert results["done"] and results["failed"] and not results["passed"]
     assert results["errors"] == 1
     assert results["line"].endswith(" err 00000001 FAIL")
+
+
+#: A 2x2 torus with AXI4-Stream interfaces (3-byte beats, frames of up to 3 beats), on the
+#: network's clock and on clocks of their own (driven by the same clock on a board).
+INTERFACES = {"shared": ["torus", "--radix", "2,2", "--ni", "axi-stream"],
+              "separate": ["torus", "--radix", "2,2", "--ni", "axi-stream", "--ni-clock",
+                           "separate"]}
+
+
+@pytest.mark.parametrize("clocks", sorted(INTERFACES))
+def test_the_self_test_passes_through_the_interfaces(clocks, icarus):
+    network = network_from_words(INTERFACES[clocks])
+    results = simulate(network, icarus, f"{BUILD}/axis-{clocks}")
+    assert results["done"] and results["passed"] and not results["failed"]
+    assert results["created"] == results["received"] > 50 and results["errors"] == 0
+    # Frames of 1 to L - 1 = 3 beats, uniform: the mean within 3 standard errors of 2.
+    beats = network.max_packet_length - 1
+    mean, sd = (beats + 1) / 2, math.sqrt((beats ** 2 - 1) / 12)
+    assert abs(results["flits"] / results["received"] - mean) < \
+        3 * sd / math.sqrt(results["received"]), (results["flits"], results["received"])
+    assert results["line"] == (f"twinnet sent {results['created']:08X} recv "
+                               f"{results['received']:08X} err 00000000 PASS")
+
+
+def test_a_corrupted_frame_makes_the_self_test_through_the_interfaces_fail(icarus):
+    results = simulate(network_from_words(INTERFACES["shared"]), icarus,
+                       f"{BUILD}/axis-corrupt", fault="corrupt")
+    assert results["done"] and results["failed"] and not results["passed"]
+    assert results["errors"] == 1
+    assert results["line"].endswith(" err 00000001 FAIL")
+
+
+def test_a_beat_too_narrow_for_the_frames_is_one_line(tmp_path, capsys):
+    """1-byte beats hold a PE number (2 bits), a beat count of up to 7 (3 bits) and only 3
+    bits of sequence number: refused, nothing written."""
+    assert main(["board", "build", "--board", "ulx3s-85f", *INTERFACES["shared"],
+                 "--ni-bytes", "1", "--max-packet-length", "8", "--no-bitstream", "--out",
+                 str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--ni-bytes 2" in err[0] and "8" in err[0], err
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_uart_sends_8n1_frames():

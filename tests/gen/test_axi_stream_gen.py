@@ -54,7 +54,7 @@ def test_slave_tid_comes_out_above_the_senders_number(tmp_path):
         assert tids == {f"s_axis_{pe}_tid": 5, f"m_axis_{pe}_tid": 9}
 
 
-@pytest.mark.parametrize("command", ["sweep", "board build --board ulx3s-85f"])
+@pytest.mark.parametrize("command", ["sweep"])
 def test_commands_on_the_routers_own_ports_refuse_interfaces_from_a_file(tmp_path, capsys,
                                                                          command):
     toml = tmp_path / "net.toml"
