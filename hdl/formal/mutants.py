@@ -153,8 +153,33 @@ class FixedPriorityArbiter(ObservedArbiter):
         return above
 
 
+class WinnerFirstArbiter(ObservedArbiter):
+    """After a grant is used, puts the winner first again instead of the requester after it
+    (its pointer update includes the grant itself)."""
+
+    def _two(self, m):
+        second_first = super()._two(m)
+        with m.If(self.advance & self.requests.any()):
+            m.d.sync += second_first.eq(self.grant[1])
+        return second_first
+
+    def _rotating(self, m):
+        above = super()._rotating(m)
+        with m.If(self.advance & self.requests.any()):
+            m.d.sync += above.eq(onehot.after(self.grant, self.count) | self.grant)
+        return above
+
+
 class StarvingAllocator(ObservedPacketAllocator):
     arbiter = FixedPriorityArbiter
+
+
+class WinnerFirstAllocator(ObservedPacketAllocator):
+    arbiter = WinnerFirstArbiter
+
+
+class WinnerFirstComposition(ObservedSplitComposition):
+    packet_allocator = WinnerFirstAllocator
 
 
 class StarvingComposition(ObservedSplitComposition):
@@ -209,6 +234,10 @@ class ArbiterStarves(FormalRouter):
     split_composition = StarvingComposition
 
 
+class ArbiterKeepsWinner(FormalRouter):
+    split_composition = WinnerFirstComposition
+
+
 @dataclass(frozen=True)
 class Mutant:
     """A named bug: ``router`` is the :class:`FormalRouter` subclass that has it, or
@@ -236,6 +265,9 @@ MUTANTS = {mutant.name: mutant for mutant in [
            "holds it", router=PacketsInterleave),
     Mutant("arbiter-starves", "the packet allocator's port arbiters always grant the lowest "
            "port", router=ArbiterStarves),
+    Mutant("arbiter-keeps-winner", "the packet allocator's arbiters, after a grant is used, "
+           "put the winner first again instead of the requester after it",
+           router=ArbiterKeepsWinner),
     Mutant("room-unchecked", "an output VC counts as free for a packet with one credit too "
            "few", router=RoomUnchecked),
     Mutant("tail-ignored", "an input VC ends its packet only at a tail that is not also its "
