@@ -27,6 +27,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 #: The cases: name -> ``twinnet prove`` arguments.
 CASES = {
     "default": [],
+    "default-islip2": ["--allocator", "islip", "--iterations", "2"],
     "torus-3x3-vc": ["torus", "--radix", "3,3", "--mode", "vc"],
     "3dt-D-bubble": ["twin-torus"],
     "3dt-D-vc": ["twin-torus", "--mode", "vc"],

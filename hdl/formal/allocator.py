@@ -1,5 +1,5 @@
-"""What the fairness property knows of a round-robin arbiter: how many requesters may be
-granted before a given one."""
+"""What the fairness property knows of a round-robin arbiter or an iSLIP grant pointer: how
+many requesters may be granted before a given one."""
 
 from amaranth.hdl import Const, Mux, Signal
 
@@ -13,7 +13,15 @@ def first_in_turn(m, arbiter, name: str):
         return Const(0, 1), Const(1, 1)
     if count == 2:
         return arbiter.priority, Const(1, 1)
-    above = arbiter.priority
+    return first_of_mask(m, arbiter.priority, count, name)
+
+
+def first_of_mask(m, above, count: int, name: str):
+    """The requester a round-robin pointer ``above`` (the mask of the ``count`` requesters
+    after the last one served, :func:`twinnet.hdl.onehot.after`) serves first, and whether the
+    mask is one it can hold (all ones from some requester on, or zero)."""
+    if count == 1:
+        return Const(0, 1), Const(1, 1)
     first = Signal(range(count), name=name)
     for k in reversed(range(count)):
         with m.If(above[k]):

@@ -16,6 +16,7 @@ from .stages import (
     ObservedArbiter,
     ObservedFlitBuffer,
     ObservedInputUnit,
+    ObservedIslipAllocator,
     ObservedOutputUnit,
     ObservedPacketAllocator,
     ObservedRouteQueue,
@@ -170,6 +171,26 @@ class WinnerFirstArbiter(ObservedArbiter):
         return above
 
 
+class EveryRequesterIslip(ObservedIslipAllocator):
+    """Matches an open output to every input asking for it: one output granted twice."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        for o in range(self.output_count):
+            asking = Cat(self.requests[i][o] for i in range(self.input_count))
+            m.d.comb += self.grants[o].eq(asking & self.open[o].replicate(self.input_count))
+        return m
+
+
+class StillPointerIslip(ObservedIslipAllocator):
+    """Never moves an output's grant pointer: the lowest input asking always wins."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.sync += [pointer.eq(pointer) for pointer in self.grant_pointers]
+        return m
+
+
 class StarvingAllocator(ObservedPacketAllocator):
     arbiter = FixedPriorityArbiter
 
@@ -184,6 +205,14 @@ class WinnerFirstComposition(ObservedSplitComposition):
 
 class StarvingComposition(ObservedSplitComposition):
     packet_allocator = StarvingAllocator
+
+
+class DoubleGrantComposition(ObservedSplitComposition):
+    islip_allocator = EveryRequesterIslip
+
+
+class StillPointerComposition(ObservedSplitComposition):
+    islip_allocator = StillPointerIslip
 
 
 class RoomUnchecked(FormalRouter):
@@ -238,6 +267,14 @@ class ArbiterKeepsWinner(FormalRouter):
     split_composition = WinnerFirstComposition
 
 
+class IslipGrantsTwice(FormalRouter):
+    split_composition = DoubleGrantComposition
+
+
+class IslipPointerStill(FormalRouter):
+    split_composition = StillPointerComposition
+
+
 @dataclass(frozen=True)
 class Mutant:
     """A named bug: ``router`` is the :class:`FormalRouter` subclass that has it, or
@@ -250,6 +287,8 @@ class Mutant:
     router: type | None = None
     route: type | None = None
     invariants: bool = True
+    #: Router settings the bug needs (e.g. the iSLIP allocator), over the target's.
+    settings: tuple = ()
 
 
 #: The mutants by name.
@@ -268,6 +307,11 @@ MUTANTS = {mutant.name: mutant for mutant in [
     Mutant("arbiter-keeps-winner", "the packet allocator's arbiters, after a grant is used, "
            "put the winner first again instead of the requester after it",
            router=ArbiterKeepsWinner),
+    Mutant("islip-grants-twice", "iSLIP matches an open output to every input VC asking for "
+           "it (2 rounds)", router=IslipGrantsTwice,
+           settings=(("allocator", "islip"), ("iterations", 2))),
+    Mutant("islip-pointer-still", "iSLIP never moves an output's grant pointer (2 rounds)",
+           router=IslipPointerStill, settings=(("allocator", "islip"), ("iterations", 2))),
     Mutant("room-unchecked", "an output VC counts as free for a packet with one credit too "
            "few", router=RoomUnchecked),
     Mutant("tail-ignored", "an input VC ends its packet only at a tail that is not also its "

@@ -18,7 +18,7 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In
 
 from ..config import FRAMING_ERRORS
-from .allocator import first_in_turn, turns_before
+from .allocator import first_in_turn, first_of_mask, turns_before
 from .environment import downstream, upstream
 from .properties import Property, PropertySet
 from .stages import FormalRouter
@@ -594,6 +594,9 @@ class _Checks:
     def fairness(self) -> None:
         """Per output and input VC, the grants of the output to others while the VC keeps
         asking for it, bounded through the arbiters' priorities (see :mod:`.allocator`)."""
+        if self.comp.stage.islip:
+            self._islip_fairness()
+            return
         m, comp, ports = self.m, self.comp, self.config.port_count
         allocator = comp.allocator
         for o in range(ports):
@@ -619,6 +622,28 @@ class _Checks:
                             + ports * turns_before(vc_first, v, count))
                 # The strong form: fewer grants to others remain than requesters ahead.
                 self.check("fair_allocation", wait + position <= bound)
+
+
+    def _islip_fairness(self) -> None:
+        """iSLIP's form of :meth:`fairness`: an open output some input VC asks for is matched
+        (each input VC asks for one output, so it accepts what it is offered, in the first
+        round), and a VC that keeps asking sees fewer matches of its output to others than
+        the input VCs ahead of it from the output's grant pointer."""
+        m, comp = self.m, self.comp
+        allocator, inputs = comp.allocator, len(self.flat)
+        for o in range(self.config.port_count):
+            first, ok = first_of_mask(m, allocator.grant_pointers[o], inputs, f"first_{o}")
+            self.check("router_state", ok)
+            grants = comp.grants[o]
+            asked = Cat(vc.request.to[o] for vc in self.flat).any()
+            self.check("fair_allocation", ~(allocator.open[o] & asked) | grants.any())
+            bound = inputs - 1
+            for i, vc in enumerate(self.flat):
+                asks, granted = vc.request.to[o], grants[i]
+                wait = Signal(range(bound + 2), name=f"wait_{o}_{i}")
+                m.d.sync += wait.eq(Mux(asks & ~granted, wait + (grants.any() & ~granted), 0))
+                self.check("fair_allocation", wait <= bound)
+                self.check("fair_allocation", wait + turns_before(first, i, inputs) <= bound)
 
 
 def _wrap(index, depth: int):

@@ -15,6 +15,7 @@ from ..arbiter import RoundRobinArbiter
 from ..flit_buffer import FlitBuffer
 from ..router import Router
 from ..router.input_unit import InputUnit
+from ..router.islip import IslipAllocator
 from ..router.output_unit import OutputUnit
 from ..router.packet_allocator import PacketAllocator
 from ..router.route_queue import RouteQueue
@@ -178,11 +179,21 @@ class ObservedPacketAllocator(PacketAllocator):
         return m
 
 
+class ObservedIslipAllocator(IslipAllocator):
+    """An :class:`IslipAllocator` that keeps its grant pointers (``grant_pointers[o]``: the
+    inputs after the last output ``o`` matched in a first round)."""
+
+    def _pointers(self):
+        self.grant_pointers, accept = super()._pointers()
+        return self.grant_pointers, accept
+
+
 class ObservedSplitComposition(SplitComposition):
     """A :class:`SplitComposition` that hands itself to ``observer`` once built and keeps its
     allocator (``allocator``) and grants (``grants``)."""
 
     packet_allocator = ObservedPacketAllocator
+    islip_allocator = ObservedIslipAllocator
 
     def __init__(self, stage, m, vcs, outputs, *, observer):
         super().__init__(stage, m, vcs, outputs)

@@ -6,6 +6,7 @@ are the router's property set (:mod:`.router`) and, when a specification exists,
 compute's (:mod:`.route_spec`).
 """
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,9 +71,6 @@ def check_size(target: Target) -> None:
     if config.ejection_lanes != 1:
         raise ValueError(f"{name}: the proofs cover one ejection lane per PE port, not "
                          f"{config.ejection_lanes}")
-    if config.allocator != "round-robin":
-        raise ValueError(f"{name}: the proofs cover the round-robin allocator, not "
-                         f"{config.allocator} (its fairness bound is the round robin's)")
     if not 1 <= config.max_packet_length <= PROVE_LENGTH_LIMIT:
         raise ValueError(f"{name}: the longest packet must be 1 to {PROVE_LENGTH_LIMIT} flits "
                          f"to prove, not {config.max_packet_length}")
@@ -127,6 +125,10 @@ def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = B
     concerns. A route mutant needs a target whose route compute it subclasses."""
     mutant = MUTANTS[name]
     if mutant.router is not None:
+        if mutant.settings:  # the settings the bug lives in, over the target's
+            target = Target(target.name, dataclasses.replace(target.config,
+                                                             **dict(mutant.settings)),
+                            target.route_compute)
         return prove_router(target, workdir, mutant=name, bmc_depth=bmc_depth, engine=engine,
                             progress=progress)
     if not (isinstance(target.route_compute, type)

@@ -59,11 +59,17 @@ class IslipAllocator(CheckedComponent):
                           "open": In(output_count),
                           "grants": Out(input_count).array(output_count)})
 
+    def _pointers(self) -> tuple[list, list]:
+        """The round-robin pointers: per output, the inputs after the last it matched (its
+        grant pointer); per input, the outputs after the last it accepted."""
+        inputs, outputs = self.input_count, self.output_count
+        return ([Signal(inputs, name=f"grant_above_{o}") for o in range(outputs)],
+                [Signal(outputs, name=f"accept_above_{i}") for i in range(inputs)])
+
     def elaborate(self, platform):
         m = Module()
         inputs, outputs = self.input_count, self.output_count
-        grant_above = [Signal(inputs, name=f"grant_above_{o}") for o in range(outputs)]
-        accept_above = [Signal(outputs, name=f"accept_above_{i}") for i in range(inputs)]
+        grant_above, accept_above = self._pointers()
         free_in = Signal(inputs, name="free_in_0")
         free_out = Signal(outputs, name="free_out_0")
         m.d.comb += [free_in.eq(-1), free_out.eq(self.open)]

@@ -41,6 +41,15 @@ def test_default_router_properties_are_proven(tmp_path):
     assert {v.verdict for v in verdicts} == {"proven"}, [v.to_dict() for v in verdicts]
 
 
+@pytest.mark.slow
+def test_default_router_with_islip_is_proven(tmp_path):
+    """The default router with a two-round iSLIP switch allocator: every property proven,
+    fairness on the grant pointers."""
+    verdicts = suite.prove_router(suite.lone_router(allocator="islip", iterations=2), tmp_path)
+    assert {v.verdict for v in verdicts} == {"proven"}, [v.to_dict() for v in verdicts]
+    assert "fair_allocation" in {v.name for v in verdicts}
+
+
 @pytest.mark.parametrize("params", [
     None,
     {"radices": [4, 4, 4], "configuration": "D", "mode": "bubble"},
