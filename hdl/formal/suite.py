@@ -86,6 +86,42 @@ def check_size(target: Target) -> None:
                          f"{MAX_BUFFERED_FLITS} flits; see docs/formal.md)")
 
 
+#: The longest packet a router is proven at when its own sizes are too large to prove.
+SHRUNK_LENGTH_LIMIT = 3
+
+
+def _sizes(config: RouterConfig) -> dict:
+    return {"max_packet_length": config.max_packet_length,
+            "buffer_depths": sorted({port.buffer_depth for port in config.ports})}
+
+
+def proof_sizes(target: Target) -> tuple[Target, dict | None]:
+    """``target`` at sizes the proofs take: itself if :func:`check_size` takes it, else the
+    same router (ports, VCs, bubble flags, microarchitecture, routing) with packets of 1 to
+    L' flits and buffers of two such packets, L' the largest of its own longest packet and
+    :data:`SHRUNK_LENGTH_LIMIT` down to 1 that fits. Returns the target and, when shrunk,
+    ``{"given": ..., "proven": ...}`` (``max_packet_length``, ``buffer_depths``). Raises
+    ``ValueError`` (one line) for a router no size makes provable."""
+    try:
+        check_size(target)
+        return target, None
+    except ValueError:
+        pass
+    config = target.config
+    for length in range(min(config.max_packet_length, SHRUNK_LENGTH_LIMIT), 0, -1):
+        ports = tuple(dataclasses.replace(port, buffer_depth=2 * length)
+                      for port in config.ports)
+        shrunk = Target(target.name, dataclasses.replace(
+            config, max_packet_length=length, ports=ports), target.route_compute)
+        try:
+            check_size(shrunk)
+        except ValueError as error:
+            reason = error
+            continue
+        return shrunk, {"given": _sizes(config), "proven": _sizes(shrunk.config)}
+    raise reason
+
+
 def _router(target: Target, mutant: str | None):
     cls = FormalRouter if mutant is None else MUTANTS[mutant].router
     router = cls(target.config, target.route_compute)

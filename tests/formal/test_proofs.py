@@ -201,6 +201,35 @@ def test_a_router_the_proofs_do_not_take_is_one_line(capsys, flags, message):
     assert len(err) == 1 and re.search(message, err[0]), err
 
 
+def test_a_presets_router_is_proven_at_sizes_the_proofs_take():
+    """003-bubble's twin cards buffer 128 flits per VC with packets of up to 4 flits: proven
+    at packets of 1 to 3 flits and buffers of 6, everything else as built; the lone router
+    (which the proofs take) is left as it is; a router of 10 ports takes no size."""
+    import warnings
+
+    from amaranth.hdl import UnusedElaboratable
+
+    from twinnet.cli.gen_cmd import network_from_words
+    from twinnet.families import family_for
+
+    warnings.filterwarnings("ignore", category=UnusedElaboratable)
+    network = network_from_words(["--preset", "003-bubble"])
+    card = family_for(network).netlist(network).kinds["card0"]
+    target = suite.Target("card0", card.config, lambda config, port: None)
+    shrunk, change = suite.proof_sizes(target)
+    assert change == {"given": {"max_packet_length": 4, "buffer_depths": [128]},
+                      "proven": {"max_packet_length": 3, "buffer_depths": [6]}}
+    assert [(p.role, p.vc_count, p.bubble) for p in shrunk.config.ports] == \
+        [(p.role, p.vc_count, p.bubble) for p in card.config.ports]
+    assert shrunk.config.allocator == card.config.allocator
+    lone = suite.lone_router()
+    assert suite.proof_sizes(lone) == (lone, None)
+    network = network_from_words(["--preset", "002-kt16"])
+    king = family_for(network).netlist(network).kinds["router"]
+    with pytest.raises(ValueError, match="10 ports"):
+        suite.proof_sizes(suite.Target("router", king.config, lambda config, port: None))
+
+
 def test_each_assertion_line_states_one_known_property():
     from amaranth.hdl import Fragment, Module, Signal
 
