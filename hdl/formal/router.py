@@ -625,25 +625,40 @@ class _Checks:
 
 
     def _islip_fairness(self) -> None:
-        """iSLIP's form of :meth:`fairness`: an open output some input VC asks for is matched
-        (each input VC asks for one output, so it accepts what it is offered, in the first
-        round), and a VC that keeps asking sees fewer matches of its output to others than
-        the input VCs ahead of it from the output's grant pointer."""
+        """iSLIP's form of :meth:`fairness`, on each output's grant pointer. Always: an input
+        VC that asks for an open output alone, and that no VC asking for it precedes from
+        the output's pointer, is matched to it (it is offered the output in the first round
+        and nothing else). Where each input VC asks for one output (no adaptive packet asks
+        for several: ``multiple_requests`` off), an open output some VC asks for is matched,
+        and a VC that keeps asking sees fewer matches of its output to others than the VCs
+        ahead of it from the pointer; with several requests per VC that bound holds for one
+        round, where every match moves the pointer, and is not claimed for more."""
         m, comp = self.m, self.comp
         allocator, inputs = comp.allocator, len(self.flat)
+        single = not comp.stage.multiple_requests
+        bounded = single or self.config.iterations == 1
         for o in range(self.config.port_count):
             first, ok = first_of_mask(m, allocator.grant_pointers[o], inputs, f"first_{o}")
             self.check("router_state", ok)
             grants = comp.grants[o]
-            asked = Cat(vc.request.to[o] for vc in self.flat).any()
-            self.check("fair_allocation", ~(allocator.open[o] & asked) | grants.any())
+            asks = [vc.request.to[o] for vc in self.flat]
+            turns = [turns_before(first, i, inputs) for i in range(inputs)]
+            if single:
+                self.check("fair_allocation",
+                           ~(allocator.open[o] & Cat(asks).any()) | grants.any())
             bound = inputs - 1
             for i, vc in enumerate(self.flat):
-                asks, granted = vc.request.to[o], grants[i]
+                alone = asks[i] & (vc.request.to == (1 << o))
+                ahead = Cat(asks[j] & (turns[j] < turns[i]) for j in range(inputs) if j != i)
+                self.check("fair_allocation",
+                           ~(allocator.open[o] & alone & ~ahead.any()) | grants[i])
+                if not bounded:
+                    continue
                 wait = Signal(range(bound + 2), name=f"wait_{o}_{i}")
-                m.d.sync += wait.eq(Mux(asks & ~granted, wait + (grants.any() & ~granted), 0))
+                m.d.sync += wait.eq(Mux(asks[i] & ~grants[i],
+                                        wait + (grants.any() & ~grants[i]), 0))
                 self.check("fair_allocation", wait <= bound)
-                self.check("fair_allocation", wait + turns_before(first, i, inputs) <= bound)
+                self.check("fair_allocation", wait + turns[i] <= bound)
 
 
 def _wrap(index, depth: int):
