@@ -54,6 +54,13 @@ def _xorshift(state):
     return b ^ (b << 5)[:32]
 
 
+def _random(m, seed: int):
+    """A 32-bit xorshift generator's state, stepping every cycle from ``seed``."""
+    state = Signal(32, init=seed & 0xFFFFFFFF)
+    m.d.sync += state.eq(_xorshift(state))
+    return state
+
+
 def pattern(seq, index, source, width: int):
     """Beat ``index`` (>= 1) of frame ``seq`` from PE ``source``: their bits repeated over
     ``width`` bits, inverted every other copy."""
@@ -107,8 +114,7 @@ class FrameSource(wiring.Component):
     def elaborate(self, platform):
         m, layout = Module(), self.layout
         fmt, axis = self.fmt, self.s_axis
-        state = Signal(32, init=0x9E3779B9 ^ (self.pe * 0x2545F491 + 1) & 0xFFFFFFFF)
-        m.d.sync += state.eq(_xorshift(state))
+        state = _random(m, 0x9E3779B9 ^ (self.pe * 0x2545F491 + 1))
         seqs = Array(Signal(layout.seq_bits, name=f"seq_to_{d}") for d in range(layout.pes))
         sending = Signal()
         dest = Signal(layout.dest_bits)
@@ -152,8 +158,7 @@ class FrameChecker(wiring.Component):
     def elaborate(self, platform):
         m, layout = Module(), self.layout
         fmt, axis = self.fmt, self.m_axis
-        state = Signal(32, init=0x6A09E667 ^ (self.pe * 0x9E3779B1 + 7) & 0xFFFFFFFF)
-        m.d.sync += state.eq(_xorshift(state))
+        state = _random(m, 0x6A09E667 ^ (self.pe * 0x9E3779B1 + 7))
         m.d.comb += axis.tready.eq(state[:2] != 0)
         expected = Array(Signal(layout.seq_bits, name=f"seq_from_{s}")
                          for s in range(layout.pes))

@@ -623,7 +623,6 @@ class _Checks:
                 # The strong form: fewer grants to others remain than requesters ahead.
                 self.check("fair_allocation", wait + position <= bound)
 
-
     def _islip_fairness(self) -> None:
         """iSLIP's form of :meth:`fairness`, on each output's grant pointer. Always: an input
         VC that asks for an open output alone, and that no VC asking for it precedes from

