@@ -42,7 +42,7 @@ def main(argv=None) -> None:
         family = family_for(network)
         entry = results["networks"][name] = {"words": words, "network": network.name,
                                              "beat_bytes": network.beat_bytes,
-                                             "max_frame_beats": network.max_packet_length - 1}
+                                             "max_frame_beats": network.max_frame_beats}
         for design_name, design in (("interface", fpga.interface_design(network, family)),
                                     ("router", fpga.router_design(network, family))):
             runs = []

@@ -156,7 +156,7 @@ def check_frames(network, family) -> None:
     from twinnet.hdl.axi_stream_traffic import FrameLayout
 
     pes = prod(radix for _, radix in family.terminal_digits(network))
-    FrameLayout(pes, network.max_packet_length - 1, network.beat_bytes)
+    FrameLayout(pes, network.max_frame_beats, network.beat_bytes)
 
 
 def selftest_for(network, family, folder: Path, *, board_mhz: float, progress=None,

@@ -37,6 +37,9 @@ the routers carry their stall counters (:mod:`twinnet.hdl.router.stalls`).
 import importlib
 import random
 
+from twinnet.model import checks
+from twinnet.model.sizes import MAX_REASSEMBLY_BEATS, reassembly_beats
+
 
 class Family:
     """A topology family; see the module docstring. A subclass sets :attr:`name`,
@@ -58,8 +61,26 @@ class Family:
     def network(self, values: dict, labels: dict | str = "configuration"):
         """A configuration from plain values (``labels`` names each key in messages: a dict
         key → label such as ``--k`` or ``net.toml: k``, or one source name); raises
-        ``TypeError``/``ValueError`` naming the label, the value and what is allowed."""
-        return self.configuration.from_dict(values, labels)
+        ``TypeError``/``ValueError`` naming the label, the value and what is allowed.
+
+        Frames cut into several packets (``ni_frame_packets``) need a family whose routing
+        keeps each pair's packets in order, and reassembly memory within
+        :data:`twinnet.model.sizes.MAX_REASSEMBLY_BEATS`."""
+        config = self.configuration.from_dict(values, labels)
+        if config.ni_frame_packets > 1:
+            given = (f"{checks.labels_of(values, labels)['ni_frame_packets']} "
+                     f"{config.ni_frame_packets}")
+            if not self.in_order(config):
+                raise ValueError(f"{given}: a frame cut into packets needs each pair's packets "
+                                 f"in order, and {config.name}'s routing may reorder them: "
+                                 "only 1 (a frame is one packet) is allowed here")
+            beats = reassembly_beats(config.max_frame_beats, self.terminal_count(config))
+            if beats > MAX_REASSEMBLY_BEATS:
+                raise ValueError(f"{given}: every master of {config.name} would hold {beats:,} "
+                                 "beats (two longest frames per PE), more than the "
+                                 f"{MAX_REASSEMBLY_BEATS:,} allowed: fewer packets per frame "
+                                 "or a smaller network")
+        return config
 
     def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
         """Apply a later source of values (a TOML file over a preset, flags over both) over

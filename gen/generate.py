@@ -260,6 +260,8 @@ def _write_axi_stream(name, netlist, top, outdir, files, say, components, *, dig
                     f"the sending PE's number (bits 0 to {fmt.number_width - 1})"
                     if fmt.id_width else "m_axis_<pe>_tid: the sending PE's number"),
             "max_frame_beats": fmt.max_beats, "max_frame_bytes": fmt.max_beats * fmt.data_bytes,
+            "frame_packets": fmt.frame_packets, "packet_beats": fmt.packet_beats,
+            "reassembly_beats": fmt.reassembly_beats,
             "beat": flit.layout_fields(fmt.beat_layout),
             "counters": {name: f"ni_<pe>_{name}" for name in axi_stream.ERRORS},
             "counter_width": axi_stream.COUNT_WIDTH,

@@ -4,15 +4,28 @@ With ``--ni axi-stream`` every PE of a network gets an AXI4-Stream slave (``s_ax
 into the network) and master (``m_axis_<pe>_*``, out of it), in place of the raw flit ports
 (:class:`AxiStreamNetwork`, a top around the network top).
 
-**A frame is one packet.** A frame of ``B``-byte beats (``tdata``, ``tkeep``, ``tuser`` and the
-``tlast`` that ends it) goes through the network as one packet: a head flit (the route fields
-of ``tdest``'s PE and the sender's PE number as the head's ``source``) and one flit per beat,
-whose data is the beat's ``tdata``, ``tkeep`` and ``tuser`` (:attr:`AxiStreamFormat.beat_layout`;
-``tkeep`` travels as it was given, so null bytes stay where they were). A frame therefore has
-1 to L - 1 beats (L: the routers' ``max_packet_length``), and the receiving interface delivers
-each packet's beats as one frame, whole (packets never interleave at a PE port), with ``tid``
-the sending PE. Frames from one PE to another arrive in the order they were sent wherever the
-family's routing keeps a pair's packets in order (``Family.in_order``).
+**Frames and packets.** A frame of ``B``-byte beats (``tdata``, ``tkeep``, ``tuser`` and the
+``tlast`` that ends it) goes through the network as packets of up to ``L - 1`` beats (L: the
+routers' ``max_packet_length``): each a head flit (the route fields of ``tdest``'s PE and the
+sender's PE number as the head's ``source``) and one flit per beat, whose data is the beat's
+``tdata``, ``tkeep`` and ``tuser`` (:attr:`AxiStreamFormat.beat_layout`; ``tkeep`` travels as
+it was given, so null bytes stay where they were). A frame has 1 to ``N (L - 1)`` beats, N
+being ``frame_packets`` (``--ni-frame-packets``, 1 by default).
+
+- With N = 1 a frame is one packet, and the receiving interface delivers each packet's beats
+  as one frame, whole (packets never interleave at a PE port).
+- With N > 1 every head carries a mark, ``more``, set on all of a frame's packets but its
+  last (:attr:`AxiStreamFormat.head_payload`), and the receiving interface reassembles: each
+  sending PE has two slots of a longest frame in its memory, taken in turn; a packet's beats
+  go into its sender's slot of the moment, and a frame goes to the core once its last packet
+  is in, whole, in the order frames complete. A packet waits only while its slot still holds
+  the frame before last from the same PE, which leaves at the core's pace, so the network
+  never waits on another packet to move (no deadlock is added). This needs a family whose
+  routing keeps each pair's packets in order (:meth:`twinnet.families.Family.network` refuses
+  others).
+
+``tid`` is the sending PE. Frames from one PE to another arrive in the order they were sent
+wherever the family's routing keeps a pair's packets in order (``Family.in_order``).
 
 **Ingress** (:class:`AxiStreamIngress`): store and forward. The beats of a frame go into a
 memory of two longest frames; only once its ``tlast`` is in does the frame go to the network
@@ -21,11 +34,12 @@ memory of two longest frames; only once its ``tlast`` is in does the frame go to
 the interface's own counters (16 bits, saturating), and never reach the network:
 
 - ``bad_dest``: a frame whose ``tdest`` names no PE (``tdest >= P``);
-- ``oversize``: a frame of more than L - 1 beats: its beats already stored are discarded, and
-  the rest of it up to its ``tlast``.
+- ``oversize``: a frame of more than ``N (L - 1)`` beats: its beats already stored are
+  discarded, and the rest of it up to its ``tlast``.
 
 **Egress** (:class:`AxiStreamEgress`): the head flit's ``source`` becomes the frame's ``tid``,
-each body flit a beat, the packet's tail the ``tlast`` beat, through a two-beat buffer.
+each body flit a beat, the frame's last beat the ``tlast`` beat, through a two-beat buffer
+(and, with N > 1, the reassembly memory before it).
 
 **The slaves' ``tid``** (``id_width`` bits, ``--ni-id-bits``; none by default) is read on a
 frame's first beat with ``tdest``, travels in the low bits of the head flit's ``payload``, and
@@ -33,7 +47,9 @@ comes out as the high bits of the master's ``tid``: ``m_axis_tid = {s_axis_tid, 
 
 No path is combinational across an interface: ``s_axis_*_tready`` and ``m_axis_*_tvalid``
 (and the master's data) come from registers and a memory read at a registered address, and
-neither depends on the other side's ``tvalid`` or ``tready`` in the same cycle. During reset
+neither depends on the other side's ``tvalid`` or ``tready`` in the same cycle. Toward the
+router, the egress's ``ready`` comes from registers too (with N > 1, whether the slot of the
+packet coming in is free). During reset
 ``s_axis_*_tready`` is low and ``m_axis_*_tvalid`` low.
 """
 
@@ -52,6 +68,7 @@ from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from twinnet.model.sizes import frame_slot, reassembly_beats
 from twinnet.model.widths import index_width
 
 from . import flit
@@ -77,12 +94,15 @@ class AxiStreamFormat:
     one flit leave no room for a beat."""
 
     def __init__(self, codec: TerminalCodec, max_packet_length: int, *, data_bytes: int,
-                 user_width: int, id_width: int = 0):
+                 user_width: int, id_width: int = 0, frame_packets: int = 1):
         self.codec, self.data_bytes, self.user_width = codec, data_bytes, user_width
-        self.id_width = id_width
+        self.id_width, self.frame_packets = id_width, frame_packets
         #: A body flit's data: one beat.
         self.beat_layout = data.StructLayout({"data": 8 * data_bytes, "keep": data_bytes,
                                               "user": user_width})
+        #: What a head flit's payload carries: the slave's ``tid`` and, where frames are cut
+        #: into several packets, ``more``: packets of the same frame follow this one.
+        self.head_payload = data.StructLayout({"id": id_width, "more": int(frame_packets > 1)})
         if self.beat_layout.size > codec.flit_width:
             raise ValueError(f"a beat of {data_bytes} bytes and {user_width} user bits takes "
                              f"{self.beat_layout.size} bits of a flit (tdata, tkeep, tuser), "
@@ -91,17 +111,24 @@ class AxiStreamFormat:
             raise ValueError(f"the head's source field has {codec.source_width} bits, too "
                              f"few for a PE number ({codec.number_width})")
         payload = codec.head_layout["payload"].shape.width
-        if id_width > payload:
-            raise ValueError(f"a tid of {id_width} bits does not fit the head flit's payload "
-                             f"({payload} bits)")
+        if self.head_payload.size > payload:
+            also = " and the mark of a frame's further packets" if frame_packets > 1 else ""
+            raise ValueError(f"a tid of {id_width} bits{also} does not fit the head flit's "
+                             f"payload ({payload} bits)")
         if max_packet_length < 2:
             raise ValueError("a frame needs packets of at least 2 flits (a head and a beat)")
-        #: The most beats of a frame (a packet's head is not a beat).
-        self.max_beats = max_packet_length - 1
+        #: The most beats of a packet (its head is not a beat) and of a frame.
+        self.packet_beats = max_packet_length - 1
+        self.max_beats = frame_packets * self.packet_beats
         #: Bits of ``tdest``: a PE number.
         self.number_width = max(1, codec.number_width)
         #: The frames waiting in an ingress: one being received, one being sent.
         self.depth = 1 << (2 * self.max_beats - 1).bit_length()
+        #: Beats of a slot of a master's reassembly memory, and of the memory (two slots per
+        #: PE; none when a frame is one packet).
+        self.slot = frame_slot(self.max_beats)
+        self.reassembly_beats = (reassembly_beats(self.max_beats, codec.terminals)
+                                 if frame_packets > 1 else 0)
 
     def widths(self, *, dest: bool) -> dict:
         """Each AXI4-Stream signal's width (0: left out) on a slave (``dest``: ``tdest`` and
@@ -208,31 +235,35 @@ class AxiStreamIngress(wiring.Component):
                     m.d.sync += committed.eq(written + 1)
 
     def _send(self, m, read, taken, frames, frame) -> None:
-        """Each whole frame out as a packet: its head, then a flit per beat."""
+        """Each whole frame out as packets of up to ``packet_beats`` beats: a head, then a flit
+        per beat."""
         fmt, pe = self.fmt, self.pe
         codec = fmt.codec
-        sending = Signal()  # the head has gone; the beats follow
-        sent = Signal(range(fmt.max_beats + 1))
+        sending = Signal()  # the packet's head has gone; its beats follow
+        sent = Signal(range(fmt.max_beats + 1))  # the frame's beats sent, in earlier packets too
+        in_packet = Signal(range(fmt.packet_beats))  # this packet's beats sent
         entry = data.View(frame, frames.r_data)
         head = Signal(codec.head_layout)
+        extra = data.View(fmt.head_payload, head.payload[:fmt.head_payload.size])
         m.d.comb += [head.route.eq(entry.route), head.source.eq(self.terminal),
-                     head.payload[:fmt.id_width].eq(entry.id),
-                     read.addr.eq(taken[:index_width(fmt.depth)])]
+                     extra.id.eq(entry.id), read.addr.eq(taken[:index_width(fmt.depth)])]
+        if fmt.frame_packets > 1:
+            m.d.comb += extra.more.eq(entry.beats - sent > fmt.packet_beats)
         moves = pe.valid & pe.ready
         with m.If(~sending):
             m.d.comb += [pe.valid.eq(frames.r_rdy), pe.payload.data.eq(head),
                          pe.payload.first.eq(1)]
             with m.If(moves):
-                m.d.sync += [sending.eq(1), sent.eq(0)]
+                m.d.sync += [sending.eq(1), in_packet.eq(0)]
         with m.Else():
-            last = sent == entry.beats - 1
+            ends = sent == entry.beats - 1  # the frame's last beat
+            last = ends | (in_packet == fmt.packet_beats - 1)
             m.d.comb += [pe.valid.eq(1), pe.payload.data.eq(read.data),
                          pe.payload.last.eq(last)]
             with m.If(moves):
-                m.d.sync += [taken.eq(taken + 1), sent.eq(sent + 1)]
-                with m.If(last):
-                    m.d.sync += sending.eq(0)
-                    m.d.comb += frames.r_en.eq(1)
+                m.d.sync += [taken.eq(taken + 1), sent.eq(Mux(ends, 0, sent + 1)),
+                             in_packet.eq(in_packet + 1), sending.eq(~last)]
+                m.d.comb += frames.r_en.eq(ends)
 
 
 class AxiStreamEgress(wiring.Component):
@@ -249,21 +280,15 @@ class AxiStreamEgress(wiring.Component):
                           "m_axis": Out(fmt.signature(dest=False))})
 
     def elaborate(self, platform):
-        m, fmt = Module(), self.fmt
-        pe, axis = self.pe, self.m_axis
-        id_width = fmt.id_width + fmt.number_width
-        out = data.StructLayout({"beat": fmt.beat_layout, "last": 1, "id": id_width})
+        m, fmt, axis = Module(), self.fmt, self.m_axis
+        #: What goes to the core: a beat, whether it ends the frame, the frame's tid.
+        out = data.StructLayout({"beat": fmt.beat_layout, "last": 1,
+                                 "id": fmt.id_width + fmt.number_width})
         m.submodules.beats = beats = FlitBuffer(out.size, 2)
-        source = Signal(id_width)  # the frame's tid: the core's above the source PE
-        head = data.View(fmt.codec.head_layout, pe.payload.data)
-        entry = data.View(out, beats.w_data)
-        m.d.comb += [pe.ready.eq(beats.w_rdy),
-                     beats.w_en.eq(pe.valid & ~pe.payload.first),
-                     entry.beat.eq(pe.payload.data[:fmt.beat_layout.size]),
-                     entry.last.eq(pe.payload.last), entry.id.eq(source)]
-        with m.If(pe.valid & pe.ready & pe.payload.first):
-            m.d.sync += source.eq(Cat(head.source[:fmt.number_width],
-                                      head.payload[:fmt.id_width]))
+        if fmt.frame_packets == 1:
+            self._packets(m, beats, out)
+        else:
+            self._reassemble(m, beats, out)
         front = data.View(out, beats.r_data)
         m.d.comb += [axis.tvalid.eq(beats.r_rdy), beats.r_en.eq(axis.tready),
                      axis.tdata.eq(front.beat.data), axis.tkeep.eq(front.beat.keep),
@@ -271,6 +296,97 @@ class AxiStreamEgress(wiring.Component):
         if fmt.user_width:
             m.d.comb += axis.tuser.eq(front.beat.user)
         return m
+
+    def _packets(self, m, beats, out) -> None:
+        """A frame is a packet: its beats go straight to the core (packets never interleave
+        at a PE port)."""
+        fmt, pe = self.fmt, self.pe
+        source = Signal(out["id"].shape)  # the frame's tid: the core's above the source PE
+        head = data.View(fmt.codec.head_layout, pe.payload.data)
+        extra = data.View(fmt.head_payload, head.payload[:fmt.head_payload.size])
+        entry = data.View(out, beats.w_data)
+        m.d.comb += [pe.ready.eq(beats.w_rdy),
+                     beats.w_en.eq(pe.valid & ~pe.payload.first),
+                     entry.beat.eq(pe.payload.data[:fmt.beat_layout.size]),
+                     entry.last.eq(pe.payload.last), entry.id.eq(source)]
+        with m.If(pe.valid & pe.ready & pe.payload.first):
+            m.d.sync += source.eq(Cat(head.source[:fmt.number_width], extra.id))
+
+    def _reassemble(self, m, beats, out) -> None:
+        """Frames of several packets: each PE's packets are written into a slot of their own
+        (two per PE, taken in turn), and a frame goes to the core once its last packet is in,
+        in the order frames complete. A packet's beats wait only while its slot still holds
+        the frame before last from the same PE, which leaves at the core's pace: the network
+        never waits on another packet."""
+        fmt = self.fmt
+        pes, slot_bits = fmt.codec.terminals, index_width(fmt.slot)
+        m.submodules.slots = slots = Memory(shape=fmt.beat_layout, depth=fmt.reassembly_beats,
+                                            init=[])
+        # Beats of the frame coming in from each PE, in its slot of the moment.
+        m.submodules.fill = fill = Memory(shape=range(fmt.max_beats + 1), depth=pes, init=[])
+        write, fill_read, fill_write = (slots.write_port(), fill.read_port(domain="comb"),
+                                        fill.write_port())
+        half = Signal(pes)  # each PE's slot of the moment: its first or second
+        full = Signal(2 * pes)  # each slot holds a whole frame the core has yet to take
+        frame = data.StructLayout({"source": fmt.number_width, "half": 1,
+                                   "beats": range(fmt.max_beats + 1), "id": fmt.id_width})
+        m.submodules.whole = whole = FlitBuffer(frame.size, 2 * pes)
+        self._collect(m, write, fill_read, fill_write, half, full, whole, frame, slot_bits)
+        # Out: the oldest whole frame, beat by beat.
+        read = slots.read_port(domain="comb")
+        front = data.View(frame, whole.r_data)
+        taken = Signal(range(fmt.slot))
+        ends = taken == front.beats - 1
+        entry = data.View(out, beats.w_data)
+        m.d.comb += [read.addr.eq(Cat(taken, front.half, front.source)),
+                     entry.beat.eq(read.data), entry.last.eq(ends),
+                     entry.id.eq(Cat(front.source, front.id)),
+                     beats.w_en.eq(whole.r_rdy)]
+        with m.If(whole.r_rdy & beats.w_rdy):
+            m.d.sync += taken.eq(Mux(ends, 0, taken + 1))
+            with m.If(ends):
+                m.d.comb += whole.r_en.eq(1)
+                m.d.sync += full.bit_select(Cat(front.half, front.source), 1).eq(0)
+
+    def _collect(self, m, write, fill_read, fill_write, half, full, whole, frame,
+                 slot_bits) -> None:
+        """Packets from the router into their PE's slot; a frame's last packet makes it
+        whole."""
+        fmt, pe = self.fmt, self.pe
+        head = data.View(fmt.codec.head_layout, pe.payload.data)
+        extra = data.View(fmt.head_payload, head.payload[:fmt.head_payload.size])
+        sender = head.source[:fmt.number_width]
+        # The packet coming in: its PE, slot, next beat's place, tid and whether more follow.
+        body = Signal()
+        source, into, more = Signal(fmt.number_width), Signal(), Signal()
+        place = Signal(range(fmt.max_beats + 1))
+        tid = Signal(fmt.id_width)
+        whole_entry = data.View(frame, whole.w_data)
+        m.d.comb += [fill_read.addr.eq(sender), fill_write.addr.eq(source),
+                     write.addr.eq(Cat(place[:slot_bits], into, source)),
+                     write.data.eq(pe.payload.data[:fmt.beat_layout.size]),
+                     whole_entry.source.eq(source), whole_entry.half.eq(into),
+                     whole_entry.beats.eq(place + 1), whole_entry.id.eq(tid)]
+        with m.If(~body):
+            # A head is always taken (a packet of one flit carries no beat and is ignored).
+            m.d.comb += pe.ready.eq(1)
+            with m.If(pe.valid & pe.payload.first & ~pe.payload.last):
+                m.d.sync += [body.eq(1), source.eq(sender),
+                             into.eq(half.bit_select(sender, 1)), place.eq(fill_read.data),
+                             tid.eq(extra.id), more.eq(extra.more)]
+        with m.Else():
+            # Its beats wait while the slot still holds a frame for the core.
+            m.d.comb += [pe.ready.eq(~full.bit_select(Cat(into, source), 1)),
+                         write.en.eq(pe.valid & pe.ready)]
+            with m.If(pe.valid & pe.ready):
+                m.d.sync += place.eq(place + 1)
+                with m.If(pe.payload.last):
+                    m.d.sync += body.eq(0)
+                    m.d.comb += [fill_write.en.eq(1), fill_write.data.eq(Mux(more, place + 1, 0))]
+                    with m.If(~more):
+                        m.d.comb += whole.w_en.eq(1)
+                        m.d.sync += [full.bit_select(Cat(into, source), 1).eq(1),
+                                     half.bit_select(source, 1).eq(~into)]
 
 
 class AxiStreamInterface(wiring.Component):

@@ -57,7 +57,8 @@ MAX_EJECTION_LANES = 8
 NETWORK_INTERFACES = ("flits", "axi-stream")
 #: The parameters of the PEs' interfaces: commands whose work does not depend on them (a
 #: router's proofs, a trace of terminal numbers) leave them out.
-INTERFACE_PARAMETERS = ("ni", "ni_bytes", "ni_user_bits", "ni_id_bits", "ni_clock")
+INTERFACE_PARAMETERS = ("ni", "ni_bytes", "ni_user_bits", "ni_id_bits", "ni_frame_packets",
+                        "ni_clock")
 #: The interfaces' clocking: the AXI side on the network's clock, or each PE's on its own.
 NI_CLOCKS = ("shared", "separate")
 #: Bits of a flit per byte of an AXI4-Stream beat: tdata's 8 and its tkeep bit.
@@ -67,9 +68,26 @@ MAX_BEAT_BYTES = 64
 MAX_USER_BITS = 64
 #: The most bits of a slave's ``tid`` (it travels in the head flit's payload).
 MAX_ID_BITS = 16
+#: The most packets a frame is cut into, and the most beats of reassembly memory a master may
+#: have (two longest frames per PE of the network).
+MAX_FRAME_PACKETS = 64
+MAX_REASSEMBLY_BEATS = 1 << 16
 #: Each microarchitecture's own switch inputs and hold (the split router takes only these).
 NATIVE_SWITCH_INPUTS = {2: "port", 3: "vc"}
 NATIVE_HOLD = {2: "flit", 3: "packet"}
+
+
+def frame_slot(max_beats: int) -> int:
+    """Beats of one slot of a master's reassembly memory: a longest frame of ``max_beats``,
+    rounded up to a power of two (the low bits of a beat's address count within its slot)."""
+    return 1 << (max_beats - 1).bit_length()
+
+
+def reassembly_beats(max_beats: int, pes: int) -> int:
+    """Beats of reassembly memory in each master of a network of ``pes`` PEs whose frames
+    have up to ``max_beats``: two slots per PE, so that one frame from a PE can come in while
+    the one before it goes out."""
+    return 2 * pes * frame_slot(max_beats)
 
 
 def check_pipeline(name: str, value) -> int:
@@ -99,14 +117,14 @@ def check_microarchitecture(values: dict, names: dict) -> None:
                          f"{values['pipeline']}")
 
 
-def check_interfaces(values: dict, names: dict) -> None:
-    """The interface settings go together (``values`` of ``ni``, ``ni_bytes``,
-    ``ni_user_bits``, ``flit_width``, ``max_packet_length``; raises ``ValueError`` naming
-    ``names``): the beat settings only with AXI4-Stream interfaces, whose beat fits in a flit
-    and whose packets have room for a beat after their head."""
+def check_interfaces(values: dict, names: dict, defaults: dict) -> None:
+    """The interface settings go together (``values`` of :data:`INTERFACE_PARAMETERS`,
+    ``flit_width``, ``max_packet_length``; raises ``ValueError`` naming ``names``): the
+    interface settings other than their ``defaults`` only with AXI4-Stream interfaces, whose
+    beat fits in a flit and whose packets have room for a beat after their head."""
     if values["ni"] != "axi-stream":
-        for key in ("ni_bytes", "ni_user_bits", "ni_id_bits", "ni_clock"):
-            if values[key] and values[key] != "shared":
+        for key in INTERFACE_PARAMETERS[1:]:
+            if values[key] != defaults[key]:
                 raise ValueError(f"{names[key]} {values[key]}: only with --ni axi-stream, not "
                                  f"with {names['ni']} {values['ni']}")
         return
@@ -182,7 +200,8 @@ class RouterSizes(Configuration):
         "flits", Choice(NETWORK_INTERFACES),
         "the PEs' ports: flits (the routers' own PE ports; the default) or axi-stream (per PE "
         "an AXI4-Stream slave s_axis_<pe>_* and master m_axis_<pe>_*, a frame of 1 to "
-        "max-packet-length - 1 beats to the PE numbered tdest: docs/axi-stream.md)")
+        "ni-frame-packets x (max-packet-length - 1) beats to the PE numbered tdest: "
+        "docs/axi-stream.md)")
     ni_bytes: int | None = parameter(
         None, Integer(1, MAX_BEAT_BYTES),
         f"with --ni axi-stream: tdata bytes per beat, 1 to {MAX_BEAT_BYTES} (default: as many "
@@ -196,6 +215,13 @@ class RouterSizes(Configuration):
         f"with --ni axi-stream: bits of the slaves' tid, 0 to {MAX_ID_BITS} (default 0: no "
         "s_axis tid); a frame's tid travels in its head flit and comes out as the high bits of "
         "the receiving master's tid, above the sending PE's number")
+    ni_frame_packets: int = parameter(
+        1, Integer(1, MAX_FRAME_PACKETS),
+        f"with --ni axi-stream: the most packets a frame is cut into, 1 to {MAX_FRAME_PACKETS} "
+        "(default 1: a frame is one packet, of 1 to max-packet-length - 1 beats); with N, a "
+        "frame has up to N x (max-packet-length - 1) beats, and every master reassembles "
+        "frames in memory for two longest frames per PE of the network (only where the "
+        "family's routing keeps each pair's packets in order)")
     ni_clock: str = parameter(
         "shared", Choice(NI_CLOCKS),
         "with --ni axi-stream: shared (each PE's AXI4-Stream ports on the network's clock; the "
@@ -212,7 +238,8 @@ class RouterSizes(Configuration):
     def rules(cls, values: dict, names: dict) -> None:
         cls.check_buffer(values, names, bubble=cls.bubble(values))
         check_microarchitecture(values, names)
-        check_interfaces(values, names)
+        check_interfaces(values, names, {each.name: each.default for each in cls.parameters()
+                                         if each.name in INTERFACE_PARAMETERS})
 
     @staticmethod
     def check_buffer(values: dict, names: dict, *, bubble: bool) -> None:
@@ -236,12 +263,15 @@ class RouterSizes(Configuration):
                              f"head flit of {network.name} (its route and source fields), not "
                              f"{network.flit_width}")
         spare = network.flit_width - network.header_width
-        if network.ni_id_bits > spare:
+        more = network.ni_frame_packets > 1  # a head's mark: more packets of its frame follow
+        if network.ni_id_bits + more > spare:
             named = checks.labels_of(values, labels)
+            also = " beside the mark of a frame's further packets" if more else ""
             raise ValueError(f"{named['ni_id_bits']} {network.ni_id_bits}: a tid travels in the "
-                             f"head flit's payload, {spare} bits of a {network.flit_width}-bit "
-                             f"flit of {network.name} ({network.header_width} hold the route "
-                             f"and source): at most {spare}")
+                             f"head flit's payload{also}, {spare} bits of a "
+                             f"{network.flit_width}-bit flit of {network.name} "
+                             f"({network.header_width} hold the route and source): at most "
+                             f"{spare - more}")
         return network
 
     @property
@@ -270,9 +300,15 @@ class RouterSizes(Configuration):
     def beat(self) -> dict:
         """With AXI4-Stream interfaces, what a beat and a frame's head carry, as
         :class:`twinnet.hdl.axi_stream.AxiStreamFormat` takes it: ``data_bytes``,
-        ``user_width`` and ``id_width``."""
+        ``user_width``, ``id_width`` and ``frame_packets``."""
         return {"data_bytes": self.beat_bytes, "user_width": self.ni_user_bits,
-                "id_width": self.ni_id_bits}
+                "id_width": self.ni_id_bits, "frame_packets": self.ni_frame_packets}
+
+    @property
+    def max_frame_beats(self) -> int:
+        """With AXI4-Stream interfaces, the most beats of a frame: a beat per flit after each
+        packet's head."""
+        return self.ni_frame_packets * (self.max_packet_length - 1)
 
     @property
     def beat_bytes(self) -> int:
@@ -313,6 +349,7 @@ class RouterSizes(Configuration):
             suffix += f"_axis{self.beat_bytes}" + (f"u{self.ni_user_bits}"
                                                   if self.ni_user_bits else "")
             suffix += f"i{self.ni_id_bits}" if self.ni_id_bits else ""
+            suffix += f"f{self.ni_frame_packets}" if self.ni_frame_packets > 1 else ""
             if self.ni_clock == "separate":
                 suffix += "_cdc"
         return suffix

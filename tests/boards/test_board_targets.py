@@ -77,10 +77,13 @@ def test_a_fault_makes_the_self_test_fail(fault, icarus):
 
 
 #: A 2x2 torus with AXI4-Stream interfaces (3-byte beats, frames of up to 3 beats), on the
-#: network's clock and on clocks of their own (driven by the same clock on a board).
+#: network's clock and on clocks of their own (driven by the same clock on a board), and with
+#: frames of up to 3 packets (9 beats), reassembled.
 INTERFACES = {"shared": ["torus", "--radix", "2,2", "--ni", "axi-stream"],
               "separate": ["torus", "--radix", "2,2", "--ni", "axi-stream", "--ni-clock",
-                           "separate"]}
+                           "separate"],
+              "frames": ["torus", "--radix", "2,2", "--ni", "axi-stream",
+                         "--ni-frame-packets", "3"]}
 
 
 @pytest.mark.parametrize("clocks", sorted(INTERFACES))
@@ -89,8 +92,9 @@ def test_the_self_test_passes_through_the_interfaces(clocks, icarus):
     results = simulate(network, icarus, f"{BUILD}/axis-{clocks}")
     assert results["done"] and results["passed"] and not results["failed"]
     assert results["created"] == results["received"] > 50 and results["errors"] == 0
-    # Frames of 1 to L - 1 = 3 beats, uniform: the mean within 3 standard errors of 2.
-    beats = network.max_packet_length - 1
+    # Frames of 1 to their most beats (L - 1 = 3 per packet), uniform: the mean within 3
+    # standard errors of the middle.
+    beats = network.max_frame_beats
     mean, sd = (beats + 1) / 2, math.sqrt((beats ** 2 - 1) / 12)
     assert abs(results["flits"] / results["received"] - mean) < \
         3 * sd / math.sqrt(results["received"]), (results["flits"], results["received"])

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2562 in ``VALUE_FLAGS``, 342 missing values, 555
+Case count (pytest items, one per case): 2612 in ``VALUE_FLAGS``, 347 missing values, 575
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3750 in all (``test_case_count`` keeps this sentence honest).
+this count — 3825 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -97,6 +97,7 @@ MAX_BEAT_BYTES = _constant("MAX_BEAT_BYTES", 64, "twinnet.model.sizes")
 MAX_USER_BITS = _constant("MAX_USER_BITS", 64, "twinnet.model.sizes")
 MAX_BMC_DEPTH = _constant("MAX_BMC_DEPTH", 40, "twinnet.cli.prove_cmd")
 MAX_ID_BITS = _constant("MAX_ID_BITS", 16, "twinnet.model.sizes")
+MAX_FRAME_PACKETS = _constant("MAX_FRAME_PACKETS", 64, "twinnet.model.sizes")
 
 #: Seconds a case may take: a rejection takes milliseconds.
 TIMEOUT = 10
@@ -397,6 +398,8 @@ VALUE_FLAGS = [
      + [above(MAX_USER_BITS)], ("--ni", "axi-stream")),
     (WITH_INTERFACES, "--ni-id-bits", [case for case in INTEGER if case[0] != "zero"]
      + [above(MAX_ID_BITS)], ("--ni", "axi-stream")),
+    (WITH_INTERFACES, "--ni-frame-packets", INTEGER + [above(MAX_FRAME_PACKETS)],
+     ("--ni", "axi-stream")),
     (NETWORK, "--preset", PRESET, ()),
     (NETWORK, "--toml", EMPTY_PATH, ()),
     (("gen", "sim", "sweep", "demo", "prove", "board build"), "--out", EMPTY_PATH, ()),
@@ -650,6 +653,14 @@ COMBINATIONS = [
           ("--ni-clock separate", "--ni-clock", ("separate", "axi-stream"),
            "separate-clock-without-axi-stream"),
           ("--ni-id-bits 3", "--ni-id-bits", ("3", "axi-stream"), "id-bits-without-axi-stream"),
+          ("--ni-frame-packets 2", "--ni-frame-packets", ("2", "axi-stream"),
+           "frame-packets-without-axi-stream"),
+          ("fat-tree --vcs 2 --ni axi-stream --ni-frame-packets 2", "--ni-frame-packets",
+           ("2", "reorder", "only 1"), "frame-packets-where-packets-pass"),
+          ("torus --radix 8,8 --max-packet-length 64 --ni axi-stream --ni-frame-packets 16",
+           "--ni-frame-packets", ("16", "131,072", "65,536"), "reassembly-memory-too-large"),
+          ("--ni axi-stream --flit-width 18 --ni-id-bits 4 --ni-frame-packets 2",
+           "--ni-id-bits", ("4", "payload", "at most 3"), "id-bits-and-more-mark"),
           ("--ni axi-stream --flit-width 18 --ni-id-bits 16", "--ni-id-bits",
            ("16", "payload", "at most"), "id-bits-beyond-head-payload"),
           ("--ni axi-stream --ni-bytes 4", "--ni-bytes", ("4", "36", "32"),

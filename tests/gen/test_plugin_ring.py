@@ -102,11 +102,12 @@ def test_the_ring_runs_through_every_command(ring_python, tmp_path):
 
     # AXI4-Stream interfaces, driven by cocotbext-axi: every frame checked (once, whole, byte
     # for byte, tid its sender, in order per pair), on Icarus, and on Verilator with each PE's
-    # interfaces on a clock of its own.
-    for simulator, clocks in (("icarus", "shared"), ("verilator", "separate")):
+    # interfaces on a clock of its own and frames of up to 3 packets, reassembled.
+    for simulator, clocks, packets in (("icarus", "shared", "1"), ("verilator", "separate", "3")):
         run = twinnet(ring_python, tmp_path, "sim", "ring", "--nodes", "5", "--ni",
-                      "axi-stream", "--ni-clock", clocks, "--packets", "50", "--simulator",
-                      simulator, "--out", f"axis-{simulator}", "--json")
+                      "axi-stream", "--ni-clock", clocks, "--ni-frame-packets", packets,
+                      "--packets", "50", "--simulator", simulator, "--out",
+                      f"axis-{simulator}", "--json")
         assert run.returncode == 0, run.stderr
         assert json.loads(run.stdout)["results"]["delivered"] == 50
 

@@ -31,10 +31,22 @@ CASES = {"torus-3x3": ["torus", "--radix", "3,3", "--max-packet-length", "8",
          "fat-tree-2x2": ["fat-tree", "--k", "2", "--n", "2"],
          "twisted-4x2": ["twisted", "--radix", "4,2", "--twist", "YX=2"],
          "torus-3x3-cdc": ["torus", "--radix", "3,3", "--max-packet-length", "8",
-                           "--ni-clock", "separate"]}
+                           "--ni-clock", "separate"],
+         "torus-3x3-frames": ["torus", "--radix", "3,3", "--ni-frame-packets", "4",
+                              "--ni-id-bits", "2"],
+         "king-KT4-p2-frames": ["king", "--kind", "KT", "--side", "3", "--pe-ports", "2",
+                                "--ni-frame-packets", "3"],
+         "twin-3x3-frames": ["twin-torus", "--radix", "3,3", "--ni-frame-packets", "3"],
+         "fat-tree-2x2-frames": ["fat-tree", "--k", "2", "--n", "2", "--ni-frame-packets", "5"],
+         "twisted-4x2-frames": ["twisted", "--radix", "4,2", "--twist", "YX=2",
+                                "--ni-frame-packets", "3"],
+         "torus-3x3-frames-cdc": ["torus", "--radix", "3,3", "--ni-frame-packets", "4",
+                                  "--ni-clock", "separate"]}
 DEFAULT = {("torus-3x3", "icarus"), ("torus-3x3", "verilator"),
            ("torus-3x3-short", "icarus"), ("king-KT4-p2", "verilator"),
-           ("torus-3x3-cdc", "icarus"), ("torus-3x3-cdc", "verilator")}
+           ("torus-3x3-cdc", "icarus"), ("torus-3x3-cdc", "verilator"),
+           ("torus-3x3-frames", "icarus"), ("torus-3x3-frames", "verilator"),
+           ("fat-tree-2x2-frames", "icarus"), ("torus-3x3-frames-cdc", "verilator")}
 
 
 @pytest.mark.parametrize("name, simulator",
