@@ -2,11 +2,14 @@
 router, with the flow of ``twinnet fpga`` (YoWASP Yosys and nextpnr, the LFSR harness).
 
 Networks: the 3DT 4x4x4 preset with interfaces (32-bit flits, 3-byte beats, frames of up to 3
-beats), and a 3x3 torus with 80-bit flits, 8-byte beats and frames of up to 15 beats (16-flit
-packets). Each is measured as ``--design interface`` and ``--design router`` on each device,
-over the nextpnr seeds given. Writes ``bench/results/axi_stream_fpga.json`` with the commit.
+beats), a 3x3 torus with 80-bit flits, 8-byte beats and frames of up to 15 beats (16-flit
+packets), and a 3x3 torus whose frames of up to 12 beats are cut into 4 packets and
+reassembled (``--ni-frame-packets 4``: 288 beats of reassembly memory per interface). Each is
+measured as ``--design interface`` and ``--design router`` on each device, over the nextpnr
+seeds given. Writes ``bench/results/axi_stream_fpga.json`` (or ``--out``) with the commit.
 
     python bench/axi_stream_fpga.py [--devices ecp5-25f,ice40-hx8k] [--seeds 1,2,3]
+                                    [--networks torus-3x3-frames]
 """
 
 import argparse
@@ -24,6 +27,8 @@ NETWORKS = {
     "3dt-4x4x4": ["--preset", "3dt-4x4x4", "--ni", "axi-stream"],
     "torus-3x3-w80": ["torus", "--radix", "3,3", "--flit-width", "80", "--max-packet-length",
                       "16", "--ni", "axi-stream", "--ni-bytes", "8"],
+    "torus-3x3-frames": ["torus", "--radix", "3,3", "--ni", "axi-stream",
+                         "--ni-frame-packets", "4"],
 }
 
 
@@ -31,13 +36,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", default="ecp5-25f,ice40-hx8k")
     parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--networks", default=",".join(NETWORKS),
+                        help=f"networks to measure, of {', '.join(NETWORKS)}")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results"
                         / "axi_stream_fpga.json")
     args = parser.parse_args(argv)
     devices = args.devices.split(",")
     seeds = [int(seed) for seed in args.seeds.split(",")]
     results = {"provenance": provenance(), "devices": devices, "seeds": seeds, "networks": {}}
-    for name, words in NETWORKS.items():
+    for name in args.networks.split(","):
+        if name not in NETWORKS:
+            parser.error(f"--networks: {name!r} is not one of {', '.join(NETWORKS)}")
+        words = NETWORKS[name]
         network = network_from_words(words)
         family = family_for(network)
         entry = results["networks"][name] = {"words": words, "network": network.name,
