@@ -329,23 +329,10 @@ def network_from_words(words: list[str]):
     return network_from_args(args)
 
 
-def refuse_interfaces(values: dict, labels: dict, why: str) -> None:
-    """A command that takes no interface flags refuses interfaces a preset or a TOML file asks
-    for (``values``/``labels`` of :func:`network_values`), in one line saying ``why``."""
-    ni = values.get("ni", "flits")
-    if ni != "flits":
-        raise UsageError(f"{labels['ni']} {ni}: this command {why}; AXI4-Stream interfaces "
-                         "are taken by 'twinnet gen', 'twinnet sim', 'twinnet fpga' and "
-                         "'twinnet draw'")
-
-
-def network_from_args(args, *, flits_only: str | None = None):
+def network_from_args(args):
     """The network configuration (of its family's configuration class) that the FAMILY,
-    preset, TOML file and flags in ``args`` describe; with ``flits_only`` (why), one whose PEs
-    have AXI4-Stream interfaces is refused (:func:`refuse_interfaces`)."""
+    preset, TOML file and flags in ``args`` describe."""
     word, values, labels = network_values(args)
-    if flits_only is not None:
-        refuse_interfaces(values, labels, flits_only)
     return family_words()[word][0].network(values, labels)
 
 

@@ -186,12 +186,11 @@ def add_length_args(parser) -> None:
                              "packet_size_rate; default 1 each)")
 
 
-def network_for_lengths(args, *, flits_only: str | None = None):
+def network_for_lengths(args):
     """The network of ``args`` (:func:`gen_cmd.network_from_args`), whose longest packet is
     the longest of ``--packet-lengths`` when that is above the default and neither a flag, a
     file nor a preset sets ``max_packet_length``: ``twinnet sim torus --packet-lengths 1,5``
-    builds routers for 5-flit packets. With ``flits_only`` (why), a network with AXI4-Stream
-    interfaces is refused (:func:`gen_cmd.refuse_interfaces`)."""
+    builds routers for 5-flit packets."""
     word, values, labels = gen_cmd.network_values(args)
     if args.packet_lengths is not None and "max_packet_length" not in values:
         try:
@@ -201,8 +200,6 @@ def network_for_lengths(args, *, flits_only: str | None = None):
         if longest > DEFAULT_MAX_PACKET_LENGTH:
             values["max_packet_length"] = longest
             labels["max_packet_length"] = f"--packet-lengths {args.packet_lengths}"
-    if flits_only is not None:
-        gen_cmd.refuse_interfaces(values, labels, flits_only)
     return family_words()[word][0].network(values, labels)
 
 

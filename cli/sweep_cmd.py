@@ -65,6 +65,15 @@ MAX_BOUND_TERMINALS = 256
 SATURATED = 0.95
 #: ``--knee``'s tolerance, in flits per PE per cycle.
 MIN_KNEE, MAX_KNEE = 0.001, 0.5
+#: The flags (argparse destination, flag) that a sweep through the AXI4-Stream interfaces
+#: (--ni axi-stream) cannot honour: given with a value other than the default, they are
+#: refused.
+FRAME_REFUSED = (("traffic", "--traffic"), ("hotspot_fraction", "--hotspot-fraction"),
+                 ("injection", "--injection"), ("burst", "--burst"),
+                 ("packet_lengths", "--packet-lengths"),
+                 ("packet_length_weights", "--packet-length-weights"),
+                 ("stall_bursts", "--stall-bursts"), ("stalls", "--stalls"),
+                 ("link_loads", "--link-loads"))
 
 
 def register(commands) -> None:
@@ -75,7 +84,7 @@ def register(commands) -> None:
                     "several at once: warm-up, measurement and drain, every packet checked "
                     "end to end. Writes JSON, CSV and a latency-throughput plot.",
         epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help())
-    gen_cmd.add_network_args(parser, interfaces=False)
+    gen_cmd.add_network_args(parser)
     parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                         help="simulator (default verilator)")
     parser.add_argument("--traffic", choices=[p for p in PATTERNS if p != "all-pairs"],
@@ -118,16 +127,16 @@ def register(commands) -> None:
                         help="parent folder: the build goes to OUT/<network>-<simulator>-"
                              "traffic/, the results to OUT/<network>-sweep.* (default ./build)")
     add_json_flag(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, traffic_defaults={
+        dest: parser.get_default(dest) for dest, _ in FRAME_REFUSED})
 
 
-def points_of(args, network) -> list[dict]:
-    """The sweep's points, checked against ``network``."""
+def grid(args) -> tuple[list[float], list[int], int, int]:
+    """The sweep's offered loads (flits per PE per cycle), seeds, warm-up and measured
+    cycles, checked (and ``--knee``)."""
     if args.knee is not None and not MIN_KNEE <= args.knee <= MAX_KNEE:
         raise UsageError(f"--knee {args.knee}: must be from {MIN_KNEE} to {MAX_KNEE} flits per "
                          "PE per cycle")
-    mix = length_settings(network, args)
-    length = mix.mean()
     loads = args.loads if args.loads is not None else [round(0.05 * i, 2) for i in range(1, 11)]
     for load in loads:
         if not 0 < load <= 1:
@@ -138,11 +147,19 @@ def points_of(args, network) -> list[dict]:
              for seed in args.seeds]
     warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
     measure = checks.check_int("--measure", args.measure, minimum=1, maximum=MAX_WARMUP)
-    hotspot = hotspot_fraction(args.hotspot_fraction)
-    backpressure = backpressure_settings(args)
     if len(loads) * len(seeds) > MAX_POINTS:
         raise UsageError(f"--loads and --seeds: {len(loads) * len(seeds)} points; at most "
                          f"{MAX_POINTS}")
+    return loads, seeds, warmup, measure
+
+
+def points_of(args, network) -> list[dict]:
+    """The sweep's points, checked against ``network``."""
+    mix = length_settings(network, args)
+    length = mix.mean()
+    loads, seeds, warmup, measure = grid(args)
+    hotspot = hotspot_fraction(args.hotspot_fraction)
+    backpressure = backpressure_settings(args)
     return [{"pattern": args.traffic, "rate": load / length, "seed": seed, "warmup": warmup,
              "measure": measure, "hotspot_fraction": hotspot, "lengths": point_lengths(mix),
              **injection_settings(args, load / length, length), **backpressure}
@@ -153,7 +170,8 @@ def points_at(points: list[dict], load: float, length: float) -> list[dict]:
     """The points of one more load: the grid's first load's points (one per seed) moved to
     ``load`` flits per PE per cycle (``length``: the mean packet length)."""
     first = points[0]["rate"]
-    return [{**point, "rate": load / length} for point in points if point["rate"] == first]
+    moved = {"rate": load / length, **({"load": load} if "load" in points[0] else {})}
+    return [{**point, **moved} for point in points if point["rate"] == first]
 
 
 def by_load(results: list[dict]) -> list[dict]:
@@ -205,8 +223,10 @@ def run_point(simulator: str, build_dir: str, run_dir: str, point: dict) -> dict
 
 
 def run(args) -> Report:
-    network = network_for_lengths(args, flits_only="drives the routers' own PE ports")
+    network = network_for_lengths(args)
     family = family_for(network)
+    if network.ni == "axi-stream":
+        return _through_interfaces(network, family, args)
     points = points_of(args, network)
     jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
     check_simulator(args.simulator)
@@ -247,8 +267,8 @@ def run(args) -> Report:
     try:
         results += _map(calls, jobs, client, say, len(points))
         if args.knee is not None:
-            results, knee = _refine(args, network, points, results, build_dir, jobs, client,
-                                    say)
+            results, knee = _refine(args, length_settings(network, args).mean(), points,
+                                    results, build_dir, jobs, client, say)
     finally:
         if client is not None:
             client.close()
@@ -266,10 +286,91 @@ def run(args) -> Report:
     return Report(text, {**data, "files": [str(f) for f in files]})
 
 
-def _refine(args, network, points, results, build_dir, jobs, client, say):
+def _through_interfaces(network, family, args) -> Report:
+    """``--ni axi-stream``: the sweep through the AXI4-Stream interfaces. Every point is the
+    cocotb test ``load`` (:mod:`twinnet.sim_tb.axi_stream_cocotb`) on one build: every PE's
+    core makes frames of 1 byte to the longest (uniform) to PEs drawn uniformly (itself
+    included) at the offered load (flits per PE per cycle, a frame's heads counted), each
+    checked once, byte for byte, at its destination, in order per pair where the routing
+    keeps it; latency is a frame's, from the cycle it is made to the cycle its last beat
+    leaves."""
+    from twinnet.sim_tb import axi_stream_sim
+
+    defaults = args.traffic_defaults
+    given = [flag if getattr(args, dest) is True else f"{flag} {getattr(args, dest)}"
+             for dest, flag in FRAME_REFUSED
+             if getattr(args, dest) not in (None, False, defaults[dest])]
+    if given:
+        raise UsageError(f"{', '.join(given)}: drives the routers' own traffic; with --ni "
+                         "axi-stream twinnet sweep sends frames (uniform traffic) through the "
+                         "interfaces and takes --loads, --seeds, --warmup, --measure, "
+                         "--eject-ready, --knee, --simulator, --jobs, --scheduler, --out and "
+                         "--json (see 'twinnet sweep --help')")
+    loads, seeds, warmup, measure = grid(args)
+    eject = backpressure_settings(args)["eject_ready"]
+    jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
+    check_simulator(args.simulator)
+    build_dir = output.target(args.out, f"{network.name}-{args.simulator}-frames", "--out")
+    client = _client(args.scheduler) if args.scheduler is not None else None
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    config = axi_stream_sim.prepare(network, build_dir, family=family)
+    length = axi_stream_sim.mean_frame_flits(config)
+    say(f"twinnet sweep: {network.name} ({config['pes']} PEs, AXI4-Stream, frames of 1 to "
+        f"{config['max_frame_bytes']} bytes, {length:.2f} flits on average), "
+        f"{len(loads) * len(seeds)} points on {args.simulator}")
+    config.update(pause=0.0, sink_pause=1.0 - eject, warmup=warmup, measure=measure)
+    points = [{**config, "pattern": "uniform", "load": load, "rate": load / length,
+               "seed": seed} for load in loads for seed in seeds]
+    started = time.perf_counter()
+    results = [frame_point(args.simulator, str(build_dir), str(build_dir / "runs" / "0"),
+                           points[0])]
+    say(f"  point 1/{len(points)} done ({time.perf_counter() - started:.0f} s)")
+    calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(i)), point)
+             for i, point in enumerate(points[1:], start=1)]
+    knee = None
+    try:
+        results += _map(calls, jobs, client, say, len(points), function=frame_point)
+        if args.knee is not None:
+            results, knee = _refine(args, length, points, results, build_dir, jobs, client,
+                                    say, function=frame_point)
+    finally:
+        if client is not None:
+            client.close()
+    failed = [r for r in results if "failure" in r]
+    data = _summary(network, family, args, results, _bound(network, family, "uniform", 0.0))
+    data.update(knee=knee, frames={"sizes": config["sizes"], "mean_flits": length,
+                                   "eject_ready": eject})
+    files = _write(Path(args.out), network.name, data)
+    if failed:
+        raise CheckFailed(f"{len(failed)} of {len(points)} points failed, first: "
+                          f"{failed[0]['failure']} (results in {files[0]})")
+    return Report(_text(data, files), {**data, "files": [str(f) for f in files]})
+
+
+def frame_point(simulator: str, build_dir: str, run_dir: str, point: dict) -> dict:
+    """One point through the interfaces (the cocotb test ``load``) on the build in
+    ``build_dir``, as :func:`run_point` runs one of the routers' own traffic: the point's
+    load, seed and phases with its results, or ``failure`` set."""
+    from twinnet.sim_tb import axi_stream_sim
+
+    summary = {key: point[key] for key in ("pattern", "rate", "seed", "warmup", "measure")}
+    try:
+        results = axi_stream_sim.run_prepared(simulator, build_dir, point, testcase="load",
+                                              run_dir=run_dir)
+    except AssertionError as error:
+        return {**summary, "offered_flits_per_pe_cycle": point["load"],
+                "failure": " ".join(str(error).split())}
+    # The load offered, as the routers' own sweep reports it (the flits made are measured).
+    return {**summary, **results["load"], "offered_flits_per_pe_cycle": point["load"]}
+
+
+def _refine(args, length: float, points, results, build_dir, jobs, client, say, *,
+            function=run_point):
     """``--knee``: bisect between the highest unsaturated and the lowest saturated load
-    until they are at most ``args.knee`` apart; return every result and the ``knee``."""
-    tolerance, length = float(args.knee), length_settings(network, args).mean()
+    until they are at most ``args.knee`` apart (``length``: the flits of a point's unit, a
+    packet or a frame, on average; ``function`` runs a point); return every result and the
+    ``knee``."""
+    tolerance = float(args.knee)
     low, high = knee_bracket(results)
     while low is not None and high is not None and high - low > tolerance:
         middle = (low + high) / 2
@@ -277,7 +378,8 @@ def _refine(args, network, points, results, build_dir, jobs, client, say):
         start = len(results)
         calls = [(args.simulator, str(build_dir), str(build_dir / "runs" / str(start + i)),
                   point) for i, point in enumerate(points_at(points, middle, length))]
-        results = results + _map(calls, jobs, client, say, len(calls), done=0)
+        results = results + _map(calls, jobs, client, say, len(calls), done=0,
+                                 function=function)
         low, high = knee_bracket(results)
     if low is None or high is None:
         say(f"  knee: not bracketed by the loads ({'every' if high is not None else 'no'} "
@@ -301,13 +403,15 @@ def _client(scheduler: str):
                          f"{' '.join(str(error).split())}") from None
 
 
-def _map(calls, jobs: int, client, say, total: int, done: int = 1) -> list[dict]:
-    """Run ``run_point`` for every call: on the Dask ``client``'s cluster, or ``jobs`` at a
-    time on this machine (``done`` of ``total`` points were run before)."""
+def _map(calls, jobs: int, client, say, total: int, done: int = 1, *,
+         function=run_point) -> list[dict]:
+    """Run ``function`` (:func:`run_point` by default) for every call: on the Dask
+    ``client``'s cluster, or ``jobs`` at a time on this machine (``done`` of ``total`` points
+    were run before)."""
     if client is not None:
         from distributed import as_completed
 
-        futures = [client.submit(run_point, *call, pure=False) for call in calls]
+        futures = [client.submit(function, *call, pure=False) for call in calls]
         order = {future.key: index for index, future in enumerate(futures)}
         results = [None] * len(calls)
         for future in as_completed(futures):
@@ -319,7 +423,7 @@ def _map(calls, jobs: int, client, say, total: int, done: int = 1) -> list[dict]
 
     results = [None] * len(calls)
     with ProcessPoolExecutor(jobs) as pool:
-        futures = {pool.submit(run_point, *call): index for index, call in enumerate(calls)}
+        futures = {pool.submit(function, *call): index for index, call in enumerate(calls)}
         from concurrent.futures import as_completed
 
         for future in as_completed(futures):
@@ -414,7 +518,12 @@ def _plot(data: dict, path: Path) -> None:
 
 
 def _text(data: dict, files: list[Path]) -> str:
-    lines = [f"{data['network']}: {data['pattern']} traffic, every packet checked end to end",
+    frames = data.get("frames")
+    lines = [f"{data['network']}: {data['pattern']} traffic, every packet checked end to end"
+             if frames is None else
+             f"{data['network']}: {data['pattern']} traffic of frames of {frames['sizes'][0]} "
+             f"to {frames['sizes'][1]} bytes through the AXI4-Stream interfaces, every frame "
+             "checked end to end (latency: a frame's, from the cycle it is made)",
              f"  {'offered':>8} {'seed':>5} {'accepted':>9} {'latency':>8} {'cycles/s':>9}"]
     for r in sorted(data["points"], key=lambda r: (r["rate"], r["seed"])):
         lines.append(f"  {r['offered_flits_per_pe_cycle']:>8.3f} {r['seed']:>5} "

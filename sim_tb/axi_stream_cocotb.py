@@ -21,10 +21,15 @@ a random one on every beat, and gets it back on every beat),
 source), ``pause`` (the chance that a source pauses in a cycle; a sink's too unless
 ``sink_pause``), ``seed``. The test writes ``results.json``: frames delivered, cycles of the
 network's clock, and each interface's counters.
+
+The test ``load`` (:func:`load`) is one point of a sweep through the interfaces
+(``twinnet sweep --ni axi-stream``): open-loop traffic at an offered load.
 """
 
 import json
 import random
+import time
+from collections import deque
 from pathlib import Path
 
 import cocotb
@@ -32,6 +37,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
+from .axi_stream_sim import frame_flits
 from .runner import load_config
 
 #: Cycles without a delivered frame after which the test gives up (a lost frame or a hang).
@@ -47,11 +53,11 @@ def _pauses(rng: random.Random, chance: float):
         yield rng.random() < chance
 
 
-@cocotb.test()
-async def frames(dut):
-    config = load_config()
-    pes, seed = config["pes"], config["seed"]
-    rng = random.Random(seed)
+async def _ports(dut, config: dict, rng: random.Random):
+    """Start the clocks, put a source on every slave and a sink on every master (with their
+    pause generators), hold every reset over several cycles of the slowest clock and release
+    them; return the sources and the sinks."""
+    pes = config["pes"]
     cocotb.start_soon(Clock(dut.clk, NETWORK_PERIOD_NS, unit="ns").start())
     dut.rst.value = 1
     clocks = [(dut.clk, dut.rst)] * pes
@@ -71,12 +77,20 @@ async def frames(dut):
     for port in sinks:
         port.set_pause_generator(_pauses(random.Random(rng.random()),
                                          config.get("sink_pause", config["pause"])))
-    # Every reset held together over several cycles of the slowest clock.
     await ClockCycles(dut.clk, 4 * max(PE_PERIODS_NS) // NETWORK_PERIOD_NS + 4)
     dut.rst.value = 0
     for _, reset in clocks:
         reset.value = 0
     await RisingEdge(dut.clk)
+    return sources, sinks
+
+
+@cocotb.test()
+async def frames(dut):
+    config = load_config()
+    pes, seed = config["pes"], config["seed"]
+    rng = random.Random(seed)
+    sources, sinks = await _ports(dut, config, rng)
 
     longest = config["max_frame_bytes"]
     # Per (source, destination), the payloads of the frames expected, in order.
@@ -150,3 +164,83 @@ async def frames(dut):
     Path("results.json").write_text(json.dumps(
         {"frames": {"delivered": delivered, "cycles": cycles,
                     "counters": {str(pe): counts for pe, counts in counters.items()}}}))
+
+
+@cocotb.test()
+async def load(dut):
+    """One point of a sweep through the interfaces: open-loop traffic at an offered load.
+
+    Settings beside the common ones: ``rate`` (the chance that a PE's core makes a frame in a
+    cycle of the network's clock), ``warmup`` and ``measure`` (cycles), ``packet_beats`` (the
+    most beats of a packet, to count a frame's flits: a head per packet and a flit per beat).
+    Every PE's core makes frames of ``sizes`` bytes (uniform) to PEs drawn uniformly (itself
+    included) for ``warmup + measure`` cycles into its source's queue, which waits as long as
+    the interface does; then everything drains. Every frame is checked as in :func:`frames`
+    (once, byte for byte, at its destination, tid its sender, in order per pair where
+    ``ordered``). Writes ``load`` in ``results.json``: the flits per PE per cycle made
+    (``made_flits_per_pe_cycle``) and delivered (``accepted_flits_per_pe_cycle``) in the
+    measured cycles, and the latency of the frames made then, from the cycle
+    a frame is made (its wait in the source's queue included) to the cycle its last beat has
+    left the master."""
+    config = load_config()
+    pes, rng = config["pes"], random.Random(config["seed"])
+    sources, sinks = await _ports(dut, config, rng)
+    low, high = config["sizes"]
+    beat_bytes, packet_beats = config["data_bytes"], config["packet_beats"]
+    warmup, end = config["warmup"], config["warmup"] + config["measure"]
+    pe_mask = (1 << config["dest_width"]) - 1
+
+    def flits(size: int) -> int:
+        return frame_flits(size, beat_bytes, packet_beats)
+
+    # Per (source, destination): the frames on their way, oldest first (payload, cycle made,
+    # made in the measured cycles).
+    pending = {}
+    made = delivered = offered = accepted = idle = cycle = 0
+    latencies = []
+    started = time.perf_counter()
+    while cycle < end or delivered < made:
+        await RisingEdge(dut.clk)
+        cycle += 1
+        idle += 1
+        measured = warmup < cycle <= end
+        if cycle <= end:
+            for pe, source in enumerate(sources):
+                if rng.random() < config["rate"]:
+                    dest, payload = rng.randrange(pes), rng.randbytes(rng.randint(low, high))
+                    pending.setdefault((pe, dest), deque()).append((payload, cycle, measured))
+                    source.send_nowait(AxiStreamFrame(
+                        payload, tdest=dest, tid=0 if config["id_width"] else None,
+                        tuser=0 if config["user_width"] else None))
+                    made += 1
+                    offered += flits(len(payload)) if measured else 0
+        for pe, sink in enumerate(sinks):
+            while not sink.empty():
+                frame = sink.recv_nowait()
+                data, pair = bytes(frame.tdata), (frame.tid & pe_mask, pe)
+                waiting = pending.get(pair)
+                assert waiting, f"a frame from PE {pair[0]} at PE {pe} that was not sent there"
+                index = 0 if config["ordered"] else next(
+                    (i for i, entry in enumerate(waiting) if entry[0] == data), 0)
+                payload, when, counted = waiting[index]
+                del waiting[index]
+                assert data == payload, (f"{pair}: {data.hex()} instead of {payload.hex()}, "
+                                         "the next frame sent")
+                delivered += 1
+                idle = 0
+                accepted += flits(len(data)) if measured else 0
+                if counted:
+                    latencies.append(cycle - when)
+        assert idle < PATIENCE, (f"{delivered} of {made} frames delivered, none for "
+                                 f"{PATIENCE} cycles")
+    seconds = time.perf_counter() - started
+    await ClockCycles(dut.clk, 200)
+    for sink in sinks:
+        assert sink.empty(), "a frame arrived that was not sent, or arrived twice"
+    cells = pes * config["measure"]
+    Path("results.json").write_text(json.dumps({"load": {
+        "made_flits_per_pe_cycle": offered / cells,
+        "accepted_flits_per_pe_cycle": accepted / cells,
+        "mean_latency": sum(latencies) / len(latencies) if latencies else 0.0,
+        "max_latency": max(latencies, default=0), "measured_frames": len(latencies),
+        "frames": made, "cycles": cycle, "cycles_per_second": cycle / seconds}}))

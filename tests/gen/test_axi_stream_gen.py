@@ -5,8 +5,6 @@ own PE ports refuse a network with interfaces in one line."""
 import json
 import re
 
-import pytest
-
 from twinnet.cli.main import main
 
 
@@ -52,17 +50,6 @@ def test_slave_tid_comes_out_above_the_senders_number(tmp_path):
         tids = {port["name"]: port["width"] for port in listed["slave"] + listed["master"]
                 if port["name"].endswith("_tid")}
         assert tids == {f"s_axis_{pe}_tid": 5, f"m_axis_{pe}_tid": 9}
-
-
-@pytest.mark.parametrize("command", ["sweep"])
-def test_commands_on_the_routers_own_ports_refuse_interfaces_from_a_file(tmp_path, capsys,
-                                                                         command):
-    toml = tmp_path / "net.toml"
-    toml.write_text('topology = "torus"\nni = "axi-stream"\n')
-    assert main([*command.split(), "--toml", str(toml), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"{toml}: ni axi-stream" in err[0] and "twinnet gen" in err[0]
-    assert not (tmp_path / "out").exists()
 
 
 def test_fpga_interface_design_needs_interfaces(capsys):

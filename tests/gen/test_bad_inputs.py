@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2612 in ``VALUE_FLAGS``, 347 missing values, 575
+Case count (pytest items, one per case): 2656 in ``VALUE_FLAGS``, 353 missing values, 592
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3825 in all (``test_case_count`` keeps this sentence honest).
+this count — 3892 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -182,7 +182,7 @@ COMMANDS = {
 }
 NETWORK = ("gen", "sim", "sweep", "fpga", "prove", "board build", "draw", "trace")
 #: The network commands that take the PEs' interface flags (--ni and its settings).
-WITH_INTERFACES = ("gen", "sim", "fpga", "draw", "board build")
+WITH_INTERFACES = ("gen", "sim", "sweep", "fpga", "draw", "board build")
 TRAFFIC = ("sim", "demo")
 TWIN = ("analyze twin-links", "analyze twin-distance", "analyze deadlock", "analyze twin-path")
 
@@ -676,6 +676,12 @@ COMBINATIONS = [
                             ("--traffic transpose", "--traffic"),
                             ("--packet-lengths 2", "--packet-lengths"),
                             ("--check hops", "--check")]],
+    *[_combination("sweep", f"--ni axi-stream {words}", flag(option), "axi-stream",
+                   label=f"frames-with-{option.lstrip('-')}")
+      for words, option in [("--traffic transpose", "--traffic"),
+                            ("--packet-lengths 2", "--packet-lengths"),
+                            ("--injection onoff", "--injection"), ("--stalls", "--stalls"),
+                            ("--link-loads loads.svg", "--link-loads")]],
     # Sizes that depend on other values.
     # (Without a family, prove's lone router takes 2-flit packets and a smaller header.)
     *[_combination(c, "--buffer-depth 4", flag("--buffer-depth"), "4", LOWER, "8",

@@ -190,3 +190,34 @@ def test_a_first_point_that_fails_is_reported_with_the_others(tmp_path, capsys, 
         err[-1]
     [written] = tmp_path.glob("*-sweep.json")
     assert json.loads(written.read_text())["points"][0]["failure"] == summary
+
+
+def test_sweep_through_the_interfaces(tmp_path, capsys):
+    """``--ni axi-stream``: every point sends frames through the AXI4-Stream interfaces (the
+    cocotb test ``load``, every frame checked); loads in flits per PE per cycle, a frame's
+    heads counted."""
+    if runner.missing("icarus"):
+        pytest.skip(runner.missing("icarus"))
+    status = main(["sweep", "torus", "--radix", "2,2", "--ni", "axi-stream",
+                   "--ni-frame-packets", "2", "--simulator", "icarus", "--loads", "0.1,0.95",
+                   "--warmup", "100", "--measure", "1000", "--jobs", "1", "--out",
+                   str(tmp_path), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    data = json.loads(captured.out)
+    # By hand: 32-bit flits hold 3-byte beats, packets of up to 4 flits 3 beats, so frames of
+    # 1 to 2 x 3 x 3 = 18 bytes: 1 to 6 beats (3 sizes each) take 2, 3, 4, 6, 7, 8 flits with
+    # their heads, 5 on average.
+    assert data["frames"]["sizes"] == [1, 18] and data["frames"]["mean_flits"] == 5.0
+    low, high = sorted(data["points"], key=lambda p: p["rate"])
+    assert [low["offered_flits_per_pe_cycle"], high["offered_flits_per_pe_cycle"]] == [0.1, 0.95]
+    assert low["rate"] == pytest.approx(0.1 / 5)  # frames per PE per cycle
+    # Below saturation a point accepts what it makes (within the Bernoulli noise of 1000
+    # cycles x 4 PEs, about 80 frames); at 0.95 the interfaces cannot take it all.
+    assert low["made_flits_per_pe_cycle"] == pytest.approx(0.1, rel=0.3)
+    assert low["accepted_flits_per_pe_cycle"] == pytest.approx(0.1, rel=0.3)
+    assert high["accepted_flits_per_pe_cycle"] < 0.9 * high["made_flits_per_pe_cycle"]
+    assert high["mean_latency"] > 2 * low["mean_latency"] > 0
+    assert low["measured_frames"] > 40
+    files = [tmp_path / f"{data['network']}-sweep.{suffix}" for suffix in ("json", "csv", "png")]
+    assert all(path.exists() for path in files)
