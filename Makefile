@@ -31,6 +31,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
+	@echo "compiling the YoWASP tools for their first use (once)"
+	$(BIN)/python -c 'from twinnet.gen import yowasp; [yowasp.first_use(t) for t in yowasp.VERSION_FLAGS]'
 	touch $@
 
 lint: setup

