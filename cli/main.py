@@ -175,4 +175,9 @@ def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as ``python -m twinnet.cli.main``, this file is the module ``__main__``, while the
+    # commands raise the exceptions of ``twinnet.cli.main``: run that module's ``main``, which
+    # catches them.
+    from twinnet.cli.main import main as package_main
+
+    sys.exit(package_main())

@@ -302,3 +302,25 @@ def test_an_output_folder_that_cannot_be_replaced_is_one_line(tmp_path, capsys, 
     assert err.count("\n") == 1 and f"cannot replace {final}" in err, err
     assert sorted(p.name for p in final.iterdir()) == ["old.v"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["torus2_k3_bubble"]
+
+
+# (runpy warns that the module was imported before it runs as __main__: the case in point.)
+@pytest.mark.filterwarnings("ignore:'twinnet.cli.main' found in sys.modules:RuntimeWarning")
+def test_run_as_a_module_a_failed_check_is_one_line(monkeypatch, capsys):
+    """``python -m twinnet.cli.main``: a command's failed check (CheckFailed) is one line and
+    exit status 1, as with the ``twinnet`` script, not a traceback."""
+    import runpy
+    import sys
+
+    from twinnet.cli import gen_cmd
+    from twinnet.cli.main import CheckFailed
+
+    def fails(args):
+        raise CheckFailed("the check failed")
+
+    monkeypatch.setattr(gen_cmd, "run", fails)
+    monkeypatch.setattr(sys, "argv", ["twinnet", "gen", "torus"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_module("twinnet.cli.main", run_name="__main__")
+    assert stop.value.code == 1
+    assert capsys.readouterr().err.strip().splitlines() == ["twinnet: the check failed"]
