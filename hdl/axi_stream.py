@@ -284,7 +284,8 @@ class AxiStreamEgress(wiring.Component):
         #: What goes to the core: a beat, whether it ends the frame, the frame's tid.
         out = data.StructLayout({"beat": fmt.beat_layout, "last": 1,
                                  "id": fmt.id_width + fmt.number_width})
-        m.submodules.beats = beats = FlitBuffer(out.size, 2)
+        # (Two beats; four behind the reassembly memory's read, a cycle late.)
+        m.submodules.beats = beats = FlitBuffer(out.size, 2 if fmt.frame_packets == 1 else 4)
         if fmt.frame_packets == 1:
             self._packets(m, beats, out)
         else:
@@ -332,17 +333,23 @@ class AxiStreamEgress(wiring.Component):
                                    "beats": range(fmt.max_beats + 1), "id": fmt.id_width})
         m.submodules.whole = whole = FlitBuffer(frame.size, 2 * pes)
         self._collect(m, write, fill_read, fill_write, half, full, whole, frame, slot_bits)
-        # Out: the oldest whole frame, beat by beat.
-        read = slots.read_port(domain="comb")
+        # Out: the oldest whole frame, beat by beat, read a cycle ahead (a memory read at the
+        # clock edge, which an FPGA keeps in block RAM) into the output buffer.
+        read = slots.read_port()
         front = data.View(frame, whole.r_data)
         taken = Signal(range(fmt.slot))
         ends = taken == front.beats - 1
+        # A read issued in the last cycle, whose beat arrives now.
+        pending, pending_last = Signal(), Signal()
+        pending_id = Signal(out["id"].shape)
+        issue = whole.r_rdy & (beats.level + pending < beats.depth - 1)
         entry = data.View(out, beats.w_data)
-        m.d.comb += [read.addr.eq(Cat(taken, front.half, front.source)),
-                     entry.beat.eq(read.data), entry.last.eq(ends),
-                     entry.id.eq(Cat(front.source, front.id)),
-                     beats.w_en.eq(whole.r_rdy)]
-        with m.If(whole.r_rdy & beats.w_rdy):
+        m.d.comb += [read.addr.eq(Cat(taken, front.half, front.source)), read.en.eq(issue),
+                     entry.beat.eq(read.data), entry.last.eq(pending_last),
+                     entry.id.eq(pending_id), beats.w_en.eq(pending)]
+        m.d.sync += [pending.eq(issue), pending_last.eq(ends),
+                     pending_id.eq(Cat(front.source, front.id))]
+        with m.If(issue):
             m.d.sync += taken.eq(Mux(ends, 0, taken + 1))
             with m.If(ends):
                 m.d.comb += whole.r_en.eq(1)
