@@ -97,17 +97,22 @@ def write_design(top, ports, workdir: Path) -> None:
     (workdir / "top.il").write_text(rtlil.convert(top, ports=ports, platform="formal"))
 
 
+#: The Yosys commands that read and prepare ``top.il`` for a job (:func:`write_job`).
+PREPARE = ("read_rtlil top.il", "prep -top top",
+           # Case statements that Yosys turns into ROMs: their contents are state to induction
+           # (free in its first step); as logic they are not.
+           "memory_map -rom-only")
+
+
 def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
-              timeout: int) -> Path:
-    """A SymbiYosys job ``name`` of ``mode`` (``prove`` or ``bmc``) on ``workdir/top.il``."""
+              timeout: int, script: tuple[str, ...] = ()) -> Path:
+    """A SymbiYosys job ``name`` of ``mode`` (``prove`` or ``bmc``) on ``workdir/top.il``;
+    ``script``: Yosys commands run after :data:`PREPARE` (e.g. a ``mutate`` of the design)."""
     job = workdir / f"{name}.sby"
     job.write_text("\n".join([
         "[options]", f"mode {mode}", f"depth {depth}", f"timeout {timeout}", "",
         "[engines]", f"smtbmc {engine}", "",
-        "[script]", "read_rtlil top.il", "prep -top top",
-        # Case statements that Yosys turns into ROMs: their contents are state to induction
-        # (free in its first step); as logic they are not.
-        "memory_map -rom-only", "",
+        "[script]", *PREPARE, *script, "",
         "[files]", "top.il", ""]))
     return job
 

