@@ -65,9 +65,9 @@ def test_frames_arrive_whole_once_in_order(name, simulator):
 
 @pytest.mark.slow
 def test_soak_of_100000_frames_with_back_pressure(verilator):
-    """Over 100,000 frames through the 3x3 torus on Verilator, pauses on every source and
-    sink, each frame checked as above."""
-    network = network_from_words(CASES["torus-3x3"] + ["--ni", "axi-stream"])
+    """Over 100,000 frames through the 3x3 torus on Verilator, cut into up to 4 packets and
+    reassembled, pauses on every source and sink, each frame checked as above."""
+    network = network_from_words(CASES["torus-3x3-frames"] + ["--ni", "axi-stream"])
     result = simulate_frames(network, verilator, BUILD / "axis-soak", frames=11200,
                              bad_dest=20, oversize=20, seed=7)
     assert result["delivered"] == 9 * 11200 >= 100_000
