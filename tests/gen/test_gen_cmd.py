@@ -318,7 +318,8 @@ def test_run_as_a_module_a_failed_check_is_one_line(monkeypatch, capsys):
     def fails(args):
         raise CheckFailed("the check failed")
 
-    monkeypatch.setattr(gen_cmd, "run", fails)
+    # (What gen_cmd.run calls, looked up when it runs: the parser may be built already.)
+    monkeypatch.setattr(gen_cmd, "network_from_args", fails)
     monkeypatch.setattr(sys, "argv", ["twinnet", "gen", "torus"])
     with pytest.raises(SystemExit) as stop:
         runpy.run_module("twinnet.cli.main", run_name="__main__")
