@@ -490,6 +490,19 @@ def simulate_uniform(network, args) -> Report:
         "results": measured, "build_dir": str(logs)})
 
 
+def refuse_traffic_flags(args, refused, instead: str) -> None:
+    """A run through the AXI4-Stream interfaces refuses, in one line, the flags of
+    ``refused`` (argparse destination, flag) given with a value other than their defaults
+    (``args.traffic_defaults``): they drive the routers' own traffic; ``instead`` says what
+    the command does and takes."""
+    given = [flag if getattr(args, dest) is True else f"{flag} {getattr(args, dest)}"
+             for dest, flag in refused
+             if getattr(args, dest) not in (None, False, args.traffic_defaults[dest])]
+    if given:
+        raise UsageError(f"{', '.join(given)}: drives the routers' own traffic; with --ni "
+                         f"axi-stream {instead}")
+
+
 def _frames(network, args, family) -> Report:
     """``--ni axi-stream``: frames of 1 byte to the longest from every PE to PEs drawn
     uniformly (itself included) through the AXI4-Stream interfaces, driven by cocotbext-axi
@@ -497,15 +510,9 @@ def _frames(network, args, family) -> Report:
     in all, ``--eject-ready`` the chance that a master's core takes a beat in a cycle."""
     from twinnet.sim_tb.axi_stream_sim import simulate_frames
 
-    defaults = args.traffic_defaults
-    given = [flag if getattr(args, dest) is True else f"{flag} {getattr(args, dest)}"
-             for dest, flag in FRAME_REFUSED
-             if getattr(args, dest) not in (None, False, defaults[dest])]
-    if given:
-        raise UsageError(f"{', '.join(given)}: drives the routers' own traffic; with --ni "
-                         "axi-stream twinnet sim sends frames through the interfaces and takes "
-                         "only --packets (frames), --eject-ready, --seed, --simulator, --waves, "
-                         "--out and --json (see 'twinnet sim --help')")
+    refuse_traffic_flags(args, FRAME_REFUSED, "twinnet sim sends frames through the "
+                         "interfaces and takes only --packets (frames), --eject-ready, --seed, "
+                         "--simulator, --waves, --out and --json (see 'twinnet sim --help')")
     frames = checks.check_int("--packets", args.packets if args.packets is not None
                               else args.default_packets, minimum=1, maximum=MAX_PACKETS)
     eject = backpressure_settings(args)["eject_ready"]

@@ -55,6 +55,7 @@ from .sim_cmd import (
     length_settings,
     network_for_lengths,
     point_lengths,
+    refuse_traffic_flags,
 )
 
 MAX_POINTS = 1000
@@ -296,16 +297,10 @@ def _through_interfaces(network, family, args) -> Report:
     leaves."""
     from twinnet.sim_tb import axi_stream_sim
 
-    defaults = args.traffic_defaults
-    given = [flag if getattr(args, dest) is True else f"{flag} {getattr(args, dest)}"
-             for dest, flag in FRAME_REFUSED
-             if getattr(args, dest) not in (None, False, defaults[dest])]
-    if given:
-        raise UsageError(f"{', '.join(given)}: drives the routers' own traffic; with --ni "
-                         "axi-stream twinnet sweep sends frames (uniform traffic) through the "
-                         "interfaces and takes --loads, --seeds, --warmup, --measure, "
-                         "--eject-ready, --knee, --simulator, --jobs, --scheduler, --out and "
-                         "--json (see 'twinnet sweep --help')")
+    refuse_traffic_flags(args, FRAME_REFUSED, "twinnet sweep sends frames (uniform traffic) "
+                         "through the interfaces and takes --loads, --seeds, --warmup, "
+                         "--measure, --eject-ready, --knee, --simulator, --jobs, --scheduler, "
+                         "--out and --json (see 'twinnet sweep --help')")
     loads, seeds, warmup, measure = grid(args)
     eject = backpressure_settings(args)["eject_ready"]
     jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
