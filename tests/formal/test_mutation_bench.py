@@ -81,3 +81,31 @@ def test_kill_rate_leaves_out_equivalent_mutants_and_errors(mutation):
             found["error"]) == (25, 19, 1, 5, 1)
     assert found["kill_rate"] == 0.95
     assert found["seconds_per_mutant"] == round((19 * 30 + 400 + 5 * 90) / 25, 1)
+
+
+# Two modules as Amaranth writes them: the same route compute in a router (ports numbered in
+# the order the router names them) and in the route compute's own proof unit.
+ROUTER_MODULE = """\
+module \\top.router.input_2.route$119
+
+  wire width 2 output 0  \\vc_mask
+
+  wire width 5 input 1  \\header
+
+  cell $not $10
+    connect \\A \\header [0]
+    connect \\Y \\vc_mask [0]
+  end
+end
+"""
+
+
+def test_a_route_compute_is_matched_to_its_copy_in_the_route_unit(mutation):
+    unit = ROUTER_MODULE.replace("top.router.input_2.route$119", "top.route_2") \
+        .replace("output 0 ", "output 1 ").replace("input 1 ", "input 0 ")
+    found = mutation.modules(ROUTER_MODULE + unit)
+    assert found["top.router.input_2.route$119"] == found["top.route_2"]
+    changed = mutation.modules(unit.replace("\\header [0]", "\\header [1]"))
+    assert changed["top.route_2"] != found["top.route_2"]
+    assert mutation.ROUTE_MODULE.match("top.router.input_2.route$119").group(1) == "2"
+    assert mutation.ROUTE_MODULE.match("top.router.input_2.routes_1") is None
