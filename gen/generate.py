@@ -300,20 +300,23 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
     program = None
     if fmt.flit_width <= MAX_PROGRAM_FLIT_WIDTH:
         # The same harness as a C++ program over separately Verilated modules (faster).
-        from .traffic_cpp import engine, write_cpp
+        from .traffic_cpp import sources, write_tables
 
-        program = outdir / f"{name}_traffic.cpp"
-        program.write_text(write_cpp(netlist, top.modules, fmt, source, sink, modules,
-                                     constants, rtl=outdir, link_counters=top.link_counters))
-        header = outdir / engine().name  # the program's generic part, which it includes
-        shutil.copyfile(engine(), header)
-        files += [header, program]
+        tables = outdir / f"{name}_traffic.hpp"
+        tables.write_text(write_tables(netlist, top.modules, fmt, source, sink, modules,
+                                       constants, rtl=outdir,
+                                       link_counters=top.link_counters))
+        header, program = (outdir / code.name for code in sources())  # the program's code
+        for code in sources():
+            shutil.copyfile(code, outdir / code.name)
+        files += [header, program, tables]
     say(f"traffic harness: {path.name if harness is not None else 'sources, sinks'}"
         f"{' and its program' if program else ''} ({time.perf_counter() - started:.1f} s)")
     return {"top": f"{name}_traffic", "verilog": path.name if harness is not None else None,
             "modules": [modules["source"], modules["sink"]],
             "program": program.name if program else None,
             "engine": header.name if program else None,
+            "tables": tables.name if program else None,
             "patterns": list(PATTERNS), "faults": list(traffic.FAULTS),
             "rate_bits": traffic.RATE_BITS,
             "digits": [[field, radix] for field, radix in digits],

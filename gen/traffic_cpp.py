@@ -2,17 +2,19 @@
 
 Verilator evaluates a whole network model at once: built flat, every router instance gets its
 own copy of the code; built with routers as hierarchy blocks, each block is re-evaluated
-whenever one of its inputs changes, about 8 times a cycle. This writes a C++ main that
-instead Verilates each *distinct* module once (every router kind, the traffic source, the
-traffic sink: the same Verilog the harness instantiates) and makes one model object per
-instance, joined the way :class:`twinnet.hdl.network.Network` and
+whenever one of its inputs changes, about 8 times a cycle. The traffic program instead
+Verilates each *distinct* module once (every router kind, the traffic source, the traffic
+sink: the same Verilog the harness instantiates) and makes one model object per instance,
+joined the way :class:`twinnet.hdl.network.Network` and
 :class:`twinnet.hdl.traffic.TrafficHarness` join them: links by the routers' port
 signatures, terminals to sources and sinks, the harness's controls to every source and sink.
 
-Its code is the same for every network of the same router kinds; the network is in its
-tables (one row per wire between routers, per terminal and per link), so a 4,096-router
-network compiles as fast as a small one. Each router kind has a port table (where Verilator
-keeps each port of a model), and the wires copy values between those places.
+Its code is C++ shipped with this package (:data:`ENGINE_HEADER`, :data:`MAIN_PROGRAM`), the
+same for every network; this module writes only the network's tables, as a C++ header
+(:func:`write_tables`): the model classes, the ports the program reaches (a port table per
+router kind: where Verilator keeps each port of a model), one row per wire between routers,
+per terminal and per link, and the constants. So a 4,096-router network compiles as fast as
+a small one, and the wires copy values between the places the port tables name.
 
 The models are Verilated from the modules' Verilog with every register on both clock edges
 (:func:`twinnet.gen.program_verilog.both_edges`, done when the program is built), so that one
@@ -75,7 +77,7 @@ The program reads commands on stdin, one per line, and answers on stdout:
   line without them);
 - ``quit``.
 
-With link counters (``write_cpp(..., link_counters=...)``) their module is one more model,
+With link counters (``write_tables(..., link_counters=...)``) their module is one more model,
 never asleep: after the paths settle each cycle, the wires of every link and terminal are
 copied to its inputs (the ``TAPS`` table) before the clock rises, as the network top feeds them.
 
@@ -125,30 +127,25 @@ def _constant(shape, value) -> int:
     return Const.cast(shape.const(value)).value
 
 
-class Program:
-    """Lines of C++, indented."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def __call__(self, *lines: str, indent: int = 0) -> None:
-        self.lines += ["    " * indent + line for line in lines]
-
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
-
-
-#: The generic part of the program, a C++ header shipped with this package (:func:`engine`):
-#: models, their activity, the settling of the paths between them, the clock, the counters.
-#: What depends on the network follows it (tables and the ``Harness``, which knows the types
-#: of its models).
+#: The program's code, C++ shipped with this package (:func:`sources`): the generic engine
+#: (models, their activity, the settling of the paths between them, the clock, the counters)
+#: and the main (the ``Harness`` over the network's model classes, the commands), which
+#: includes the network's generated tables (:func:`write_tables`) that ``TWINNET_NETWORK``
+#: names.
 ENGINE_HEADER = "twinnet_traffic_engine.hpp"
+MAIN_PROGRAM = "twinnet_traffic_main.cpp"
 
 
-def engine() -> Path:
-    """The path of :data:`ENGINE_HEADER`, which the generated program includes (copied beside
-    it)."""
-    return Path(__file__).with_name(ENGINE_HEADER)
+def sources() -> list[Path]:
+    """The paths of :data:`ENGINE_HEADER` and :data:`MAIN_PROGRAM` (copied beside the
+    generated tables)."""
+    return [Path(__file__).with_name(name) for name in (ENGINE_HEADER, MAIN_PROGRAM)]
+
+
+def network_define(tables: str) -> str:
+    """The compiler option that makes :data:`MAIN_PROGRAM` include ``tables`` (a file name),
+    as one argument."""
+    return f'-DTWINNET_NETWORK="{tables}"'
 
 
 def _words(value: int, width: int) -> list[int]:
@@ -160,6 +157,13 @@ def _table(kind: str, name: str, rows: list[list[int]], columns: int) -> list[st
     """A C++ constant table of ``rows`` (at least one row, as C++ wants)."""
     body = ",".join("{" + ",".join(map(str, row)) + "}" for row in rows or [[0] * columns])
     return [f"static const {kind} {name}[][{columns}] = {{{body}}};"]
+
+
+def _define(name: str, items) -> list[str]:
+    """A C++ macro ``name`` that lists ``items``, one per line."""
+    items = list(items)
+    return [f"#define {name}" + (" \\" if items else "")] + [
+        f"    {item}" + (" \\" if i + 1 < len(items) else "") for i, item in enumerate(items)]
 
 
 def _bool(value: bool) -> str:
@@ -227,20 +231,20 @@ def _taps(netlist, counters, number: dict, ports, routers: int) -> tuple[list, d
     return rows, own
 
 
-def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
-              terminal_constants: list, *, rtl: Path, link_counters=None) -> str:
-    """The C++ main (see the module docstring) for ``netlist`` (router kind → module name in
-    ``modules``) with the harness's ``source`` and ``sink`` for its format ``fmt`` (their
-    module names and the network's in ``harness_modules``) and the per-terminal
-    ``(source constants, sink constants)`` values. ``rtl`` is the folder of the modules'
-    Verilog (``<module>.v``), read for the inputs that reach an output within a cycle
+def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
+                 terminal_constants: list, *, rtl: Path, link_counters=None) -> str:
+    """The C++ header of the network's tables (see the module docstring), which
+    :data:`MAIN_PROGRAM` includes, for ``netlist`` (router kind → module name in ``modules``)
+    with the harness's ``source`` and ``sink`` for its format ``fmt`` (their module names and
+    the network's in ``harness_modules``) and the per-terminal ``(source constants, sink
+    constants)`` values. ``rtl`` is the folder of the modules' Verilog (``<module>.v``), read
+    for the inputs that reach an output within a cycle
     (:func:`twinnet.gen.program_verilog.inputs_reaching_outputs`; every input when it cannot
     be read).
 
-    Its size grows with the network only in its tables (one row per wire, terminal and link):
-    the code is the same for every network of the same router kinds. ``link_counters``,
-    ``(LinkCounters, module name)`` or None, adds the link counters as a model (the module
-    docstring)."""
+    It holds data only: the model classes, the ports the program reaches, one row per wire,
+    terminal and link, the constants; ``link_counters``, ``(LinkCounters, module name)`` or
+    None, adds the link counters as a model (the module docstring)."""
     from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
 
     source_module, sink_module = harness_modules["source"], harness_modules["sink"]
@@ -301,186 +305,85 @@ def write_cpp(netlist, modules: dict, fmt, source, sink, harness_modules: dict,
     taps, tapped = (_taps(netlist, link_counters[0], number, ports, routers)
                     if link_counters is not None else ([], {}))
 
-    out = Program()
-    out("// Generated by twinnet (gen/traffic_cpp.py): the traffic harness of "
-        f"{harness_modules['network']} over separately Verilated modules.",
-        f'#include "{ENGINE_HEADER}"')
+    lines = [f"// Generated by twinnet (gen/traffic_cpp.py): the tables of the traffic program of "
+             f"{harness_modules['network']},",
+             f"// which {MAIN_PROGRAM} includes (-DTWINNET_NETWORK='\"<this file>\"').",
+             "#pragma once", ""]
     extra = [link_counters[1]] if link_counters is not None else []
     for module in [*(modules[kind] for kind in kinds), source_module, sink_module, *extra]:
-        out(f'#include "V{module}.h"', f'#include "V{module}___024root.h"')
-    out("")
-    out(*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 15),
-        *_table("int32_t", "CROSSINGS", crossings, 6), *_table("int32_t", "TAPS", taps, 3))
-    statics = {}
-    for kind in kinds:
+        lines += [f'#include "V{module}.h"', f'#include "V{module}___024root.h"']
+    lines += ["", f"#define TWINNET_SOURCE V{source_module}",
+              f"#define TWINNET_SINK V{sink_module}",
+              "// The router kinds: X(number, model class).",
+              *_define("TWINNET_KINDS(X)", (f"X({position}, V{modules[kind]})"
+                                            for position, kind in enumerate(kinds))),
+              "// Per router kind, the ports the tables number: P(member, whether it reaches "
+              "an output within a cycle)."]
+    settles = _Settling(rtl)
+    for position, kind in enumerate(kinds):
+        lines += _define(f"TWINNET_PORTS_{position}(P)", (
+            f"P({cpp_name(name)}, {_bool(settles(modules[kind], name))})"
+            for name in ports.numbers.get(kind, {})))
+    if link_counters is not None:
+        lines += ["// The link counters: their model, the ports TAPS numbers, and their counts "
+                  "ports C(number, 32-bit words).",
+                  f"#define TWINNET_COUNTERS V{link_counters[1]}",
+                  *_define("TWINNET_COUNTER_PORTS(P)", (f"P({name})" for name in tapped)),
+                  *_define("TWINNET_COUNTS(C)", (f"C({k}, {width // 32})" for k, width
+                                                 in enumerate(link_counters[0].chunks)))]
+    lines += ["// The controls every source and every sink takes: C(name)."]
+    for part, component, controls in (("SOURCE", source, SOURCE_CONTROLS),
+                                       ("SINK", sink, SINK_CONTROLS)):
+        lines += _define(f"TWINNET_{part}_CONTROLS(C)", (
+            f"C({control})" for control in controls if control in component.signature.members))
+    sums = list(TrafficHarness.sums(fmt))
+    lines += ["// The harness's outputs, summed over the terminals: S(name, src or snk).",
+              *_define("TWINNET_SUMS(S)", (
+                  f"S({name}, {'src' if name in source.signature.members else 'snk'})"
+                  for name in sums))]
+    stalls = all("stalls" in netlist.kinds[kind].signature.members for kind in kinds)
+    lines += ["// The routers' stall counters, where every kind has them: S(reason, member).",
+              *_define("TWINNET_STALLS(S)", (
+                  f"S({reason}, {cpp_name(_port('stalls', [reason]))})"
+                  for reason in (STALL_REASONS if stalls else ()))), ""]
+    lines += [f"static const int ROUTERS = {routers}, PES = {pes};",
+              f"static const int WIRE_COUNT = {len(wires)}, CROSSING_COUNT = {len(crossings)}, "
+              f"TAP_COUNT = {len(taps)};",
+              "static const uint16_t KINDS[] = {"
+              + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};"]
+    for part, module, component in (("SOURCE", source_module, source),
+                                    ("SINK", sink_module, sink)):
+        flags = ", ".join(_bool(name in component.signature.members and settles(module, name))
+                          for name in ("valid", "data", "first", "last", "ready", "now",
+                                       "cut_short"))
+        lines.append(f"static const Settles {part}_SETTLES = {{{flags}}};")
+    payload = fmt.head_layout["payload"]
+    broadcast = -1
+    if fmt.broadcast:
+        route = fmt.head_layout["route"]
+        broadcast = route.offset + route.shape["broadcast"].offset
+    lines += [f"static const uint64_t DATA_MASK = {(1 << fmt.flit_width) - 1:#x}ULL;",
+              f"static const uint64_t DROP_LIMIT = {(1 << DROP_COUNT_WIDTH) - 1:#x}ULL;",
+              f"static const int MEASURED_BIT = "
+              f"{payload.offset + fmt.payload_layout['measured'].offset};",
+              f"static const int BROADCAST_BIT = {broadcast};",
+              f"static const int DUPLICATE_FAULT = {HARNESS_FAULTS.index('duplicate')};", ""]
+    lines += [*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 15),
+              *_table("int32_t", "CROSSINGS", crossings, 6), *_table("int32_t", "TAPS", taps, 3)]
+    for position, kind in enumerate(kinds):
         router = netlist.kinds[kind]
-        if "node_static" not in router.signature.members:
-            continue
-        layout = router.signature.members["node_static"].shape
-        width = Shape.cast(layout).width
-        statics[kind] = [_words(0 if instance.static is None
-                                else _constant(layout, instance.static), width)
-                         for instance in netlist.routers if instance.kind == kind]
-        out(*_table("uint32_t", f"STATIC_{kind}", statics[kind], len(statics[kind][0])))
+        if "node_static" in router.signature.members:
+            layout = router.signature.members["node_static"].shape
+            width = Shape.cast(layout).width
+            rows = [_words(0 if instance.static is None else _constant(layout, instance.static),
+                           width)
+                    for instance in netlist.routers if instance.kind == kind]
+        else:
+            rows = []  # (a kind without per-node constants: the table is not read)
+        lines += _table("uint32_t", f"STATIC_{position}", rows, len(rows[0]) if rows else 1)
     for part, component, index in (("SOURCE", source, 0), ("SINK", sink, 1)):
         width = Shape.cast(component.constants_layout).width
         rows = [_words(_constant(component.constants_layout, constants[index]), width)
                 for constants in terminal_constants]
-        out(*_table("uint32_t", f"{part}_CONSTANTS", rows, len(rows[0])))
-    out("")
-
-    # The port tables of each router kind.
-    settles = _Settling(rtl)
-    for kind in kinds:
-        module = modules[kind]
-        members = ", ".join(
-            f"{{&m->{cpp_name(name)}, (int)sizeof m->{cpp_name(name)}, "
-            f"{_bool(settles(module, name))}}}" for name in ports.numbers.get(kind, {}))
-        out(f"static std::vector<Port> ports_{kind}(V{module}* m) {{",
-            f"    return {{{members}}};", "}")
-    if link_counters is not None:
-        members = ", ".join(f"{{&m->{name}, (int)sizeof m->{name}}}" for name in tapped)
-        out(f"static std::vector<Port> ports_links(V{link_counters[1]}* m) {{",
-            f"    return {{{members}}};", "}")
-    out("")
-
-    out(f"struct Harness : Engine<V{source_module}, V{sink_module}> {{")
-    for kind in kinds:
-        out(f"    std::vector<V{modules[kind]}*> r_{kind};")
-    if link_counters is not None:
-        out(f"    V{link_counters[1]}* counters = nullptr;")
-    out("", "    Harness(int threads, bool plain) {")
-    out("this->plain = plain;", indent=2)
-    for part, module, component in (("source", source_module, source),
-                                    ("sink", sink_module, sink)):
-        flags = ", ".join(_bool(name in component.signature.members and settles(module, name))
-                          for name in ("valid", "data", "first", "last", "ready", "now",
-                                       "cut_short"))
-        out(f"{part}_settles = {{{flags}}};", indent=2)
-    out("static const uint16_t KINDS[] = {"
-        + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};",
-        indent=2)
-    out(f"for (int r = 0; r < {routers}; r++) {{", indent=2)
-    for position, kind in enumerate(kinds):
-        module = f"V{modules[kind]}"
-        out(f"if (KINDS[r] == {position}) {{", indent=3)
-        out(f"auto* model = new Of<{module}>(&context, !plain);",
-            f"model->ports = ports_{kind}(model->v);", indent=4)
-        if kind in statics:
-            out(f"assign(model->v->node_static, STATIC_{kind}[r_{kind}.size()]);", indent=4)
-        out(f"r_{kind}.push_back(model->v);", "models.push_back(model);", indent=4)
-        out("}", indent=3)
-    out("}", indent=2)
-    counters_model = "nullptr"
-    if link_counters is not None:
-        out(f"auto* counting = new Of<V{link_counters[1]}>(&context, false);",
-            "counting->ports = ports_links(counting->v);", "counters = counting->v;", indent=2)
-        counters_model = "counting"
-    out(f"join(threads, WIRES, {len(wires)}, TERMINALS, CROSSINGS, {len(crossings)}, "
-        f"{pes}, {counters_model}, TAPS, {len(taps)});", indent=2)
-    mask = (1 << fmt.flit_width) - 1
-    out(f"data_mask = {mask:#x}ULL;", indent=2)
-    payload = fmt.head_layout["payload"]
-    out(f"measured_bit = {payload.offset + fmt.payload_layout['measured'].offset};", indent=2)
-    if fmt.broadcast:
-        route = fmt.head_layout["route"]
-        out(f"broadcast_bit = {route.offset + route.shape['broadcast'].offset};", indent=2)
-    out(f"for (int t = 0; t < {pes}; t++) {{", "assign(src[t]->constants, SOURCE_CONSTANTS[t]);",
-        "assign(snk[t]->constants, SINK_CONSTANTS[t]);", "}", indent=2)
-    out("    }", "")
-
-    # Controls.
-    out("    void set(const std::string& name, uint64_t value) {")
-    out("if (name == \"rst\") { set_rst((int)value); return; }", indent=2)
-    duplicate = HARNESS_FAULTS.index("duplicate")
-    out(f"if (name == \"fault\") {{ fault = (int)value; src[0]->replay = fault == {duplicate}; "
-        f"mark({routers}, true); return; }}", indent=2)
-    for control in dict.fromkeys(SOURCE_CONTROLS + SINK_CONTROLS):
-        parts = [f"{part}[i]->{control} = value; mark({offset} + i, true);"
-                 for part, component, controls, offset in (
-                     ("src", source, SOURCE_CONTROLS, routers),
-                     ("snk", sink, SINK_CONTROLS, routers + pes))
-                 if control in controls and control in component.signature.members]
-        if not parts:
-            continue
-        out(f"if (name == \"{control}\") {{ for (int i = 0; i < {pes}; i++) {{ "
-            f"{' '.join(parts)} }} return; }}", indent=2)
-    out('std::fprintf(stderr, "unknown control %s\\n", name.c_str()); std::exit(2);', indent=2)
-    out("    }", "")
-
-    # Reading the harness's outputs.
-    out("    void read() {")
-    sums = list(TrafficHarness.sums(fmt))
-    out("uint64_t " + ", ".join(f"{name} = 0" for name in sums) + ";", indent=2)
-    out(f"for (int i = 0; i < {pes}; i++) {{", indent=2)
-    for name in sums:
-        part = "src" if name in source.signature.members else "snk"
-        out(f"{name} += {part}[i]->{name};", indent=3)
-    out("}", indent=2)
-    out("uint64_t drop_count = 0, replayed = src[0]->replayed;", indent=2)
-    for kind in kinds:
-        out(f"for (auto* m : r_{kind}) drop_count += m->drop_count;", indent=2)
-    limit = (1 << DROP_COUNT_WIDTH) - 1
-    out(f"if (drop_count > {limit:#x}ULL) drop_count = {limit:#x}ULL;", indent=2)
-    out("uint64_t idle = now - last_move, asleep = 0;",
-        "for (Model* model : models) asleep += !model->awake;", indent=2)
-    fields = " ".join(f"{name}=%llu" for name in [*sums, "drop_count", "latency_max",
-                                                  "faults", "now", "idle", "hops",
-                                                  "max_hops", "asleep"])
-    values = ", ".join(f"(unsigned long long){name}"
-                       for name in [*sums, "drop_count", "latency_max", "replayed", "now",
-                                    "idle", "hops", "max_hops", "asleep"])
-    if all("stalls" in netlist.kinds[kind].signature.members for kind in kinds):
-        # The routers' stall counters, summed (each 48 bits: no sum wraps).
-        for reason in STALL_REASONS:
-            out(f"uint64_t stall_{reason} = 0;", indent=2)
-            for kind in kinds:
-                out(f"for (auto* m : r_{kind}) stall_{reason} += "
-                    f"m->{cpp_name(_port('stalls', [reason]))};", indent=2)
-        fields += "".join(f" stall_{reason}=%llu" for reason in STALL_REASONS)
-        values += "".join(f", (unsigned long long)stall_{reason}" for reason in STALL_REASONS)
-    out(f'std::printf("{fields}", {values});',
-        'for (int b = 0; b < BINS; b++) std::printf(" hist%d=%llu", b, '
-        "(unsigned long long)histogram[b]);",
-        "for (int k = 0; k < LENGTHS; k++) {",
-        "    uint64_t count = 0;",
-        "    for (const Lane& lane : lanes) count += lane.lengths[k];",
-        '    if (count) std::printf(" len%d=%llu", k, (unsigned long long)count);',
-        "}", 'std::printf("\\n");', "std::fflush(stdout);", indent=2)
-    out("    }", "")
-    out("    void print_counts() {")
-    if link_counters is not None:
-        # Each port holds whole rows of 96 bits: whole 32-bit words, read one port after the
-        # other, separated by spaces.
-        for k, width in enumerate(link_counters[0].chunks):
-            separator = '(i ? " " : "")' if k == 0 else '" "'
-            out(f'for (int i = 0; i < {width // 32}; i++) std::printf("%s%u", {separator}, '
-                f"(unsigned)counters->counts_{k}[i]);", indent=2)
-    out('std::printf("\\n");', "std::fflush(stdout);", indent=2)
-    out("    }", "};", "")
-
-    out("int main(int argc, char** argv) {",
-        "    int threads = argc > 1 ? std::atoi(argv[1]) : 1;",
-        "    bool plain = argc > 2 && std::string(argv[2]) == \"plain\";",
-        "    if (threads < 1) { std::fprintf(stderr, \"threads must be at least 1\\n\"); "
-        "return 2; }",
-        "    Harness h(threads, plain);", "    std::string command;",
-        "    while (std::cin >> command) {",
-        "        if (command == \"set\") { std::string name; uint64_t value; "
-        "std::cin >> name >> value; h.set(name, value); }",
-        "        else if (command == \"run\") { uint64_t n; std::cin >> n; "
-        "for (uint64_t i = 0; i < n; i++) h.cycle(); std::printf(\"ok\\n\"); "
-        "std::fflush(stdout); }",
-        "        else if (command == \"read\") h.read();",
-        "        else if (command == \"held\") h.print_held();",
-        "        else if (command == \"links\") h.print_links();",
-        "        else if (command == \"counts\") h.print_counts();",
-        "        else if (command == \"trace\") { std::string path; std::cin >> path; "
-        "h.load_trace(path); std::printf(\"ok\\n\"); std::fflush(stdout); }",
-        "        else if (command == \"record\") { std::string path; std::cin >> path; "
-        "h.open_record(path); std::printf(\"ok\\n\"); std::fflush(stdout); }",
-        "        else if (command == \"quit\") { if (h.record) std::fclose(h.record); break; }",
-        "        else { std::fprintf(stderr, \"unknown command %s\\n\", command.c_str()); "
-        "return 2; }",
-        "    }", "    return 0;", "}")
-    return out.text()
+        lines += _table("uint32_t", f"{part}_CONSTANTS", rows, len(rows[0]))
+    return "\n".join(lines) + "\n"

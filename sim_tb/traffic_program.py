@@ -2,10 +2,11 @@
 :mod:`twinnet.gen.traffic_cpp`, built and driven from here.
 
 :func:`build` Verilates each distinct module of the harness once (every router kind, the
-traffic source and the traffic sink), each as its own model, and links them with the generated
-``<network>_traffic.cpp``; an unchanged build is reused. :func:`run` starts the program and
-runs points through :func:`twinnet.sim_tb.traffic_phases.run_point`, the same phases the
-cocotb bench runs on the Verilog harness, so the two give the same counts cycle for cycle
+traffic source and the traffic sink), each as its own model, and links them with the program's
+code, compiled with the network's generated tables (``<network>_traffic.hpp``); an unchanged
+build is reused. :func:`run` starts the program and runs points through
+:func:`twinnet.sim_tb.traffic_phases.run_point`, the same phases the cocotb bench runs on the
+Verilog harness, so the two give the same counts cycle for cycle
 (``tests/sim/test_traffic_network.py`` compares them).
 
 Speed: see ``bench/sim_speed.py`` and ``docs/traffic.md``. Where it comes from: Verilator
@@ -97,16 +98,18 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
 
     rtl, build_dir = Path(rtl).resolve(), Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
-    program = rtl / manifest["traffic"]["program"]
+    traffic = manifest["traffic"]
+    # The program's code (its main and generic engine, beside the Verilog) and the network's
+    # tables, which the main includes.
+    program, header, tables = (rtl / traffic[key] for key in ("program", "engine", "tables"))
     executable = build_dir / "traffic_program"
     # What is compiled: the models' Verilog on both clock edges, and the program.
     verilog = {module: _both_edges(rtl / f"{module}.v") for module in _modules(manifest)}
     optimisation = QUICK_OPT if runner.quick_build() else OPT
     settings = [*runner.make_variables(optimisation), *runner.verilator_arguments()]
     digest = hashlib.sha256(" ".join([version("verilator"), *settings]).encode())
-    header = rtl / manifest["traffic"]["engine"]  # the program's generic part, beside it
     for name, text in [*((f"{module}.v", text) for module, text in verilog.items()),
-                       (program.name, program.read_text()), (header.name, header.read_text())]:
+                       *((path.name, path.read_text()) for path in (program, header, tables))]:
         digest.update(name.encode() + b"\0" + text.encode())
     stamp = build_dir / "program.fingerprint"
     if executable.exists() and stamp.exists() and stamp.read_text() == digest.hexdigest():
@@ -135,9 +138,9 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
             libraries.append(folder / f"libV{module}.a")
             includes += ["-I", folder]
         include = root / "include"
-        call(["g++", optimisation, "-std=c++17", "-I", include, "-I", include / "vltstd", *includes,
-              program, *libraries, folder / "libverilated.a", "-pthread", "-latomic",
-              "-o", executable])
+        call(["g++", optimisation, "-std=c++17", "-I", include, "-I", include / "vltstd",
+              *includes, "-I", rtl, f'-DTWINNET_NETWORK="{tables.name}"', program, *libraries,
+              folder / "libverilated.a", "-pthread", "-latomic", "-o", executable])
     runner.discard_precompiled_headers(build_dir)
     stamp.write_text(digest.hexdigest())
     return executable

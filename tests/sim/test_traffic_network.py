@@ -344,5 +344,6 @@ def test_the_verilog_harness_is_generated_only_for_the_cocotb_engine(tmp_path):
         names = {path.name for path in files}
         assert (f"{network.name}_traffic.v" in names) == harness
         assert traffic["verilog"] == (f"{network.name}_traffic.v" if harness else None)
-        assert traffic["program"] == f"{network.name}_traffic.cpp"
+        assert traffic["tables"] == f"{network.name}_traffic.hpp"
+        assert {traffic["program"], traffic["engine"], traffic["tables"]} <= names
         assert bool(traffic["ports"]) == harness
