@@ -108,10 +108,12 @@ def relative_source(location: str) -> str:
 def of_router(mutant: dict) -> bool:
     """Whether ``mutant`` changes the router itself: not its clock (the formal model has one
     global clock, which a mutated clock pin does not change), not only logic that the proof
-    adds to observe the router (:data:`HARNESS_SOURCES`), and not a memory's read data (the
+    adds to observe the router (:data:`HARNESS_SOURCES`), not a memory's read data (the
     proof reads the buffers through further read ports of the same memory cell, whose bits
-    the mutation's source location does not tell from the router's own port's)."""
-    if mutant.get("port") in ("CLK", "RD_DATA"):
+    the mutation's source location does not tell from the router's own port's), and not a
+    memory's read enable (the router's buffers are read asynchronously, and an asynchronous
+    read port has no enable: Yosys stops on such a memory)."""
+    if mutant.get("port") in ("CLK", "RD_DATA", "RD_EN"):
         return False
     sources = [relative_source(s) for s in mutant["src"]]
     return not sources or not all(s.startswith(HARNESS_SOURCES) for s in sources)

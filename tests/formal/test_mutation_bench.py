@@ -36,12 +36,13 @@ mutate -mode inv -module top.router.request_2_1 -cell $112 -port Y -portbit 0
 mutate -mode const1 -module top.router.input_4.fifo_0 -cell storage -port RD_DATA -portbit 63 \
 -wire port$30737$0 -wirebit 8 -src /x/site-packages/amaranth/lib/memory.py:241 \
 -src {ROOT}/hdl/flit_buffer.py:66
+mutate -mode const0 -module top.router.input_4.fifo_0 -cell flags -port RD_EN -portbit 3
 """
 
 
 def test_mutate_list_lines_become_mutants(mutation):
     mutants = mutation.parse_mutations("-- a log line\n" + LISTING)
-    assert len(mutants) == 5
+    assert len(mutants) == 6
     first = mutants[0]
     assert first["command"] == ("mutate -mode cnot0 -module top.router -cell crossbar "
                                 "-port outputs__1 -portbit 9 -ctrlbit 4")
