@@ -9,7 +9,7 @@ Here each network is generated with the king family's routing (DOR on T, 002 Alg
 Knaive on KT: deterministic, one route per pair), the bubble escape on one VC with the same
 32 phits per input port, 8-flit packets and ``--pe-ports`` PEs per router (two by default:
 each PE port takes at most one flit per cycle, and KT's bound is 1.5), and swept over offered
-loads on Verilator (the C++ program of :mod:`twinnet.sim_tb.traffic_program`), every packet
+loads on Verilator (the C++ program of :mod:`twinnet.program.driver`), every packet
 checked end to end. Beside each measured saturation it writes the model's bound for the
 routing actually built: one over the largest channel load of its paths under uniform traffic
 (:func:`twinnet.model.traffic.channel_loads`), per node. Deterministic routing loads the

@@ -7,7 +7,7 @@ against 8×8×8), under uniform traffic, and finds the 3DT torus ahead above 128
 bubble flow control about 15 % more throughput; only at 64 PEs is the 2D torus better.
 
 Here every network is generated with the traffic harness and swept over offered loads on
-Verilator (the C++ program of :mod:`twinnet.sim_tb.traffic_program`), every packet checked
+Verilator (the C++ program of :mod:`twinnet.program.driver`), every packet checked
 end to end, with 003 §7.1's router settings (the presets ``003-bubble`` and ``003-vc``:
 4-flit packets; one 128-flit buffer per link with bubble flow control, or 2 VCs of 32 flits).
 Writes ``bench/results/paper_003_7_4.json`` (per network every point and the peak accepted

@@ -5,7 +5,7 @@ other on this machine:
 
 * ``program``: traffic in hardware (a source and a sink per PE; Python only configures, waits
   and reads counters) run by the C++ program over separately Verilated modules
-  (:mod:`twinnet.sim_tb.traffic_program`; ``twinnet sim``'s default on Verilator);
+  (:mod:`twinnet.program.driver`; ``twinnet sim``'s default on Verilator);
 * ``harness``: the same traffic harness as one Verilog design driven through cocotb (the
   routers as Verilator hierarchy blocks; what Icarus runs);
 * ``cocotb``: :func:`twinnet.sim_tb.network_sim.simulate` with the ``uniform_traffic`` test
@@ -70,6 +70,7 @@ from provenance import provenance
 
 from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
+from twinnet.program import EXECUTABLE
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -216,7 +217,7 @@ def cpu_speed(build_dir: Path, rate: float, cycles: int, threads: int, repeats: 
     (``cycles`` after the warm-up) on ``threads`` threads: its cycles per CPU-second (of its
     process, threads summed; the start-up taken off), the median of ``repeats`` runs."""
     manifest = network_sim.manifest_of(build_dir)
-    command = [str(build_dir / "program" / "traffic_program"), str(threads)]
+    command = [str(build_dir / "program" / EXECUTABLE), str(threads)]
 
     def cpu_seconds(script: str) -> float:
         before = _children_cpu_seconds()
@@ -235,7 +236,7 @@ def instructions(build_dir: Path, rate: float, cycles: int) -> dict:
     """Instructions per simulated cycle of the program built in ``build_dir`` (see the module
     docstring), with its shortcuts and plain."""
     manifest = network_sim.manifest_of(build_dir)
-    executable = build_dir / "program" / "traffic_program"
+    executable = build_dir / "program" / EXECUTABLE
     result = {"warmup": WARMUP, "cycles": cycles}
     for key, arguments in (("instructions_per_cycle", ["1"]),
                            ("plain_instructions_per_cycle", ["1", "plain"])):

@@ -1,7 +1,7 @@
 """Soaks with back-pressure on the fast engine: at least a million checked packets per family.
 
 For every family's default network and every paper preset, traffic generated and checked in
-hardware on the C++ program over Verilated modules (:mod:`twinnet.sim_tb.traffic_program`),
+hardware on the C++ program over Verilated modules (:mod:`twinnet.program.driver`),
 in rounds of six points, each offered beyond saturation or in bursts and each drained to the
 last packet:
 

@@ -9,7 +9,7 @@ the twisted family's minimal dimension-order routing (the record of
 004 presets' 4 VCs per link (``--vcs``: each VC a copy of the escape), 4-flit packets and
 four packets of buffer per VC, the presets' PEs per router (2 on 8x4, else 1; ``--pe-ports``),
 on the router ``--pipeline`` names (the default: split), and swept under uniform traffic on
-Verilator (the C++ program of :mod:`twinnet.sim_tb.traffic_program`) over ``--seeds``, every
+Verilator (the C++ program of :mod:`twinnet.program.driver`) over ``--seeds``, every
 packet checked end to end, with the routers' stall counters
 (:mod:`twinnet.hdl.router.stalls`) read at every point.
 

@@ -14,7 +14,7 @@ from twinnet.gen import output
 from twinnet.model import checks
 from twinnet.model.sizes import DEFAULT_MAX_PACKET_LENGTH
 from twinnet.model.traffic import PATTERNS, LengthMix
-from twinnet.sim_tb.traffic_program import MAX_THREADS
+from twinnet.program.driver import MAX_THREADS
 
 from . import args as parse
 from . import gen_cmd

@@ -300,7 +300,8 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
     program = None
     if fmt.flit_width <= MAX_PROGRAM_FLIT_WIDTH:
         # The same harness as a C++ program over separately Verilated modules (faster).
-        from .traffic_cpp import sources, write_tables
+        from twinnet.program import sources
+        from twinnet.program.tables import write_tables
 
         tables = outdir / f"{name}_traffic.hpp"
         tables.write_text(write_tables(netlist, top.modules, fmt, source, sink, modules,

@@ -5,7 +5,7 @@ Built only when asked (``link_counters=True`` of :func:`twinnet.gen.generate.gen
 link between routers (network and internal), on every terminal's injection port and on every
 ejection port. It only watches the link's wires; the routers are not changed. The network top
 (:class:`twinnet.hdl.network.Network`) feeds it and shows its counts as ``link_counts``; the
-C++ traffic program (:mod:`twinnet.gen.traffic_cpp`) runs the same module as a model of its
+C++ traffic program (:mod:`twinnet.program`) runs the same module as a model of its
 own, fed from the same wires.
 
 Per link, and per VC where the link has several (the VC tag of the flits; a terminal port has

@@ -39,7 +39,7 @@ all modulo 2**48: once every measured packet has arrived, the network latencies 
 ``ejected_time_sum - injected_time_sum`` (head accepted → head ejected) and the total
 latencies to that plus ``queued_sum`` (created → head ejected), whatever the packets'
 lengths. (Each packet's own latency is what an engine that sees the terminals measures: the
-C++ program of :mod:`twinnet.gen.traffic_cpp`.) Exactly once, in order per pair: every
+C++ program of :mod:`twinnet.program`.) Exactly once, in order per pair: every
 packet's sequence number is the next of its pair, and ``received == injected``.
 
 Where a pair's packets may pass each other (``ordered=False``: adaptive routing, a fat tree

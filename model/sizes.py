@@ -22,7 +22,7 @@ DEFAULT_MAX_PACKET_LENGTH = 4
 MAX_FLIT_WIDTH = 1024
 #: The largest ``max_packet_length`` (002 Table 2 uses 8-phit packets; 003 §7.1 uses 4 flits).
 PACKET_LENGTH_LIMIT = 64
-#: Widest flit the C++ traffic program (:mod:`twinnet.sim_tb.traffic_program`) carries: a
+#: Widest flit the C++ traffic program (:mod:`twinnet.program.driver`) carries: a
 #: flit and its first/last/VC bits in 64 bits (the generator writes the program only up to it;
 #: wider networks run their traffic through cocotb).
 MAX_PROGRAM_FLIT_WIDTH = 61

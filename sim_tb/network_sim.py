@@ -13,14 +13,16 @@ import json
 import time
 from pathlib import Path
 
-from . import runner, traffic_program
+from twinnet.program import driver
+
+from . import runner
 
 TEST_MODULE = "twinnet.sim_tb.network_cocotb"
 #: Traffic in hardware (:mod:`twinnet.hdl.traffic`): its cocotb module and its one test.
 TRAFFIC_MODULE = "twinnet.sim_tb.traffic_cocotb"
 TRAFFIC_TEST = "hardware_traffic"
 #: How traffic in hardware runs: ``program`` (Verilator only: the C++ program of
-#: :mod:`twinnet.sim_tb.traffic_program`, fastest), ``cocotb`` (the Verilog harness through
+#: :mod:`twinnet.program.driver`, fastest), ``cocotb`` (the Verilog harness through
 #: cocotb, on either simulator), ``auto`` (the program where it can run the points and no
 #: waveforms are asked for, else cocotb).
 ENGINES = ("auto", "program", "cocotb")
@@ -65,7 +67,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
 
     The test ``hardware_traffic`` (alone) runs traffic in hardware instead (its settings are
     ``{"points": [...], "engine": ..., "threads": ...}``, see :data:`ENGINES`,
-    :func:`twinnet.sim_tb.traffic_program.run` and
+    :func:`twinnet.program.driver.run` and
     :mod:`twinnet.sim_tb.traffic_phases`; each point's result names its ``engine``): the
     network is generated with the traffic harness and without the trace. ``run_dir`` (default
     ``build_dir``) holds the run's configuration and results, so that several runs of one
@@ -128,7 +130,7 @@ def _on_program(settings: dict, simulator: str, waves, flit_width: int) -> bool:
     engine = settings.get("engine", "auto")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    return traffic_program.chosen(engine, simulator, runner.waves_wanted(waves), flit_width,
+    return driver.chosen(engine, simulator, runner.waves_wanted(waves), flit_width,
                                   settings["points"])
 
 
@@ -203,9 +205,9 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
         if _on_program(settings, simulator, waves, manifest["head_flit"]["width"]):
             if simulator != "verilator":
                 raise ValueError("the traffic program runs on Verilator only")
-            executable = traffic_program.build(build_dir / "rtl", build_dir / "program",
+            executable = driver.build(build_dir / "rtl", build_dir / "program",
                                                manifest)
-            traffic_program.run(executable, manifest, points, results,
+            driver.run(executable, manifest, points, results,
                                 settings.get("threads", 1))
             return
         traffic = manifest["traffic"]

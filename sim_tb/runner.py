@@ -21,7 +21,7 @@ Tool set-up done here:
   simulated cycles per second, and the runs of the tests are short.
 * Quick builds (``TWINNET_QUICK_BUILD=1``, which the test suite sets; see
   :func:`quick_build`): the models' C++ at ``-O0`` here (``-O1`` for the traffic program of
-  :mod:`twinnet.sim_tb.traffic_program`), in one file per kind (fast, slow) instead of many,
+  :mod:`twinnet.program.driver`), in one file per kind (fast, slow) instead of many,
   for networks simulated only briefly (docs/verilog.md has the measurements).
 * ccache, when installed, goes in front of Verilator's C++ compiles (``OBJCACHE``): the
   Verilator runtime (``verilated*.cpp``), about 11 s of compiling in every build, is then

@@ -2,8 +2,8 @@
 
 A driver (:class:`HarnessDriver`) sets the harness's controls, lets cycles pass and reads its
 outputs: :mod:`twinnet.sim_tb.traffic_cocotb` does it through cocotb on the Verilog harness,
-:mod:`twinnet.sim_tb.traffic_program` through the C++ program of
-:mod:`twinnet.gen.traffic_cpp`. :func:`run_point` runs one point on either. A point is a
+:mod:`twinnet.program.driver` through the C++ program of
+:mod:`twinnet.program`. :func:`run_point` runs one point on either. A point is a
 dict of
 
 - ``pattern`` (a name of :data:`twinnet.model.traffic.PATTERNS`), ``rate`` (packets per

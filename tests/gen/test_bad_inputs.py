@@ -79,7 +79,7 @@ def _constant(name: str, literal, *modules: str):
 # The contract's limits: the constants once they exist, else the literal values agreed on.
 MAX_ROUTERS = _constant("MAX_ROUTERS", 4096, "twinnet.model.network")
 MAX_VC_ROUTERS = _constant("MAX_VC_ROUTERS", 1024, "twinnet.model.network")
-MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.sim_tb.traffic_program")
+MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.program.driver")
 MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
 PACKET_LENGTH_LIMIT = _constant("PACKET_LENGTH_LIMIT", 64, "twinnet.model.network")
 MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")

@@ -1,4 +1,4 @@
-"""The C++ traffic program's reading of its models' Verilog (:mod:`twinnet.gen.program_verilog`):
+"""The C++ traffic program's reading of its models' Verilog (:mod:`twinnet.program.verilog`):
 which inputs reach an output within a cycle, and the models' registers on both clock edges.
 
 The small modules below are written the way Yosys writes Amaranth's designs (escaped names,
@@ -10,13 +10,13 @@ import json
 
 import pytest
 
-from twinnet.gen.program_verilog import (
+from twinnet.model.network import TwinNetworkConfig
+from twinnet.program.verilog import (
     BOTH,
     UnreadableVerilog,
     both_edges,
     inputs_reaching_outputs,
 )
-from twinnet.model.network import TwinNetworkConfig
 
 #: ``q`` is a register of ``d``; ``y`` is ``a`` through an ``always @*`` block chosen by ``s``;
 #: ``z`` is ``b`` through an assign; ``w`` reads only the part of ``\\$1`` that the register

@@ -1,5 +1,5 @@
 """The traffic program's code is real C++ shipped with the package (the generic engine
-``gen/twinnet_traffic_engine.hpp`` and the main ``gen/twinnet_traffic_main.cpp``); Python
+``program/twinnet_traffic_engine.hpp`` and the main ``program/twinnet_traffic_main.cpp``); Python
 writes only a network's tables, a header the main includes. Both compile with the compiler's
 warnings on (Verilator's headers as system headers)."""
 
@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from twinnet.gen.traffic_cpp import ENGINE_HEADER, MAIN_PROGRAM, network_define, sources
+from twinnet.program import ENGINE_HEADER, MAIN_PROGRAM, network_define, sources
 from twinnet.sim_tb import runner
 
 WARNINGS = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"]
@@ -35,7 +35,7 @@ def test_a_network_is_only_tables_and_the_main_compiles_with_them(tmp_path):
     from twinnet.cli.gen_cmd import network_from_words
     from twinnet.families import family_for
     from twinnet.gen.generate import generate_network
-    from twinnet.sim_tb import traffic_program
+    from twinnet.program import driver
 
     system = _verilator()
     # Every optional part of the tables: node constants, broadcasts, stall counters and link
@@ -52,7 +52,7 @@ def test_a_network_is_only_tables_and_the_main_compiles_with_them(tmp_path):
     tables = (rtl / traffic["tables"]).read_text()
     # Data only: no statement, no function.
     assert not re.search(r"\b(for|if|while|return|void)\b|\)\s*\{", tables)
-    traffic_program.build(rtl, tmp_path / "build", manifest)  # the models' headers
+    driver.build(rtl, tmp_path / "build", manifest)  # the models' headers
     models = [arg for folder in sorted((tmp_path / "build" / "models").iterdir())
               for arg in ("-isystem", str(folder))]
     done = subprocess.run([*WARNINGS, *system, *models, "-I", str(rtl),

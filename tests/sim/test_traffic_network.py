@@ -154,9 +154,10 @@ def assert_the_same_every_cycle(build_dir: Path, manifest: dict) -> None:
     saturation in which the sinks refuse a quarter of the flits offered every other cycle (a
     sink's ready follows its refusal rate within the cycle: the path the program evaluates
     between edges), the drain."""
-    from twinnet.sim_tb.traffic_program import ProgramHarness
+    from twinnet.program import EXECUTABLE
+    from twinnet.program.driver import ProgramHarness
 
-    executable = build_dir / "program" / "traffic_program"
+    executable = build_dir / "program" / EXECUTABLE
     scale = 1 << manifest["traffic"]["rate_bits"]
 
     async def drive(harness, key) -> list:
@@ -298,13 +299,6 @@ def test_a_failure_crosses_process_boundaries():
     assert (copy.test, copy.kind, copy.summary) == (failure.test, failure.kind, failure.summary)
 
 
-def test_the_program_runner_knows_the_program_faults():
-    from twinnet.gen import traffic_cpp
-    from twinnet.sim_tb import traffic_program
-
-    assert traffic_program.FAULTS == traffic_cpp.FAULTS
-
-
 @pytest.mark.slow
 @pytest.mark.usefixtures("verilator")
 def test_a_deadlock_with_waves_leaves_the_waveform_beside_its_log(tmp_path, capsys):
@@ -326,7 +320,7 @@ def test_the_verilog_harness_is_generated_only_for_the_cocotb_engine(tmp_path):
     """The engine is chosen before generation: the program needs no Verilog harness top (its
     manifest says so); Icarus, waveforms or the link faults do."""
     from twinnet.gen.generate import generate_network
-    from twinnet.sim_tb.traffic_program import chosen
+    from twinnet.program.driver import chosen
 
     point = {"pattern": "uniform", "rate": 0.05}
     assert chosen("auto", "verilator", False, 32, [point])

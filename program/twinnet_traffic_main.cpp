@@ -1,5 +1,5 @@
 // twinnet's traffic program: the harness of one network over separately Verilated models,
-// driven by commands on stdin (see twinnet.gen.traffic_cpp for the commands and what each
+// driven by commands on stdin (see the package twinnet.program for the commands and what each
 // answers). The code is the same for every network; the network is the generated header that
 // TWINNET_NETWORK names (compile with -DTWINNET_NETWORK='"<network>_traffic.hpp"'): its model
 // classes, the ports the program reaches, its tables and constants, as lists this file

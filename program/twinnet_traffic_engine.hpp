@@ -1,7 +1,7 @@
-// The generic part of twinnet's traffic program (gen/traffic_cpp.py writes the rest): models,
-// their activity, the settling of the paths between them, the clock, the counters. What
-// depends on the network follows it in the generated program: its tables and the Harness,
-// which knows the types of its models. Included once, by the generated <network>_traffic.cpp.
+// The generic part of twinnet's traffic program (the package twinnet.program): models, their
+// activity, the settling of the paths between them, the clock, the counters. The Harness,
+// which knows the types of its models, is in twinnet_traffic_main.cpp, which includes this
+// header and then the network's generated tables.
 #ifndef TWINNET_TRAFFIC_ENGINE_HPP
 #define TWINNET_TRAFFIC_ENGINE_HPP
 

