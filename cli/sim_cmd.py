@@ -14,7 +14,7 @@ from twinnet.gen import output
 from twinnet.model import checks
 from twinnet.model.sizes import DEFAULT_MAX_PACKET_LENGTH
 from twinnet.model.traffic import PATTERNS, LengthMix
-from twinnet.program.driver import MAX_THREADS
+from twinnet.program.driver import MAX_RANKS, MAX_THREADS, mpi_missing
 
 from . import args as parse
 from . import gen_cmd
@@ -37,7 +37,8 @@ FRAME_REFUSED = (("check", "--check"), ("traffic", "--traffic"), ("warmup", "--w
                  ("packet_length_weights", "--packet-length-weights"), ("rate", "--rate"),
                  ("stall_bursts", "--stall-bursts"), ("no_trace", "--no-trace"),
                  ("broadcast_fraction", "--broadcast-fraction"), ("link_loads", "--link-loads"),
-                 ("trace", "--trace"), ("latencies", "--latencies"), ("threads", "--threads"))
+                 ("trace", "--trace"), ("latencies", "--latencies"), ("threads", "--threads"),
+                 ("ranks", "--ranks"))
 
 #: Packets one ``twinnet sim`` run may send, and cycles its injection window may last at the
 #: offered rate: Verilator simulates about 500 cycles/s of 3DT 4x4x4 with every hop checked,
@@ -104,6 +105,7 @@ def register(commands) -> None:
                              f"models on N threads, 1 to {MAX_THREADS} (the results do not "
                              "depend on N; more threads than idle cores slow it down) "
                              "(default 1)")
+    add_ranks_arg(parser)
     # What a frames run (--ni axi-stream) compares its flags with: those it cannot honour
     # must not be given.
     parser.set_defaults(func=run, traffic_defaults={
@@ -222,6 +224,42 @@ def length_settings(network, args) -> LengthMix:
                          f"network's longest packet; each length must be from 1 to "
                          f"{network.max_packet_length} (--max-packet-length)")
     return mix
+
+
+def add_ranks_arg(parser) -> None:
+    """``--ranks``, of ``sim`` and ``sweep``."""
+    parser.add_argument("--ranks", type=parse.integer, default=1, metavar="N",
+                        help="run the C++ traffic program (Verilator, without --waves or "
+                             f"--link-loads) as N MPI processes, 1 to {MAX_RANKS}, each "
+                             "with its region of the routers (the results do not depend on "
+                             "N; needs MPI: apt-get install libopenmpi-dev openmpi-bin) "
+                             "(default 1)")
+
+
+def check_ranks(args, flit_width: int, settings: dict) -> int:
+    """``--ranks``, checked: more than one only where the program runs (with what it
+    needs)."""
+    from twinnet.program.driver import chosen
+
+    ranks = args.ranks
+    if not 1 <= ranks <= MAX_RANKS:
+        raise UsageError(f"--ranks {ranks}: must be from 1 to {MAX_RANKS}")
+    if ranks == 1:
+        return ranks
+    if getattr(args, "check", "end-to-end") != "end-to-end":
+        raise UsageError(f"--ranks {ranks}: applies only to --check end-to-end (the C++ "
+                         "traffic program)")
+    if getattr(args, "link_loads", None) is not None:
+        raise UsageError(f"--ranks {ranks}: the link counters of --link-loads are read by one "
+                         "process; give --ranks 1")
+    if not chosen("auto", args.simulator, getattr(args, "waves", False), flit_width, [settings]):
+        raise UsageError(f"--ranks {ranks}: applies only to the C++ traffic program "
+                         "(--simulator verilator without --waves, flits of up to 61 bits, "
+                         "faults it injects)")
+    missing = mpi_missing(ranks)
+    if missing:
+        raise UsageError(missing)
+    return ranks
 
 
 def add_backpressure_args(parser) -> None:
@@ -448,11 +486,14 @@ def simulate_uniform(network, args) -> Report:
     if network.ni == "axi-stream":
         return _frames(network, args, family)
     if getattr(args, "trace", None) is not None:
-        return _replay(network, args, family, trace_settings(network, args))
+        settings = trace_settings(network, args)
+        check_ranks(args, network.flit_width, settings)
+        return _replay(network, args, family, settings)
     if getattr(args, "latencies", None) is not None:
         raise UsageError(f"--latencies {args.latencies}: writes the times of a --trace run's "
                          "packets; give --trace FILE too")
     settings = traffic_settings(network, args)
+    check_ranks(args, network.flit_width, settings)
     build_dir = build_folder(network, args)
     check_simulator(args.simulator)
     print(f"twinnet sim: {network.name} ({family.terminal_count(network)} PEs) on "
@@ -577,7 +618,8 @@ def _replay(network, args, family, settings: dict) -> Report:
     settings = {**settings, "latencies": str(latencies)}
     if args.check == "end-to-end":
         logs, results = _simulate(network, args, family, build_dir, {
-            network_sim.TRAFFIC_TEST: {"points": [settings], "threads": args.threads}})
+            network_sim.TRAFFIC_TEST: {"points": [settings], "threads": args.threads,
+                                       "ranks": args.ranks}})
         measured = results[network_sim.TRAFFIC_TEST]["points"][0]
     else:
         logs, results = _simulate(network, args, family, build_dir, {"trace_replay": settings},
@@ -605,7 +647,8 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
     from twinnet.sim_tb import network_sim
 
     logs, results = _simulate(network, args, family, build_dir, {network_sim.TRAFFIC_TEST: {
-        "points": [settings], "threads": getattr(args, "threads", 1)}},
+        "points": [settings], "threads": getattr(args, "threads", 1),
+        "ranks": getattr(args, "ranks", 1)}},
         link_counters=bool(settings.get("link_loads")))
     point = results[network_sim.TRAFFIC_TEST]["points"][0]
     lengths = ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi, _ in point["lengths"])

@@ -26,6 +26,7 @@ and gets its load map beside ``FILE`` (:func:`load_maps`).
 """
 
 import csv
+import functools
 import json
 import math
 import os
@@ -48,7 +49,9 @@ from .sim_cmd import (
     add_backpressure_args,
     add_injection_args,
     add_length_args,
+    add_ranks_arg,
     backpressure_settings,
+    check_ranks,
     check_simulator,
     hotspot_fraction,
     injection_settings,
@@ -74,7 +77,7 @@ FRAME_REFUSED = (("traffic", "--traffic"), ("hotspot_fraction", "--hotspot-fract
                  ("packet_lengths", "--packet-lengths"),
                  ("packet_length_weights", "--packet-length-weights"),
                  ("stall_bursts", "--stall-bursts"), ("stalls", "--stalls"),
-                 ("link_loads", "--link-loads"))
+                 ("link_loads", "--link-loads"), ("ranks", "--ranks"))
 
 
 def register(commands) -> None:
@@ -104,6 +107,7 @@ def register(commands) -> None:
     add_injection_args(parser)
     add_length_args(parser)
     add_backpressure_args(parser)
+    add_ranks_arg(parser)
     parser.add_argument("--stalls", action="store_true",
                         help="build the routers with stall counters and report, per point, "
                              "why waiting packets were not allocated (arbitration, output "
@@ -209,14 +213,17 @@ def knee_bracket(results: list[dict]) -> tuple[float | None, float | None]:
     return low, high
 
 
-def run_point(simulator: str, build_dir: str, run_dir: str, point: dict) -> dict:
+def run_point(simulator: str, build_dir: str, run_dir: str, point: dict, *,
+              ranks: int = 1) -> dict:
     """One point on the built network (a function of plain values, so that a Dask worker or
-    a local process can run it). A failed point is returned with ``failure`` set."""
+    a local process can run it), on the program's ``ranks`` MPI ranks. A failed point is
+    returned with ``failure`` set."""
     from twinnet.sim_tb import network_sim
 
     try:
         results = network_sim.run_generated(
-            simulator, build_dir, {network_sim.TRAFFIC_TEST: {"points": [point]}},
+            simulator, build_dir,
+            {network_sim.TRAFFIC_TEST: {"points": [point], "ranks": ranks}},
             run_dir=run_dir, log=True)
     except network_sim.SimulationFailed as failure:
         return {**point, "failure": failure.summary}
@@ -229,6 +236,7 @@ def run(args) -> Report:
     if network.ni == "axi-stream":
         return _through_interfaces(network, family, args)
     points = points_of(args, network)
+    ranks = check_ranks(args, network.flit_width, points[0])
     jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
     check_simulator(args.simulator)
     from twinnet.sim_tb import network_sim
@@ -253,7 +261,8 @@ def run(args) -> Report:
     started = time.perf_counter()
     try:
         first = network_sim.simulate(network, args.simulator, build_dir,
-                                     {network_sim.TRAFFIC_TEST: {"points": [points[0]]}},
+                                     {network_sim.TRAFFIC_TEST: {"points": [points[0]],
+                                                                 "ranks": ranks}},
                                      family=family, log=True, run_dir=build_dir / "runs" / "0",
                                      progress=lambda line: say(f"  {line}"),
                                      stalls=args.stalls, link_counters=maps is not None)
@@ -266,10 +275,11 @@ def run(args) -> Report:
              for i, point in enumerate(points[1:], start=1)]
     knee = None
     try:
-        results += _map(calls, jobs, client, say, len(points))
+        point_run = functools.partial(run_point, ranks=ranks)
+        results += _map(calls, jobs, client, say, len(points), function=point_run)
         if args.knee is not None:
             results, knee = _refine(args, length_settings(network, args).mean(), points,
-                                    results, build_dir, jobs, client, say)
+                                    results, build_dir, jobs, client, say, function=point_run)
     finally:
         if client is not None:
             client.close()

@@ -300,23 +300,25 @@ def _write_harness(name, netlist, top, outdir, files, digits, verilog_top: bool,
     program = None
     if fmt.flit_width <= MAX_PROGRAM_FLIT_WIDTH:
         # The same harness as a C++ program over separately Verilated modules (faster).
-        from twinnet.program import sources
+        from twinnet.program import ENGINE_HEADER, MAIN_PROGRAM, sources
         from twinnet.program.tables import write_tables
 
         tables = outdir / f"{name}_traffic.hpp"
         tables.write_text(write_tables(netlist, top.modules, fmt, source, sink, modules,
                                        constants, rtl=outdir,
                                        link_counters=top.link_counters))
-        header, program = (outdir / code.name for code in sources())  # the program's code
+        header, program = outdir / ENGINE_HEADER, outdir / MAIN_PROGRAM  # the program's code
         for code in sources():
             shutil.copyfile(code, outdir / code.name)
-        files += [header, program, tables]
+            files.append(outdir / code.name)
+        files.append(tables)
     say(f"traffic harness: {path.name if harness is not None else 'sources, sinks'}"
         f"{' and its program' if program else ''} ({time.perf_counter() - started:.1f} s)")
     return {"top": f"{name}_traffic", "verilog": path.name if harness is not None else None,
             "modules": [modules["source"], modules["sink"]],
             "program": program.name if program else None,
             "engine": header.name if program else None,
+            "sources": [code.name for code in sources()] if program else [],
             "tables": tables.name if program else None,
             "patterns": list(PATTERNS), "faults": list(traffic.FAULTS),
             "rate_bits": traffic.RATE_BITS,

@@ -115,14 +115,17 @@ MAX_THREADS = 16
 #: ``TWINNET_NETWORK`` names (:func:`network_define`).
 ENGINE_HEADER = "twinnet_traffic_engine.hpp"
 MAIN_PROGRAM = "twinnet_traffic_main.cpp"
+#: The program's processes (one, or MPI ranks), which the engine includes.
+RANKS_HEADER = "twinnet_traffic_ranks.hpp"
 #: The built program's file name, in its build folder.
 EXECUTABLE = "traffic_program"
 
 
 def sources() -> list[Path]:
-    """The paths of :data:`ENGINE_HEADER` and :data:`MAIN_PROGRAM` (copied beside the
-    generated tables)."""
-    return [Path(__file__).with_name(name) for name in (ENGINE_HEADER, MAIN_PROGRAM)]
+    """The paths of :data:`ENGINE_HEADER`, :data:`MAIN_PROGRAM` and :data:`RANKS_HEADER`
+    (copied beside the generated tables)."""
+    return [Path(__file__).with_name(name)
+            for name in (ENGINE_HEADER, MAIN_PROGRAM, RANKS_HEADER)]
 
 
 def network_define(tables: str) -> str:

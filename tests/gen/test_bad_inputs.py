@@ -80,6 +80,7 @@ def _constant(name: str, literal, *modules: str):
 MAX_ROUTERS = _constant("MAX_ROUTERS", 4096, "twinnet.model.network")
 MAX_VC_ROUTERS = _constant("MAX_VC_ROUTERS", 1024, "twinnet.model.network")
 MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.program.driver")
+MAX_RANKS = _constant("MAX_RANKS", 64, "twinnet.program.driver")
 MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
 PACKET_LENGTH_LIMIT = _constant("PACKET_LENGTH_LIMIT", 64, "twinnet.model.network")
 MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
@@ -431,6 +432,7 @@ VALUE_FLAGS = [
     (TRAFFIC, "--eject-ready", FRACTION, ("--check", "hops")),
     (("sim", "sweep"), "--eject-ready", FRACTION, ()),
     (("sim",), "--threads", INTEGER + [above(MAX_THREADS)], ()),
+    (("sim", "sweep"), "--ranks", INTEGER + [above(MAX_RANKS)], ()),
     (("sim", "sweep"), "--stall-bursts", [c for c in INTEGER if c[0] != "zero"]
      + [above(MAX_STALL_BURST)], ()),
     (("demo",), "--stall-bursts", [c for c in INTEGER if c[0] != "zero"]
@@ -718,6 +720,15 @@ COMBINATIONS = [
                  re.compile(r"at most 32"), label="network-too-large-for-a-board"),
     _combination("sim", "--check hops --threads 2", flag("--threads"), "2",
                  re.compile(r"end-to-end on Verilator"), label="threads-with-hops"),
+    # More than one rank: the C++ program only, and the link counters are one process's.
+    _combination("sim", "--check hops --ranks 2", flag("--ranks"), "2",
+                 re.compile(r"applies only to --check end-to-end"), label="ranks-with-hops"),
+    _combination("sim", "--simulator icarus --ranks 2", flag("--ranks"),
+                 re.compile(r"C\+\+ traffic program"), label="ranks-on-icarus"),
+    _combination("sim", "--ranks 3 --link-loads loads.svg", flag("--ranks"),
+                 re.compile(r"--link-loads are read by one process"), label="ranks-with-links"),
+    _combination("sweep", "--ranks 2 --link-loads loads.svg", flag("--ranks"),
+                 re.compile(r"--link-loads are read by one process"), label="ranks-with-links"),
     _combination("sim", "--check hops --stall-bursts 8", flag("--stall-bursts"), "8",
                  re.compile(r"end-to-end"), label="stall-bursts-with-per-hop-check"),
     # Link loads: the traffic harness reads the link counters, and the load map is a picture.

@@ -1,0 +1,141 @@
+"""The C++ traffic program on MPI ranks: simulated cycles per second against one process.
+
+Each case's network is generated once with its traffic program and built twice (plain, and
+with MPI); each way then runs the same fixed command stream (uniform traffic at the case's
+load: reset, ``--warmup`` cycles, ``--cycles`` measured ones, ``read``): the plain build as one
+process (the baseline) and the MPI build on each of ``--ranks`` (``mpirun --oversubscribe``:
+on a machine with fewer cores than ranks the ranks share them). The answer of ``read`` (every
+count, latency, histogram bin, hop and stall counter) must be the baseline's, or the script
+stops. Speeds are the median of ``--repeats`` runs, wall clock (the ranks wait for each other
+every cycle); the ratio to the baseline is reported, with the links the ranks' regions cut
+(:func:`twinnet.program.tables.locality`) and the load average at the start of each run.
+Writes ``bench/results/ranks.json`` (override with ``--out``) with the commit and the tools'
+versions. Usage::
+
+    .venv/bin/python bench/ranks.py [--cases torus-32x32,king-16] [--ranks 2,4] [--cycles 5000]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import ROOT, provenance  # noqa: E402
+from sim_speed import program_script  # noqa: E402
+
+#: name: (network words, offered load in packets per PE per cycle)
+CASES = {
+    "torus-32x32": (["torus", "--radix", "32,32"], 0.025),
+    "king-16": (["king", "--kind", "KT", "--side", "16"], 0.02),
+    "twin-4x4x4": (["twin-torus", "--radix", "4,4,4"], 0.02),
+}
+WARMUP = 500
+
+
+def build(words: list[str], folder: Path) -> tuple[dict, Path, Path, dict]:
+    """The network generated and its program built plain and with MPI; the manifest, both
+    executables, and the build times."""
+    from twinnet.cli.gen_cmd import network_from_words
+    from twinnet.families import family_for
+    from twinnet.gen.generate import generate_network
+    from twinnet.program import driver
+
+    network = network_from_words(words)
+    started = time.perf_counter()
+    files = generate_network(network, folder / "rtl", family=family_for(network),
+                             traffic=True)
+    generated = time.perf_counter()
+    manifest = json.loads(files[-1].read_text())
+    plain = driver.build(folder / "rtl", folder / "build", manifest)
+    built = time.perf_counter()
+    mpi = driver.build(folder / "rtl", folder / "build", manifest, mpi=True)
+    return manifest, plain, mpi, {"generate_seconds": generated - started,
+                                  "build_seconds": built - generated,
+                                  "build_mpi_seconds": time.perf_counter() - built}
+
+
+def cut(words: list[str], ranks: int) -> dict:
+    """The links between the regions of ``ranks`` ranks, and the PEs of each region."""
+    from twinnet.cli.gen_cmd import network_from_words
+    from twinnet.families import family_for
+    from twinnet.program.tables import locality
+
+    network = network_from_words(words)
+    netlist = family_for(network).netlist(network)
+    number = {router.label: i for i, router in enumerate(netlist.routers)}
+    place = {router: i for i, router in enumerate(locality(netlist))}
+
+    def rank(label: str) -> int:
+        return place[number[label]] * ranks // len(netlist.routers)
+
+    return {"links_cut": sum(rank(link.source) != rank(link.target) for link in netlist.links),
+            "links": len(netlist.links),
+            "pes": [sum(rank(t.router) == r for t in netlist.terminals) for r in range(ranks)]}
+
+
+def timed(command: list[str], script: str) -> tuple[float, str, float]:
+    """Wall seconds, the ``read`` answer, and the load average at the start."""
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    done = subprocess.run(command, input=script, capture_output=True, text=True, check=True)
+    return time.perf_counter() - started, done.stdout.strip().splitlines()[-1], load
+
+
+def main() -> None:
+    from twinnet.program import driver
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--ranks", default="2,4")
+    parser.add_argument("--cycles", type=int, default=5000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "ranks.json")
+    args = parser.parse_args()
+    ranks_list = [int(r) for r in args.ranks.split(",")]
+    if driver.mpi_missing(max(ranks_list)):
+        sys.exit(driver.mpi_missing(max(ranks_list)))
+    result = {"provenance": provenance(), "cycles": args.cycles, "warmup": WARMUP,
+              "repeats": args.repeats, "cores": os.cpu_count(), "cases": {}}
+    for name in args.cases.split(","):
+        words, rate = CASES[name]
+        folder = ROOT / "build" / "bench-ranks" / name
+        manifest, plain, mpi, times = build(words, folder)
+        script = program_script(manifest, rate, WARMUP, args.cycles)
+        case = {"network": words, "rate_packets_per_pe_cycle": rate, **times, "ways": {}}
+        ways = [("one process", [str(plain), "1"], 1)] + [
+            (f"{ranks} ranks", [*driver.launch(ranks), str(mpi), "1"], ranks)
+            for ranks in ranks_list]
+        reference = None
+        for label, command, ranks in ways:
+            runs = [timed(command, script) for _ in range(args.repeats)]
+            answers = {answer for _, answer, _ in runs}
+            if reference is None:
+                reference = answers.pop() if len(answers) == 1 else sys.exit(
+                    f"{name}: one process answered differently between runs")
+            elif answers != {reference}:
+                sys.exit(f"{name}, {label}: the counts differ from one process's")
+            seconds = statistics.median(s for s, _, _ in runs)
+            way = {"ranks": ranks, "cycles_per_second": (WARMUP + args.cycles + 2) / seconds,
+                   "runs_seconds": [s for s, _, _ in runs],
+                   "load_average": [load for _, _, load in runs]}
+            if ranks > 1:
+                way.update(cut(words, ranks))
+            case["ways"][label] = way
+            print(f"{name}, {label}: {way['cycles_per_second']:.0f} cycles/s", file=sys.stderr)
+        baseline = case["ways"]["one process"]["cycles_per_second"]
+        for way in case["ways"].values():
+            way["speed_over_one_process"] = way["cycles_per_second"] / baseline
+        case["read"] = reference
+        result["cases"][name] = case
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
