@@ -10,7 +10,7 @@ a port with the same VC count and depth (links join like ports), and a PE port's
 an ejection FIFO of ``buffer_depth`` flits with one VC.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 
 from twinnet.model import checks
@@ -20,6 +20,7 @@ from twinnet.model.sizes import (  # noqa: F401
     HOLDS,
     MAX_EJECTION_LANES,
     MAX_ITERATIONS,
+    MICROARCHITECTURE,
     NATIVE_HOLD,
     NATIVE_SWITCH_INPUTS,
     PIPELINES,
@@ -91,8 +92,7 @@ class PortConfig:
         return 1 if self.is_pe else self.vc_count
 
     def to_dict(self) -> dict:
-        return {"role": self.role, "vc_count": self.vc_count, "buffer_depth": self.buffer_depth,
-                "bubble": self.bubble, "name": self.name}
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -160,9 +160,8 @@ class RouterConfig:
                 checks.check_choice(key, getattr(self, key), choices)
         checks.check_int("ejection_lanes", self.ejection_lanes, minimum=1,
                          maximum=MAX_EJECTION_LANES)
-        keys = ("pipeline", "allocator", "iterations", "switch_inputs", "hold", "ejection_lanes")
-        check_microarchitecture({key: getattr(self, key) for key in keys},
-                                {key: key for key in keys})
+        check_microarchitecture({key: getattr(self, key) for key in MICROARCHITECTURE},
+                                {key: key for key in MICROARCHITECTURE})
         if not isinstance(self.stall_counters, bool):
             raise TypeError(f"stall_counters must be True or False, not {self.stall_counters!r}")
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
@@ -233,24 +232,41 @@ class RouterConfig:
         return tuple(i for i, port in enumerate(self.ports) if not port.is_pe)
 
     def to_dict(self) -> dict:
-        """The parameters as written, JSON-ready; :meth:`from_dict` inverts it."""
-        return {"flit_width": self.flit_width, "max_packet_length": self.max_packet_length,
-                "ports": [port.to_dict() for port in self.ports],
-                "source_width": self.source_width, "kind_width": self.kind_width,
-                "drop_count_width": self.drop_count_width, "pipeline": self.pipeline,
-                "allocator": self.allocator, "iterations": self.iterations,
-                "switch_inputs": self.switch_inputs, "hold": self.hold,
-                "ejection_lanes": self.ejection_lanes, "stall_counters": self.stall_counters}
+        """The parameters as written (every field), JSON-ready; :meth:`from_dict` inverts
+        it."""
+        return {field.name: getattr(self, field.name) for field in fields(self)} | {
+            "ports": [port.to_dict() for port in self.ports]}
 
     @classmethod
     def from_dict(cls, values: dict) -> "RouterConfig":
         """Rebuild a configuration from :meth:`to_dict` output (unknown keys are rejected)."""
-        allowed = {"flit_width", "max_packet_length", "ports", "source_width", "kind_width",
-                   "drop_count_width", "pipeline", "allocator", "iterations",
-                   "switch_inputs", "hold", "ejection_lanes", "stall_counters"}
+        allowed = {field.name for field in fields(cls)}
         unknown = set(values) - allowed
         if unknown:
             raise ValueError(f"unknown router configuration keys {sorted(unknown)}; "
                              f"allowed: {sorted(allowed)}")
         ports = tuple(PortConfig(**port) for port in values.get("ports", ()))
         return cls(**{**values, "ports": ports})
+
+
+def router_config(sizes, ports, *, source_width: int = 0,
+                  stall_counters: bool = False) -> RouterConfig:
+    """The router of a network whose sizes are ``sizes`` (a network configuration, a
+    :class:`twinnet.model.sizes.RouterSizes`: flit width, longest packet, microarchitecture)
+    with ``ports`` (:class:`PortConfig`, e.g. from :func:`pe_port` and :func:`link_port`):
+    the one place where a family's sizes become its routers' configuration."""
+    return RouterConfig(sizes.flit_width, sizes.max_packet_length, tuple(ports),
+                        source_width=source_width, drop_count_width=DROP_COUNT_WIDTH,
+                        **sizes.microarchitecture, stall_counters=stall_counters)
+
+
+def pe_port(sizes, name: str) -> PortConfig:
+    """A PE port of a network of ``sizes``: one VC, the network's buffer depth."""
+    return PortConfig("pe", 1, sizes.depth, name=name)
+
+
+def link_port(sizes, vc_count: int, name: str, *, bubble: bool = False,
+              role: str = "network") -> PortConfig:
+    """A port to another router (``role`` ``network``, or ``internal`` inside a twin card or
+    switch) of a network of ``sizes``: ``vc_count`` VCs of the network's buffer depth."""
+    return PortConfig(role, vc_count, sizes.depth, bubble=bubble, name=name)

@@ -25,7 +25,7 @@ from twinnet.model.fat_tree import (
 from twinnet.model.twin_switch import HALVES
 from twinnet.model.widths import index_width
 
-from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
+from .config import link_port, pe_port, router_config
 from .fat_tree_route import FatTreeRouteCompute
 from .network import Link, Netlist, RouterInstance, Terminal
 from .router import Router
@@ -60,16 +60,12 @@ def router(network: FatTreeNetworkConfig, stage: int, half: str | None, *,
     """The router of a stage-``stage`` switch's ``half`` (the whole switch when None)."""
     tree, r = network.tree, internal_ports(network, stage)
     external = half_ports(network, stage, half)
-    ports = [PortConfig("pe", 1, network.depth, name=port_label(tree.k, port))
-             if stage == 0 and port < tree.k else
-             PortConfig("network", network.vcs, network.depth, name=port_label(tree.k, port))
-             for port in external]
-    ports += [PortConfig("internal", network.vcs, network.depth, name=internal_label(j))
+    ports = [pe_port(network, port_label(tree.k, port)) if stage == 0 and port < tree.k else
+             link_port(network, network.vcs, port_label(tree.k, port)) for port in external]
+    ports += [link_port(network, network.vcs, internal_label(j), role="internal")
               for j in range(r)]
-    config = RouterConfig(network.flit_width, network.max_packet_length, tuple(ports),
-                          source_width=index_width(tree.terminal_count),
-                          drop_count_width=DROP_COUNT_WIDTH, **network.microarchitecture,
-                          stall_counters=stall_counters)
+    config = router_config(network, ports, source_width=index_width(tree.terminal_count),
+                           stall_counters=stall_counters)
     route = functools.partial(FatTreeRouteCompute, tree=tree, external_ports=external,
                               internal_port_count=r)
     return Router(config, route)

@@ -14,7 +14,7 @@ import functools
 
 from twinnet.model.king_network import KingNetworkConfig, node_label
 
-from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
+from .config import link_port, pe_port, router_config
 from .king_route import KingRouteCompute, is_pe, pe_label
 from .network import Link, Netlist, RouterInstance, Terminal
 from .ring_escape import opposite
@@ -38,12 +38,10 @@ def router(network: KingNetworkConfig, ports: tuple[str, ...], *,
     """A router with ``ports`` (labels in local order); links are bubble ports under the
     bubble escape on a torus and carry :attr:`KingNetworkConfig.vc_count` VCs."""
     bubble = network.bubble_ports
-    configs = tuple(PortConfig("pe", 1, network.depth, name=port) if is_pe(port) else
-                    PortConfig("network", network.vc_count, network.depth, bubble=bubble,
-                               name=verilog_label(port)) for port in ports)
-    config = RouterConfig(network.flit_width, network.max_packet_length, configs,
-                          source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH,
-                          **network.microarchitecture, stall_counters=stall_counters)
+    config = router_config(network, [
+        pe_port(network, port) if is_pe(port) else
+        link_port(network, network.vc_count, verilog_label(port), bubble=bubble)
+        for port in ports], source_width=network.source_width, stall_counters=stall_counters)
     return Router(config, functools.partial(KingRouteCompute, network=network, ports=ports))
 
 

@@ -13,7 +13,7 @@ from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import INTERNAL, PE_PORT
 from twinnet.model.twin_routing import vc_count
 
-from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
+from .config import RouterConfig, link_port, pe_port, router_config
 from .router import Router
 from .twin_route import TwinRouteCompute, card_ports
 
@@ -35,18 +35,15 @@ def card_router_config(network: TwinNetworkConfig, card: int, *,
     ports = []
     for port in card_ports(twin, card):
         if port == PE_PORT:
-            ports.append(PortConfig("pe", 1, network.depth, name="PE"))
+            ports.append(pe_port(network, "PE"))
         elif port == INTERNAL:
-            ports.append(PortConfig("internal", vc_count(twin, port), network.depth,
-                                    bubble=bubble and bool(twin.configuration.split_dims),
-                                    name="I"))
+            ports.append(link_port(network, vc_count(twin, port), "I", role="internal",
+                                   bubble=bubble and bool(twin.configuration.split_dims)))
         else:
-            ports.append(PortConfig("network", vc_count(twin, port), network.depth,
-                                    bubble=bubble, name=port_label(port)))
-    return RouterConfig(network.flit_width, network.max_packet_length, tuple(ports),
-                        source_width=network.source_width,
-                        drop_count_width=DROP_COUNT_WIDTH, **network.microarchitecture,
-                        stall_counters=stall_counters)
+            ports.append(link_port(network, vc_count(twin, port), port_label(port),
+                                   bubble=bubble))
+    return router_config(network, ports, source_width=network.source_width,
+                         stall_counters=stall_counters)
 
 
 def card_router(network: TwinNetworkConfig, card: int, *, stall_counters: bool = False) -> Router:

@@ -12,7 +12,7 @@ import functools
 
 from twinnet.model.twisted_network import TwistedNetworkConfig, node_label, port_move
 
-from .config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
+from .config import link_port, pe_port, router_config
 from .network import Link, Netlist, RouterInstance, Terminal
 from .ring_escape import opposite
 from .router import Router
@@ -26,12 +26,10 @@ def verilog_label(port: str) -> str:
 def router(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> Router:
     ports = (*network.ports, *pe_labels(network))
     bubble = network.escape == "bubble"
-    configs = tuple(PortConfig("pe", 1, network.depth, name=port) if is_pe(port) else
-                    PortConfig("network", network.vc_count, network.depth, bubble=bubble,
-                               name=verilog_label(port)) for port in ports)
-    config = RouterConfig(network.flit_width, network.max_packet_length, configs,
-                          source_width=network.source_width, drop_count_width=DROP_COUNT_WIDTH,
-                          **network.microarchitecture, stall_counters=stall_counters)
+    config = router_config(network, [
+        pe_port(network, port) if is_pe(port) else
+        link_port(network, network.vc_count, verilog_label(port), bubble=bubble)
+        for port in ports], source_width=network.source_width, stall_counters=stall_counters)
     return Router(config, functools.partial(TwistedRouteCompute, network=network, ports=ports))
 
 

@@ -49,15 +49,6 @@ def check_int_tuple(name: str, values, *, length: int | None = None, minimum: in
     return values
 
 
-def check_fraction(name: str, value) -> float:
-    """Return ``value`` if it is a number in ``(0, 1]`` (a probability or a load), else raise."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, not {value!r}")
-    if not 0 < value <= 1:
-        raise ValueError(f"{name} must be a number in (0, 1], not {value}")
-    return float(value)
-
-
 def check_switch_ports(name: str, values, port_count: int) -> tuple[int, ...]:
     """Return ``values`` as a tuple of distinct switch ports from 0 to ``port_count - 1``
     (the ports of a 2k-port switch: ``port_count = 2k``), else raise naming ``name``."""

@@ -95,9 +95,15 @@ def check_pipeline(name: str, value) -> int:
     return checks.check_int(name, value, minimum=min(PIPELINES), maximum=max(PIPELINES))
 
 
+#: The router's microarchitecture knobs, as :class:`twinnet.hdl.config.RouterConfig` names
+#: them (and :attr:`RouterSizes.microarchitecture` gives them).
+MICROARCHITECTURE = ("pipeline", "allocator", "iterations", "switch_inputs", "hold",
+                     "ejection_lanes")
+
+
 def check_microarchitecture(values: dict, names: dict) -> None:
-    """The knobs go together (``values`` of ``pipeline``, ``allocator``, ``iterations``,
-    ``switch_inputs``, ``hold``, ``ejection_lanes``; raises ``ValueError`` naming ``names``):
+    """The knobs go together (``values`` of :data:`MICROARCHITECTURE`; raises ``ValueError``
+    naming ``names``):
     iterations only with iSLIP; the split router takes one crossbar input per VC and holds
     outputs from head to tail (None: the pipeline's own); several ejection lanes only in the
     split router."""
@@ -290,11 +296,8 @@ class RouterSizes(Configuration):
         it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` (the
         pipeline's own where not given) and ``ejection_lanes``."""
         pipeline = self.pipeline
-        return {"pipeline": pipeline, "allocator": self.allocator,
-                "iterations": self.iterations,
-                "switch_inputs": self.switch_inputs or NATIVE_SWITCH_INPUTS[pipeline],
-                "hold": self.hold or NATIVE_HOLD[pipeline],
-                "ejection_lanes": self.ejection_lanes}
+        native = {"switch_inputs": NATIVE_SWITCH_INPUTS[pipeline], "hold": NATIVE_HOLD[pipeline]}
+        return {key: getattr(self, key) or native.get(key) for key in MICROARCHITECTURE}
 
     @property
     def beat(self) -> dict:

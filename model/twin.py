@@ -345,10 +345,6 @@ class TwinTorusConfig:
             yield port, self.link_target(card, port)
 
 
-def all_named_configurations() -> list[PortConfiguration]:
-    return [PortConfiguration.named(name) for name in NAMED_CONFIGURATIONS]
-
-
 def parse_pe(text: str) -> tuple[tuple[int, ...], int]:
     """``"0,1,2:1"`` → ``((0, 1, 2), 1)``; the PE defaults to 0 when ``:pe`` is left out.
     Digits must be ASCII (``int`` alone would take ``٣``); an empty digit or PE is an error."""

@@ -5,7 +5,7 @@ import functools
 from amaranth.hdl import Const, Module, Mux, Signal, signed
 from amaranth.lib import data
 
-from twinnet.hdl.config import DROP_COUNT_WIDTH, PortConfig, RouterConfig
+from twinnet.hdl.config import RouterConfig, link_port, pe_port, router_config
 from twinnet.hdl.network import Link, Netlist, RouterInstance, Terminal
 from twinnet.hdl.ring_escape import drive_escape, opposite
 from twinnet.hdl.route_compute import RouteCompute
@@ -47,12 +47,10 @@ class RingRouteCompute(RouteCompute):
 
 def netlist(network: RingNetworkConfig, *, stall_counters: bool = False) -> Netlist:
     bubble = network.escape == "bubble"
-    ports = (PortConfig("network", network.vc_count, network.depth, bubble=bubble, name="xp"),
-             PortConfig("network", network.vc_count, network.depth, bubble=bubble, name="xm"),
-             PortConfig("pe", 1, network.depth, name=PE))
-    config = RouterConfig(network.flit_width, network.max_packet_length, ports,
-                          source_width=network.node_width, drop_count_width=DROP_COUNT_WIDTH,
-                          **network.microarchitecture, stall_counters=stall_counters)
+    ports = (link_port(network, network.vc_count, "xp", bubble=bubble),
+             link_port(network, network.vc_count, "xm", bubble=bubble), pe_port(network, PE))
+    config = router_config(network, ports, source_width=network.node_width,
+                           stall_counters=stall_counters)
     router = Router(config, functools.partial(RingRouteCompute, network=network))
     routers = [RouterInstance(str(node), "router", {"here": node})
                for node in range(network.nodes)]
