@@ -229,8 +229,8 @@ def length_settings(network, args) -> LengthMix:
 def add_ranks_arg(parser) -> None:
     """``--ranks``, of ``sim`` and ``sweep``."""
     parser.add_argument("--ranks", type=parse.integer, default=1, metavar="N",
-                        help="run the C++ traffic program (Verilator, without --waves or "
-                             f"--link-loads) as N MPI processes, 1 to {MAX_RANKS}, each "
+                        help="run the C++ traffic program (Verilator, without --waves) as N "
+                             f"MPI processes, 1 to {MAX_RANKS}, each "
                              "with its region of the routers (the results do not depend on "
                              "N; needs MPI: apt-get install libopenmpi-dev openmpi-bin) "
                              "(default 1)")
@@ -249,9 +249,6 @@ def check_ranks(args, flit_width: int, settings: dict) -> int:
     if getattr(args, "check", "end-to-end") != "end-to-end":
         raise UsageError(f"--ranks {ranks}: applies only to --check end-to-end (the C++ "
                          "traffic program)")
-    if getattr(args, "link_loads", None) is not None:
-        raise UsageError(f"--ranks {ranks}: the link counters of --link-loads are read by one "
-                         "process; give --ranks 1")
     if not chosen("auto", args.simulator, getattr(args, "waves", False), flit_width, [settings]):
         raise UsageError(f"--ranks {ranks}: applies only to the C++ traffic program "
                          "(--simulator verilator without --waves, flits of up to 61 bits, "

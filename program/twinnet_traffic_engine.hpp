@@ -330,6 +330,12 @@ template <class Source, class Sink> struct Engine {
     std::vector<int> rank_of;  // per model, the rank whose region holds it
     std::vector<Departure> departures;
     std::vector<uint64_t> events;  // this cycle's heads and tails (see ``count_moves``)
+    // With several ranks, the link counters' taps: this rank's (in the table's order) and, on
+    // rank 0, per rank, the counters' inputs they feed; their bytes of this cycle.
+    bool counted_links = false;
+    std::vector<Remote> tapped;
+    std::vector<std::vector<Remote>> tapped_into;
+    std::vector<unsigned char> tap_bytes;
     // Per other rank, the wires sent to it and received from it (in the table's order, which
     // both sides follow), and their bytes.
     std::vector<std::vector<Remote>> sent, received;
@@ -416,16 +422,25 @@ template <class Source, class Sink> struct Engine {
             models[routers + t]->ports = {s.valid, s.data, s.first, s.last, s.ready};
             models[routers + pes + t]->ports = {k.valid, k.data, k.first, k.last, k.ready};
         }
-        if (counters) {
-            if (ranks.size > 1) fail("the link counters take one process, not several ranks");
+        if (tap_count > 0) {
+            // The link counters: one model, rank 0's (``counters`` is null on the others),
+            // fed each cycle with the taps of every rank (see ``feed_counters``).
             int at = (int)models.size();
             models.push_back(counters);
             rank_of.push_back(0);
+            tapped_into.assign(counters ? ranks.size : 0, {});
             for (int i = 0; i < tap_count; i++) {
                 const int32_t* row = tap_table[i];
-                const Port& from = models[row[0]]->ports[row[1]];
-                taps.push_back({from.at, counters->ports[row[2]].at, from.bytes, at, false});
+                const Port* to = counters ? &counters->ports[row[2]] : nullptr;
+                if (local(row[0])) {
+                    const Port& from = models[row[0]]->ports[row[1]];
+                    if (ranks.size == 1) taps.push_back({from.at, to->at, from.bytes, at, false});
+                    else tapped.push_back({from.at, from.bytes, at});
+                }
+                if (counters && ranks.size > 1)
+                    tapped_into[rank_of[row[0]]].push_back({to->at, to->bytes, at});
             }
+            counted_links = true;
         }
         sent.assign(ranks.size, {});
         received.assign(ranks.size, {});
@@ -788,9 +803,29 @@ template <class Source, class Sink> struct Engine {
         if (plain) wake_all();
         settle();
         count_moves();
-        for (const Wire& tap : taps) tap.carry();
+        feed_counters();
         crew.run([this](int rank) { edge(rank); });
         now = rst ? 0 : now + 1;
+    }
+
+    // The link counters' inputs: the wires of every link and terminal, gathered on rank 0
+    // with several ranks.
+    void feed_counters() {
+        for (const Wire& tap : taps) tap.carry();
+        if (ranks.size == 1 || !counted_links) return;
+        tap_bytes.clear();
+        for (const Remote& tap : tapped) {
+            const unsigned char* at = (const unsigned char*)tap.at;
+            tap_bytes.insert(tap_bytes.end(), at, at + tap.bytes);
+        }
+        ranks.gather(tap_bytes);
+        if (!ranks.first()) return;
+        const unsigned char* at = tap_bytes.data();
+        for (const auto& from_rank : tapped_into)
+            for (const Remote& tap : from_rank) {
+                std::memcpy(tap.at, at, tap.bytes);
+                at += tap.bytes;
+            }
     }
 
     // The wires between regions: each rank sends what its routers drive into the others'

@@ -79,10 +79,12 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
         }
         Model* counting = nullptr;
 #ifdef TWINNET_COUNTERS
-        auto* made = new Of<TWINNET_COUNTERS>(&context, false);
-        made->ports = ports_links(made->v);
-        counters = made->v;
-        counting = made;
+        if (ranks.first()) {  // (one model, rank 0's: the others send it their taps)
+            auto* made = new Of<TWINNET_COUNTERS>(&context, false);
+            made->ports = ports_links(made->v);
+            counters = made->v;
+            counting = made;
+        }
 #endif
         join(threads, WIRES, WIRE_COUNT, TERMINALS, CROSSINGS, CROSSING_COUNT, PES, counting,
              TAPS, TAP_COUNT);
@@ -203,6 +205,7 @@ struct Harness : Engine<TWINNET_SOURCE, TWINNET_SINK> {
 
     // The link counters' counts, their 32-bit words one port after the other.
     void print_counts() {
+        if (!ranks.first()) return;  // (rank 0 has the counters)
 #ifdef TWINNET_COUNTERS
         bool first = true;
 #define TWINNET_COUNT(k, words)                                                     \

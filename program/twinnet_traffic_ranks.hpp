@@ -15,6 +15,9 @@
 
 #ifdef TWINNET_MPI
 #include <mpi.h>
+#define TWINNET_MPI_TYPE(type) type
+#else
+#define TWINNET_MPI_TYPE(type) 0  // (one process: no MPI type is needed)
 #endif
 
 struct Ranks {
@@ -83,27 +86,33 @@ struct Ranks {
     }
 
     // Every rank's ``words`` one after the other, in order of rank, on rank 0 (``words`` is
-    // replaced there).
+    // replaced there): 64-bit words or bytes.
     void gather(std::vector<uint64_t>& words) {
-#ifdef TWINNET_MPI
-        if (size > 1) {
-            int count = (int)words.size();
-            std::vector<int> counts(size), offsets(size);
-            MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-            std::vector<uint64_t> all;
-            if (first()) {
-                int total = 0;
-                for (int r = 0; r < size; r++) offsets[r] = total, total += counts[r];
-                all.resize(total);
-            }
-            MPI_Gatherv(words.data(), count, MPI_UINT64_T, all.data(), counts.data(),
-                        offsets.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD);
-            if (first()) words.swap(all);
-        }
-#else
-        (void)words;
-#endif
+        gather_as(words, TWINNET_MPI_TYPE(MPI_UINT64_T));
     }
+    void gather(std::vector<unsigned char>& bytes) {
+        gather_as(bytes, TWINNET_MPI_TYPE(MPI_BYTE));
+    }
+
+#ifdef TWINNET_MPI
+    template <class T> void gather_as(std::vector<T>& items, MPI_Datatype type) {
+        if (size == 1) return;
+        int count = (int)items.size();
+        std::vector<int> counts(size), offsets(size);
+        MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+        std::vector<T> all;
+        if (first()) {
+            int total = 0;
+            for (int r = 0; r < size; r++) offsets[r] = total, total += counts[r];
+            all.resize(total);
+        }
+        MPI_Gatherv(items.data(), count, type, all.data(), counts.data(), offsets.data(), type,
+                    0, MPI_COMM_WORLD);
+        if (first()) items.swap(all);
+    }
+#else
+    template <class T> void gather_as(std::vector<T>&, int) {}
+#endif
 
     // Each peer's bytes: ``out[p]`` sent to rank p, ``in[p]`` received from it (sized by the
     // caller: both sides know every boundary wire).

@@ -725,10 +725,7 @@ COMBINATIONS = [
                  re.compile(r"applies only to --check end-to-end"), label="ranks-with-hops"),
     _combination("sim", "--simulator icarus --ranks 2", flag("--ranks"),
                  re.compile(r"C\+\+ traffic program"), label="ranks-on-icarus"),
-    _combination("sim", "--ranks 3 --link-loads loads.svg", flag("--ranks"),
-                 re.compile(r"--link-loads are read by one process"), label="ranks-with-links"),
-    _combination("sweep", "--ranks 2 --link-loads loads.svg", flag("--ranks"),
-                 re.compile(r"--link-loads are read by one process"), label="ranks-with-links"),
+
     _combination("sim", "--check hops --stall-bursts 8", flag("--stall-bursts"), "8",
                  re.compile(r"end-to-end"), label="stall-bursts-with-per-hop-check"),
     # Link loads: the traffic harness reads the link counters, and the load map is a picture.

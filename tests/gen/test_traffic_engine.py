@@ -1,7 +1,8 @@
 """The traffic program's code is real C++ shipped with the package (the generic engine
-``program/twinnet_traffic_engine.hpp`` and the main ``program/twinnet_traffic_main.cpp``); Python
-writes only a network's tables, a header the main includes. Both compile with the compiler's
-warnings on (Verilator's headers as system headers)."""
+``program/twinnet_traffic_engine.hpp``, its processes ``program/twinnet_traffic_ranks.hpp`` and
+the main ``program/twinnet_traffic_main.cpp``); Python writes only a network's tables, a header
+the main includes. They compile with the compiler's warnings on as errors, as one process and
+as MPI ranks (Verilator's and MPI's headers as system headers)."""
 
 import json
 import re
@@ -55,7 +56,13 @@ def test_a_network_is_only_tables_and_the_main_compiles_with_them(tmp_path):
     driver.build(rtl, tmp_path / "build", manifest)  # the models' headers
     models = [arg for folder in sorted((tmp_path / "build" / "models").iterdir())
               for arg in ("-isystem", str(folder))]
-    done = subprocess.run([*WARNINGS, *system, *models, "-I", str(rtl),
-                           network_define(traffic["tables"]), str(rtl / MAIN_PROGRAM)],
-                          capture_output=True, text=True)
+    command = [*WARNINGS, *system, *models, "-I", str(rtl), network_define(traffic["tables"]),
+               str(rtl / MAIN_PROGRAM)]
+    done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    if driver.mpi_missing(2) is None:  # and as MPI ranks (MPI's headers as system headers)
+        flags = subprocess.run([driver.MPI_TOOLS[0], "--showme:compile"], capture_output=True,
+                               text=True, check=True).stdout.split()
+        mpi = [f"-isystem{flag[2:]}" if flag.startswith("-I") else flag for flag in flags]
+        done = subprocess.run([*command, *mpi, "-DTWINNET_MPI"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

@@ -2,8 +2,8 @@
 with their sources and sinks and the ranks exchange the wires between regions once per cycle.
 Every count must be the one process's, cycle for cycle: the harness's sums and maxima
 (packets, latencies and their histogram, hops, stall counters, faults), each router's flits
-held (the watchdog's report), each link's and terminal port's flits and packets; and the
-record of every delivered packet. Run with 1 (the program built without MPI), 2, 3 and 4
+held (the watchdog's report), each link's and terminal port's flits and packets (the
+program's count and the hardware link counters'); and the record of every delivered packet. Run with 1 (the program built without MPI), 2, 3 and 4
 ranks, 3 and 4 oversubscribed on 2 cores, and 2 ranks of 2 threads each."""
 
 import asyncio
@@ -39,7 +39,7 @@ def build(words: list[str], folder):
 
     network = network_from_words(words)
     files = generate_network(network, folder / "rtl", family=family_for(network),
-                             traffic=True, stalls=True)
+                             traffic=True, stalls=True, link_counters=True)
     manifest = json.loads(files[-1].read_text())
     return (manifest, driver.build(folder / "rtl", folder / "build", manifest),
             driver.build(folder / "rtl", folder / "build", manifest, mpi=True))
@@ -72,7 +72,8 @@ def play(executable, manifest, ranks: int, record, threads: int = 1) -> list:
             for cycle in range(cycles):
                 harness.set("refuse_rate", refused * (cycle % 2))
                 await harness.cycles(1)
-                seen.append((harness.values(), harness.held(), harness.links()))
+                seen.append((harness.values(), harness.held(), harness.links(),
+                             harness.link_counts()))
         harness.close_record()
         return seen
 
@@ -88,7 +89,8 @@ def check_ranks(family: str, tmp_path) -> None:
     manifest, alone, with_mpi = build(NETWORKS[family], tmp_path)
     reference = play(alone, manifest, 1, tmp_path / "record-1")
     assert reference[-1][0]["received"] > 50  # traffic went through
-    assert max(sum(held) for _, held, _ in reference) > 0
+    assert max(sum(held) for _, held, _, _ in reference) > 0
+    assert reference[-1][3]  # the link counters counted
     expected_record = (tmp_path / "record-1").read_text()
     assert expected_record.count("\n") > 50
     assert reference[-1][0]["faults"] > 0  # a packet was duplicated
