@@ -241,7 +241,7 @@ def check_ranks(args, flit_width: int, settings: dict) -> int:
     needs)."""
     from twinnet.program.driver import chosen
 
-    ranks = args.ranks
+    ranks = getattr(args, "ranks", 1)  # (demo has no --ranks)
     if not 1 <= ranks <= MAX_RANKS:
         raise UsageError(f"--ranks {ranks}: must be from 1 to {MAX_RANKS}")
     if ranks == 1:
@@ -616,7 +616,7 @@ def _replay(network, args, family, settings: dict) -> Report:
     if args.check == "end-to-end":
         logs, results = _simulate(network, args, family, build_dir, {
             network_sim.TRAFFIC_TEST: {"points": [settings], "threads": args.threads,
-                                       "ranks": args.ranks}})
+                                       "ranks": getattr(args, "ranks", 1)}})
         measured = results[network_sim.TRAFFIC_TEST]["points"][0]
     else:
         logs, results = _simulate(network, args, family, build_dir, {"trace_replay": settings},

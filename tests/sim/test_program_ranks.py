@@ -3,8 +3,9 @@ with their sources and sinks and the ranks exchange the wires between regions on
 Every count must be the one process's, cycle for cycle: the harness's sums and maxima
 (packets, latencies and their histogram, hops, stall counters, faults), each router's flits
 held (the watchdog's report), each link's and terminal port's flits and packets (the
-program's count and the hardware link counters'); and the record of every delivered packet. Run with 1 (the program built without MPI), 2, 3 and 4
-ranks, 3 and 4 oversubscribed on 2 cores, and 2 ranks of 2 threads each."""
+program's count and the hardware link counters'); and the record of every delivered packet.
+Run with 1 (the program built without MPI), 2, 3 and 4 ranks, 3 and 4 oversubscribed on 2
+cores, and 2 ranks of 2 threads each."""
 
 import asyncio
 import json
