@@ -48,7 +48,7 @@ def build(words: list[str], folder: Path) -> tuple[dict, Path, Path, dict]:
     network = network_from_words(words)
     started = time.perf_counter()
     files = generate_network(network, folder / "rtl", family=family_for(network),
-                             traffic=True)
+                             traffic=True, harness=False)  # (the program needs no Verilog top)
     generated = time.perf_counter()
     manifest = json.loads(files[-1].read_text())
     plain = driver.build(folder / "rtl", folder / "build", manifest)
