@@ -93,6 +93,16 @@ def test_stall_counters_on_the_program(tmp_path, capsys):
     granted = low["heads"] - sum(low[r] for r in ("arbitration", "output", "credits", "bubble"))
     assert granted == pytest.approx(2.5 * points[0]["measured_packets"], rel=0.25)
     assert shares[0] < 0.1 < 0.5 < shares[1]
+    # The same sweep on 2 MPI ranks of the program: every point's figures are the same.
+    from twinnet.program.driver import mpi_missing
+
+    if mpi_missing(2):
+        pytest.skip(mpi_missing(2))
+    assert main([*argv, "--ranks", "2", "--out", str(tmp_path), "--json"]) == 0
+    on_ranks = sorted(json.loads(capsys.readouterr().out)["points"], key=lambda p: p["rate"])
+    timing = ("wall_seconds", "cycles_per_second")
+    assert [{k: v for k, v in p.items() if k not in timing} for p in on_ranks] == [
+        {k: v for k, v in p.items() if k not in timing} for p in points]
 
 
 def test_stall_counters_need_the_program(tmp_path, capsys):
