@@ -456,9 +456,10 @@ def run(args: argparse.Namespace) -> dict:
 
     def write() -> None:
         order = {m["id"]: index for index, m in enumerate(mutants)}
-        report["mutants"] = sorted(done.values(), key=lambda r: order.get(r["id"], 1 << 30))
-        current = [r for r in report["mutants"] if r["id"] in order]
-        report["summary"] = summary(current)
+        # (Mutants that an earlier draw held and this one leaves out are dropped.)
+        report["mutants"] = sorted((r for r in done.values() if r["id"] in order),
+                                   key=lambda r: order[r["id"]])
+        report["summary"] = summary(report["mutants"])
         args.out.parent.mkdir(parents=True, exist_ok=True)
         temporary = args.out.with_suffix(".tmp")
         temporary.write_text(json.dumps(report, indent=2) + "\n")
@@ -468,8 +469,8 @@ def run(args: argparse.Namespace) -> dict:
         try:
             record = {"id": mutant["id"], **campaign.classify(mutant)}
         except (RuntimeError, OSError, sby.ProverError) as error:  # kept, tried again later
-            record = {"id": mutant["id"], **mutant, "result": "error", "error": str(error),
-                      "seconds": None}
+            record = {"id": mutant["id"], **mutant, "result": "error",
+                      "error": str(error).replace(str(ROOT) + os.sep, ""), "seconds": None}
         with lock:
             done[mutant["id"]] = record
             write()
