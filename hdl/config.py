@@ -25,6 +25,7 @@ from twinnet.model.sizes import (  # noqa: F401
     NATIVE_SWITCH_INPUTS,
     PIPELINES,
     SWITCH_INPUTS,
+    RouterSizes,
     check_microarchitecture,
     check_pipeline,
 )
@@ -173,13 +174,9 @@ class RouterConfig:
         for index, port in enumerate(ports):
             if not isinstance(port, PortConfig):
                 raise TypeError(f"ports[{index}] must be a PortConfig, not {port!r}")
-            need = 2 * self.max_packet_length if port.bubble else self.max_packet_length
-            if port.buffer_depth < need:
-                why = ("two packets (bubble port)" if port.bubble
-                       else "one packet (virtual cut-through)")
-                raise ValueError(
-                    f"ports[{index}].buffer_depth must be >= {need} flits to hold {why} of "
-                    f"max_packet_length {self.max_packet_length}, not {port.buffer_depth}")
+            RouterSizes.check_buffer(
+                {"buffer_depth": port.buffer_depth, "max_packet_length": self.max_packet_length},
+                {"buffer_depth": f"ports[{index}].buffer_depth"}, bubble=port.bubble)
 
     # Derived values.
 
@@ -270,3 +267,8 @@ def link_port(sizes, vc_count: int, name: str, *, bubble: bool = False,
     """A port to another router (``role`` ``network``, or ``internal`` inside a twin card or
     switch) of a network of ``sizes``: ``vc_count`` VCs of the network's buffer depth."""
     return PortConfig(role, vc_count, sizes.depth, bubble=bubble, name=name)
+
+
+def verilog_label(label) -> str:
+    """A Verilog-safe name for a port's label: ``X+`` → ``Xp``, ``t-`` → ``tm``."""
+    return str(label).replace("+", "p").replace("-", "m")

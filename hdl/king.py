@@ -14,16 +14,11 @@ import functools
 
 from twinnet.model.king_network import KingNetworkConfig, node_label
 
-from .config import link_port, pe_port, router_config
+from .config import link_port, pe_port, router_config, verilog_label
 from .king_route import KingRouteCompute, is_pe, pe_label
 from .network import Link, Netlist, RouterInstance, Terminal
 from .ring_escape import opposite
 from .router import Router
-
-
-def verilog_label(port: str) -> str:
-    """A Verilog-safe name for a port: ``xp``, ``tm``, ``pe``."""
-    return port.replace("+", "p").replace("-", "m")
 
 
 def router_ports(network: KingNetworkConfig, node: tuple[int, int]) -> tuple[str, ...]:

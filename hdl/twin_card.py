@@ -13,14 +13,9 @@ from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import INTERNAL, PE_PORT
 from twinnet.model.twin_routing import vc_count
 
-from .config import RouterConfig, link_port, pe_port, router_config
+from .config import RouterConfig, link_port, pe_port, router_config, verilog_label
 from .router import Router
 from .twin_route import TwinRouteCompute, card_ports
-
-
-def port_label(port) -> str:
-    """A Verilog-safe name for a card port: ``Xp``, ``Ym``, ``I``, ``PE``."""
-    return str(port).replace("+", "p").replace("-", "m")
 
 
 def card_router_config(network: TwinNetworkConfig, card: int, *,
@@ -40,7 +35,7 @@ def card_router_config(network: TwinNetworkConfig, card: int, *,
             ports.append(link_port(network, vc_count(twin, port), "I", role="internal",
                                    bubble=bubble and bool(twin.configuration.split_dims)))
         else:
-            ports.append(link_port(network, vc_count(twin, port), port_label(port),
+            ports.append(link_port(network, vc_count(twin, port), verilog_label(port),
                                    bubble=bubble))
     return router_config(network, ports, source_width=network.source_width,
                          stall_counters=stall_counters)

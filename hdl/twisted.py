@@ -12,15 +12,11 @@ import functools
 
 from twinnet.model.twisted_network import TwistedNetworkConfig, node_label, port_move
 
-from .config import link_port, pe_port, router_config
+from .config import link_port, pe_port, router_config, verilog_label
 from .network import Link, Netlist, RouterInstance, Terminal
 from .ring_escape import opposite
 from .router import Router
 from .twisted_route import TwistedRouteCompute, is_pe, pe_labels
-
-
-def verilog_label(port: str) -> str:
-    return port.replace("+", "p").replace("-", "m")
 
 
 def router(network: TwistedNetworkConfig, *, stall_counters: bool = False) -> Router:

@@ -21,13 +21,13 @@ def net(**kwargs):
 
 def test_buffer_shorter_than_a_packet():
     with pytest.raises(ValueError, match=r"ports\[1\]\.buffer_depth must be >= 4 flits to hold "
-                                         r"one packet .*max_packet_length 4, not 3"):
+                                         r"one packet of 4 flits, not 3"):
         RouterConfig(32, 4, (net(buffer_depth=4), net(buffer_depth=3)))
 
 
 def test_bubble_port_needs_two_packets():
     with pytest.raises(ValueError, match=r"ports\[0\]\.buffer_depth must be >= 8 flits to hold "
-                                         r"two packets \(bubble port\).*not 7"):
+                                         r"two packets \(bubble flow control\).*not 7"):
         RouterConfig(32, 4, (net(buffer_depth=7, bubble=True),))
     RouterConfig(32, 4, (net(buffer_depth=8, bubble=True),))  # exactly 2L is enough
 
