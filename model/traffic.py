@@ -25,6 +25,7 @@ is not a permutation. A terminal whose destination is itself sends nothing under
 permutation patterns (e.g. the diagonal of transpose): :func:`fixed_destination` returns None.
 """
 
+import functools
 import random
 
 from .widths import index_width
@@ -64,15 +65,17 @@ def fixed_destination(pattern: str, terminals: int, source: int, *, seed: int = 
     return None if destination == source else destination
 
 
-def random_permutation(terminals: int, seed: int = 0) -> list[int]:
+@functools.lru_cache(maxsize=8)
+def random_permutation(terminals: int, seed: int = 0) -> tuple[int, ...]:
     """A derangement of ``0 … P-1`` (no terminal maps to itself) drawn with ``seed``: a random
-    cyclic order, each terminal sending to the next one in it."""
+    cyclic order, each terminal sending to the next one in it. (Kept once drawn: every
+    terminal's destination reads it, and drawing it is O(P).)"""
     order = list(range(terminals))
     random.Random(seed).shuffle(order)
     result = [0] * terminals
     for index, terminal in enumerate(order):
         result[terminal] = order[(index + 1) % terminals]
-    return result
+    return tuple(result)
 
 
 def destination_distribution(pattern: str, terminals: int, source: int, *, hotspot: int = 0,

@@ -66,3 +66,41 @@ def test_a_network_is_only_tables_and_the_main_compiles_with_them(tmp_path):
         mpi = [f"-isystem{flag[2:]}" if flag.startswith("-I") else flag for flag in flags]
         done = subprocess.run([*command, *mpi, "-DTWINNET_MPI"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("words", [
+    ["king", "--kind", "KM", "--side", "3", "--broadcast"],
+    ["fat-tree", "--k", "2", "--n", "3"],
+    ["twisted", "--radix", "4,2", "--twist", "YX=2"],
+    ["twin-torus", "--radix", "3,3,2"],
+])
+def test_the_tables_constants_are_amaranths(words):
+    """The tables' per-node and per-terminal constants, packed from the layouts' fields, are
+    the bits of Amaranth's own constants of the same values."""
+    from amaranth.hdl import Const
+
+    from twinnet.cli.gen_cmd import network_from_words
+    from twinnet.families import family_for
+    from twinnet.gen.generate import traffic_format
+    from twinnet.hdl.traffic import TrafficSink, TrafficSource
+    from twinnet.program.tables import packed
+
+    network = network_from_words(words)
+    family = family_for(network)
+    netlist = family.netlist(network)
+    checked = 0
+    for instance in netlist.routers:
+        router = netlist.kinds[instance.kind]
+        if instance.static is not None:
+            layout = router.signature.members["node_static"].shape
+            assert packed(layout, instance.static) == Const.cast(
+                layout.const(instance.static)).value
+            checked += 1
+    fmt, _, constants = traffic_format(network.name, netlist, family.terminal_digits(network),
+                                       family.in_order(network))
+    for component, index in ((TrafficSource(fmt), 0), (TrafficSink(fmt), 1)):
+        for values in constants:
+            layout = component.constants_layout
+            assert packed(layout, values[index]) == Const.cast(layout.const(values[index])).value
+            checked += 1
+    assert checked > 2 * len(constants)
