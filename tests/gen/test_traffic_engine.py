@@ -68,6 +68,7 @@ def test_a_network_is_only_tables_and_the_main_compiles_with_them(tmp_path):
         assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")  # (built, not used)
 @pytest.mark.parametrize("words", [
     ["king", "--kind", "KM", "--side", "3", "--broadcast"],
     ["fat-tree", "--k", "2", "--n", "3"],
