@@ -174,6 +174,16 @@ class TrafficFormat(TerminalCodec):
         # ``route.pe``, with several PEs per router).
         self.broadcast_digits = [path for path, _ in self.digits
                                  if path == ("pe",)] if self.broadcast else []
+        route = self.route_layout
+        #: A source's constants: its terminal number, its own route, the fixed pattern's
+        #: destinations, the hotspot and the first of its pair.
+        self.source_constants = data.StructLayout({
+            "source": unsigned(self.source_width), "own": route,
+            "fixed_valid": unsigned(len(FIXED)), "fixed": data.ArrayLayout(route, len(FIXED)),
+            "hotspot": route, "first_pair": route})
+        #: A sink's constants: its own route and terminal number.
+        self.sink_constants = data.StructLayout({"own": route,
+                                                 "terminal": unsigned(self.source_width)})
 
     def broadcast_route(self):
         """The route-field value of a broadcast (copies at PE 0; the TTL left 0)."""
@@ -186,13 +196,8 @@ class TrafficSource(wiring.Component):
 
     def __init__(self, fmt: TrafficFormat, queue_depth: int = 8):
         self.fmt, self.queue_depth = fmt, queue_depth
-        route = fmt.route_layout
-        self.constants_layout = data.StructLayout({
-            "source": unsigned(fmt.source_width), "own": route,
-            "fixed_valid": unsigned(len(FIXED)), "fixed": data.ArrayLayout(route, len(FIXED)),
-            "hotspot": route, "first_pair": route})
         super().__init__({
-            "constants": In(self.constants_layout),
+            "constants": In(fmt.source_constants),
             "enable": In(1), "measure": In(1), "rate": In(RATE_BITS), "pattern": In(4),
             "hotspot_rate": In(RATE_BITS), "seed": In(32), "now": In(32),
             "onoff": In(1), "turn_on": In(RATE_BITS), "turn_off": In(RATE_BITS),
@@ -200,7 +205,7 @@ class TrafficSource(wiring.Component):
                for bound in ("lo", "hi")},
             **{f"length_cut_{k}": In(RATE_BITS + 1) for k in range(LENGTH_CLASSES)},
             "from_trace": In(1), "trace_valid": In(1), "trace_ready": Out(1),
-            "trace_route": In(route), "trace_length": In(fmt.length_bits),
+            "trace_route": In(fmt.route_layout), "trace_length": In(fmt.length_bits),
             "trace_birth": In(32),
             "replay": In(1),
             "valid": Out(1), "ready": In(1), "first": Out(1), "last": Out(1),
@@ -441,10 +446,8 @@ class TrafficSink(wiring.Component):
 
     def __init__(self, fmt: TrafficFormat):
         self.fmt = fmt
-        self.constants_layout = data.StructLayout({"own": fmt.route_layout,
-                                                   "terminal": unsigned(fmt.source_width)})
         super().__init__({
-            "constants": In(self.constants_layout), "measure": In(1), "now": In(32),
+            "constants": In(fmt.sink_constants), "measure": In(1), "now": In(32),
             "seed": In(32), "refuse_rate": In(RATE_BITS), "stall_start": In(RATE_BITS),
             "stall_max": In(STALL_BITS), "refused": Out(COUNT_WIDTH),
             "valid": In(1), "ready": Out(1), "first": In(1), "last": In(1),
@@ -586,8 +589,8 @@ class TrafficHarness(wiring.Component):
         network: the network top (only its signature is used: it is instantiated as module
             ``modules["network"]``).
         fmt: the :class:`TrafficFormat`.
-        statics: per terminal, ``(source constants, sink constants)`` values (dicts for the two
-            components' ``constants_layout``), from :func:`terminal_constants`.
+        statics: per terminal, ``(source constants, sink constants)`` values (dicts for the format's
+            ``source_constants`` and ``sink_constants``), from :func:`terminal_constants`.
         modules: Verilog module names of ``"network"``, ``"source"`` and ``"sink"``.
 
     Ports: the controls ``enable``, ``measure``, ``rate``, ``pattern``, ``hotspot_rate``,
@@ -650,8 +653,8 @@ class TrafficHarness(wiring.Component):
             source = instantiate(m, f"source{terminal}", self.modules["source"], self.source)
             sink = instantiate(m, f"sink{terminal}", self.modules["sink"], self.sink)
             m.d.comb += [
-                source.constants.eq(self.source.constants_layout.const(source_constants)),
-                sink.constants.eq(self.sink.constants_layout.const(sink_constants)),
+                source.constants.eq(fmt.source_constants.const(source_constants)),
+                sink.constants.eq(fmt.sink_constants.const(sink_constants)),
                 source.enable.eq(self.enable), source.measure.eq(self.measure),
                 source.rate.eq(self.rate), source.pattern.eq(self.pattern),
                 source.hotspot_rate.eq(self.hotspot_rate), source.seed.eq(self.seed),

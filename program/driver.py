@@ -86,6 +86,30 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
+def _verilate(module: str, folder: Path, path: Path, *, compile_model: bool) -> list:
+    """Verilator's command for one model: its C++ into ``folder`` (and, with
+    ``compile_model``, its library ``libV<module>.a`` built there)."""
+    return ["verilator", "--cc", *(["--build", "-j", str(os.cpu_count() or 1)]
+                                   if compile_model else []),
+            "-Wno-fatal", "-Wno-lint", "-Wno-style", "--flatten", *runner.verilator_arguments(),
+            "--top-module", module, "--prefix", f"V{module}", "-Mdir", folder, path]
+
+
+def model_headers(rtl: Path, build_dir: Path, manifest: dict) -> list[Path]:
+    """The folders of the models' C++ headers for the harness generated in ``rtl``, Verilated
+    into ``build_dir/models`` but not compiled (what a check of the program's code needs)."""
+    folders = []
+    for module in _modules(manifest):
+        folder = Path(build_dir) / "models" / module
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{module}.v"
+        _write_if_changed(path, _both_edges(Path(rtl) / f"{module}.v"))
+        subprocess.run(_verilate(module, folder, path, compile_model=False), check=True,
+                       capture_output=True)
+        folders.append(folder)
+    return folders
+
+
 def mpi_missing(ranks: int) -> str | None:
     """Why the program cannot run on ``ranks`` MPI ranks here (one line), or None: MPI's
     compiler wrapper and launcher must be installed for more than one rank."""
@@ -146,10 +170,7 @@ def build(rtl: Path, build_dir: Path, manifest: dict, *, mpi: bool = False) -> P
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"{module}.v"
             _write_if_changed(path, text)
-            call(["verilator", "--cc", "--build", "-j", str(os.cpu_count() or 1),
-                  "-Wno-fatal", "-Wno-lint", "-Wno-style", "--flatten",
-                  *runner.verilator_arguments(), "--top-module", module,
-                  "--prefix", f"V{module}", "-Mdir", folder, path])
+            call(_verilate(module, folder, path, compile_model=True))
             libraries.append(folder / f"libV{module}.a")
             includes += ["-I", folder]
         include = root / "include"

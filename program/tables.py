@@ -315,9 +315,10 @@ def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dic
         else:
             rows = []  # (a kind without per-node constants: the table is not read)
         lines += _table("uint32_t", f"STATIC_{position}", rows, len(rows[0]) if rows else 1)
-    for part, component, index in (("SOURCE", source, 0), ("SINK", sink, 1)):
-        width = Shape.cast(component.constants_layout).width
-        rows = [_words(packed(component.constants_layout, constants[index]), width)
+    for part, layout, index in (("SOURCE", fmt.source_constants, 0),
+                                ("SINK", fmt.sink_constants, 1)):
+        width = Shape.cast(layout).width
+        rows = [_words(packed(layout, constants[index]), width)
                 for constants in terminal_constants]
         lines += _table("uint32_t", f"{part}_CONSTANTS", rows, len(rows[0]))
     return "\n".join(lines) + "\n"

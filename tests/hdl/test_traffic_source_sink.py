@@ -44,7 +44,7 @@ def simulate(component, bench, constants) -> None:
     top.domains.sync = domain = ClockDomain("sync")
 
     async def reset_then_bench(ctx):
-        ctx.set(component.constants, component.constants_layout.const(constants))
+        ctx.set(component.constants, component.constants.shape().const(constants))
         ctx.set(domain.rst, 1)
         await ctx.delay(2e-6)  # two clock periods (a tick would stop at the reset)
         ctx.set(domain.rst, 0)
