@@ -53,7 +53,7 @@ class TwinTorusFamily(Family):
     aliases = {"torus": {"configuration": "torus"}}
 
     limits = (f"at most {network.MAX_ROUTERS} routers in a torus or twin torus (the 2D 64x64 "
-              f"torus, 3DT 16x16x8; {network.MAX_VC_ROUTERS} in mode vc)")
+              "torus, 3DT 16x16x8)")
 
     def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
         """Later values win, but the size keys (``n``, ``k``, ``radices``) merge: a later

@@ -38,9 +38,6 @@ from .widths import index_width
 #: (003 §7.4: 3DT 8×8×8 and the 2D 32×32 torus, both 1,024), e.g. the 2D 64×64 torus or 3DT
 #: 16×16×8.
 MAX_ROUTERS = 4096
-#: Routers in mode ``vc``: its VC rules depend on absolute coordinates, so its deadlock check
-#: walks every pair of nodes (17 s for the 2D 32×32 torus; 16 times that at 4,096).
-MAX_VC_ROUTERS = 1024
 #: Dimensions of a torus given by ``n`` (a 2-ary 10-cube already has 1,024 nodes).
 MAX_DIMENSIONS = 10
 
@@ -99,11 +96,6 @@ class TwinNetworkConfig(RouterSizes):
             raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has "
                              f"{twin.router_count:,} cards (two per node); at most "
                              f"{MAX_ROUTERS:,} routers are allowed (e.g. 3DT 16x16x8)")
-        if twin.mode == "vc" and twin.router_count > MAX_VC_ROUTERS:
-            raise ValueError(f"{names['mode']} 'vc' takes at most {MAX_VC_ROUTERS:,} routers, "
-                             f"not {twin.router_count:,} ({size or 'n, k'}): its deadlock check "
-                             f"walks every pair of nodes; modes bubble and none take "
-                             f"{MAX_ROUTERS:,}")
         values["radices"], values["configuration"] = twin.radices, _configuration_text(twin)
         super().rules(values, names)
 

@@ -8,13 +8,14 @@ absolute coordinates, so the channel-dependency graph takes no such shortcut. Br
 variants that walk every pair exist for cross-checking on small instances.
 """
 
+import functools
 import math
 from collections import Counter, deque
 from dataclasses import dataclass
 
 from .deadlock import ChannelDependencyGraph
-from .torus import CubeConfig, Node
-from .twin import PE_PORT, Card, Port, TwinTorusConfig
+from .torus import CubeConfig, Node, ring_direction
+from .twin import PE_PORT, Card, PEAddress, Port, TwinTorusConfig
 from .twin_routing import TwinHop, internal_vcs, path, route
 
 Channel = tuple[Node, int, Port, int]  # (node, card index, output port, VC)
@@ -149,13 +150,16 @@ def dependency_graph(config: TwinTorusConfig) -> ChannelDependencyGraph:
     Modes ``none`` and ``bubble`` route by the offset ``(d - c) mod k`` alone, so the graph is
     the same seen from every node: only the destinations at the origin are walked, and each
     dependency found is placed at every node by translation (on 3DT 8x8x8, 0.2 s instead of
-    13 s). The VC rules of mode ``vc`` depend on absolute coordinates: every destination is
-    walked.
+    13 s). The VC rules of mode ``vc`` depend on absolute coordinates: see
+    :func:`_vc_dependencies`.
     """
+    if config.mode == "vc":
+        graph = ChannelDependencyGraph()
+        for held, requested in _vc_dependencies(config):
+            graph.add_edge(held, requested)
+        return graph
     origin = (0,) * config.n
-    invariant = config.mode != "vc"
-    destinations = [pe for pe in config.pes() if pe.node == origin] if invariant \
-        else list(config.pes())
+    destinations = [pe for pe in config.pes() if pe.node == origin]
     found: dict[tuple[Channel, Channel], None] = {}  # in the order found: reproducible
     for destination in destinations:
         seen: set[Channel] = set()
@@ -175,10 +179,6 @@ def dependency_graph(config: TwinTorusConfig) -> ChannelDependencyGraph:
                 held = channel
                 card, in_port = config.link_target(card, decision.port)
     graph = ChannelDependencyGraph()
-    if not invariant:
-        for held, requested in found:
-            graph.add_edge(held, requested)
-        return graph
     # Each dependency once, seen from the node of the channel held, then at every node.
     relative = dict.fromkeys((_shifted(config, held, held[0], -1),
                               _shifted(config, requested, held[0], -1))
@@ -187,6 +187,66 @@ def dependency_graph(config: TwinTorusConfig) -> ChannelDependencyGraph:
         for held, requested in relative:
             graph.add_edge(_shifted(config, held, node), _shifted(config, requested, node))
     return graph
+
+
+def _digit_class(current: int, destination: int, k: int) -> tuple[int, int]:
+    """What twin DOR in mode ``vc`` reads of one destination digit at a node's digit: the
+    order of the two (equal, up ``d_i > c_i`` or low, 003 Alg. 3-4) and the ring direction
+    (Alg. 1)."""
+    order = (destination > current) - (destination < current)
+    return order, ring_direction(current, destination, k) if order else 0
+
+
+@functools.cache
+def _representatives(k: int, current: int) -> tuple[int, ...]:
+    """One destination digit of each class that a packet at digit ``current`` of a k-ring, and
+    at either neighbour, can tell apart (the digit itself excluded)."""
+    seen = {}
+    for digit in range(k):
+        if digit != current:
+            key = tuple(_digit_class((current + step) % k, digit, k) for step in (-1, 0, 1))
+            seen.setdefault(key, digit)
+    return tuple(seen.values())
+
+
+def _vc_dependencies(config: TwinTorusConfig):
+    """The dependencies of mode ``vc`` without walking every pair of PEs.
+
+    In mode ``vc`` a decision does not depend on the port a packet came in through (no bubble
+    flag) and every card injects toward every destination, so the dependencies are exactly the
+    pairs (decision at card ``a`` for ``d``, decision for ``d`` at the card ``b`` it leads
+    to), over every card and destination that are not ejections. A decision reads the
+    destination only through, in the lowest dimension where it differs from the node, its
+    digit's class (:func:`_digit_class`), and, where every digit is equal, the PE: so for each
+    card and each dimension ``i`` the first to differ, one digit per class is tried (the
+    classes seen from ``a``'s digit and both neighbours', where ``b`` can be), and where
+    ``b`` reaches that digit, one of each class in each later dimension, or the PEs. The
+    graph equals the one of every full path (tests/model/test_twin_analysis.py).
+    """
+    for card in config.cards():
+        node = card.node
+        for dim, k in enumerate(config.radices):
+            for digit in _representatives(k, node[dim]):
+                target = list(node)
+                target[dim] = digit
+                first = route(config, card, PE_PORT, PEAddress(tuple(target), 0))
+                if first.port == PE_PORT:
+                    continue
+                held = (node, card.index, first.port, first.vc)
+                after, in_port = config.link_target(card, first.port)
+                destinations = [PEAddress(tuple(target), 0)]
+                if after.node[dim] == digit:  # b is there: a later dimension decides, or the PE
+                    destinations = [PEAddress(tuple(target), pe)
+                                    for pe in range(config.card_count)]
+                    for later in range(dim + 1, config.n):
+                        for other in _representatives(config.radices[later], node[later]):
+                            tail = list(target)
+                            tail[later] = other
+                            destinations.append(PEAddress(tuple(tail), 0))
+                for destination in destinations:
+                    then = route(config, after, in_port, destination)
+                    if then.port != PE_PORT:
+                        yield held, (after.node, after.index, then.port, then.vc)
 
 
 def _shifted(config: TwinTorusConfig, channel: Channel, offset, sign: int = 1) -> Channel:

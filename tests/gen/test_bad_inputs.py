@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2676 in ``VALUE_FLAGS``, 355 missing values, 594
+Case count (pytest items, one per case): 2676 in ``VALUE_FLAGS``, 355 missing values, 586
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3916 in all (``test_case_count`` keeps this sentence honest).
+this count — 3908 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -78,7 +78,6 @@ def _constant(name: str, literal, *modules: str):
 
 # The contract's limits: the constants once they exist, else the literal values agreed on.
 MAX_ROUTERS = _constant("MAX_ROUTERS", 4096, "twinnet.model.network")
-MAX_VC_ROUTERS = _constant("MAX_VC_ROUTERS", 1024, "twinnet.model.network")
 MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.program.driver")
 MAX_RANKS = _constant("MAX_RANKS", 64, "twinnet.program.driver")
 MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
@@ -746,14 +745,11 @@ COMBINATIONS = [
                  re.compile(r"not a folder this can write in"),
                  label="link-loads-in-a-missing-folder"),
     # Networks over MAX_ROUTERS: 65 x 64 plain torus (1 router a node), 46 x 45 twin torus
-    # (2 a node), 4^10 twin torus; over MAX_VC_ROUTERS in mode vc: 33 x 32 plain torus.
+    # (2 a node), 4^10 twin torus.
     *[_combination(c, "--config torus --radix 65,64", flag("--radix"), sizes("65,64"),
                    number(MAX_ROUTERS), label="torus-routers-limit+1") for c in NETWORK],
     *[_combination(c, "--radix 46,45", flag("--radix"), sizes("46,45"), number(MAX_ROUTERS),
                    label="twin-routers-limit+2") for c in NETWORK],
-    *[_combination(c, "--config torus --radix 33,32 --mode vc", flag("--mode"), "vc",
-                   number(MAX_VC_ROUTERS), number(33 * 32), label="vc-routers-limit+1")
-      for c in NETWORK],
     *[_combination(c, "--n 10", flag("--n"), "10", number(MAX_ROUTERS),
                    label="twin-routers-4^10") for c in NETWORK],
     # Flags that only make sense together, or not together.
