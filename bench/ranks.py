@@ -33,6 +33,9 @@ CASES = {
     "torus-32x32": (["torus", "--radix", "32,32"], 0.025),
     "king-16": (["king", "--kind", "KT", "--side", "16"], 0.02),
     "twin-4x4x4": (["twin-torus", "--radix", "4,4,4"], 0.02),
+    # 16,384 routers, the tori's limit (48-bit flits: the head's route and source take 29 bits)
+    "torus-128x128": (["torus", "--radix", "128,128", "--flit-width", "48"], 0.01),
+    "3dt-16x16x32": (["twin-torus", "--radix", "16,16,32", "--flit-width", "48"], 0.01),
 }
 WARMUP = 500
 

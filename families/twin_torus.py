@@ -52,8 +52,8 @@ class TwinTorusFamily(Family):
     #: ``torus``: the plain torus, one router per node.
     aliases = {"torus": {"configuration": "torus"}}
 
-    limits = (f"at most {network.MAX_ROUTERS} routers in a torus or twin torus (the 2D 64x64 "
-              "torus, 3DT 16x16x8)")
+    limits = (f"at most {network.MAX_ROUTERS} routers in a torus or twin torus (the 2D "
+              "128x128 torus, 3DT 16x16x32)")
 
     def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
         """Later values win, but the size keys (``n``, ``k``, ``radices``) merge: a later

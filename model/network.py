@@ -34,10 +34,10 @@ from .sizes import (  # noqa: F401 (the limits are part of this module's interfa
 from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusConfig, default_configuration
 from .widths import index_width
 
-#: Routers (cards) in one generated network: four times the largest instances of the papers
-#: (003 §7.4: 3DT 8×8×8 and the 2D 32×32 torus, both 1,024), e.g. the 2D 64×64 torus or 3DT
-#: 16×16×8.
-MAX_ROUTERS = 4096
+#: Routers (cards) in one generated network: sixteen times the largest instances of the
+#: papers (003 §7.4: 3DT 8×8×8 and the 2D 32×32 torus, both 1,024), e.g. the 2D 128×128 torus
+#: or 3DT 16×16×32 (``bench/generation.py``: 12-18 s and about 460 MiB for ``twinnet gen``).
+MAX_ROUTERS = 16384
 #: Dimensions of a torus given by ``n`` (a 2-ary 10-cube already has 1,024 nodes).
 MAX_DIMENSIONS = 10
 
@@ -88,14 +88,14 @@ class TwinNetworkConfig(RouterSizes):
                  if values[key] is not None}
         twin = twin_torus_from_dict(
             given, names, max_nodes=MAX_ROUTERS,
-            why=f" (at most {MAX_ROUTERS:,} routers, e.g. the 2D 64x64 torus; generation time "
+            why=f" (at most {MAX_ROUTERS:,} routers, e.g. the 2D 128x128 torus; generation time "
                 "and memory grow with the router count)")
         size = " and ".join(names[key] for key in ("radices", "n", "k") if key in given)
         if twin.router_count > MAX_ROUTERS:
             shown = "x".join(map(str, twin.radices))
             raise ValueError(f"{size or 'n, k'}: the {shown} twin torus has "
                              f"{twin.router_count:,} cards (two per node); at most "
-                             f"{MAX_ROUTERS:,} routers are allowed (e.g. 3DT 16x16x8)")
+                             f"{MAX_ROUTERS:,} routers are allowed (e.g. 3DT 16x16x32)")
         values["radices"], values["configuration"] = twin.radices, _configuration_text(twin)
         super().rules(values, names)
 

@@ -77,7 +77,7 @@ def _constant(name: str, literal, *modules: str):
 
 
 # The contract's limits: the constants once they exist, else the literal values agreed on.
-MAX_ROUTERS = _constant("MAX_ROUTERS", 4096, "twinnet.model.network")
+MAX_ROUTERS = _constant("MAX_ROUTERS", 16384, "twinnet.model.network")
 MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.program.driver")
 MAX_RANKS = _constant("MAX_RANKS", 64, "twinnet.program.driver")
 MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
@@ -744,12 +744,12 @@ COMBINATIONS = [
     _combination("sim", "--link-loads no/such/folder/loads.svg", flag("--link-loads"),
                  re.compile(r"not a folder this can write in"),
                  label="link-loads-in-a-missing-folder"),
-    # Networks over MAX_ROUTERS: 65 x 64 plain torus (1 router a node), 46 x 45 twin torus
+    # Networks over MAX_ROUTERS: 129 x 128 plain torus (1 router a node), 91 x 91 twin torus
     # (2 a node), 4^10 twin torus.
-    *[_combination(c, "--config torus --radix 65,64", flag("--radix"), sizes("65,64"),
+    *[_combination(c, "--config torus --radix 129,128", flag("--radix"), sizes("129,128"),
                    number(MAX_ROUTERS), label="torus-routers-limit+1") for c in NETWORK],
-    *[_combination(c, "--radix 46,45", flag("--radix"), sizes("46,45"), number(MAX_ROUTERS),
-                   label="twin-routers-limit+2") for c in NETWORK],
+    *[_combination(c, "--radix 91,91", flag("--radix"), sizes("91,91"), number(MAX_ROUTERS),
+                   label="twin-routers-over-the-limit") for c in NETWORK],
     *[_combination(c, "--n 10", flag("--n"), "10", number(MAX_ROUTERS),
                    label="twin-routers-4^10") for c in NETWORK],
     # Flags that only make sense together, or not together.
@@ -827,7 +827,7 @@ TOML_FILES = [
     ("buffer-depth-limit+1", f"buffer_depth = {MAX_BUFFER_DEPTH + 1}\n", key("buffer_depth"),
      str(MAX_BUFFER_DEPTH + 1), UPPER, number(MAX_BUFFER_DEPTH)),
     ("radices-zero-item", "radices = [4, 4, 0]\n", key("radices"), LOWER),
-    ("radices-over-max-routers", "radices = [46, 45]\n", key("radices"),
+    ("radices-over-max-routers", "radices = [91, 91]\n", key("radices"),
      number(MAX_ROUTERS)),
     ("radices-and-n", "radices = [4, 4]\nn = 2\n", key("radices"), key("n")),
     ("preset-changes-family", 'preset = "2d-8x8"\nconfiguration = "D"\n',
