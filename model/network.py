@@ -10,10 +10,10 @@ carries a *label* saying where it came from (``--k``, ``net.toml: k``, ``preset 
 and every message names that label, the value and what is allowed.
 
 Size limits (:data:`MAX_ROUTERS` and the others) are chosen so that anything accepted finishes
-on a 2-core, 24 GiB machine: generating 3DT 8×8×8 (1,024 cards) takes about 3 s and 0.2 GB,
-the 2D 64×64 torus (4,096 routers) about 2 s (``bench/generation.py``; 13 s with the traffic
-harness's sources and sinks); the router's FIFOs grow with flit width × buffer depth × VCs,
-and Verilator's build with both.
+on a 2-core, 24 GiB machine: generating 3DT 8×8×8 (1,024 cards) takes about 4 s and 0.2 GB,
+the 2D 128×128 torus and 3DT 16×16×32 (16,384 routers) 12-18 s (``bench/generation.py``;
+27-36 s with the traffic harness's sources and sinks); the router's FIFOs grow with flit
+width × buffer depth × VCs, and Verilator's build with both.
 """
 
 import functools
