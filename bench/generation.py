@@ -9,8 +9,8 @@ check meanwhile (``check_*``). 3DT 4×4×4 is the baseline of the ``time_ratio``
 limits to keep are 60 s and 2 GB per network, and the anchors of issue 31: for 1,024 routers
 (3DT 8×8×8) 10 s and 1 GB, both processes together; for 4,096 (the 2D 64×64 torus, 3DT
 16×16×8) 60 s; and issue 50's for 16,384 (the 2D 128×128 torus and 3DT 16×16×32, in modes
-bubble and vc): 30 s and 2 GiB, both processes together. The result records the commit and the
-tools' versions (``provenance``).
+bubble and vc, and the 128×128 king torus): 30 s and 2 GiB, both processes together. The
+result records the commit and the tools' versions (``provenance``).
 
 Writes ``bench/results/generation.json`` (override with ``--out``). Usage::
 
@@ -32,7 +32,9 @@ NETWORKS = {"2d-64x64": ["--radix", "64,64", "--config", "torus", "--mode", "bub
             "3dt-16x16x8": ["--radix", "16,16,8", "--config", "D", "--mode", "bubble"],
             **{f"{name}-{mode}": [*flags, "--mode", mode] for mode in ("bubble", "vc")
                for name, flags in (("2d-128x128", ["--radix", "128,128", "--config", "torus"]),
-                                   ("3dt-16x16x32", ["--radix", "16,16,32", "--config", "D"]))}}
+                                   ("3dt-16x16x32", ["--radix", "16,16,32", "--config", "D"]))},
+            # King tori: KT32 (1,024 routers, the papers' largest) and KT128 (16,384)
+            **{f"kt-{side}": ["king", "--kind", "KT", "--side", str(side)] for side in (32, 128)}}
 PRESETS = ("3dt-4x4x4", "3dt-8x8x8", "ft-4x2", "ft-4x3", "ft-4x4", *NETWORKS)
 #: Issue 31's anchors by router count: wall seconds and MiB (both processes; None: none).
 ANCHORS = {1024: {"wall_seconds": 10, "peak_mib": 1024},

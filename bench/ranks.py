@@ -36,6 +36,7 @@ CASES = {
     # 16,384 routers, the tori's limit (48-bit flits: the head's route and source take 29 bits)
     "torus-128x128": (["torus", "--radix", "128,128", "--flit-width", "48"], 0.01),
     "3dt-16x16x32": (["twin-torus", "--radix", "16,16,32", "--flit-width", "48"], 0.01),
+    "king-128": (["king", "--kind", "KT", "--side", "128", "--flit-width", "48"], 0.01),
 }
 WARMUP = 500
 

@@ -32,7 +32,9 @@ class KingFamily(Family):
     name = "king"
     configuration = king_network.KingNetworkConfig
     presets = PRESETS
-    limits = f"{king_network.MAX_SIDE}x{king_network.MAX_SIDE} king and diagonal networks"
+    limits = (f"{king_network.MAX_SIDE}x{king_network.MAX_SIDE} king and diagonal tori without "
+              f"a dateline, {king_network.MAX_WALKED_SIDE}x{king_network.MAX_WALKED_SIDE} "
+              "meshes and tori with one")
     hardware = "twinnet.hdl.king"
 
     def section(self, config) -> dict:

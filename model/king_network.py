@@ -81,8 +81,13 @@ WRAPPED_KINDS = ("T", "DT", "KT")
 MAX_VCS = 8
 #: Escape schemes of the RTL (tori; a mesh takes ``none``).
 ESCAPES = tuple(ESCAPE_VCS)
-#: Largest side: 32 × 32 = 1,024 routers, the largest network of the papers.
-MAX_SIDE = 32
+#: Largest side: 128 × 128 = 16,384 routers, on the tori without a dateline, whose deadlock
+#: check places the paths toward one node at every node (:func:`dependency_graph`).
+MAX_SIDE = 128
+#: Largest side of a mesh or a torus with a dateline: 32 × 32 = 1,024 routers, the largest
+#: network of the papers; their deadlock check walks every pair of nodes (KT32 with a
+#: dateline: about 150 s).
+MAX_WALKED_SIDE = 32
 #: How routing treats equally short alternatives: ``first`` (DT: 002 Alg. 1's first shortest
 #: image; a torus offset of exactly side/2 goes +), ``lfsr`` (DT: a pseudo-random shortest
 #: image) or ``both`` (KT under 2S: at a torus offset of exactly side/2 both ways round the
@@ -122,7 +127,8 @@ class KingNetworkConfig(PeSlots, RouterSizes):
         f"the square network of 002: {', '.join(KINDS)} (mesh, diagonal mesh, king mesh and "
         "their tori; default KT)")
     side: int = parameter(8, Integer(3, MAX_SIDE),
-                          f"nodes per side, 3 to {MAX_SIDE} (default 8)")
+                          f"nodes per side, 3 to {MAX_SIDE} on the tori, 3 to {MAX_WALKED_SIDE} "
+                          "on the meshes and with --escape dateline (default 8)")
     routing: str = parameter(
         lambda values: default_routing(values["kind"]), Choice(tuple(ROUTINGS)),
         "deterministic: dor (M, T), diagonal (DM, DT: 002 Alg. 1 on DT) or knaive (KM, KT), "
@@ -169,6 +175,12 @@ class KingNetworkConfig(PeSlots, RouterSizes):
         if kind not in WRAPPED_KINDS and escape != "none":
             raise ValueError(f"{names['escape']} {escape}: applies to tori (T, DT, KT) only; "
                              f"the mesh {kind} has no ring and must take 'none'")
+        if values["side"] > MAX_WALKED_SIDE and (kind not in WRAPPED_KINDS
+                                                 or escape == "dateline"):
+            shape = "the mesh " + kind if kind not in WRAPPED_KINDS else "a dateline"
+            raise ValueError(f"{names['side']} {values['side']}: at most {MAX_WALKED_SIDE} with "
+                             f"{shape} (the deadlock check walks every pair of nodes); only the "
+                             f"tori without a dateline take up to {MAX_SIDE}")
         if values["broadcast"] and kind not in BROADCAST_KINDS:
             raise ValueError(f"{names['broadcast']}: applies to "
                              f"{' and '.join(BROADCAST_KINDS)} only, not {kind}")
@@ -393,12 +405,41 @@ def dependency_graph(network: KingNetworkConfig) -> ChannelDependencyGraph:
     """The channel-dependency graph of every pair's paths (:func:`escape_paths`) under the
     escape scheme (with the bubble, of the rings entered: a ring with a free bubble cannot
     fill); under adaptive routing, of the escape network, which must be deadlock-free on its
-    own."""
+    own.
+
+    On the tori without a dateline the graph is built from the paths toward one node alone
+    (:func:`_turns`); the dateline's VCs and the meshes' edges depend on where a node is, so
+    there every pair is walked."""
+    topology, scheme = network.topology, _SCHEMES[network.escape]
+    if topology.wrap and scheme != "dateline":
+        graph, turns = ChannelDependencyGraph(), _turns(network)
+        for node in topology.nodes():
+            for held, requested in turns:
+                hops = [(node, held), (topology.neighbor(node, held), requested)]
+                graph.add_path(scheme_channels(topology, hops, scheme))
+        return graph
+    return dependency_graph_of_every_pair(network)
+
+
+def dependency_graph_of_every_pair(network: KingNetworkConfig) -> ChannelDependencyGraph:
+    """The same graph built plainly from the paths of every ordered pair of nodes."""
     topology, scheme = network.topology, _SCHEMES[network.escape]
     return ChannelDependencyGraph.from_paths(
         scheme_channels(topology, path, scheme)
         for a in topology.nodes() for b in topology.nodes() if a != b
         for path in escape_paths(network, a, b))
+
+
+def _turns(network: KingNetworkConfig) -> set[tuple[str, str]]:
+    """The ports ``(held, requested)`` of every two consecutive hops of a path toward node
+    (0, 0), from every other node. On a torus, routing reads only the offset between a node
+    and the destination, so every path is one of these moved by the destination, and its
+    dependencies (on a path without a dateline, each between two consecutive hops) are these
+    pairs of ports, placed at every node (tests/model/test_king.py compares the graph
+    with the one of every pair at sides 3 to 9)."""
+    topology, origin = network.topology, (0, 0)
+    return {(hop[1], after[1]) for a in topology.nodes() if a != origin
+            for path in escape_paths(network, a, origin) for hop, after in zip(path, path[1:])}
 
 
 def broadcast_error(network: KingNetworkConfig, source: int, pe: int,

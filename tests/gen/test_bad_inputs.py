@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2676 in ``VALUE_FLAGS``, 355 missing values, 586
+Case count (pytest items, one per case): 2676 in ``VALUE_FLAGS``, 355 missing values, 602
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3908 in all (``test_case_count`` keeps this sentence honest).
+this count — 3924 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -88,7 +88,7 @@ MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.cli.sim_cmd", "twinne
 MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.cli.sim_cmd")
 MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.cli.sim_cmd")
 MAX_STALL_BURST = _constant("MAX_STALL_BURST", 10_000, "twinnet.cli.sim_cmd")
-MAX_SIDE = _constant("MAX_SIDE", 32, "twinnet.model.king_network")
+MAX_SIDE = _constant("MAX_SIDE", 128, "twinnet.model.king_network")
 MAX_PE_PORTS = _constant("MAX_PE_PORTS", 8, "twinnet.model.king_network")
 MAX_VCS = _constant("MAX_VCS", 8, "twinnet.model.king_network")
 MAX_ITERATIONS = _constant("MAX_ITERATIONS", 4, "twinnet.model.sizes")
@@ -585,6 +585,11 @@ COMBINATIONS = [
            "routing-not-of-the-kind"),
           ("king --kind KM --escape bubble", (flag("--escape"), "bubble", "none"),
            "escape-on-a-mesh"),
+          ("king --kind KM --side 33", (flag("--side"), "33", "the mesh KM", "at most 32"),
+           "mesh-side-over-the-walked-limit"),
+          ("king --escape dateline --side 33", (flag("--side"), "33", "a dateline",
+                                                "at most 32"),
+           "dateline-side-over-the-walked-limit"),
           ("king --flit-width 8", (flag("--flit-width"), "8", "12"),
            "king-flit-narrower-than-head"),
           ("king --kind T --routing 2s", (flag("--routing"), "2s", "KM and KT"),

@@ -19,9 +19,11 @@ from twinnet.model.king import (
     wraps,
 )
 from twinnet.model.king_network import (
+    WRAPPED_KINDS,
     KingNetworkConfig,
     broadcast_error,
     dependency_graph,
+    dependency_graph_of_every_pair,
     escape_paths,
     node_label,
     path_error,
@@ -260,3 +262,28 @@ def test_path_error_accepts_any_tied_image():
 def test_ties_errors(values, message):
     with pytest.raises(ValueError, match=message):
         KingNetworkConfig.from_dict(values)
+
+
+def _torus_networks():
+    """Every torus kind under each routing, escape without a dateline and ties it takes."""
+    for kind in WRAPPED_KINDS:
+        for routing in ("dor", "diagonal", "knaive", "hop-by-hop", "2s"):
+            for escape in ("bubble", "none"):
+                for ties in ("first", "lfsr", "both"):
+                    for side in (3, 4, 5, 8):
+                        try:
+                            yield KingNetworkConfig.from_dict(
+                                {"kind": kind, "side": side, "routing": routing,
+                                 "escape": escape, "ties": ties})
+                        except ValueError:
+                            continue  # (a combination the network refuses)
+
+
+def test_a_torus_graph_from_the_paths_toward_one_node_is_every_pairs():
+    """On the tori without a dateline the graph is built from the paths toward node (0, 0)
+    placed at every node; it must be the graph of every pair's paths."""
+    networks = list(_torus_networks())
+    assert len(networks) > 50
+    for network in networks:
+        assert dependency_graph(network).edges == \
+            dependency_graph_of_every_pair(network).edges, network.name
