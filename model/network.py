@@ -11,7 +11,7 @@ and every message names that label, the value and what is allowed.
 
 Size limits (:data:`MAX_ROUTERS` and the others) are chosen so that anything accepted finishes
 on a 2-core, 24 GiB machine: generating 3DT 8×8×8 (1,024 cards) takes about 4 s and 0.2 GB,
-the 2D 128×128 torus and 3DT 16×16×32 (16,384 routers) 12-18 s (``bench/generation.py``;
+the 2D 128×128 torus and 3DT 16×16×32 (16,384 routers) 13-23 s (``bench/generation.py``;
 27-36 s with the traffic harness's sources and sinks); the router's FIFOs grow with flit
 width × buffer depth × VCs, and Verilator's build with both.
 """
@@ -36,7 +36,7 @@ from .widths import index_width
 
 #: Routers (cards) in one generated network: sixteen times the largest instances of the
 #: papers (003 §7.4: 3DT 8×8×8 and the 2D 32×32 torus, both 1,024), e.g. the 2D 128×128 torus
-#: or 3DT 16×16×32 (``bench/generation.py``: 12-18 s and about 460 MiB for ``twinnet gen``).
+#: or 3DT 16×16×32 (``bench/generation.py``: 13-23 s and about 460 MiB for ``twinnet gen``).
 MAX_ROUTERS = 16384
 #: Dimensions of a torus given by ``n`` (a 2-ary 10-cube already has 1,024 nodes).
 MAX_DIMENSIONS = 10
