@@ -90,7 +90,7 @@ CASES = {
     # papers' largest 2-D torus (003 §7.4). No anchor: the issue's table stops at 16x16.
     "torus-32x32": ({"radices": [32, 32], "configuration": "torus", "mode": "vc",
                      "buffer_depth": 8}, (0.1,), {}),
-    # 4,096 routers (the limit when this was written; now 16,384, see bench/ranks.py): the
+    # 4,096 routers (the limit when this was written; now 16,384, see bench/sim_scaling.py): the
     # issue asked a build of at most 10 minutes and at least 500 cycles/s at 0.1.
     "torus-64x64": ({"radices": [64, 64], "configuration": "torus", "mode": "bubble"}, (0.1,),
                     {"build_seconds_at_most": 600, "program_cycles_per_second_at_least": 500}),
