@@ -55,9 +55,7 @@ WARMUP = 500
 
 def build(words: list[str], folder: Path) -> tuple[dict, Path, Path, dict]:
     """The network generated and its program built plain and with MPI; the manifest, both
-    executables, and the times and peak memory: of this process, which generates, and of the
-    largest process the builds ran (an upper bound: a child counts this process's size when it
-    was forked)."""
+    executables, the times, and the peak memory of this process, which generates."""
     from twinnet.cli.gen_cmd import network_from_words
     from twinnet.families import family_for
     from twinnet.gen.generate import generate_network
@@ -75,8 +73,7 @@ def build(words: list[str], folder: Path) -> tuple[dict, Path, Path, dict]:
     return manifest, plain, mpi, {
         "generate_seconds": generated - started, "build_seconds": built - generated,
         "build_mpi_seconds": time.perf_counter() - built,
-        "generate_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "build_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+        "generate_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def cut(words: list[str], ranks: int) -> dict:
