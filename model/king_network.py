@@ -435,8 +435,8 @@ def _turns(network: KingNetworkConfig) -> set[tuple[str, str]]:
     (0, 0), from every other node. On a torus, routing reads only the offset between a node
     and the destination, so every path is one of these moved by the destination, and its
     dependencies (on a path without a dateline, each between two consecutive hops) are these
-    pairs of ports, placed at every node (tests/model/test_king.py compares the graph
-    with the one of every pair at sides 3 to 9)."""
+    pairs of ports, placed at every node (tests/model/test_king_routing_relation.py compares
+    the graph with the one of every pair at sides 3, 4, 5 and 8)."""
     topology, origin = network.topology, (0, 0)
     return {(hop[1], after[1]) for a in topology.nodes() if a != origin
             for path in escape_paths(network, a, origin) for hop, after in zip(path, path[1:])}

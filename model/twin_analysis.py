@@ -4,7 +4,8 @@ Twin DOR and the card layout are the same at every node and depend only on ``(d 
 so ports and distances are translation-invariant. The analyses use this: a per-node count is
 the sum, over every destination offset, of what happens along the path from the origin, and
 distances need a BFS from the origin's two cards only. VC choices (mode ``vc``) depend on
-absolute coordinates, so the channel-dependency graph takes no such shortcut. Brute-force
+absolute coordinates, so there the channel-dependency graph tries one destination digit of
+each class the routing tells apart instead (:func:`_vc_dependencies`). Brute-force
 variants that walk every pair exist for cross-checking on small instances.
 """
 
