@@ -18,7 +18,7 @@ every node of a network.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Assume, Mux, Signal
+from amaranth.hdl import Assume, Cat, Mux, Signal
 
 
 @dataclass
@@ -34,10 +34,17 @@ class Upstream:
 @dataclass
 class Downstream:
     """A downstream buffer's occupancy per output VC of output port ``port`` (flits received
-    and not yet credited; one slot more than the buffer, so that an overflow shows)."""
+    and not yet credited; one slot more than the buffer, so that an overflow shows). With
+    ``packets`` (a bubble port's view, see :class:`~twinnet.hdl.router.output_unit.
+    OutputUnit`), also per VC: the last marks of the flits held (``last_marks``, oldest at
+    bit 0), the packets with flits held (from the head's arrival to the tail's credit) and
+    the credits returned of the oldest (``drained``)."""
 
     port: int
     occupancy: list
+    last_marks: list = ()
+    packets: list = ()
+    drained: list = ()
 
 
 def upstream(m, router, p: int) -> Upstream:
@@ -65,17 +72,33 @@ def upstream(m, router, p: int) -> Upstream:
     return state
 
 
-def downstream(m, router, o: int) -> Downstream:
+def downstream(m, router, o: int, *, packets: bool = False) -> Downstream:
     """Assume output link ``o`` of ``router`` feeds buffers that return a credit only for a
-    flit they hold."""
-    port = router.config.ports[o]
+    flit they hold (in the order the flits came: a buffer drains in order); with
+    ``packets``, count the packets they hold as :class:`Downstream` says."""
+    port, length = router.config.ports[o], router.config.max_packet_length
     link = router.port_out(o)
-    state = Downstream(o, [Signal(range(port.buffer_depth + 2), name=f"down_occupancy_{o}_{w}")
-                           for w in range(port.vc_count)])
+    depth, vcs = port.buffer_depth, range(port.vc_count)
+    state = Downstream(o, [Signal(range(depth + 2), name=f"down_occupancy_{o}_{w}")
+                           for w in vcs])
+    if packets:
+        state.last_marks = [Signal(depth + 1, name=f"down_last_marks_{o}_{w}") for w in vcs]
+        state.packets = [Signal(range(depth + 2), name=f"down_packets_{o}_{w}") for w in vcs]
+        state.drained = [Signal(range(length), name=f"down_drained_{o}_{w}") for w in vcs]
     m.d.comb += Assume(~link.credit.valid | (link.credit.payload < port.vc_count))
+    flit = link.flit.payload
     for w, occupancy in enumerate(state.occupancy):
-        arrives = link.flit.valid & (link.flit.payload.vc == w)
+        arrives = link.flit.valid & (flit.vc == w)
         back = link.credit.valid & (link.credit.payload == w)
         m.d.comb += Assume(~back | (occupancy != 0))
         m.d.sync += occupancy.eq(occupancy + arrives - back)
+        if packets:
+            marks, count, drained = state.last_marks[w], state.packets[w], state.drained[w]
+            # The arriving flit's mark goes in behind the ones held; a credit takes the oldest.
+            held = Cat(Mux(arrives & (occupancy == k), flit.last, marks[k])
+                       for k in range(depth + 1))
+            tail_back = back & marks[0]
+            m.d.sync += [marks.eq(Mux(back, held >> 1, held)),
+                         count.eq(count + (arrives & flit.first) - tail_back),
+                         drained.eq(Mux(tail_back, 0, drained + back))]
     return state

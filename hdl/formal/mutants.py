@@ -46,6 +46,15 @@ class RoomUncheckedOutputUnit(ObservedOutputUnit):
         return spare, following + 1
 
 
+class LateRoomOutputUnit(ObservedOutputUnit):
+    """Works the free flags out from the credit counters' present values instead of their
+    next ones: each flag lags its counter by a cycle."""
+
+    def _credit_counter(self, m, w: int, returned):
+        spare, _ = super()._credit_counter(m, w, returned)
+        return spare, spare
+
+
 class ShortBufferInputUnit(ObservedInputUnit):
     """Builds each flit buffer one flit shorter than the credits upstream promise."""
 
@@ -219,6 +228,10 @@ class RoomUnchecked(FormalRouter):
     output_unit = RoomUncheckedOutputUnit
 
 
+class RoomLate(FormalRouter):
+    output_unit = LateRoomOutputUnit
+
+
 class BufferShort(FormalRouter):
     input_unit = ShortBufferInputUnit
 
@@ -314,6 +327,8 @@ MUTANTS = {mutant.name: mutant for mutant in [
            router=IslipPointerStill, settings=(("allocator", "islip"), ("iterations", 2))),
     Mutant("room-unchecked", "an output VC counts as free for a packet with one credit too "
            "few", router=RoomUnchecked),
+    Mutant("room-late", "an output's free flags are worked out from its credit counters' "
+           "present values, not their next ones, so they lag a cycle", router=RoomLate),
     Mutant("tail-ignored", "an input VC ends its packet only at a tail that is not also its "
            "head: a one-flit packet's tail mark is ignored", router=TailIgnored),
     Mutant("length-off-by-one", "a PE port cuts a packet that is too long at L + 1 flits "

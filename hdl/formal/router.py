@@ -48,6 +48,11 @@ PROPERTIES = [
              "an output VC is allocated only with room for a whole longest packet downstream, "
              "for two where the move enters a ring (bubble), once the flit leaving on it now "
              "is counted"),
+    Property("room_offered",
+             "an output VC is offered for one (two) longest packets exactly when it is "
+             "free with room downstream for them: its free flits, and on a bubble port its "
+             "packets held downstream or on the link counted as L flits each, less the "
+             "credits already back of the oldest"),
     Property("whole_packets_per_output",
              "between two allocations of an output the flits of one packet of one input VC "
              "leave on it, on the VC allocated: its head first, at most L flits, its tail "
@@ -65,7 +70,8 @@ PROPERTIES = [
              "open output that is asked for is granted: within P * V - 1 cycles in which its "
              "output is open"),
     Property("flits_conserved",
-             "every flit written into an input buffer was accepted there, every flit read "
+             "every flit written into an input buffer was accepted there (from a link, "
+             "unchanged), every flit read "
              "from a buffer leaves on exactly one output in that cycle or is drained, and "
              "every flit an output sends was read from the input VC that owns it"),
     Property("flits_intact_in_order",
@@ -162,7 +168,8 @@ class _Checks:
         self.owns = [[comp.held[o] & comp.owner[o][i] for o in range(self.config.port_count)]
                      for i in range(len(self.flat))]
         self.upstream = {p: upstream(m, router, p) for p in self.config.link_ports}
-        self.downstream = {o: downstream(m, router, o) for o in self.config.link_ports}
+        self.downstream = {o: downstream(m, router, o, packets=seen.outputs[o].slotted)
+                           for o in self.config.link_ports}
         self.draining = []
         for i, vc in enumerate(self.flat):
             draining = Signal(name=f"draining_{i}")
@@ -418,8 +425,9 @@ class _Checks:
     def _credits_back(self) -> None:
         """Link inputs: upstream credits, buffer level and credits on their way back add up to
         the buffer depth; the upstream router's place in its packet is the writer's; a flit
-        written came from the link (or the PE)."""
+        written came from the link (unchanged) or the PE."""
         config = self.config
+        layout = self.router.stage.flit_layout
         for p in config.link_ports:
             up, unit, link = self.upstream[p], self.seen.inputs[p], self.router.port_in(p)
             depth = config.ports[p].buffer_depth
@@ -432,6 +440,10 @@ class _Checks:
                 self.check("router_state", up.position[v] == writer.count)
                 sent = link.flit.valid & (link.flit.payload.vc == v)
                 self.check("flits_conserved", sent == fifo.w_en)
+                written, arrived = data.View(layout, fifo.w_data), link.flit.payload
+                self.check("flits_conserved", ~sent | (
+                    (written.data == arrived.data) & (written.first == arrived.first)
+                    & (written.last == arrived.last) & (written.abort == arrived.abort)))
         for p in config.pe_ports:
             stream = self.router.port_in(p)
             state = self.seen.inputs[p].framing_state
@@ -500,10 +512,65 @@ class _Checks:
                     on_link = link.valid & (link.payload.vc == w)
                     self.check("downstream_never_overflows", occupancy <= depth)
                 self.check("credit_accounting", spare + occupancy + on_link == depth)
+                self._room(o, w, on_link, run)
                 # Virtual cut-through: the packet that holds the output has room downstream
                 # for the rest of its longest length.
                 self.check("router_state", ~(self.comp.held[o] & holding[w])
                            | (spare + run >= length))
+
+    def _room(self, o: int, w: int, on_link, run) -> None:
+        """Output VC ``w`` of port ``o`` is offered exactly when it has room (``on_link``: a
+        flit of the VC is on the link; ``run``: the flits sent since the output's last
+        allocation); on a bubble port, the packets it counts downstream are the downstream
+        buffer's, and the queue of their marks holds the marks of the flits downstream,
+        oldest first, then the link's."""
+        unit, length = self.seen.outputs[o], self.length
+        depth, spare = unit.depth, unit.spare[w]
+        fits = [spare >= packets * length for packets in (1, 2)]
+        if unit.slotted:
+            down = self.downstream[o]
+            occupancy, link = down.occupancy[w], self.router.port_out(o).flit.payload
+            marks, (packets, drained) = unit.packets_out[w]
+            self.check("router_state", (marks.level == occupancy + on_link)
+                       & (marks.consume < depth)
+                       & (marks.produce == _wrap(marks.consume + marks.level, depth)))
+            for j, slot in enumerate(marks.slots):
+                self.check("router_state", ~(j < occupancy) | (slot == down.last_marks[w][j]))
+                self.check("router_state", ~(on_link & (occupancy == j)) | (slot == link.last))
+            held = down.packets[w] + (on_link & link.first)
+            self.check("router_state", (packets == held) & (drained == down.drained[w]))
+            # The packets counted are those whose tails are downstream or on the link, and
+            # the one holding the output on this VC once its head has left; the credits back
+            # of the oldest and its flits still out are at most L, fewer while its tail has
+            # not left.
+            down_marks, back = down.last_marks[w], down.drained[w]
+            tails = sum(((j < occupancy) & down_marks[j] for j in range(depth + 1)),
+                        start=on_link & link.last)
+            started = self.comp.held[o] & self.comp.holding[o][w] & (run != 0)
+            self.check("router_state", (back < length) & (held == tails + started)
+                       & ((held != 0) | ((occupancy == 0) & ~on_link & (back == 0))))
+            # The newest flit out is a tail exactly when no packet on this VC is under way.
+            newest = Mux(on_link, link.last, Cat((occupancy == j + 1) & down_marks[j]
+                                                 for j in range(depth + 1)).any())
+            self.check("router_state", ~(on_link | (occupancy != 0)) | (newest == ~started))
+            # The flits out chain into packets of at most L (the oldest's credits back
+            # included), the link's flit after those downstream.
+            place = back  # flits of the packet before slot j
+            for j in range(depth + 1):
+                here = (j < occupancy) | (on_link & (occupancy == j))
+                last = Mux(j < occupancy, down_marks[j], link.last)
+                self.check("router_state", ~here | (place + 1 <= length)
+                           & (last | (place + 1 < length)))
+                place = Mux(here, Mux(last, 0, place + 1), place)
+            # ... the last of them the packet under way, with the flits it has sent.
+            self.check("router_state", place == Mux(started, run, 0))
+            counted = held * length - down.drained[w]
+            fits = [fit & (counted <= depth - packets * length)
+                    for packets, fit in zip((1, 2), fits)]
+        free = ~unit.busy[w]
+        self.check("room_offered", unit.free_one[w] == (free & fits[0]))
+        if self.config.ports[o].bubble:
+            self.check("room_offered", unit.free_two[w] == (free & fits[1]))
 
     def _packets(self, o: int):
         """Output ``o`` carries one packet of its owner per allocation, on the VC allocated:

@@ -99,9 +99,12 @@ def write_design(top, ports, workdir: Path) -> None:
 
 #: The Yosys commands that read and prepare ``top.il`` for a job (:func:`write_job`).
 PREPARE = ("read_rtlil top.il", "prep -top top",
-           # Case statements that Yosys turns into ROMs: their contents are state to induction
-           # (free in its first step); as logic they are not.
-           "memory_map -rom-only")
+           # Memories as flip-flops and multiplexers, not the solver's arrays: the same state
+           # and logic, proven about 3 times faster (the default router's property set: 203 s
+           # with arrays, 60 s mapped). Case statements that Yosys turns into ROMs become
+           # logic again (as ROMs their contents would be state, free in induction's first
+           # step).
+           "memory_map")
 
 
 def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,

@@ -127,12 +127,20 @@ class ObservedInputUnit(InputUnit):
 
 
 class ObservedOutputUnit(OutputUnit):
-    """An :class:`OutputUnit` that keeps its credit counters (``spare``, per output VC) and,
-    on a PE port, its ejection buffer (``eject``, an :class:`ObservedFlitBuffer`)."""
+    """An :class:`OutputUnit` that keeps its credit counters (``spare``, per output VC), on a
+    bubble port the packets it counts downstream (``packets_out[w]``: the queue of last marks, an
+    :class:`ObservedFlitBuffer`, and the registers ``(packets, drained)``) and, on a PE port,
+    its ejection buffer (``eject``, an :class:`ObservedFlitBuffer`)."""
 
     eject = None
     spare = ()
+    packets_out = {}
     flit_buffer = ObservedFlitBuffer
+
+    def _packets_out(self, m, w: int, returned):
+        marks, registers, following = super()._packets_out(m, w, returned)
+        self.packets_out = {**self.packets_out, w: (marks, registers)}
+        return marks, registers, following
 
     def _credit_counter(self, m, w: int, returned):
         spare, following = super()._credit_counter(m, w, returned)

@@ -145,20 +145,7 @@ class OutputUnit(wiring.Component):
         docstring), given ``returned``, "a credit came back this cycle". Returns a function
         of a constant ``c``: "their next value is at most ``c``"."""
         length = self.stage.config.max_packet_length
-        sent = self.flit.valid
-        if self.stage.config.ports[self.port_index].output_vc_count > 1:
-            sent = sent & (self.flit.payload.vc == w)
-        marks = m.submodules[f"last_marks_{w}"] = FlitBuffer(1, self.depth)
-        m.d.comb += [marks.w_en.eq(sent), marks.w_data.eq(self.flit.payload.last),
-                     marks.r_en.eq(returned)]
-        tail_back = returned & marks.r_data
-        packets = Signal(range(self.depth + 1), name=f"packets_out_{w}")
-        drained = Signal(range(length), name=f"oldest_drained_{w}")  # its credits back
-        packets_next = Signal.like(packets, name=f"next_packets_out_{w}")
-        drained_next = Signal.like(drained, name=f"next_oldest_drained_{w}")
-        m.d.comb += [packets_next.eq(packets + (sent & self.flit.payload.first) - tail_back),
-                     drained_next.eq(Mux(tail_back, 0, drained + returned))]
-        m.d.sync += [packets.eq(packets_next), drained.eq(drained_next)]
+        _, _, (packets_next, drained_next) = self._packets_out(m, w, returned)
 
         def at_most(c: int):
             # packets * L - drained <= c, with 0 <= drained < L, never negative; for
@@ -173,6 +160,28 @@ class OutputUnit(wiring.Component):
             return fits
 
         return at_most
+
+    def _packets_out(self, m, w: int, returned):
+        """Output VC ``w``'s packets with flits downstream or on their way, and the credits
+        back of the oldest (see the class docstring), given ``returned``, "a credit came back
+        this cycle". Returns the queue of the last marks of those flits, the registers
+        ``(packets, drained)`` and their next values."""
+        length = self.stage.config.max_packet_length
+        sent = self.flit.valid
+        if self.stage.config.ports[self.port_index].output_vc_count > 1:
+            sent = sent & (self.flit.payload.vc == w)
+        marks = m.submodules[f"last_marks_{w}"] = self.flit_buffer(1, self.depth)
+        m.d.comb += [marks.w_en.eq(sent), marks.w_data.eq(self.flit.payload.last),
+                     marks.r_en.eq(returned)]
+        tail_back = returned & marks.r_data
+        packets = Signal(range(self.depth + 1), name=f"packets_out_{w}")
+        drained = Signal(range(length), name=f"oldest_drained_{w}")  # its credits back
+        packets_next = Signal.like(packets, name=f"next_packets_out_{w}")
+        drained_next = Signal.like(drained, name=f"next_oldest_drained_{w}")
+        m.d.comb += [packets_next.eq(packets + (sent & self.flit.payload.first) - tail_back),
+                     drained_next.eq(Mux(tail_back, 0, drained + returned))]
+        m.d.sync += [packets.eq(packets_next), drained.eq(drained_next)]
+        return marks, (packets, drained), (packets_next, drained_next)
 
     @property
     def depth(self) -> int:
