@@ -605,6 +605,14 @@ class _Checks:
             (owner != 0) & ((owner & (owner - 1)) == 0) & active.any() & (holding != 0)
             & ((holding & (holding - 1)) == 0) & ((holding & ~vcs) == 0)))
         self.check("router_state", comp.held[o] | (holding == 0))
+        if length > 1:
+            # The output reopens as its owner's last flit (not its head) leaves, unless the
+            # VC it holds has room for exactly one or two longest packets.
+            spare = self.seen.outputs[o].spare
+            tight = Cat(holding[w] & ((spare[w] == length) | (spare[w] == 2 * length))
+                        for w in range(len(spare))).any()
+            ending = Cat(owner[i] & vc.state.ending for i, vc in enumerate(self.flat)).any()
+            self.check("router_state", comp.reopen[o] == (comp.held[o] & ending & ~tight))
         reading = Cat(owner[i] & vc.control.read for i, vc in enumerate(self.flat))
         self.check("flits_conserved", valid == (comp.held[o] & reading.any()))
         if not self.config.ports[o].is_pe:

@@ -40,9 +40,11 @@ class OutputUnit(wiring.Component):
     holds an output for a whole packet, and may allocate it again in the cycle the packet's
     last flit leaves, which is not yet off the counter then: where that would change the
     VC's free flags (its room is exactly one or two longest packets, ``tight``), the output
-    waits a cycle; on a bubble port also where a one-flit packet's flit leaves (``opening``)
-    with less than three packets' room counted as above. The free flags are registers, worked
-    out a cycle ahead from the counters' next values.
+    waits a cycle. (A one-flit packet's output is not allocated again in the cycle it leaves:
+    its head would count downstream as a packet the flags do not see yet on a bubble port.)
+    The free flags are registers, worked out a cycle ahead from the counters' next values, and
+    so is ``tight_next``, which lets the router decide a cycle ahead whether an output can be
+    allocated again as its packet's last flit leaves.
 
     Parameters:
         stage: the router's :class:`StageConfig`.
@@ -57,11 +59,11 @@ class OutputUnit(wiring.Component):
         take: In(max VCs) — the compact router: one-hot, the output VC allocated this cycle.
         holding: In(max VCs) — the split router: one-hot, the VC of the packet that holds the
             output (zero when none does).
-        opening: In(1) — the split router: the holder's flit leaving now is its head and its
-            tail (a one-flit packet).
         tight: Out(1) — the split router: that VC has room for exactly one or two longest
-            packets, counting the flit leaving now: the output is not allocated in the cycle
-            its packet's last flit leaves (see above).
+            packets, not counting the flit leaving now: the output is not allocated in the
+            cycle its packet's last flit leaves (see above).
+        tight_next: Out(1) — the split router: the same in the next cycle, for the VC held now
+            (the counters' next values: this cycle's flit and credit counted).
         free_one, free_two: Out(max VCs) — bit w: VC w is free with room for one / two
             longest packets.
         busy: Out(max VCs) — bit w: VC w carries a packet (free or not by its credits).
@@ -81,8 +83,8 @@ class OutputUnit(wiring.Component):
             out = Out(flit.LinkSignature(config.flit_width, port.vc_count))
         vmax = config.max_vc_count
         super().__init__({"port": out, "flit": In(flit.valid_signature(stage.crossbar_layout)),
-                          "take": In(vmax), "holding": In(vmax), "opening": In(1),
-                          "tight": Out(1),
+                          "take": In(vmax), "holding": In(vmax),
+                          "tight": Out(1), "tight_next": Out(1),
                           "free_one": Out(vmax),
                           "free_two": Out(vmax), "busy": Out(vmax)})
 
@@ -92,7 +94,7 @@ class OutputUnit(wiring.Component):
         port = config.ports[self.port_index]
         length = config.max_packet_length
         returned = self._drive(m)
-        exact = []
+        exact, coming = [], []
         for w in range(port.output_vc_count):
             _, following = self._credit_counter(m, w, returned[w])
             busy = self._busy(m, w)
@@ -108,17 +110,17 @@ class OutputUnit(wiring.Component):
                 flag = Signal(init=self.depth >= packets * length, name=f"room_{packets}_{w}")
                 m.d.sync += flag.eq(room)
                 free.append(~busy & flag)
+            edge = Signal(name=f"next_exact_{w}")
             at_edge = Signal(init=self.depth in (length, 2 * length), name=f"exact_{w}")
-            m.d.sync += at_edge.eq((following == length) | (following == 2 * length))
-            edge = at_edge
-            if at_most is not None:
-                short = Signal(init=self.depth < 3 * length, name=f"short_{w}")
-                m.d.sync += short.eq(~at_most(self.depth - 3 * length))
-                edge = at_edge | (self.opening & short)
-            exact.append(edge)
+            m.d.comb += edge.eq((following == length) | (following == 2 * length))
+            m.d.sync += at_edge.eq(edge)
+            exact.append(at_edge)
+            coming.append(edge)
             m.d.comb += [self.busy[w].eq(busy), self.free_one[w].eq(free[0]),
                          self.free_two[w].eq(free[1])]
-        m.d.comb += self.tight.eq(Cat(self.holding[w] & bit for w, bit in enumerate(exact)).any())
+        m.d.comb += [
+            self.tight.eq(Cat(self.holding[w] & bit for w, bit in enumerate(exact)).any()),
+            self.tight_next.eq(Cat(self.holding[w] & bit for w, bit in enumerate(coming)).any())]
         return m
 
     def _credit_counter(self, m, w: int, returned):

@@ -19,11 +19,11 @@ HEAD = data.StructLayout({"route": 8, "payload": 8})
 def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
     """Packets of 1 to L flits; the compact router's VCs busy from allocation to tail, the
     split router's output held by one packet at a time, allocated again in the cycle its
-    tail leaves unless the VC of that tail is tight (its room exactly one or two packets). On
-    the bubble port (L > 1) each packet also counts as L flits from its head's leaving to its
-    tail's credit, less the credits back of the oldest: a VC is free with room for L so
-    counted (2L for a bubble move), and tight too when a one-flit packet leaves with less than
-    3L."""
+    tail leaves unless the VC of that tail is tight (its room exactly one or two packets) or,
+    with L > 1, the tail is also its head; ``tight_next`` says a cycle ahead whether the VC
+    held is tight. On the bubble port (L > 1) each packet also counts as L flits from its
+    head's leaving to its tail's credit, less the credits back of the oldest: a VC is free
+    with room for L so counted (2L for a bubble move)."""
     ports = (PortConfig("network", vc_count=3, buffer_depth=depth, bubble=depth >= 2 * length),
              PortConfig("pe", vc_count=1, buffer_depth=depth))
     config = RouterConfig(16, length, ports, pipeline=pipeline)
@@ -45,12 +45,11 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
 
         to_send = []  # (vc, first, last) of the flits of allocated packets, in order
         holding = None  # split: the VC of the packet that holds the output
+        tight_next = (None, 0)  # split: the VC held and the unit's tight_next, a cycle ago
         sent = tails = singles = 0
         for _ in range(800):
             flit = to_send.pop(0) if to_send and rng.random() < 0.8 else None
             ctx.set(dut.holding, onehot(holding) if pipeline == 3 else 0)
-            opening = flit is not None and flit[1] and flit[2] and flit[0] == holding
-            ctx.set(dut.opening, opening)
 
             def room(w: int, packets: int) -> bool:
                 return (not busy[w] and spare[w] >= packets * length
@@ -60,15 +59,15 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
             free_two = [room(w, 2) for w in range(3)]
             assert ctx.get(dut.free_one) == sum(f << w for w, f in enumerate(free_one))
             assert ctx.get(dut.free_two) == sum(f << w for w, f in enumerate(free_two))
-            tight = holding is not None and (
-                spare[holding] in (length, 2 * length)
-                or slotted and opening and counted(holding) > depth - 3 * length)
+            tight = holding is not None and spare[holding] in (length, 2 * length)
             if pipeline == 3:
                 assert ctx.get(dut.tight) == tight
+                if tight_next[0] == holding is not None:
+                    assert tight_next[1] == tight
             # The split router allocates a held output in the cycle its packet's tail leaves,
-            # unless the tail's VC is tight.
-            open_ = not to_send and (holding is None or (flit is not None and flit[2]
-                                                         and not tight))
+            # unless the tail's VC is tight or (L > 1) the tail is also the head.
+            open_ = not to_send and (holding is None or (
+                flit is not None and flit[2] and not tight and (length == 1 or not flit[1])))
             idle = [w for w in range(3) if free_one[w]
                     and (pipeline == 2 and all(v != w for v, _, _ in to_send) or open_)]
             take = rng.choice(idle) if idle and rng.random() < 0.5 else None
@@ -93,6 +92,7 @@ def test_credits_and_free_vcs_match_the_model(pipeline, length, depth):
             credit = rng.choice(credits) if credits and rng.random() < 0.6 else None
             ctx.set(dut.port.credit.valid, credit is not None)
             ctx.set(dut.port.credit.payload, credit or 0)
+            tight_next = (holding, ctx.get(dut.tight_next))  # this cycle's flit and credit in
             await ctx.tick()
             # The flit is in the link register one cycle later.
             assert ctx.get(dut.port.flit.valid) == (flit is not None)
