@@ -46,6 +46,15 @@ class RoomUncheckedOutputUnit(ObservedOutputUnit):
         return spare, following + 1
 
 
+class OneShortOutputUnit(ObservedOutputUnit):
+    """Works the free flags out as if each VC had one credit fewer than its counter: a VC with
+    room for exactly one (two) longest packets is not offered for them."""
+
+    def _credit_counter(self, m, w: int, returned):
+        spare, following = super()._credit_counter(m, w, returned)
+        return spare, following - 1
+
+
 class LateRoomOutputUnit(ObservedOutputUnit):
     """Works the free flags out from the credit counters' present values instead of their
     next ones: each flag lags its counter by a cycle."""
@@ -228,6 +237,10 @@ class RoomUnchecked(FormalRouter):
     output_unit = RoomUncheckedOutputUnit
 
 
+class RoomOneShort(FormalRouter):
+    output_unit = OneShortOutputUnit
+
+
 class RoomLate(FormalRouter):
     output_unit = LateRoomOutputUnit
 
@@ -327,6 +340,8 @@ MUTANTS = {mutant.name: mutant for mutant in [
            router=IslipPointerStill, settings=(("allocator", "islip"), ("iterations", 2))),
     Mutant("room-unchecked", "an output VC counts as free for a packet with one credit too "
            "few", router=RoomUnchecked),
+    Mutant("room-one-short", "an output's free flags count one credit fewer than its "
+           "counters hold: a VC with room is withheld", router=RoomOneShort),
     Mutant("room-late", "an output's free flags are worked out from its credit counters' "
            "present values, not their next ones, so they lag a cycle", router=RoomLate),
     Mutant("tail-ignored", "an input VC ends its packet only at a tail that is not also its "

@@ -50,7 +50,8 @@ PROPERTIES = [
              "is counted"),
     Property("room_offered",
              "an output VC is offered for one (two) longest packets exactly when it is "
-             "free with room downstream for them: its free flits, and on a bubble port its "
+             "free with room downstream for them: its credit counter (the downstream "
+             "buffer's free slots less the flits on the link), and on a bubble port its "
              "packets held downstream or on the link counted as L flits each, less the "
              "credits already back of the oldest"),
     Property("whole_packets_per_output",
@@ -526,7 +527,7 @@ class _Checks:
         oldest first, then the link's."""
         unit, length = self.seen.outputs[o], self.length
         depth, spare = unit.depth, unit.spare[w]
-        fits = [spare >= packets * length for packets in (1, 2)]
+        fits = [spare >= need * length for need in (1, 2)]
         if unit.slotted:
             down = self.downstream[o]
             occupancy, link = down.occupancy[w], self.router.port_out(o).flit.payload
@@ -565,8 +566,8 @@ class _Checks:
             # ... the last of them the packet under way, with the flits it has sent.
             self.check("router_state", place == Mux(started, run, 0))
             counted = held * length - down.drained[w]
-            fits = [fit & (counted <= depth - packets * length)
-                    for packets, fit in zip((1, 2), fits)]
+            fits = [fit & (counted <= depth - need * length)
+                    for need, fit in zip((1, 2), fits)]
         free = ~unit.busy[w]
         self.check("room_offered", unit.free_one[w] == (free & fits[0]))
         if self.config.ports[o].bubble:

@@ -97,6 +97,18 @@ def test_mutant_fails_a_property_with_a_trace(tmp_path, capsys, mutant):
     assert failed and all(Path(p["trace"]).is_file() for p in failed)
 
 
+def test_a_vc_with_room_withheld_fails_room_offered(tmp_path, capsys):
+    """room-one-short withholds a VC that has room for exactly one (two) longest packets: no
+    packet ever lacks room, so only room_offered can see it, in the base case (the first free
+    flag for two packets after a flit leaves)."""
+    status = main(["prove", "--mutant", "room-one-short", "--json", "--out", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 1 and report["status"] == "failed"
+    failed = [p for p in report["properties"] if p["verdict"] == "failed"]
+    assert [p["name"] for p in failed] == ["room_offered"]
+    assert failed[0]["found_by"] == "basecase" and Path(failed[0]["trace"]).is_file()
+
+
 def test_a_bug_past_the_base_case_is_failed_with_a_trace_not_bounded(tmp_path, capsys):
     """credit-off-by-one on the default router with 1-flit packets first breaks
     credit_accounting at step 5, past the 4 steps (0 to 3) of the proof's base case: the
