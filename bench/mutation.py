@@ -328,8 +328,8 @@ def _target(preset: str | None):
     from amaranth.hdl import UnusedElaboratable
 
     from twinnet.cli import prove_cmd
-    from twinnet.cli.main import UsageError as CliError
     from twinnet.cli.main import build_parser
+    from twinnet.errors import UsageError as CliError
     from twinnet.families import presets
 
     # The preset's network builds its routers; the proof elaborates only its own copy.

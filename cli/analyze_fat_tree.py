@@ -5,6 +5,7 @@ crossings per twin switch, link loads per level and direction, and the channel-d
 with and without the twin switches' internal links.
 """
 
+from twinnet.errors import UsageError
 from twinnet.model import checks
 from twinnet.model.fat_tree import (
     MAX_FAT_TREE_TERMINALS,
@@ -20,7 +21,7 @@ from twinnet.model.fat_tree import (
 
 from . import args as parse
 from .gen_cmd import add_flag
-from .main import Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 #: Terminals: the generator's limit (every ordered pair is routed several times over: 18 s at
 #: 256 terminals for k = 4, n = 4; 44 s for k = 2, n = 8).

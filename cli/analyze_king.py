@@ -7,6 +7,7 @@ bubble schemes; with ``--src``/``--dst`` the routing record, tied diagonal-torus
 hop-by-hop and 2S vectors, the escape port and the number of minimal paths of one pair.
 """
 
+from twinnet.errors import UsageError
 from twinnet.model import checks
 from twinnet.model.king import (
     ESCAPE_SCHEMES,
@@ -27,7 +28,7 @@ from twinnet.model.king import (
 )
 
 from . import args as parse
-from .main import Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 #: Largest side: distances run a BFS from every node (3 s at side 32, 16x that at 64); the
 #: escape-network check of ``--deadlock`` routes every pair of nodes (57 s at side 16).

@@ -9,6 +9,7 @@
 import sys
 import time
 
+from twinnet.errors import UsageError
 from twinnet.model.network import twin_torus_from_dict
 from twinnet.model.twin import NAMED_CONFIGURATIONS, TwinTorusConfig, parse_pe
 from twinnet.model.twin_analysis import (
@@ -22,7 +23,7 @@ from twinnet.model.twin_analysis import (
 from twinnet.model.twin_routing import path
 
 from . import args as parse
-from .main import Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 #: Nodes each analysis accepts, so that anything accepted finishes within about a minute on
 #: one core (measured: transit counts 0.2 s and distances 1 s at 4,096 nodes, growing

@@ -6,6 +6,7 @@ pair), their maximum and the imbalance; node symmetry by 004's Theorem and, for 
 tries every value of one twist and reports the best per metric.
 """
 
+from twinnet.errors import UsageError
 from twinnet.model import checks
 from twinnet.model.torus import dimension_name
 from twinnet.model.twist import (
@@ -21,7 +22,7 @@ from twinnet.model.twist import (
 )
 
 from . import args as parse
-from .main import Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 BRUTE_FORCE_LIMIT = 4096
 #: Nodes of one analysis (metrics run a BFS from every node when the torus is not

@@ -11,12 +11,13 @@ FAMILY, preset, TOML file and flags describe (as for ``twinnet gen``), into
 import sys
 from pathlib import Path
 
+from twinnet.errors import CheckFailed
 from twinnet.families import family_for
 from twinnet.gen import output
 
 from . import args as parse
 from . import gen_cmd
-from .main import CheckFailed, Report, add_json_flag
+from .report import Report, add_json_flag
 
 
 def register(commands) -> None:

@@ -10,7 +10,7 @@ from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 
 from . import sim_cmd
-from .main import Report
+from .report import Report
 
 #: The default network: a preset (:func:`twinnet.families.presets`).
 DEFAULT_PRESET = "3dt-4x4x4"

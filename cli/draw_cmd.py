@@ -28,7 +28,7 @@ from twinnet.gen import output
 
 from . import args as parse
 from . import gen_cmd
-from .main import Report, add_json_flag
+from .report import Report, add_json_flag
 
 #: What ``--out`` may end with.
 FORMATS = (".svg", ".png")

@@ -12,13 +12,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from twinnet.errors import CheckFailed, UsageError
 from twinnet.families import family_for
 from twinnet.gen import output
 from twinnet.model import checks
 
 from . import args as parse
 from . import gen_cmd
-from .main import CheckFailed, Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 DESIGNS = ("router", "network", "interface")
 MAX_SEED = 2**31 - 1

@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from twinnet.errors import UsageError
 from twinnet.families import families, family_words, presets
 from twinnet.gen import output
 from twinnet.model import schema
@@ -24,7 +25,7 @@ from twinnet.model.sizes import (
 )
 
 from . import args as parse
-from .main import Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 #: The family whose flags the parser being built takes (a word of
 #: :func:`twinnet.families.family_words`), or None while :func:`scan` looks for it: set by

@@ -16,10 +16,9 @@ import os
 import re
 import shutil
 import sys
-from dataclasses import dataclass, field
 
+from twinnet.errors import CheckFailed
 from twinnet.families import family_words
-from twinnet.model.checks import UsageError  # noqa: F401 (the commands' error, here for them)
 from twinnet.sim_tb import runner
 
 #: Modules of this package that add ``twinnet analyze …`` subcommands.
@@ -27,23 +26,6 @@ ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze
 #: Modules of this package that add top-level subcommands.
 COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "fpga_cmd", "board_cmd", "demo",
                    "prove_cmd", "draw_cmd", "trace_cmd")
-
-
-@dataclass
-class Report:
-    """What a subcommand produced: ``text`` for people, ``data`` (JSON-serialisable) for tools."""
-
-    text: str
-    data: dict = field(default_factory=dict)
-    #: The exit status: non-zero for a run that went through and reports its checks failing
-    #: (the report is printed all the same, then ``message`` on stderr).
-    status: int = 0
-    message: str = ""
-
-
-class CheckFailed(Exception):
-    """A run that went through but whose checks failed (e.g. a scoreboard error in a
-    simulation): reported as ``twinnet: <message>`` with exit status 1."""
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -89,10 +71,6 @@ def _parser(family: str | None, columns: int) -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         importlib.import_module(f"twinnet.cli.{name}").register(commands)
     return parser
-
-
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 #: A value that starts with a dash followed by a digit (``-1``, ``-1,0,0:0``).
@@ -175,9 +153,4 @@ def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    # Run as ``python -m twinnet.cli.main``, this file is the module ``__main__``, while the
-    # commands raise the exceptions of ``twinnet.cli.main``: run that module's ``main``, which
-    # catches them.
-    from twinnet.cli.main import main as package_main
-
-    sys.exit(package_main())
+    sys.exit(main())

@@ -19,11 +19,12 @@ import time
 import warnings
 from pathlib import Path
 
+from twinnet.errors import UsageError
 from twinnet.families import family_for
 
 from . import args as parse
 from . import gen_cmd
-from .main import Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 #: Sizes of a family's routers when no preset or TOML file gives them.
 PROVE_PACKET_LENGTH = 3

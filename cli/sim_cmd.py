@@ -9,6 +9,7 @@ reference model.
 import sys
 from pathlib import Path
 
+from twinnet.errors import CheckFailed, UsageError
 from twinnet.families import family_for, family_words, presets
 from twinnet.gen import output
 from twinnet.model import checks
@@ -18,7 +19,7 @@ from twinnet.program.driver import MAX_RANKS, MAX_THREADS, mpi_missing
 
 from . import args as parse
 from . import gen_cmd
-from .main import CheckFailed, Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 
 SIMULATORS = ("verilator", "icarus")
 #: How a run is checked: in hardware, end to end (the traffic harness: every packet once,

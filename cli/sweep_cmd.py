@@ -34,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+from twinnet.errors import CheckFailed, UsageError
 from twinnet.families import family_for
 from twinnet.gen import output
 from twinnet.model import checks
@@ -41,7 +42,7 @@ from twinnet.model.traffic import PATTERNS, throughput_bound
 
 from . import args as parse
 from . import gen_cmd
-from .main import CheckFailed, Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 from .sim_cmd import (
     MAX_SEED,
     MAX_WARMUP,

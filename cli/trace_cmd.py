@@ -3,6 +3,7 @@ or the user's own analysis (:mod:`twinnet.model.trace`)."""
 
 import sys
 
+from twinnet.errors import UsageError
 from twinnet.families import family_for
 from twinnet.gen import output
 from twinnet.model import checks
@@ -11,7 +12,7 @@ from twinnet.model.traffic import PATTERNS
 
 from . import args as parse
 from . import gen_cmd
-from .main import Report, UsageError, add_json_flag
+from .report import Report, add_json_flag
 from .sim_cmd import (
     MAX_SEED,
     add_length_args,

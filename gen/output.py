@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-from twinnet.model.checks import UsageError
+from twinnet.errors import UsageError
 
 
 def read_toml(path: Path, flag: str) -> dict:

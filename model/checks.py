@@ -7,11 +7,6 @@ given and what is allowed: ``TypeError`` for a wrong type, ``ValueError`` for a 
 from collections.abc import Iterable
 
 
-class UsageError(ValueError):
-    """A command-line argument or configuration value that cannot be parsed into a
-    configuration value (the command line reports it in one line)."""
-
-
 def check_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` if it is an integer within ``[minimum, maximum]``, else raise."""
     if isinstance(value, bool) or not isinstance(value, int):

@@ -306,14 +306,16 @@ def test_an_output_folder_that_cannot_be_replaced_is_one_line(tmp_path, capsys, 
 
 # (runpy warns that the module was imported before it runs as __main__: the case in point.)
 @pytest.mark.filterwarnings("ignore:'twinnet.cli.main' found in sys.modules:RuntimeWarning")
-def test_run_as_a_module_a_failed_check_is_one_line(monkeypatch, capsys):
-    """``python -m twinnet.cli.main``: a command's failed check (CheckFailed) is one line and
-    exit status 1, as with the ``twinnet`` script, not a traceback."""
+@pytest.mark.parametrize("module", ["twinnet", "twinnet.cli.main"])
+def test_run_as_a_module_a_failed_check_is_one_line(module, monkeypatch, capsys):
+    """``python -m twinnet`` and ``python -m twinnet.cli.main``: a command's failed check
+    (CheckFailed) is one line and exit status 1, as with the ``twinnet`` script, not a
+    traceback."""
     import runpy
     import sys
 
     from twinnet.cli import gen_cmd
-    from twinnet.cli.main import CheckFailed
+    from twinnet.errors import CheckFailed
 
     def fails(args):
         raise CheckFailed("the check failed")
@@ -322,6 +324,6 @@ def test_run_as_a_module_a_failed_check_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(gen_cmd, "network_from_args", fails)
     monkeypatch.setattr(sys, "argv", ["twinnet", "gen", "torus"])
     with pytest.raises(SystemExit) as stop:
-        runpy.run_module("twinnet.cli.main", run_name="__main__")
+        runpy.run_module(module, run_name="__main__")
     assert stop.value.code == 1
     assert capsys.readouterr().err.strip().splitlines() == ["twinnet: the check failed"]
