@@ -1,10 +1,8 @@
 """``twinnet gen``: configuration (flags, a TOML file or a preset) → Verilog and a manifest."""
 
 import argparse
-import contextlib
-import contextvars
+import copy
 import functools
-import io
 import json
 import shutil
 import sys
@@ -25,17 +23,13 @@ from twinnet.model.sizes import (
 )
 
 from . import args as parse
+from .parser import ArgumentParser
 from .report import Report, add_json_flag
 
-#: The family whose flags the parser being built takes (a word of
-#: :func:`twinnet.families.family_words`), or None while :func:`scan` looks for it: set by
-#: :func:`twinnet.cli.main.main` around building the parser.
-PARSED_FAMILY = contextvars.ContextVar("PARSED_FAMILY", default=None)
 #: The family built when neither a FAMILY word, a preset nor a TOML file names one.
 DEFAULT_FAMILY = "twin-torus"
-#: argparse's destination prefix of another family's flags (refused with a one-line error).
-FOREIGN = "foreign:"
-#: :data:`PARSED_FAMILY` for a help that lists every family's flags, each under its heading.
+#: :func:`family_help`'s word for a help that lists every family's flags, each under its
+#: heading.
 EVERY = "*"
 
 
@@ -70,11 +64,13 @@ def add_network_args(parser, *, interfaces: bool = True) -> None:
     """The flags that describe a network (``gen``, ``sim``, ``sweep``, ``fpga``, ``draw``,
     ``prove``, ``board build``, ``trace``): FAMILY, ``--preset``, ``--toml``, the router sizes
     every family shares (without the PEs' interface settings,
-    :data:`~twinnet.model.sizes.INTERFACE_PARAMETERS`, unless ``interfaces``), then the
-    family's own flags (:data:`PARSED_FAMILY`), each from its
-    parameter's declaration (:mod:`twinnet.model.schema`) under the family's heading. Other
-    families' flags are taken only to be refused in one line naming the families they apply
-    to. Without a family (:func:`scan`), every family's flags are taken as plain text."""
+    :data:`~twinnet.model.sizes.INTERFACE_PARAMETERS`, unless ``interfaces``), then every
+    family's own flags (:func:`family_flags`), each from its parameter's declaration
+    (:mod:`twinnet.model.schema`). The command line is parsed once, with all of them: the
+    family is known only after the parse (a preset or a TOML file may name it), and then
+    :func:`network_values` takes its flags and refuses other families' in one line naming the
+    families they apply to. A help request lists the flags of the family it names, or of
+    every family, each under its heading (:func:`family_help`, built only then)."""
     # No argparse choices: a stray value after an unknown flag would land here and hide the
     # flag in argparse's message; the family is checked with the other values instead.
     words = family_words()
@@ -89,52 +85,69 @@ def add_network_args(parser, *, interfaces: bool = True) -> None:
     for each in RouterSizes.fields():
         if interfaces or each.name not in INTERFACE_PARAMETERS:
             add_flag(shared, each)
-    word = PARSED_FAMILY.get()
-    parser.set_defaults(network_family=None if word == EVERY else word)
-    taken = {each.flag for each in RouterSizes.fields()}
-    if word == EVERY:
-        _list_every_family(parser)
-    elif word is not None:
-        family = words[word][0]
-        group = parser.add_argument_group(f"{family.name} (FAMILY {word})")
-        for each in _own_parameters(family):
-            add_flag(group, each)
-            taken.add(each.flag)
-    for other in families().values():
-        for each in _own_parameters(other):
-            if each.flag not in taken:
-                taken.add(each.flag)
-                plain = isinstance(each.kind, schema.Flag)
-                parser.add_argument(each.flag, dest=FOREIGN + each.flag, default=None,
-                                    help=argparse.SUPPRESS,
-                                    **({"action": "store_true"} if plain else {}))
+    for each in family_flags().values():
+        add_flag(parser, each, help=argparse.SUPPRESS)
+    parser.set_defaults(help_text=family_help)
 
 
-def _list_every_family(parser) -> None:
-    """Help without a FAMILY: each family's flags under its own heading, after the
-    command's own text (wrapped here: the formatter keeps these sections as they are)."""
-    sections = []
+@functools.cache
+def family_flags() -> dict[str, schema.Parameter]:
+    """Every family's own flags, flag → the first family's parameter that declares it. Two
+    families may declare the same flag (``--vcs``) when the command line reads it the same
+    way (the same :func:`add_flag` form); each family's configuration checks its range."""
+    flags, owners = {}, {}
     for family in families().values():
+        for each in _own_parameters(family):
+            first = flags.setdefault(each.flag, each)
+            owners.setdefault(each.flag, family.name)
+            if _form(first) != _form(each):
+                raise TypeError(f"{each.flag}: the {owners[each.flag]} and {family.name} "
+                                "families declare it with different kinds of value; a flag "
+                                "two families share must be read the same way")
+    return flags
+
+
+def family_help(parser, argv: list[str]) -> str:
+    """``parser``'s help for a help request ``argv``: the family's own flags under its
+    heading after the command's text (every family's when ``argv`` names none), from a
+    parser built for the listing alone (the command's keeps them out of its help: they are
+    the same flags for every family)."""
+    word = _help_family(argv)
+    chosen = (families().values() if word == EVERY else [family_words()[word][0]])
+    sections = []
+    for family in chosen:
         listing = argparse.ArgumentParser(usage=argparse.SUPPRESS, add_help=False)
-        words = [word for word, (each, _) in family_words().items() if each is family]
+        words = [each for each, (owner, _) in family_words().items() if owner is family]
+        if word != EVERY:
+            words = [word]
         group = listing.add_argument_group(f"{family.name} (FAMILY {' or '.join(words)})")
         for each in _own_parameters(family):
             add_flag(group, each)
         sections.append(listing.format_help().strip("\n"))
     wrap = functools.partial(textwrap.fill, width=shutil.get_terminal_size().columns - 2)
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.description = wrap(parser.description or "")
-    parser.epilog = "\n\n".join([*sections, wrap(parser.epilog or "")])
+    shown = copy.copy(parser)
+    shown.formatter_class = argparse.RawDescriptionHelpFormatter
+    shown.description = wrap(parser.description or "")
+    shown.epilog = "\n\n".join([*sections, wrap(parser.epilog or "")])
+    return shown.format_help()
 
 
 def _help_family(argv: list[str]) -> str:
-    """The family a help request names when its command line does not parse (a required
-    option left out): a FAMILY word or a preset's, else :data:`EVERY`."""
+    """The family word a help request names: a FAMILY word, a preset's or a TOML file's
+    ``topology``, else :data:`EVERY` (the request is not parsed: a required option may be
+    left out, and the family's flags are what the help is for)."""
     words, known = family_words(), presets()
     for before, word in zip(["", *argv], argv):
         if before == "--preset" and word in known:
             return known[word]["topology"]
-        if word in words and not before.startswith("-"):
+        if before == "--toml":
+            try:
+                topology = output.read_toml(Path(word), "--toml").get("topology")
+            except UsageError:
+                continue
+            if topology in words:
+                return topology
+        if word in words and (not before.startswith("-") or before in ("-h", "--help")):
             return word
     return EVERY
 
@@ -145,54 +158,30 @@ def _own_parameters(family) -> list:
     return [each for each in family.configuration.parameters() if each.name not in shared]
 
 
-def add_flag(group, each) -> None:
+def add_flag(group, each, *, help: str | None = None) -> None:
     """The flag of parameter ``each``: its text read by the kind's command-line form (ranges
-    are checked with the TOML files' and presets' values, by the configuration)."""
-    kind = each.kind
-    options = {"dest": each.name, "default": None, "help": each.help,
-               "metavar": each.flag.lstrip("-").upper().replace("-", "_")}
-    if isinstance(kind, schema.Flag):
+    are checked with the TOML files' and presets' values, by the configuration); ``help``
+    replaces the parameter's own (``argparse.SUPPRESS`` leaves the flag out of the help)."""
+    options = {"dest": each.name, "default": None, "help": each.help if help is None else help,
+               "metavar": each.flag.lstrip("-").upper().replace("-", "_"), **_form(each)}
+    if "action" in options or "choices" in options:
         options.pop("metavar")
-        options["action"] = "store_true"
-    elif isinstance(kind, schema.Choice) and kind.fold is None:
-        options.update(choices=kind.choices, metavar=None)
-    elif isinstance(kind, schema.Integer):
-        options["type"] = parse.integer
-    elif isinstance(kind, schema.Integers):
-        options["type"] = parse.integer_list
-    else:
-        options["type"] = parse.name
     group.add_argument(each.flag, **options)
 
 
-def scan(argv: list[str]) -> str | None:
-    """The family word a network command's ``argv`` builds: its FAMILY word, else its
-    preset's or TOML file's ``topology``, else :data:`DEFAULT_FAMILY`; :data:`EVERY` for a
-    help request that names no family (its help lists every family's flags); None for a
-    command that takes no network. Every family's flags are read as text here, so that the
-    family is known before the real parser, which takes only its own, is built."""
-    from .main import build_parser
-
-    token = PARSED_FAMILY.set(None)
-    try:
-        parser = build_parser()
-    finally:
-        PARSED_FAMILY.reset(token)
-    helping = bool({"-h", "--help"} & set(argv))
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            args, _ = parser.parse_known_args([w for w in argv if w not in ("-h", "--help")])
-    except SystemExit:  # a bad or missing value: the real parser says so
-        return _help_family(argv) if helping else DEFAULT_FAMILY
-    if not hasattr(args, "preset"):
-        return None
-    try:
-        sources = _sources(args)[0]
-        if helping and args.family is None and len(sources) == 1:
-            return EVERY
-        return _family(args, sources, refuse_foreign=False)
-    except (TypeError, ValueError):  # the real parse reports it
-        return DEFAULT_FAMILY
+def _form(each) -> dict:
+    """How the command line reads parameter ``each``'s flag: argparse's ``action``,
+    ``choices`` or ``type``."""
+    kind = each.kind
+    if isinstance(kind, schema.Flag):
+        return {"action": "store_true"}
+    if isinstance(kind, schema.Choice) and kind.fold is None:
+        return {"choices": kind.choices}
+    if isinstance(kind, schema.Integer):
+        return {"type": parse.integer}
+    if isinstance(kind, schema.Integers):
+        return {"type": parse.integer_list}
+    return {"type": parse.name}
 
 
 def _toml_keys() -> tuple[str, ...]:
@@ -229,15 +218,19 @@ def _sources(args) -> tuple[list[tuple[dict, dict]], str | None, str]:
                                         for key in known[preset]}))
     if file_values:
         sources.append((file_values, {key: f"{args.toml}: {key}" for key in file_values}))
-    word = args.network_family
-    own = _own_parameters(family_words()[word][0]) if word is not None else []
-    flags, flag_labels = {}, {}
-    for each in own + list(RouterSizes.fields()):
-        value = getattr(args, each.name, None)
-        if value is not None:
-            flags[each.name], flag_labels[each.name] = value, each.flag
-    sources.append((flags, flag_labels))
+    sources.append(({}, {}))
     return sources, preset, preset_label
+
+
+def _flag_values(args, word: str) -> tuple[dict, dict]:
+    """The values of family ``word``'s flags and the shared router sizes' given in ``args``,
+    and their labels (the flags)."""
+    flags, labels = {}, {}
+    for each in _own_parameters(family_words()[word][0]) + list(RouterSizes.fields()):
+        value = getattr(args, family_flags().get(each.flag, each).name, None)
+        if value is not None:
+            flags[each.name], labels[each.name] = value, each.flag
+    return flags, labels
 
 
 def network_values(args) -> tuple[str, dict, dict]:
@@ -246,6 +239,7 @@ def network_values(args) -> tuple[str, dict, dict]:
     ``preset 2d-8x8: radices``)."""
     sources, preset, preset_label = _sources(args)
     word = _family(args, sources)
+    sources[-1] = _flag_values(args, word)
     family, fixed = family_words()[word]
     values, labels = {}, {}
     for source, source_labels in sources:
@@ -264,7 +258,7 @@ def network_values(args) -> tuple[str, dict, dict]:
     return word, values, labels
 
 
-def _family(args, sources, *, refuse_foreign: bool = True) -> str:
+def _family(args, sources) -> str:
     """The family word: the FAMILY argument, else the preset's or the TOML file's
     ``topology`` (:data:`DEFAULT_FAMILY` by default); another family's flags are refused."""
     words = family_words()
@@ -284,16 +278,13 @@ def _family(args, sources, *, refuse_foreign: bool = True) -> str:
             raise UsageError(f"{label} {topology}: the network is a {word} (FAMILY); a "
                              f"{words[topology][0].name} preset or file cannot describe it")
     word = word or DEFAULT_FAMILY
-    foreign = {dest.removeprefix(FOREIGN): value for dest, value in vars(args).items()
-               if refuse_foreign and dest.startswith(FOREIGN)
-               and value is not None and value is not False}
-    for flag, value in foreign.items():
+    own = {each.flag for each in _own_parameters(words[word][0])}
+    for flag, each in family_flags().items():
+        value = getattr(args, each.name, None)
+        if flag in own or not _given(value):
+            continue
         owners = [other.name for other in families().values()
-                  if any(each.flag == flag for each in _own_parameters(other))]
-        if words[word][0].name in owners:
-            raise RuntimeError(f"{flag}: the parser was built without the {word} family's "
-                               "flags (build it as twinnet.cli.main does, or call "
-                               "network_from_words)")
+                  if any(mine.flag == flag for mine in _own_parameters(other))]
         shown = "" if value is True else f" {value}"
         owner = " and ".join(filter(None, [", ".join(owners[:-1]), owners[-1]]))
         raise UsageError(f"{flag}{shown}: must not be given to the {word} family; it applies "
@@ -305,29 +296,24 @@ def flags_given(args, *, ignore=()) -> bool:
     """Whether ``args`` describe a network: a FAMILY word, a preset, a TOML file or a
     network flag other than those of ``ignore`` (parameter names): else a command may build
     its default."""
-    dests = _network_dests() - set(ignore)
+    dests = ({each.name for each in RouterSizes.fields()}
+             | {each.name for each in family_flags().values()}) - set(ignore)
     return (args.family is not None or args.preset is not None or args.toml is not None
-            or any(value is not None and value is not False
-                   for dest, value in vars(args).items()
-                   if dest.startswith(FOREIGN) or dest in dests))
+            or any(_given(getattr(args, dest, None)) for dest in dests))
 
 
-def _network_dests() -> set[str]:
-    return {each.name for family in families().values()
-            for each in family.configuration.parameters()}
+def _given(value) -> bool:
+    """A flag's value that was given: not None (a value flag's default), nor False (a plain
+    flag's; ``0`` is a value given)."""
+    return value is not None and value is not False
 
 
 def network_from_words(words: list[str]):
     """The network configuration that network flags (``["king", "--side", "4"]``, as after
     ``twinnet gen``) describe, for scripts and tests: parsed as ``twinnet gen`` parses them."""
-    from .main import build_parser
-
-    token = PARSED_FAMILY.set(scan(["gen", *words]))
-    try:
-        args = build_parser().parse_args(["gen", *words])
-    finally:
-        PARSED_FAMILY.reset(token)
-    return network_from_args(args)
+    parser = ArgumentParser(prog="twinnet gen")
+    add_network_args(parser)
+    return network_from_args(parser.parse_args(words))
 
 
 def network_from_args(args):

@@ -21,55 +21,44 @@ from twinnet.errors import CheckFailed
 from twinnet.families import family_words
 from twinnet.sim_tb import runner
 
+from .parser import ArgumentParser
+
 #: Modules of this package that add ``twinnet analyze …`` subcommands.
 ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
-#: Modules of this package that add top-level subcommands.
-COMMAND_MODULES = ("gen_cmd", "sim_cmd", "sweep_cmd", "fpga_cmd", "board_cmd", "demo",
-                   "prove_cmd", "draw_cmd", "trace_cmd")
+#: Each top-level command and the module of this package that adds it (its ``register``).
+COMMANDS = {"gen": "gen_cmd", "sim": "sim_cmd", "sweep": "sweep_cmd", "fpga": "fpga_cmd",
+            "board": "board_cmd", "demo": "demo", "prove": "prove_cmd", "draw": "draw_cmd",
+            "trace": "trace_cmd"}
 
 
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse with the project's error form: one line ``twinnet: <command>: <message>``,
-    exit status 2 (argparse's own form is a usage block plus the message). Abbreviated flags
-    are not accepted (``--n`` must not silently mean ``--no-trace``)."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message):
-        command = self.prog.removeprefix("twinnet").strip()
-        self.exit(2, f"twinnet: {command + ': ' if command else ''}{message} "
-                     f"(see '{self.prog} --help')\n")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line's parser, for the family whose flags it takes
-    (:data:`twinnet.cli.gen_cmd.PARSED_FAMILY`). Built once per family and terminal width in a
-    process (the help is wrapped to the width), and shared: a parser keeps nothing of a parse,
-    and building one (every command's flags) takes about 30 ms, twice a call of :func:`main`.
-    """
-    from .gen_cmd import PARSED_FAMILY
-
-    return _parser(PARSED_FAMILY.get(), shutil.get_terminal_size().columns)
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser with ``command``'s subcommand alone (``analyze`` or a key of
+    :data:`COMMANDS`), or with every command (None: for ``twinnet --help`` and a command
+    word that is none of them). Only the command's module is imported: a command starts
+    without the others' imports (Amaranth, the proofs, the traffic program). Built once per
+    command and terminal width in a process (the help is wrapped to the width), and shared:
+    a parser keeps nothing of a parse."""
+    return _parser(command, shutil.get_terminal_size().columns)
 
 
 @functools.cache
-def _parser(family: str | None, columns: int) -> argparse.ArgumentParser:
-    """:func:`build_parser` for ``family`` (the context variable's value, which the commands'
-    ``register`` read) and a terminal ``columns`` wide."""
+def _parser(command: str | None, columns: int) -> argparse.ArgumentParser:
+    """:func:`build_parser` for a terminal ``columns`` wide."""
     parser = ArgumentParser(
         prog="twinnet",
         description="Generate and verify interconnection-network routers and networks.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    analyze = commands.add_parser(
-        "analyze", help="topology and routing analyses from the reference model",
-        description="Topology and routing analyses computed by the pure-Python reference model.")
-    analyses = analyze.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
-    for name in ANALYSIS_MODULES:
-        importlib.import_module(f"twinnet.cli.{name}").register(analyses)
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"twinnet.cli.{name}").register(commands)
+    if command in (None, "analyze"):
+        analyze = commands.add_parser(
+            "analyze", help="topology and routing analyses from the reference model",
+            description="Topology and routing analyses computed by the pure-Python reference "
+                        "model.")
+        analyses = analyze.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
+        for name in ANALYSIS_MODULES:
+            importlib.import_module(f"twinnet.cli.{name}").register(analyses)
+    for name, module in COMMANDS.items():
+        if command in (None, name):
+            importlib.import_module(f"twinnet.cli.{module}").register(commands)
     return parser
 
 
@@ -103,15 +92,14 @@ def _say(line: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import gen_cmd
-
     argv = join_negative_values(sys.argv[1:] if argv is None else argv)
-    # A network command's flags depend on its family: find it first, then parse.
-    token = gen_cmd.PARSED_FAMILY.set(gen_cmd.scan(argv))
+    command = argv[0] if argv and (argv[0] in COMMANDS or argv[0] == "analyze") else None
     try:
-        return _run(build_parser(), argv)
-    finally:
-        gen_cmd.PARSED_FAMILY.reset(token)
+        parser = build_parser(command)
+    except (ValueError, TypeError) as error:  # a family's declarations (e.g. a plug-in's)
+        _say(str(error))
+        return 2
+    return _run(parser, argv)
 
 
 def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:

@@ -6,34 +6,24 @@ import re
 
 import pytest
 
-from twinnet.cli import gen_cmd
 from twinnet.cli.gen_cmd import network_from_args
 from twinnet.cli.main import build_parser, main
 from twinnet.families import presets
 
 
 def parse(*argv):
-    """``twinnet gen``'s arguments, parsed as :func:`twinnet.cli.main.main` does: the
-    family's flags first found, then taken."""
-    token = gen_cmd.PARSED_FAMILY.set(gen_cmd.scan(["gen", *argv]))
-    try:
-        return build_parser().parse_args(["gen", *argv])
-    finally:
-        gen_cmd.PARSED_FAMILY.reset(token)
+    """``twinnet gen``'s arguments, parsed as :func:`twinnet.cli.main.main` does."""
+    return build_parser("gen").parse_args(["gen", *argv])
 
 
 def test_the_parser_is_shared_and_keeps_nothing_of_a_parse():
-    """One parser per family in a process (building one takes longer than most commands'
+    """One parser per command in a process (building one takes longer than most commands'
     checks); a parse leaves no value behind for the next."""
     first = parse("torus", "--radix", "5,3", "--trace", "--out", "elsewhere")
     second = parse("torus")
     assert (first.radices, first.trace, str(first.out)) == ((5, 3), True, "elsewhere")
     assert (second.radices, second.trace, str(second.out)) == (None, False, "out")
-    token = gen_cmd.PARSED_FAMILY.set("torus")
-    try:
-        assert build_parser() is build_parser()
-    finally:
-        gen_cmd.PARSED_FAMILY.reset(token)
+    assert build_parser("gen") is build_parser("gen")
 
 
 def test_presets_are_the_papers_instances_in_configuration_d():

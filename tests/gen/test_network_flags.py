@@ -57,3 +57,15 @@ def test_one_configuration_per_network():
 def test_a_list_per_stage_needs_every_stage():
     with pytest.raises(ValueError, match=r"give one α port list per stage \(2\), not 1"):
         FatTreeNetworkConfig.from_dict({"split": [[0, 1, 4, 5]]})
+
+
+@pytest.mark.parametrize("words", [["--help", "king"], ["--preset", "002-kt16", "--help"],
+                                   ["--toml", "net.toml", "--help"]])
+def test_a_help_finds_the_family_wherever_it_is_named(capsys, tmp_path, monkeypatch, words):
+    """The family of a help: a FAMILY word after ``--help``, a preset's or a TOML file's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "net.toml").write_text('topology = "king"\nside = 4\n')
+    with pytest.raises(SystemExit):
+        main(["gen", *words])
+    out = capsys.readouterr().out
+    assert "king (FAMILY king):" in out and "twisted (FAMILY" not in out
