@@ -10,7 +10,8 @@ from twinnet.families import presets
 from twinnet.model.network import TwinNetworkConfig
 
 from . import sim_cmd
-from .report import Report
+from .report import Report, add_json_flag
+from .run_settings import add_settings, resolve
 
 #: The default network: a preset (:func:`twinnet.families.presets`).
 DEFAULT_PRESET = "3dt-4x4x4"
@@ -23,10 +24,12 @@ def register(commands) -> None:
                     "control), simulate uniform random traffic and print packets delivered, "
                     "latency and throughput, every hop checked against the model. Same as "
                     "'twinnet sim --preset 3dt-4x4x4 --check hops --packets 5000'.")
-    sim_cmd.add_traffic_args(parser, packets=5000, check="hops")
+    add_settings(parser, sim_cmd.TRAFFIC_SETTINGS, packets=5000, check="hops")
+    add_json_flag(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> Report:
+    resolve(args)
     network = TwinNetworkConfig.from_dict(presets()[DEFAULT_PRESET], DEFAULT_PRESET)
     return sim_cmd.simulate_uniform(network, args)

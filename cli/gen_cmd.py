@@ -181,6 +181,12 @@ def _form(each) -> dict:
         return {"type": parse.integer}
     if isinstance(kind, schema.Integers):
         return {"type": parse.integer_list}
+    if isinstance(kind, schema.Number):
+        return {"type": parse.number}
+    if isinstance(kind, schema.Numbers):
+        return {"type": parse.number_list}
+    if isinstance(kind, schema.Path):
+        return {"type": parse.path}
     return {"type": parse.name}
 
 

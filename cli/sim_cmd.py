@@ -12,56 +12,34 @@ from pathlib import Path
 from twinnet.errors import CheckFailed, UsageError
 from twinnet.families import family_for, family_words, presets
 from twinnet.gen import output
-from twinnet.model import checks
 from twinnet.model.sizes import DEFAULT_MAX_PACKET_LENGTH
-from twinnet.model.traffic import PATTERNS, LengthMix
-from twinnet.program.driver import MAX_RANKS, MAX_THREADS, mpi_missing
+from twinnet.model.traffic import LengthMix
+from twinnet.program.driver import mpi_missing
+from twinnet.sim_tb.settings import SETTINGS
 
 from . import args as parse
 from . import gen_cmd
 from .report import Report, add_json_flag
+from .run_settings import add_settings, given, resolve
 
-SIMULATORS = ("verilator", "icarus")
-#: How a run is checked: in hardware, end to end (the traffic harness: every packet once,
-#: intact, at the right terminal, in order per pair where the routing keeps it), or per hop
-#: by the Python scoreboard.
-CHECKS = ("end-to-end", "hops")
 #: The patterns the per-hop scoreboard drives (the harness drives every pattern).
 HOPS_TRAFFIC = ("uniform", "all-pairs")
-#: Cycles a warm-up (and a sweep point's measurement) may last.
-MAX_WARMUP = 1_000_000
-#: The flags (argparse destination, flag) that a frames run (--ni axi-stream) cannot honour:
-#: given with a value other than the default, they are refused.
-FRAME_REFUSED = (("check", "--check"), ("traffic", "--traffic"), ("warmup", "--warmup"),
-                 ("hotspot_fraction", "--hotspot-fraction"), ("injection", "--injection"),
-                 ("burst", "--burst"), ("packet_lengths", "--packet-lengths"),
-                 ("packet_length_weights", "--packet-length-weights"), ("rate", "--rate"),
-                 ("stall_bursts", "--stall-bursts"), ("no_trace", "--no-trace"),
-                 ("broadcast_fraction", "--broadcast-fraction"), ("link_loads", "--link-loads"),
-                 ("trace", "--trace"), ("latencies", "--latencies"), ("threads", "--threads"),
-                 ("ranks", "--ranks"))
-
-#: Packets one ``twinnet sim`` run may send, and cycles its injection window may last at the
-#: offered rate: Verilator simulates about 500 cycles/s of 3DT 4x4x4 with every hop checked,
-#: so a million cycles is about half an hour, the longest run that makes sense from the
-#: command line (sweeps belong to bench/).
-MAX_PACKETS = 1_000_000
+#: The flags that a frames run (--ni axi-stream) cannot honour: given, they are refused.
+FRAME_REFUSED = ("check", "pattern", "warmup", "hotspot_fraction", "injection", "burst",
+                 "packet_lengths", "packet_length_weights", "rate", "stall_bursts", "no_trace",
+                 "broadcast_fraction", "link_loads", "trace", "latencies", "threads", "ranks")
+#: Cycles the injection window of one ``twinnet sim`` run may last at the offered rate (see
+#: :data:`twinnet.sim_tb.settings.MAX_PACKETS`).
 MAX_INJECTION_CYCLES = 1_000_000
-MAX_SEED = 2**32 - 1
 #: Payload bits the testbench needs in a head flit for its per-source sequence numbers.
 MIN_SEQUENCE_BITS = 4
 #: How a run with traffic in hardware was simulated, for the report.
 ENGINE_WORDS = {"program": "C++ program over Verilated modules",
                 "cocotb": "Verilog harness through cocotb"}
-#: How sources create packets (end to end): a Bernoulli trial every cycle, or bursts.
-INJECTIONS = ("bernoulli", "onoff")
-#: Mean packets per burst of on/off injection.
-MAX_BURST = 10_000
-#: Lowest probability that a PE takes an ejected flit in a cycle: a lower one stretches a run
-#: by its inverse.
-MIN_EJECT_READY = 0.01
-#: Longest stall burst of a hardware sink, in cycles.
-MAX_STALL_BURST = 10_000
+#: The settings of ``twinnet sim`` and ``twinnet demo`` (:mod:`twinnet.sim_tb.settings`).
+TRAFFIC_SETTINGS = ("simulator", "check", "pattern", "warmup", "hotspot_fraction",
+                    "injection", "burst", "packet_lengths", "packet_length_weights", "packets",
+                    "rate", "eject_ready", "stall_bursts", "seed", "no_trace", "waves", "out")
 
 
 def register(commands) -> None:
@@ -75,16 +53,10 @@ def register(commands) -> None:
                     "packets delivered, latency, throughput and simulation speed. A second run "
                     "of the same network reuses the build.",
         epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help() + " Traffic: at "
-               f"most {MAX_PACKETS:,} packets and an injection window of at most "
-               f"{MAX_INJECTION_CYCLES:,} cycles (packets / (rate x PEs)). Presets: "
-               + ", ".join(presets()))
+               f"most {MAX_INJECTION_CYCLES:,} cycles of injection (packets / (rate x PEs)). "
+               "Presets: " + ", ".join(presets()))
     gen_cmd.add_network_args(parser)
-    add_traffic_args(parser)
-    parser.add_argument("--broadcast-fraction", type=parse.number, default=0.0,
-                        help="uniform traffic on a network built with --broadcast, either "
-                             "--check: share of the offered packets that are broadcasts, 0 to 1 "
-                             "(default 0); every copy is checked (once, intact, at every other "
-                             "router)")
+    add_settings(parser, TRAFFIC_SETTINGS + ("broadcast_fraction", "threads", "ranks"))
     parser.add_argument("--link-loads", type=parse.path, metavar="FILE",
                         help="--check end-to-end: build the network with link counters, count "
                              "the flits, packets and blocked cycles of every link (per VC) and "
@@ -101,92 +73,8 @@ def register(commands) -> None:
     parser.add_argument("--latencies", type=parse.path, metavar="FILE",
                         help="--trace: where each packet's times go, .csv or .json (default "
                              "<network>-latencies.csv in the build folder)")
-    parser.add_argument("--threads", type=parse.integer, default=1, metavar="N",
-                        help="--check end-to-end on Verilator: evaluate the C++ program's "
-                             f"models on N threads, 1 to {MAX_THREADS} (the results do not "
-                             "depend on N; more threads than idle cores slow it down) "
-                             "(default 1)")
-    add_ranks_arg(parser)
-    # What a frames run (--ni axi-stream) compares its flags with: those it cannot honour
-    # must not be given.
-    parser.set_defaults(func=run, traffic_defaults={
-        dest: parser.get_default(dest) for dest, _ in FRAME_REFUSED})
-
-
-def add_traffic_args(parser, *, packets: int = 2000, rate: float = 0.02,
-                     check: str = "end-to-end") -> None:
-    """Simulation flags (also used by ``twinnet demo``, whose ``check`` default is hops)."""
-    parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
-                        help="simulator (default verilator)")
-    parser.add_argument("--check", choices=CHECKS, default=check,
-                        help="end-to-end: traffic generated and checked in hardware, a source "
-                             "and a sink per PE (every packet once, intact, at the right PE, in "
-                             "order per pair where the routing keeps it; fast); hops: the "
-                             "Python scoreboard also checks every hop against the model "
-                             "(uniform and all-pairs) "
-                             f"(default {check})")
-    parser.add_argument("--traffic", choices=PATTERNS, default="uniform",
-                        help="pattern (default uniform): uniform sends --packets between random "
-                             "pairs at --rate; the permutations and hotspot likewise; all-pairs "
-                             "sends one packet from every PE to every other PE, paced so that "
-                             "the network never saturates (--packets and --rate do not apply). "
-                             "How each maps on sizes that are not powers of two: "
-                             "docs/traffic.md")
-    parser.add_argument("--warmup", type=parse.integer, default=1000,
-                        help=f"end-to-end: cycles of traffic before the measured packets, 0 to "
-                             f"{MAX_WARMUP:,} (default 1000)")
-    parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
-                        help="--traffic hotspot: share of packets sent to PE 0, 0 to 1 "
-                             "(default 0.1)")
-    add_injection_args(parser)
-    add_length_args(parser)
-    parser.set_defaults(default_packets=packets, default_rate=rate)
-    parser.add_argument("--packets", type=parse.integer,
-                        help=f"packets to send, 1 to {MAX_PACKETS:,} (default {packets})")
-    parser.add_argument("--rate", type=parse.number,
-                        help="packets offered per PE per cycle, above 0 and at most 1 / the "
-                             "mean packet length (a PE port takes one flit per cycle; "
-                             f"default {rate})")
-    add_backpressure_args(parser)
-    parser.add_argument("--seed", type=parse.integer, default=1,
-                        help=f"seed of the traffic (destinations, injection times and "
-                             f"back-pressure), 0 to {MAX_SEED} (default 1)")
-    parser.add_argument("--no-trace", action="store_true",
-                        help="leave out the link trace (faster; hops are then not checked)")
-    parser.add_argument("--waves", action="store_true",
-                        help="dump waveforms (FST on Icarus, VCD on Verilator)")
-    parser.add_argument("--out", type=parse.path, default=Path("build"),
-                        help="parent folder: the build goes to OUT/<network>-<simulator>/ "
-                             "(default ./build)")
     add_json_flag(parser)
-
-
-def add_injection_args(parser) -> None:
-    """``--injection`` and ``--burst`` (``twinnet sim`` and ``twinnet sweep``)."""
-    parser.add_argument("--injection", choices=INJECTIONS, default="bernoulli",
-                        help="end-to-end: how each PE creates packets: bernoulli (a packet "
-                             "with the offered probability every cycle) or onoff (bursts of "
-                             "back-to-back packets at the port's full rate, with the same "
-                             "average load; default bernoulli)")
-    parser.add_argument("--burst", type=parse.integer, default=8,
-                        help=f"--injection onoff: mean packets per burst, 1 to {MAX_BURST:,} "
-                             "(default 8)")
-
-
-def add_length_args(parser) -> None:
-    """``--packet-lengths`` and ``--packet-length-weights`` (``twinnet sim`` and ``twinnet
-    sweep``)."""
-    parser.add_argument("--packet-lengths", metavar="LIST",
-                        help="the packets' lengths in flits, drawn per packet (BookSim's "
-                             "packet_size): up to 4 lengths or ranges lo-hi (uniform within), "
-                             "comma-separated, e.g. 4, 1,5 or 1-8, each from 1 to the network's "
-                             "--max-packet-length (which, when no flag, file or preset sets it, "
-                             "becomes the longest of these if that is above its default; "
-                             "default: every packet that long)")
-    parser.add_argument("--packet-length-weights", metavar="LIST",
-                        help="--packet-lengths: one weight per length or range, "
-                             "comma-separated numbers of at least 0 (BookSim's "
-                             "packet_size_rate; default 1 each)")
+    parser.set_defaults(func=run)
 
 
 def network_for_lengths(args):
@@ -227,24 +115,12 @@ def length_settings(network, args) -> LengthMix:
     return mix
 
 
-def add_ranks_arg(parser) -> None:
-    """``--ranks``, of ``sim`` and ``sweep``."""
-    parser.add_argument("--ranks", type=parse.integer, default=1, metavar="N",
-                        help="run the C++ traffic program (Verilator, without --waves) as N "
-                             f"MPI processes, 1 to {MAX_RANKS}, each "
-                             "with its region of the routers (the results do not depend on "
-                             "N; needs MPI: apt-get install libopenmpi-dev openmpi-bin) "
-                             "(default 1)")
-
-
 def check_ranks(args, flit_width: int, settings: dict) -> int:
     """``--ranks``, checked: more than one only where the program runs (with what it
     needs)."""
     from twinnet.program.driver import chosen
 
     ranks = getattr(args, "ranks", 1)  # (demo has no --ranks)
-    if not 1 <= ranks <= MAX_RANKS:
-        raise UsageError(f"--ranks {ranks}: must be from 1 to {MAX_RANKS}")
     if ranks == 1:
         return ranks
     if getattr(args, "check", "end-to-end") != "end-to-end":
@@ -260,41 +136,24 @@ def check_ranks(args, flit_width: int, settings: dict) -> int:
     return ranks
 
 
-def add_backpressure_args(parser) -> None:
-    """``--eject-ready`` and ``--stall-bursts`` (``twinnet sim`` and ``twinnet sweep``)."""
-    parser.add_argument("--eject-ready", type=parse.number, default=1.0,
-                        help=f"probability a PE accepts an ejected flit in a cycle, "
-                             f"{MIN_EJECT_READY} to 1: back-pressure from the PEs (default 1)")
-    parser.add_argument("--stall-bursts", type=parse.integer, default=0,
-                        help="end-to-end: PEs also stop taking flits for bursts of 1 to N "
-                             "cycles (a PE not stopped starts a burst with probability "
-                             f"1/(2N) per cycle), N from 1 to {MAX_STALL_BURST:,}; 0: none "
-                             "(default 0)")
-
-
 def backpressure_settings(args) -> dict:
-    """The point keys of ``--eject-ready`` and ``--stall-bursts``, checked."""
-    if not MIN_EJECT_READY <= args.eject_ready <= 1:
-        raise UsageError(f"--eject-ready {args.eject_ready}: must be a probability from "
-                         f"{MIN_EJECT_READY} to 1 (below that a run would take too long)")
-    bursts = checks.check_int("--stall-bursts", args.stall_bursts, minimum=0,
-                              maximum=MAX_STALL_BURST)
-    return {"eject_ready": float(args.eject_ready), "stall_bursts": bursts}
+    """The point keys of ``--eject-ready`` and ``--stall-bursts``."""
+    return {"eject_ready": float(args.eject_ready), "stall_bursts": args.stall_bursts}
 
 
 def injection_settings(args, rate: float, length: float) -> dict:
     """The point keys of ``--injection`` and ``--burst`` at ``rate`` packets per PE per cycle,
     checked: bursts are sent at one packet per ``length`` (the mean length) cycles, so the
     average rate must stay below that."""
-    burst = checks.check_int("--burst", args.burst, minimum=1, maximum=MAX_BURST)
     if args.injection == "onoff" and rate * length >= 1:
         raise UsageError(f"--injection onoff: the offered load {rate * length:g} flits per PE "
                          "per cycle must be below 1 (bursts are sent at the port's full "
                          "rate, with pauses between them)")
-    return {"injection": args.injection, "burst": burst}
+    return {"injection": args.injection, "burst": args.burst}
 
 
 def run(args) -> Report:
+    resolve(args)
     return simulate_uniform(network_for_lengths(args), args)
 
 
@@ -304,19 +163,19 @@ def trace_settings(network, args) -> dict:
     from twinnet.model.trace import TraceError, read_trace
 
     family = family_for(network)
-    given = [flag for flag, value in (("--packets", args.packets), ("--rate", args.rate),
-                                      ("--packet-lengths", args.packet_lengths),
-                                      ("--broadcast-fraction",
-                                       getattr(args, "broadcast_fraction", 0.0) or None),
-                                      ("--link-loads", getattr(args, "link_loads", None)))
-             if value is not None]
-    if getattr(args, "traffic", "uniform") != "uniform":
-        given.append("--traffic")
+    given_flags = [flag for flag, name in (("--packets", "packets"), ("--rate", "rate"),
+                                           ("--packet-lengths", "packet_lengths"),
+                                           ("--broadcast-fraction", "broadcast_fraction"))
+                   if given(args, name)]
+    if getattr(args, "link_loads", None) is not None:
+        given_flags.append("--link-loads")
+    if args.pattern != "uniform":
+        given_flags.append("--traffic")
     if args.injection != "bernoulli":
-        given.append("--injection")
-    if given:
+        given_flags.append("--injection")
+    if given_flags:
         raise UsageError(f"--trace {args.trace}: the trace gives the packets; "
-                         f"{', '.join(given)} cannot be given with it")
+                         f"{', '.join(given_flags)} cannot be given with it")
     if args.latencies is not None:
         output.file(args.latencies, "--latencies", (".csv", ".json"))
     try:
@@ -332,8 +191,7 @@ def trace_settings(network, args) -> dict:
     if args.check == "hops" and backpressure["stall_bursts"]:
         raise UsageError(f"--stall-bursts {backpressure['stall_bursts']}: applies to --check "
                          "end-to-end")
-    seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
-    return {"trace": str(args.trace.resolve()), "packets": len(packets), "seed": seed,
+    return {"trace": str(args.trace.resolve()), "packets": len(packets), "seed": args.seed,
             "eject_ready": backpressure["eject_ready"]}
 
 
@@ -348,21 +206,18 @@ def traffic_settings(network, args) -> dict:
                          f"head flit's payload and needs at least {MIN_SEQUENCE_BITS} bits "
                          f"there; this network's header takes {header}, so the flit width must "
                          f"be at least {header + MIN_SEQUENCE_BITS}")
-    traffic, check = getattr(args, "traffic", "uniform"), getattr(args, "check", "hops")
-    warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
-    hotspot = hotspot_fraction(args.hotspot_fraction)
+    traffic, check = args.pattern, args.check
+    warmup, hotspot = args.warmup, args.hotspot_fraction
     if check == "hops" and traffic not in HOPS_TRAFFIC:
         raise UsageError(f"--traffic {traffic}: --check hops drives "
                          f"{' and '.join(HOPS_TRAFFIC)} only; leave out --check hops (the "
                          "hardware end-to-end check drives every pattern)")
     if traffic == "all-pairs":
-        for flag, value in (("--packets", args.packets), ("--rate", args.rate)):
-            if value is not None:
-                raise UsageError(f"{flag} {value}: does not apply to --traffic all-pairs "
-                                 f"(which sends one packet per pair)")
-    packets = args.default_packets if args.packets is None else args.packets
-    rate = args.default_rate if args.rate is None else args.rate
-    packets = checks.check_int("--packets", packets, minimum=1, maximum=MAX_PACKETS)
+        for flag, name in (("--packets", "packets"), ("--rate", "rate")):
+            if given(args, name):
+                raise UsageError(f"{flag} {getattr(args, name)}: does not apply to --traffic "
+                                 "all-pairs (which sends one packet per pair)")
+    packets, rate = args.packets, args.rate
     if not 0 < rate <= 1 / length:
         raise UsageError(f"--rate {rate}: must be above 0 and at most 1/{length:g} = "
                          f"{1 / length:g} packets per PE per cycle (a PE port takes one flit "
@@ -373,14 +228,12 @@ def traffic_settings(network, args) -> dict:
                          f"{MAX_INJECTION_CYCLES:,} cycles of injection; the rate must be at "
                          f"least {lowest:.3g} packets per PE per cycle (or send fewer --packets)")
     backpressure = backpressure_settings(args)
-    seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    seed = args.seed
     settings = {"packets": packets, "rate": float(rate),
                 "eject_ready": backpressure["eject_ready"], "seed": seed,
                 "lengths": point_lengths(mix)}
     fraction = getattr(args, "broadcast_fraction", 0.0)
     if fraction:
-        if not 0 <= fraction <= 1:
-            raise UsageError(f"--broadcast-fraction {fraction}: must be from 0 to 1")
         if family.broadcast_route(network, 0) is None:
             raise UsageError(f"--broadcast-fraction {fraction}: needs routers that replicate "
                              f"broadcasts, which {network.name} lacks; build them with "
@@ -405,8 +258,6 @@ def traffic_settings(network, args) -> dict:
             raise UsageError(f"--link-loads {loads}: applies only to --check end-to-end (the "
                              "link counters are read with the traffic harness)")
     threads = getattr(args, "threads", 1)
-    if not 1 <= threads <= MAX_THREADS:
-        raise UsageError(f"--threads {threads}: must be from 1 to {MAX_THREADS}")
     if threads > 1 and (check != "end-to-end" or args.simulator != "verilator" or args.waves):
         raise UsageError(f"--threads {threads}: applies to --check end-to-end on Verilator "
                          "without --waves (the C++ program's threads)")
@@ -447,13 +298,6 @@ def point_lengths(mix: LengthMix) -> list:
     return [[lo, hi, weight] for (lo, hi), weight in zip(mix.classes, mix.weights)]
 
 
-def hotspot_fraction(value) -> float:
-    """``--hotspot-fraction``, checked."""
-    if not 0 <= value <= 1:
-        raise UsageError(f"--hotspot-fraction {value}: must be from 0 to 1")
-    return float(value)
-
-
 def check_simulator(simulator: str) -> None:
     """Stop with one line when ``simulator`` cannot run here."""
     from twinnet.sim_tb import runner  # cocotb only when simulating
@@ -480,7 +324,7 @@ def simulate_uniform(network, args) -> Report:
     """Run the ``--traffic`` pattern on ``network`` with the flags in ``args``; report the
     results (the name is kept for ``twinnet demo``)."""
     family = family_for(network)
-    traffic = getattr(args, "traffic", "uniform")
+    traffic = args.pattern
     if network.ni == "axi-stream":
         return _frames(network, args, family)
     if getattr(args, "trace", None) is not None:
@@ -531,14 +375,19 @@ def simulate_uniform(network, args) -> Report:
 
 def refuse_traffic_flags(args, refused, instead: str) -> None:
     """A run through the AXI4-Stream interfaces refuses, in one line, the flags of
-    ``refused`` (argparse destination, flag) given with a value other than their defaults
-    (``args.traffic_defaults``): they drive the routers' own traffic; ``instead`` says what
-    the command does and takes."""
-    given = [flag if getattr(args, dest) is True else f"{flag} {getattr(args, dest)}"
-             for dest, flag in refused
-             if getattr(args, dest) not in (None, False, args.traffic_defaults[dest])]
-    if given:
-        raise UsageError(f"{', '.join(given)}: drives the routers' own traffic; with --ni "
+    ``refused`` (settings, or other flags' argparse destinations) given with a value other
+    than the default: they drive the routers' own traffic; ``instead`` says what the command
+    does and takes."""
+    shown = []
+    for name in refused:
+        each = SETTINGS.get(name)
+        if getattr(args, name, None) in (None, args.setting_defaults.get(name)):
+            continue
+        flag = each.flag if each is not None and each.flag else "--" + name.replace("_", "-")
+        value = getattr(args, name)
+        shown.append(flag if value is True else f"{flag} {value}")
+    if shown:
+        raise UsageError(f"{', '.join(shown)}: drives the routers' own traffic; with --ni "
                          f"axi-stream {instead}")
 
 
@@ -552,10 +401,7 @@ def _frames(network, args, family) -> Report:
     refuse_traffic_flags(args, FRAME_REFUSED, "twinnet sim sends frames through the "
                          "interfaces and takes only --packets (frames), --eject-ready, --seed, "
                          "--simulator, --waves, --out and --json (see 'twinnet sim --help')")
-    frames = checks.check_int("--packets", args.packets if args.packets is not None
-                              else args.default_packets, minimum=1, maximum=MAX_PACKETS)
-    eject = backpressure_settings(args)["eject_ready"]
-    seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    frames, eject, seed = args.packets, args.eject_ready, args.seed
     check_simulator(args.simulator)
     pes = family.terminal_count(network)
     build_dir = output.target(args.out, f"{network.name}-{args.simulator}-frames", "--out")

@@ -29,7 +29,6 @@ import csv
 import functools
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -37,24 +36,17 @@ from pathlib import Path
 from twinnet.errors import CheckFailed, UsageError
 from twinnet.families import family_for
 from twinnet.gen import output
-from twinnet.model import checks
 from twinnet.model.traffic import PATTERNS, throughput_bound
+from twinnet.sim_tb.settings import MAX_POINTS
 
 from . import args as parse
 from . import gen_cmd
 from .report import Report, add_json_flag
+from .run_settings import add_settings, resolve
 from .sim_cmd import (
-    MAX_SEED,
-    MAX_WARMUP,
-    SIMULATORS,
-    add_backpressure_args,
-    add_injection_args,
-    add_length_args,
-    add_ranks_arg,
     backpressure_settings,
     check_ranks,
     check_simulator,
-    hotspot_fraction,
     injection_settings,
     length_settings,
     network_for_lengths,
@@ -62,23 +54,20 @@ from .sim_cmd import (
     refuse_traffic_flags,
 )
 
-MAX_POINTS = 1000
 #: Terminals up to which the model's throughput bound is computed (every ordered pair is
 #: routed: about a second at 256 terminals).
 MAX_BOUND_TERMINALS = 256
 #: A point is saturated when it accepts less than this share of what it offered.
 SATURATED = 0.95
-#: ``--knee``'s tolerance, in flits per PE per cycle.
-MIN_KNEE, MAX_KNEE = 0.001, 0.5
-#: The flags (argparse destination, flag) that a sweep through the AXI4-Stream interfaces
-#: (--ni axi-stream) cannot honour: given with a value other than the default, they are
-#: refused.
-FRAME_REFUSED = (("traffic", "--traffic"), ("hotspot_fraction", "--hotspot-fraction"),
-                 ("injection", "--injection"), ("burst", "--burst"),
-                 ("packet_lengths", "--packet-lengths"),
-                 ("packet_length_weights", "--packet-length-weights"),
-                 ("stall_bursts", "--stall-bursts"), ("stalls", "--stalls"),
-                 ("link_loads", "--link-loads"), ("ranks", "--ranks"))
+#: The settings a sweep through the AXI4-Stream interfaces (--ni axi-stream) cannot honour:
+#: given, they are refused.
+FRAME_REFUSED = ("pattern", "hotspot_fraction", "injection", "burst", "packet_lengths",
+                 "packet_length_weights", "stall_bursts", "stalls", "link_loads", "ranks")
+#: The settings of ``twinnet sweep`` (:mod:`twinnet.sim_tb.settings`).
+SWEEP_SETTINGS = ("simulator", "pattern", "loads", "seeds", "warmup", "measure",
+                  "hotspot_fraction", "injection", "burst", "packet_lengths",
+                  "packet_length_weights", "eject_ready", "stall_bursts", "ranks", "stalls",
+                  "knee", "jobs", "scheduler", "out")
 
 
 def register(commands) -> None:
@@ -90,84 +79,39 @@ def register(commands) -> None:
                     "end to end. Writes JSON, CSV and a latency-throughput plot.",
         epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help())
     gen_cmd.add_network_args(parser)
-    parser.add_argument("--simulator", choices=SIMULATORS, default="verilator",
-                        help="simulator (default verilator)")
-    parser.add_argument("--traffic", choices=[p for p in PATTERNS if p != "all-pairs"],
-                        default="uniform", help="pattern (default uniform)")
-    parser.add_argument("--loads", type=parse.number_list, default=None,
-                        help="offered loads in flits per PE per cycle, each above 0 and at "
-                             "most 1 (default 0.05,0.1,…,0.5)")
-    parser.add_argument("--seeds", type=parse.integer_list, default=[1],
-                        help="seeds; every load runs once per seed (default 1)")
-    parser.add_argument("--warmup", type=parse.integer, default=1000,
-                        help=f"warm-up cycles per point, 0 to {MAX_WARMUP:,} (default 1000)")
-    parser.add_argument("--measure", type=parse.integer, default=3000,
-                        help=f"measured cycles per point, 1 to {MAX_WARMUP:,} (default 3000)")
-    parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
-                        help="--traffic hotspot: share of packets sent to PE 0 (default 0.1)")
-    add_injection_args(parser)
-    add_length_args(parser)
-    add_backpressure_args(parser)
-    add_ranks_arg(parser)
-    parser.add_argument("--stalls", action="store_true",
-                        help="build the routers with stall counters and report, per point, "
-                             "why waiting packets were not allocated (arbitration, output "
-                             "held, credits, bubble; needs --simulator verilator)")
+    add_settings(parser, SWEEP_SETTINGS)
     parser.add_argument("--link-loads", type=parse.path, metavar="FILE",
                         help="build the network with link counters: every point reports the "
                              "flits, packets and blocked cycles of every link (per VC) and "
                              "terminal port over its measured cycles (JSON link_loads), and "
                              "its load map is drawn beside FILE (.svg or .png) as "
                              "FILE-<offered load>-s<seed>, with its histogram")
-    parser.add_argument("--knee", type=parse.number, default=None,
-                        help=f"refine the loads around saturation by bisection until the "
-                             f"knee is bracketed within KNEE flits/PE/cycle (e.g. 0.01), "
-                             f"{MIN_KNEE} to {MAX_KNEE}; every seed runs at each new load")
-    parser.add_argument("--jobs", type=parse.integer, default=os.cpu_count() or 1,
-                        help="points simulated at once on this machine (default: the number "
-                             "of cores)")
-    parser.add_argument("--scheduler", type=parse.name,
-                        help="run the points on the Dask distributed cluster whose scheduler "
-                             "is at ADDRESS (e.g. tcp://10.0.0.5:8786) instead of locally")
-    parser.add_argument("--out", type=parse.path, default=Path("build"),
-                        help="parent folder: the build goes to OUT/<network>-<simulator>-"
-                             "traffic/, the results to OUT/<network>-sweep.* (default ./build)")
     add_json_flag(parser)
-    parser.set_defaults(func=run, traffic_defaults={
-        dest: parser.get_default(dest) for dest, _ in FRAME_REFUSED})
+    parser.set_defaults(func=run)
 
 
-def grid(args) -> tuple[list[float], list[int], int, int]:
-    """The sweep's offered loads (flits per PE per cycle), seeds, warm-up and measured
-    cycles, checked (and ``--knee``)."""
-    if args.knee is not None and not MIN_KNEE <= args.knee <= MAX_KNEE:
-        raise UsageError(f"--knee {args.knee}: must be from {MIN_KNEE} to {MAX_KNEE} flits per "
-                         "PE per cycle")
-    loads = args.loads if args.loads is not None else [round(0.05 * i, 2) for i in range(1, 11)]
-    for load in loads:
-        if not 0 < load <= 1:
-            raise UsageError(f"--loads {','.join(map(str, loads))}: {load} is out of range; "
-                             "each load must be above 0 and at most 1 flit per PE per cycle "
-                             "(a PE port takes one flit per cycle)")
-    seeds = [checks.check_int("--seeds", seed, minimum=0, maximum=MAX_SEED)
-             for seed in args.seeds]
-    warmup = checks.check_int("--warmup", args.warmup, minimum=0, maximum=MAX_WARMUP)
-    measure = checks.check_int("--measure", args.measure, minimum=1, maximum=MAX_WARMUP)
-    if len(loads) * len(seeds) > MAX_POINTS:
-        raise UsageError(f"--loads and --seeds: {len(loads) * len(seeds)} points; at most "
-                         f"{MAX_POINTS}")
-    return loads, seeds, warmup, measure
+def grid(args) -> tuple[list[float], list[int]]:
+    """The sweep's offered loads (flits per PE per cycle) and seeds, at most
+    :data:`~twinnet.sim_tb.settings.MAX_POINTS` points; a pattern with an offered load."""
+    if args.pattern == "all-pairs":
+        raise UsageError("--traffic all-pairs: sends one packet per pair, with no offered load "
+                         "to sweep; a sweep takes one of "
+                         + ", ".join(p for p in PATTERNS if p != "all-pairs"))
+    if len(args.loads) * len(args.seeds) > MAX_POINTS:
+        raise UsageError(f"--loads and --seeds: {len(args.loads) * len(args.seeds)} points; at "
+                         f"most {MAX_POINTS}")
+    return list(args.loads), list(args.seeds)
 
 
 def points_of(args, network) -> list[dict]:
     """The sweep's points, checked against ``network``."""
     mix = length_settings(network, args)
     length = mix.mean()
-    loads, seeds, warmup, measure = grid(args)
-    hotspot = hotspot_fraction(args.hotspot_fraction)
+    loads, seeds = grid(args)
     backpressure = backpressure_settings(args)
-    return [{"pattern": args.traffic, "rate": load / length, "seed": seed, "warmup": warmup,
-             "measure": measure, "hotspot_fraction": hotspot, "lengths": point_lengths(mix),
+    return [{"pattern": args.pattern, "rate": load / length, "seed": seed,
+             "warmup": args.warmup, "measure": args.measure,
+             "hotspot_fraction": args.hotspot_fraction, "lengths": point_lengths(mix),
              **injection_settings(args, load / length, length), **backpressure}
             for load in loads for seed in seeds]
 
@@ -232,13 +176,14 @@ def run_point(simulator: str, build_dir: str, run_dir: str, point: dict, *,
 
 
 def run(args) -> Report:
+    resolve(args)
     network = network_for_lengths(args)
     family = family_for(network)
     if network.ni == "axi-stream":
         return _through_interfaces(network, family, args)
     points = points_of(args, network)
     ranks = check_ranks(args, network.flit_width, points[0])
-    jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
+    jobs = args.jobs
     check_simulator(args.simulator)
     from twinnet.sim_tb import network_sim
     if args.stalls and args.simulator != "verilator":
@@ -285,7 +230,7 @@ def run(args) -> Report:
         if client is not None:
             client.close()
     failed = [r for r in results if "failure" in r]
-    bound = _bound(network, family, args.traffic, args.hotspot_fraction)
+    bound = _bound(network, family, args.pattern, args.hotspot_fraction)
     data = _summary(network, family, args, results, bound)
     data["knee"] = knee
     files = _write(Path(args.out), network.name, data)
@@ -312,9 +257,8 @@ def _through_interfaces(network, family, args) -> Report:
                          "through the interfaces and takes --loads, --seeds, --warmup, "
                          "--measure, --eject-ready, --knee, --simulator, --jobs, --scheduler, "
                          "--out and --json (see 'twinnet sweep --help')")
-    loads, seeds, warmup, measure = grid(args)
-    eject = backpressure_settings(args)["eject_ready"]
-    jobs = checks.check_int("--jobs", args.jobs, minimum=1, maximum=256)
+    loads, seeds = grid(args)
+    warmup, measure, eject, jobs = args.warmup, args.measure, args.eject_ready, args.jobs
     check_simulator(args.simulator)
     build_dir = output.target(args.out, f"{network.name}-{args.simulator}-frames", "--out")
     client = _client(args.scheduler) if args.scheduler is not None else None
@@ -464,7 +408,7 @@ def _summary(network, family, args, results: list[dict], bound) -> dict:
     first_saturated = min((r["offered_flits_per_pe_cycle"] for r in saturated), default=None)
     peak = max((r["accepted_flits_per_pe_cycle"] for r in ok), default=None)
     return {"network": network.name, "family": family.name, "parameters": network.to_dict(),
-            "simulator": args.simulator, "pattern": args.traffic,
+            "simulator": args.simulator, "pattern": args.pattern,
             "model_throughput_bound": bound, "peak_accepted": peak,
             "first_saturated_offered": first_saturated, "loads": by_load(results),
             "points": results}

@@ -6,23 +6,18 @@ import sys
 from twinnet.errors import UsageError
 from twinnet.families import family_for
 from twinnet.gen import output
-from twinnet.model import checks
-from twinnet.model.trace import MAX_TRACE_PACKETS, RateError, generate_trace, trace_text
+from twinnet.model.trace import RateError, generate_trace, trace_text
 from twinnet.model.traffic import PATTERNS
 
 from . import args as parse
 from . import gen_cmd
 from .report import Report, add_json_flag
-from .sim_cmd import (
-    MAX_SEED,
-    add_length_args,
-    hotspot_fraction,
-    length_settings,
-    network_for_lengths,
-)
+from .run_settings import add_settings, resolve
+from .sim_cmd import length_settings, network_for_lengths
 
-#: The patterns a trace can be made of (all-pairs is one packet per pair, no rate).
-TRACE_PATTERNS = tuple(p for p in PATTERNS if p != "all-pairs")
+#: The settings of ``twinnet trace`` (:mod:`twinnet.sim_tb.settings`).
+TRACE_SETTINGS = ("pattern", "rate", "packets", "hotspot_fraction", "packet_lengths",
+                  "packet_length_weights", "seed")
 
 
 def register(commands) -> None:
@@ -36,19 +31,7 @@ def register(commands) -> None:
         epilog="Network flags as for 'twinnet gen' (the trace's PEs and longest packet are "
                "the network's).")
     gen_cmd.add_network_args(parser, interfaces=False)
-    parser.add_argument("--traffic", choices=TRACE_PATTERNS, default="uniform",
-                        help="pattern (default uniform)")
-    parser.add_argument("--rate", type=parse.number, default=0.02,
-                        help="packets created per PE per cycle, above 0 and at most 1 "
-                             "(default 0.02)")
-    parser.add_argument("--packets", type=parse.integer, default=1000,
-                        help=f"packets in the trace, 1 to {MAX_TRACE_PACKETS:,} (default 1000)")
-    parser.add_argument("--hotspot-fraction", type=parse.number, default=0.1,
-                        help="--traffic hotspot: share of packets sent to PE 0, 0 to 1 "
-                             "(default 0.1)")
-    add_length_args(parser)
-    parser.add_argument("--seed", type=parse.integer, default=1,
-                        help=f"seed of the draws, 0 to {MAX_SEED} (default 1)")
+    add_settings(parser, TRACE_SETTINGS, packets=1000)
     parser.add_argument("--out", type=parse.path, required=True, metavar="FILE",
                         help="the trace file to write")
     add_json_flag(parser)
@@ -56,32 +39,36 @@ def register(commands) -> None:
 
 
 def run(args) -> Report:
+    resolve(args)
+    if args.pattern == "all-pairs":
+        raise UsageError("--traffic all-pairs: sends one packet per pair, with no rate to draw "
+                         "a trace at; a trace takes one of "
+                         + ", ".join(p for p in PATTERNS if p != "all-pairs"))
     out = output.file(args.out, "--out")
     network = network_for_lengths(args)
     family = family_for(network)
     mix = length_settings(network, args)
-    packets = checks.check_int("--packets", args.packets, minimum=1, maximum=MAX_TRACE_PACKETS)
-    seed = checks.check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    packets, seed = args.packets, args.seed
     terminals = family.terminal_count(network)
     try:
-        made = generate_trace(args.traffic, terminals, args.rate, packets, mix, seed=seed,
-                              hotspot_fraction=hotspot_fraction(args.hotspot_fraction))
+        made = generate_trace(args.pattern, terminals, args.rate, packets, mix, seed=seed,
+                              hotspot_fraction=args.hotspot_fraction)
     except RateError as error:
         raise UsageError(f"--rate {args.rate}: {error}") from None
     except ValueError as error:
-        raise UsageError(f"--traffic {args.traffic}: {error}") from None
+        raise UsageError(f"--traffic {args.pattern}: {error}") from None
     lengths, weights = mix.text()
     try:
         output.replace_file(out, trace_text(
-            made, comment=f"{network.name}: {args.traffic}, rate {args.rate}, lengths "
+            made, comment=f"{network.name}: {args.pattern}, rate {args.rate}, lengths "
                           f"{lengths} (weights {weights}), seed {seed}"))
     except OSError as error:
         raise UsageError(f"--out {out}: cannot be written: {error.strerror}") from None
     print(f"twinnet trace: {len(made)} packets over {made[-1].cycle + 1} cycles to {out}",
           file=sys.stderr)
     return Report(f"{out}: {len(made)} packets of {network.name} ({terminals} PEs), "
-                  f"{args.traffic} at {args.rate} packets/PE/cycle, cycles 0 to "
+                  f"{args.pattern} at {args.rate} packets/PE/cycle, cycles 0 to "
                   f"{made[-1].cycle}",
                   {"trace": str(out), "network": network.name, "packets": len(made),
-                   "cycles": made[-1].cycle + 1, "pattern": args.traffic, "rate": args.rate,
+                   "cycles": made[-1].cycle + 1, "pattern": args.pattern, "rate": args.rate,
                    "seed": seed})

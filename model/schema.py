@@ -2,8 +2,10 @@
 
 A family's configuration is a frozen dataclass deriving from :class:`Configuration`; each of its
 fields is declared with :func:`parameter`, which gives the parameter's kind of value
-(:class:`Integer`, :class:`Choice`, :class:`Flag`, :class:`Integers`, :class:`Text`), its
-default and its help text. Everything else comes from those declarations:
+(:class:`Integer`, :class:`Number`, :class:`Choice`, :class:`Flag`, :class:`Integers`,
+:class:`Numbers`, :class:`Text`, :class:`Path`), its default and its help text. Everything
+else comes from those declarations (a simulation run's settings are :class:`Parameter` s of
+the same kinds, :mod:`twinnet.sim_tb.settings`):
 
 - :meth:`Configuration.from_dict` (TOML files, presets, manifests and the command line's
   values all go through it): unknown keys, each value's type and range, the defaults, then
@@ -22,6 +24,7 @@ The router sizes every family shares (flit width, packet length, buffer depth, p
 import dataclasses
 import functools
 import inspect
+import pathlib
 from collections.abc import Callable, Iterable
 
 from . import checks
@@ -121,13 +124,89 @@ class Text:
 
 
 @dataclasses.dataclass(frozen=True)
+class Number:
+    """A finite real number from ``minimum`` to ``maximum`` (None: unbounded), above
+    ``minimum`` when ``above``; in a message, ``noun`` (e.g. ``a probability``) comes before
+    the range and ``note`` (a reason) after it."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+    above: bool = False
+    noun: str = ""
+    note: str = ""
+
+    def check(self, label: str, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{label} must be a number, not {value!r}")
+        low = (self.minimum is None or value > self.minimum if self.above
+               else self.minimum is None or value >= self.minimum)
+        if value != value or not low or (self.maximum is not None and value > self.maximum):
+            raise ValueError(f"{label} {value}: must be {self.allowed()}{self.note}")
+        return value
+
+    def allowed(self) -> str:
+        return f"{self.noun} {self._range()}" if self.noun else self._range()
+
+    def _range(self) -> str:
+        if self.minimum is None:
+            return "a number" if self.maximum is None else f"at most {self.maximum:g}"
+        if self.above:
+            upper = "" if self.maximum is None else f" and at most {self.maximum:g}"
+            return f"above {self.minimum:g}{upper}"
+        if self.maximum is None:
+            return f"at least {self.minimum:g}"
+        return f"from {self.minimum:g} to {self.maximum:g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Numbers:
+    """A list of from 1 to ``most`` numbers, each as :class:`Number` ``each`` allows; ``noun``
+    names the entries in messages. Held as a tuple."""
+
+    each: Number
+    most: int
+    noun: str = "values"
+
+    def check(self, label: str, value):
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise TypeError(f"{label} must be a list of numbers, not {value!r}")
+        shown = ",".join(map(str, value))
+        if not 1 <= len(value) <= self.most:
+            raise ValueError(f"{label} {shown}: must have from 1 to {self.most} {self.noun}, "
+                             f"not {len(value)}")
+        for item in value:
+            try:
+                self.each.check(label, item)
+            except ValueError:
+                raise ValueError(f"{label} {shown}: {item} is out of range; each must be "
+                                 f"{self.each.allowed()}{self.each.note}") from None
+        return tuple(value)
+
+    def allowed(self) -> str:
+        return f"1 to {self.most} {self.noun}, each {self.each.allowed()}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Path:
+    """A file or folder path (held as a :class:`pathlib.Path`)."""
+
+    def check(self, label: str, value):
+        if not isinstance(value, (str, pathlib.PurePath)) or not str(value).strip():
+            raise ValueError(f"{label} must be a file or folder path, not {value!r}")
+        return pathlib.Path(value)
+
+    def allowed(self) -> str:
+        return "a path"
+
+
+@dataclasses.dataclass(frozen=True)
 class Parameter:
     """One parameter: its ``name`` (the TOML key and field), ``kind`` (the value's type and
     range), ``default`` (a value, or a function of the values before it, or None: derived),
     ``help`` and the command-line ``flag`` (default ``--`` and the name with dashes)."""
 
     name: str
-    kind: Integer | Choice | Flag | Integers | Text
+    kind: Integer | Number | Choice | Flag | Integers | Numbers | Text | Path
     default: object
     help: str
     flag: str

@@ -108,6 +108,8 @@ FAULTS = ("none", "duplicate")
 #: Most threads the program evaluates its models on (each waits for the others spinning: more
 #: threads than free cores only slow it down).
 MAX_THREADS = 16
+#: Most MPI ranks: each is a process, with its share of the routers.
+MAX_RANKS = 64
 #: The program's code, C++ shipped with this package (:func:`sources`): the generic engine
 #: (models, their activity, the settling of the paths between them, the clock, the counters)
 #: and the main (the ``Harness`` over the network's model classes, the commands), which

@@ -42,8 +42,6 @@ from . import EXECUTABLE, FAULTS, MAX_THREADS, network_define, verilog
 MPI_TOOLS = ("mpicxx", "mpirun")
 #: The program built to run as MPI ranks, beside :data:`EXECUTABLE`.
 MPI_EXECUTABLE = f"{EXECUTABLE}_mpi"
-#: Most MPI ranks: each is a process, with its share of the routers.
-MAX_RANKS = 64
 
 #: The C++ compiler's optimisation: -O2 on the models, Verilator's runtime and the program
 #: (the models are small, each compiled once; -O1 ran 15 % slower for a few seconds less of

@@ -4,7 +4,8 @@ A driver (:class:`HarnessDriver`) sets the harness's controls, lets cycles pass 
 outputs: :mod:`twinnet.sim_tb.traffic_cocotb` does it through cocotb on the Verilog harness,
 :mod:`twinnet.program.driver` through the C++ program of
 :mod:`twinnet.program`. :func:`run_point` runs one point on either. A point is a
-dict of
+:class:`twinnet.sim_tb.settings.Point` (or its dict, as it travels to a driver in another
+process; the settings there declare each key's default and range):
 
 - ``pattern`` (a name of :data:`twinnet.model.traffic.PATTERNS`), ``rate`` (packets per
   terminal per cycle, on average), ``seed``, ``hotspot_fraction``;
@@ -72,6 +73,8 @@ from twinnet.gen import output
 from twinnet.model.trace import read_trace
 from twinnet.model.traffic import PATTERNS, LengthMix
 
+from .settings import POINT_SETTINGS, Point
+
 COUNTERS = ("created", "created_measured", "overflowed", "injected", "received",
             "received_measured", "flits_measured", "injected_time_sum", "queued_sum",
             "ejected_time_sum", "wrong_destination", "out_of_order", "corrupt", "framing",
@@ -81,12 +84,6 @@ BROADCAST_COUNTERS = ("broadcasts", "broadcasts_measured", "copies")
 ERRORS = ("wrong_destination", "out_of_order", "corrupt", "framing", "aborted", "drop_count")
 #: Bits of the harness's sums of cycles (they wrap: their differences are taken modulo).
 SUM_BITS = 48
-DEFAULTS = {"pattern": "uniform", "rate": 0.01, "seed": 1, "hotspot_fraction": 0.0,
-            "injection": "bernoulli", "burst": 8, "fault": "none",
-            "eject_ready": 1.0, "stall_bursts": 0,
-            "warmup": 1000, "measure": 2000, "drain_limit": 200_000, "watchdog": 3000,
-            "chunk": 200, "link_loads": False, "broadcast_fraction": 0.0, "lengths": None}
-
 
 class Deadlock(AssertionError):
     """A watchdog saw the network stop while packets were in flight: no flit moved (or, when
@@ -339,22 +336,20 @@ def snapshot(harness: HarnessDriver, wanted: bool):
     return (harness.link_counts(), harness.links()) if wanted else None
 
 
-async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> dict:
+async def run_point(harness: "HarnessDriver", point: Point | dict, manifest: dict) -> dict:
     """Reset, run one point's phases and return what it measured (see the module
     docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
-    point = {**DEFAULTS, **point}
+    point = point if isinstance(point, Point) else Point.from_dict(point)
     traffic = manifest["traffic"]
     copies = copies_per_broadcast(manifest)
-    fraction = point["broadcast_fraction"]
-    if not 0 <= fraction <= 1:
-        raise ValueError(f"broadcast_fraction must be from 0 to 1, not {fraction}")
+    fraction = point.broadcast_fraction
     if fraction and copies is None:
         raise ValueError(f"broadcast_fraction {fraction}: this network's routers do not "
                          "replicate broadcasts")
     longest = manifest["parameters"]["max_packet_length"]
-    mix = (LengthMix.fixed(longest) if point["lengths"] is None
-           else LengthMix([(lo, hi) for lo, hi, _ in point["lengths"]],
-                          [weight for _, _, weight in point["lengths"]]))
+    mix = (LengthMix.fixed(longest) if point.lengths is None
+           else LengthMix([(lo, hi) for lo, hi, _ in point.lengths],
+                          [weight for _, _, weight in point.lengths]))
     if mix.longest > longest:
         raise ValueError(f"packet lengths up to {mix.longest}: the network's longest packet is "
                          f"{longest} flits")
@@ -362,48 +357,48 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
     terminals = manifest["derived"]["pe_count"]
     scale = 1 << traffic["rate_bits"]
     set_lengths(harness, mix, scale)
-    harness.set("rate", min(scale - 1, round(point["rate"] * scale)))
-    harness.set("onoff", point["injection"] == "onoff")
-    if point["injection"] == "onoff":
+    harness.set("rate", min(scale - 1, round(point.rate * scale)))
+    harness.set("onoff", point.injection == "onoff")
+    if point.injection == "onoff":
         # On for burst * length cycles on average (the mean length), creating at 1/length
         # while on; the average rate is on_rate * p_on / (p_on + p_off).
-        on_rate, turn_off = 1 / length, 1 / (point["burst"] * length)
-        turn_on = point["rate"] * turn_off / (on_rate - point["rate"])
+        on_rate, turn_off = 1 / length, 1 / (point.burst * length)
+        turn_on = point.rate * turn_off / (on_rate - point.rate)
         harness.set("rate", min(scale - 1, round(on_rate * scale)))
         harness.set("turn_on", max(1, min(scale - 1, round(turn_on * scale))))
         harness.set("turn_off", max(1, round(turn_off * scale)))
-    harness.set("fault", traffic["faults"].index(point["fault"]))
-    harness.set("pattern", PATTERNS.index(point["pattern"]))
-    harness.set("hotspot_rate", min(scale - 1, round(point["hotspot_fraction"] * scale)))
-    harness.set("seed", point["seed"])
+    harness.set("fault", traffic["faults"].index(point.fault))
+    harness.set("pattern", PATTERNS.index(point.pattern))
+    harness.set("hotspot_rate", min(scale - 1, round(point.hotspot_fraction * scale)))
+    harness.set("seed", point.seed)
     if copies is not None:  # (1: every packet; the control takes 65536)
         harness.set("broadcast_rate", round(fraction * scale))
-    harness.set("refuse_rate", min(scale - 1, round((1 - point["eject_ready"]) * scale)))
-    bursts = point["stall_bursts"]
+    harness.set("refuse_rate", min(scale - 1, round((1 - point.eject_ready) * scale)))
+    bursts = point.stall_bursts
     harness.set("stall_max", bursts)
     harness.set("stall_start", round(scale / (2 * bursts)) if bursts else 0)
     harness.set("enable", 0)
     harness.set("measure", 0)
     await harness.reset()
     started = time.perf_counter()
-    chunk = point["chunk"]
+    chunk = point.chunk
     # A stall burst, or a packet trickling out of a slow sink, is not a deadlock.
-    patience = point["watchdog"] + bursts + round(4 * longest / point["eject_ready"])
+    patience = point.watchdog + bursts + round(4 * longest / point.eject_ready)
     watchdog = Watchdog(harness, patience, manifest)
-    every_pair = point["pattern"] == "all-pairs"
-    if point["link_loads"] and (manifest.get("link_counters") is None
+    every_pair = point.pattern == "all-pairs"
+    if point.link_loads and (manifest.get("link_counters") is None
                                 or harness.link_counts() is None):
         raise ValueError("link loads: the network was generated without its link counters "
                          "(generate_network(..., link_counters=True))")
     harness.set("enable", 1)
-    await watchdog.cycles(point["warmup"], chunk)
+    await watchdog.cycles(point.warmup, chunk)
     stalls_before = harness.stalls()
-    links_before = snapshot(harness, point["link_loads"])
+    links_before = snapshot(harness, point.link_loads)
     harness.set("measure", 1)
-    await watchdog.cycles(point["measure"], chunk)
+    await watchdog.cycles(point.measure, chunk)
     harness.set("measure", 0)
     window = harness.read()
-    links_window = snapshot(harness, point["link_loads"])
+    links_window = snapshot(harness, point.link_loads)
     stalls = harness.stalls()
     if stalls is not None:
         stalls = {reason: count - stalls_before[reason] for reason, count in stalls.items()}
@@ -417,7 +412,7 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
         if values["received_measured"] + values.get("broadcasts_measured", 0) >= \
                 window["created_measured"] and values["created"] >= everything:
             break
-        if spent >= point["drain_limit"]:
+        if spent >= point.drain_limit:
             # Beyond saturation some measured packets may starve while traffic goes on: stop
             # creating and let the network drain (a deadlock is caught there).
             unstable = True
@@ -426,7 +421,7 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
         spent += chunk
     harness.set("enable", 0)
     # A duplicated packet is injected twice and received twice.
-    duplicates = values["faults"] if point["fault"] == "duplicate" else 0
+    duplicates = values["faults"] if point.fault == "duplicate" else 0
     while True:  # everything drains
         values = harness.read()
         packets, missing = in_flight(values, copies)
@@ -437,10 +432,10 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
     seconds = time.perf_counter() - started
     hops = harness.hops()
     loads = None
-    if point["link_loads"]:
+    if point.link_loads:
         # Under all-pairs, every packet of the run; otherwise the measured cycles.
         start, end, cycles = ((None, snapshot(harness, True), values["now"] - 2) if every_pair
-                              else (links_before, links_window, point["measure"]))
+                              else (links_before, links_window, point.measure))
         start = start or (0, None if end[1] is None else [0] * len(end[1]))
         loads = link_loads(manifest, start[0], end[0], cycles)
         if end[1] is not None:
@@ -451,7 +446,7 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
         errors["checksum"] = 1
     if missing:  # (negative: copies beyond the broadcasts' count)
         errors["broadcast_copies"] = abs(missing)
-    if errors and point["fault"] == "none":
+    if errors and point.fault == "none":
         raise TrafficError(f"the sinks counted errors: {errors}")
     measured = window["created_measured"] - values.get("broadcasts_measured", 0)
     cycles = values["now"] - 2
@@ -460,16 +455,16 @@ async def run_point(harness: "HarnessDriver", point: dict, manifest: dict) -> di
     latency_sum = (values["ejected_time_sum"] - values["injected_time_sum"]) % (1 << SUM_BITS)
     total_latency_sum = latency_sum + values["queued_sum"]
     return dict(
-        pattern=point["pattern"], rate=point["rate"], seed=point["seed"],
-        injection=point["injection"], fault=point["fault"], faults_applied=values["faults"],
+        pattern=point.pattern, rate=point.rate, seed=point.seed,
+        injection=point.injection, fault=point.fault, faults_applied=values["faults"],
         errors=errors,
-        eject_ready=point["eject_ready"], stall_bursts=bursts, refused=values["refused"],
+        eject_ready=point.eject_ready, stall_bursts=bursts, refused=values["refused"],
         lengths=[[lo, hi, weight] for (lo, hi), weight in zip(mix.classes, mix.weights)],
         mean_length=length,
-        offered_flits_per_pe_cycle=point["rate"] * length,
+        offered_flits_per_pe_cycle=point.rate * length,
         created_flits_per_pe_cycle=window["created_measured"] * length / terminals
-        / point["measure"],
-        accepted_flits_per_pe_cycle=window["flits_measured"] / terminals / point["measure"],
+        / point.measure,
+        accepted_flits_per_pe_cycle=window["flits_measured"] / terminals / point.measure,
         overflowed=values["overflowed"], created=values["created"],
         packets=values["received"], measured_packets=measured,
         mean_latency=latency_sum / measured if measured else None,
@@ -548,12 +543,14 @@ async def run_trace(harness: HarnessDriver, point: dict, manifest: dict) -> dict
     :class:`Deadlock` or :class:`TrafficError`. The program's own files (the packets for the
     sources, the records of the sinks) go to a temporary folder, removed after."""
     with tempfile.TemporaryDirectory(prefix="twinnet-trace-") as work:
-        return await _replay(harness, {**DEFAULTS, **point}, manifest, Path(work))
+        return await _replay(harness, point, manifest, Path(work))
 
 
 async def _replay(harness: HarnessDriver, point: dict, manifest: dict, work: Path) -> dict:
     """:func:`run_trace` with its temporary folder ``work``."""
     longest = manifest["parameters"]["max_packet_length"]
+    settings = Point.from_dict({key: value for key, value in point.items()
+                                if key in POINT_SETTINGS})
     packets = read_trace(point["trace"], manifest["derived"]["pe_count"], longest)
     out = Path(point["latencies"])
     scale = 1 << manifest["traffic"]["rate_bits"]
@@ -563,9 +560,9 @@ async def _replay(harness: HarnessDriver, point: dict, manifest: dict, work: Pat
                               for p in packets))
     for name, value in (("enable", 0), ("rate", 0), ("onoff", 0), ("fault", 0),
                         ("pattern", PATTERNS.index("uniform")), ("hotspot_rate", 0),
-                        ("seed", point["seed"]), ("from_trace", 1), ("measure", 1),
+                        ("seed", settings.seed), ("from_trace", 1), ("measure", 1),
                         ("refuse_rate", min(scale - 1,
-                                            round((1 - point["eject_ready"]) * scale))),
+                                            round((1 - settings.eject_ready) * scale))),
                         ("stall_max", 0), ("stall_start", 0)):
         harness.set(name, value)
     set_lengths(harness, LengthMix.fixed(longest), scale)
@@ -575,7 +572,7 @@ async def _replay(harness: HarnessDriver, point: dict, manifest: dict, work: Pat
     harness.record(records)
     await harness.reset()
     started = time.perf_counter()
-    patience = point["watchdog"] + round(4 * longest / point["eject_ready"])
+    patience = settings.watchdog + round(4 * longest / settings.eject_ready)
     watchdog = Watchdog(harness, patience, manifest)
     values = harness.read()
     while values["received"] < len(packets):
@@ -584,7 +581,7 @@ async def _replay(harness: HarnessDriver, point: dict, manifest: dict, work: Pat
             raise TrafficError(f"the trace's packets were not all taken by their sources: "
                                f"{values['created']} of {len(packets)} by cycle "
                                f"{values['now']}")
-        values = await watchdog.cycles(point["chunk"], point["chunk"])
+        values = await watchdog.cycles(settings.chunk, settings.chunk)
     seconds = time.perf_counter() - started
     harness.set("from_trace", 0)
     harness.close_record()
@@ -610,7 +607,7 @@ async def _replay(harness: HarnessDriver, point: dict, manifest: dict, work: Pat
                 mean_total_latency=(latency_sum + values["queued_sum"]) / len(packets),
                 mean_packet_latency=sum(t["latency"] for t in times) / len(times),
                 max_packet_latency=max(t["latency"] for t in times),
-                eject_ready=point["eject_ready"], cycles=values["now"] - 2,
+                eject_ready=settings.eject_ready, cycles=values["now"] - 2,
                 wall_seconds=seconds, cycles_per_second=(values["now"] - 2) / seconds,
                 latencies=str(out))
 

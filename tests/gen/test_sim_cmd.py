@@ -22,8 +22,9 @@ def test_help(capsys, command):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--rate", "0"], r"--rate 0: must be above 0 and at most 1/4 = 0.25 packets per PE"),
-    (["--rate", "1.5"], r"--rate 1.5: must be above 0 and at most 1/4 = 0.25 packets"),
+    (["--rate", "0"], r"--rate 0: must be above 0 and at most 1"),
+    (["--rate", "1.5"], r"--rate 1.5: must be above 0 and at most 1"),
+    (["--rate", "0.3"], r"--rate 0.3: must be above 0 and at most 1/4 = 0.25 packets per PE"),
     (["--rate", "1e-9"], r"--rate 1e-9: 2000 packets on 18 PEs would need more than "
                          r"1,000,000 cycles of injection; the rate must be at least 0.000111"),
     (["--packets", "0"], r"--packets must be an integer from 1 to 1000000, not 0"),
