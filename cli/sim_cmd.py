@@ -6,6 +6,7 @@ whose scoreboard checks every packet (and, with the link trace, every hop) again
 reference model.
 """
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from twinnet.gen import output
 from twinnet.model.sizes import DEFAULT_MAX_PACKET_LENGTH
 from twinnet.model.traffic import LengthMix
 from twinnet.program.driver import mpi_missing
-from twinnet.sim_tb.settings import SETTINGS
+from twinnet.sim_tb.settings import SETTINGS, Point
 
 from . import args as parse
 from . import gen_cmd
@@ -195,30 +196,41 @@ def trace_settings(network, args) -> dict:
             "eject_ready": backpressure["eject_ready"]}
 
 
-def traffic_settings(network, args) -> dict:
-    """The ``uniform_traffic`` settings of ``args``, checked against ``network``."""
+def check_traffic(network, args, mix: LengthMix) -> None:
+    """The rules between a run's settings and with ``network`` (each setting's own range is
+    its declaration's, checked by :func:`resolve`)."""
     family = family_for(network)
-    mix = length_settings(network, args)
-    length, pes = mix.mean(), family.terminal_count(network)
     header = family.header_width(network)
     if network.flit_width < header + MIN_SEQUENCE_BITS:
         raise UsageError(f"--flit-width {network.flit_width}: twinnet sim numbers packets in the "
                          f"head flit's payload and needs at least {MIN_SEQUENCE_BITS} bits "
                          f"there; this network's header takes {header}, so the flit width must "
                          f"be at least {header + MIN_SEQUENCE_BITS}")
-    traffic, check = args.pattern, args.check
-    warmup, hotspot = args.warmup, args.hotspot_fraction
-    if check == "hops" and traffic not in HOPS_TRAFFIC:
-        raise UsageError(f"--traffic {traffic}: --check hops drives "
+    if args.check == "hops" and args.pattern not in HOPS_TRAFFIC:
+        raise UsageError(f"--traffic {args.pattern}: --check hops drives "
                          f"{' and '.join(HOPS_TRAFFIC)} only; leave out --check hops (the "
                          "hardware end-to-end check drives every pattern)")
-    if traffic == "all-pairs":
+    if args.pattern == "all-pairs":
         for flag, name in (("--packets", "packets"), ("--rate", "rate")):
             if given(args, name):
                 raise UsageError(f"{flag} {getattr(args, name)}: does not apply to --traffic "
                                  "all-pairs (which sends one packet per pair)")
-    packets, rate = args.packets, args.rate
-    if not 0 < rate <= 1 / length:
+    _check_rate(args, mix.mean(), family.terminal_count(network))
+    fraction = getattr(args, "broadcast_fraction", 0.0)
+    if fraction and family.broadcast_route(network, 0) is None:
+        raise UsageError(f"--broadcast-fraction {fraction}: needs routers that replicate "
+                         f"broadcasts, which {network.name} lacks; build them with "
+                         "--broadcast (king family, KM and KT)")
+    if fraction and args.pattern != "uniform":
+        raise UsageError(f"--broadcast-fraction {fraction}: applies only to --traffic "
+                         f"uniform, not {args.pattern}")
+    _check_engine(args)
+
+
+def _check_rate(args, length: float, pes: int) -> None:
+    """``--rate`` against the mean packet ``length`` and the injection window on ``pes``."""
+    rate, packets = args.rate, args.packets
+    if rate > 1 / length:
         raise UsageError(f"--rate {rate}: must be above 0 and at most 1/{length:g} = "
                          f"{1 / length:g} packets per PE per cycle (a PE port takes one flit "
                          f"per cycle and a packet has {length:g} flits on average)")
@@ -227,26 +239,15 @@ def traffic_settings(network, args) -> dict:
         raise UsageError(f"--rate {rate}: {packets} packets on {pes} PEs would need more than "
                          f"{MAX_INJECTION_CYCLES:,} cycles of injection; the rate must be at "
                          f"least {lowest:.3g} packets per PE per cycle (or send fewer --packets)")
-    backpressure = backpressure_settings(args)
-    seed = args.seed
-    settings = {"packets": packets, "rate": float(rate),
-                "eject_ready": backpressure["eject_ready"], "seed": seed,
-                "lengths": point_lengths(mix)}
-    fraction = getattr(args, "broadcast_fraction", 0.0)
-    if fraction:
-        if family.broadcast_route(network, 0) is None:
-            raise UsageError(f"--broadcast-fraction {fraction}: needs routers that replicate "
-                             f"broadcasts, which {network.name} lacks; build them with "
-                             "--broadcast (king family, KM and KT)")
-        if traffic != "uniform":
-            raise UsageError(f"--broadcast-fraction {fraction}: applies only to --traffic "
-                             f"uniform, not {traffic}")
-        settings["broadcast_fraction"] = float(fraction)
-    if check == "hops" and args.injection != "bernoulli":
+
+
+def _check_engine(args) -> None:
+    """The settings that only the hardware's end-to-end check (and its engine) takes."""
+    if args.check == "hops" and args.injection != "bernoulli":
         raise UsageError(f"--injection {args.injection}: applies only to --check end-to-end "
                          "(the per-hop scoreboard injects by Bernoulli trials)")
-    if check == "hops" and backpressure["stall_bursts"]:
-        raise UsageError(f"--stall-bursts {backpressure['stall_bursts']}: applies to --check "
+    if args.check == "hops" and args.stall_bursts:
+        raise UsageError(f"--stall-bursts {args.stall_bursts}: applies to --check "
                          "end-to-end (the per-hop scoreboard's PEs push back with "
                          "--eject-ready only)")
     loads = getattr(args, "link_loads", None)
@@ -254,30 +255,41 @@ def traffic_settings(network, args) -> dict:
         from .draw_cmd import picture
 
         picture("--link-loads", loads)
-        if check != "end-to-end":
+        if args.check != "end-to-end":
             raise UsageError(f"--link-loads {loads}: applies only to --check end-to-end (the "
                              "link counters are read with the traffic harness)")
     threads = getattr(args, "threads", 1)
-    if threads > 1 and (check != "end-to-end" or args.simulator != "verilator" or args.waves):
+    if threads > 1 and (args.check != "end-to-end" or args.simulator != "verilator"
+                        or args.waves):
         raise UsageError(f"--threads {threads}: applies to --check end-to-end on Verilator "
                          "without --waves (the C++ program's threads)")
-    if check == "end-to-end":
-        settings = {"pattern": traffic, "rate": float(rate), "seed": seed, "warmup": warmup,
-                    "measure": max(1, round(packets / (rate * pes))),
-                    "hotspot_fraction": hotspot, "lengths": point_lengths(mix), **backpressure}
-        if traffic != "all-pairs":
-            settings.update(injection_settings(args, rate, length))
-        if traffic == "all-pairs":
-            # One packet to every other PE: paced at one packet per 8 packet lengths, and
-            # measured from the start.
-            longest = network.max_packet_length
-            settings.update(rate=1 / (8 * longest), warmup=0,
-                            measure=(pes - 1) * 8 * longest)
-        if loads is not None:
-            settings["link_loads"] = True
-        if fraction:
-            settings["broadcast_fraction"] = float(fraction)
-    return settings
+
+
+def end_to_end_point(network, args, mix: LengthMix) -> Point:
+    """The point of an end-to-end run: ``--packets`` at ``--rate`` measured (all-pairs: one
+    packet to every other PE, paced at one packet per 8 longest packets' cycles and
+    measured from the start)."""
+    pes, length = family_for(network).terminal_count(network), mix.mean()
+    point = Point(pattern=args.pattern, rate=float(args.rate), seed=args.seed,
+                  warmup=args.warmup, measure=max(1, round(args.packets / (args.rate * pes))),
+                  hotspot_fraction=args.hotspot_fraction, lengths=point_lengths(mix),
+                  link_loads=getattr(args, "link_loads", None) is not None,
+                  broadcast_fraction=float(getattr(args, "broadcast_fraction", 0.0)),
+                  **backpressure_settings(args))
+    if args.pattern != "all-pairs":
+        return dataclasses.replace(point, **injection_settings(args, args.rate, length))
+    longest = network.max_packet_length
+    return dataclasses.replace(point, rate=1 / (8 * longest), warmup=0,
+                               measure=(pes - 1) * 8 * longest)
+
+
+def hops_settings(args, mix: LengthMix) -> dict:
+    """The settings of the per-hop scoreboard's ``uniform_traffic`` test."""
+    settings = {"packets": args.packets, "rate": float(args.rate),
+                "eject_ready": float(args.eject_ready), "seed": args.seed,
+                "lengths": point_lengths(mix)}
+    fraction = getattr(args, "broadcast_fraction", 0.0)
+    return {**settings, "broadcast_fraction": float(fraction)} if fraction else settings
 
 
 def _lengths_line(point: dict) -> list[str]:
@@ -334,13 +346,17 @@ def simulate_uniform(network, args) -> Report:
     if getattr(args, "latencies", None) is not None:
         raise UsageError(f"--latencies {args.latencies}: writes the times of a --trace run's "
                          "packets; give --trace FILE too")
-    settings = traffic_settings(network, args)
+    mix = length_settings(network, args)
+    check_traffic(network, args, mix)
+    end_to_end = args.check == "end-to-end"
+    settings = (end_to_end_point(network, args, mix).to_dict() if end_to_end
+                else hops_settings(args, mix))
     check_ranks(args, network.flit_width, settings)
     build_dir = build_folder(network, args)
     check_simulator(args.simulator)
     print(f"twinnet sim: {network.name} ({family.terminal_count(network)} PEs) on "
           f"{args.simulator}", file=sys.stderr)
-    if args.check == "end-to-end":
+    if end_to_end:
         return _end_to_end(network, args, family, settings, build_dir)
     test = "uniform_traffic" if traffic == "uniform" else "all_pairs"
     test_settings = settings if traffic == "uniform" else {
@@ -534,11 +550,11 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
 def _link_load_lines(network, family, point: dict, picture) -> list[str]:
     """The loads of ``point``'s links in a few lines, and its load map drawn into
     ``picture``."""
-    if "link_loads" not in point:
+    loads = point.get("link_loads")
+    if not loads:  # (a point that counted none, or a point's setting: false)
         return []
     from .draw_cmd import load_map
 
-    loads = point["link_loads"]
     lines = []
     for kind in ("network", "internal", "injection", "ejection"):
         busy = [load["busy"] for load in loads if load["kind"] == kind]
