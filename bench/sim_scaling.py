@@ -59,6 +59,7 @@ def build(words: list[str], folder: Path) -> tuple[dict, Path, Path, dict]:
     from twinnet.cli.gen_cmd import network_from_words
     from twinnet.families import family_for
     from twinnet.gen.generate import generate_network
+    from twinnet.gen.manifest import Manifest
     from twinnet.program import driver
 
     network = network_from_words(words)
@@ -67,9 +68,9 @@ def build(words: list[str], folder: Path) -> tuple[dict, Path, Path, dict]:
                              traffic=True, harness=False)  # (the program needs no Verilog top)
     generated = time.perf_counter()
     manifest = json.loads(files[-1].read_text())
-    plain = driver.build(folder / "rtl", folder / "build", manifest)
+    plain = driver.build(folder / "rtl", folder / "build", Manifest.of(manifest))
     built = time.perf_counter()
-    mpi = driver.build(folder / "rtl", folder / "build", manifest, mpi=True)
+    mpi = driver.build(folder / "rtl", folder / "build", Manifest.of(manifest), mpi=True)
     return manifest, plain, mpi, {
         "generate_seconds": generated - started, "build_seconds": built - generated,
         "build_mpi_seconds": time.perf_counter() - built,

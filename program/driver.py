@@ -24,6 +24,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from twinnet.gen.manifest import Manifest
 from twinnet.model.sizes import MAX_PROGRAM_FLIT_WIDTH
 from twinnet.sim_tb import runner
 from twinnet.sim_tb.traffic_phases import (
@@ -63,9 +64,9 @@ def chosen(engine: str, simulator: str, waves: bool, flit_width: int, points: li
         and all(point.get("fault", "none") in FAULTS for point in points))
 
 
-def _modules(manifest: dict) -> list[str]:
-    counters = manifest.get("link_counters")
-    return (sorted(set(manifest["modules"].values())) + list(manifest["traffic"]["modules"])
+def _modules(manifest: Manifest) -> list[str]:
+    counters = manifest.link_counters
+    return (sorted(set(manifest.modules.values())) + list(manifest.traffic.modules)
             + ([counters["module"]] if counters else []))
 
 
@@ -93,7 +94,7 @@ def _verilate(module: str, folder: Path, path: Path, *, compile_model: bool) -> 
             "--top-module", module, "--prefix", f"V{module}", "-Mdir", folder, path]
 
 
-def model_headers(rtl: Path, build_dir: Path, manifest: dict) -> list[Path]:
+def model_headers(rtl: Path, build_dir: Path, manifest: Manifest) -> list[Path]:
     """The folders of the models' C++ headers for the harness generated in ``rtl``, Verilated
     into ``build_dir/models`` but not compiled (what a check of the program's code needs)."""
     folders = []
@@ -117,7 +118,7 @@ def mpi_missing(ranks: int) -> str | None:
     return None
 
 
-def build(rtl: Path, build_dir: Path, manifest: dict, *, mpi: bool = False) -> Path:
+def build(rtl: Path, build_dir: Path, manifest: Manifest, *, mpi: bool = False) -> Path:
     """Build the program for the harness generated in ``rtl`` into ``build_dir`` (reused when
     nothing it depends on changed); return the executable. Each model is Verilated from a copy
     of its module whose registers take both clock edges (``build_dir/models/<module>``; see
@@ -132,11 +133,11 @@ def build(rtl: Path, build_dir: Path, manifest: dict, *, mpi: bool = False) -> P
 
     rtl, build_dir = Path(rtl).resolve(), Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
-    traffic = manifest["traffic"]
+    traffic = manifest.traffic
     # The program's code (its main and headers, beside the Verilog) and the network's tables,
     # which the main includes.
-    program, tables = rtl / traffic["program"], rtl / traffic["tables"]
-    code = [rtl / name for name in traffic["sources"]]
+    program, tables = rtl / traffic.program, rtl / traffic.tables
+    code = [rtl / name for name in traffic.sources]
     executable = build_dir / (MPI_EXECUTABLE if mpi else EXECUTABLE)
     if mpi and mpi_missing(2):
         raise RuntimeError(mpi_missing(2))
@@ -304,7 +305,7 @@ class ProgramHarness(HarnessDriver):
         self.process.wait()
 
 
-def run(executable: Path, manifest: dict, points: list[dict], results: Path,
+def run(executable: Path, manifest: Manifest, points: list[dict], results: Path,
         threads: int = 1, ranks: int = 1) -> None:
     """Run ``points`` one after the other on the program (evaluating its models on
     ``threads`` threads, at most :data:`MAX_THREADS`, in each of ``ranks`` MPI processes;

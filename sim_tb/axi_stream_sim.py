@@ -6,6 +6,8 @@ point of a sweep through the interfaces on a build made once (the test ``load``)
 import json
 from pathlib import Path
 
+from twinnet.gen.manifest import Manifest
+
 #: The cocotb module of the tests.
 TEST_MODULE = "twinnet.sim_tb.axi_stream_cocotb"
 
@@ -35,9 +37,9 @@ def prepare(network, build_dir, *, family=None) -> dict:
 
     family = family or family_for(network)
     files = generate_network(network, Path(build_dir) / "rtl", family=family)
-    manifest = json.loads(files[-1].read_text())
-    section = manifest["axi_stream"]
-    pes = len(manifest["terminals"])
+    manifest = Manifest.read(files[-1])
+    section = manifest.axi_stream
+    pes = len(manifest.terminals)
     dest_width = next(port["width"] for port in section["pes"][0]["slave"]
                       if port["name"].endswith("_tdest"))
     return {"pes": pes, "data_bytes": section["data_bytes"], "id_width": section["id_width"],
@@ -62,10 +64,11 @@ def run_prepared(simulator: str, build_dir, config: dict, *, testcase: str = "fr
     run_dir = Path(run_dir) if run_dir is not None else build_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     files = sorted((build_dir / "rtl").glob("*.v"))
-    manifest = json.loads(next((build_dir / "rtl").glob("*.manifest.json")).read_text())
-    runner.run(simulator=simulator, toplevel=manifest["axi_stream"]["top"],
+    manifest = Manifest.read(next((build_dir / "rtl").glob("*.manifest.json")))
+    blocks = network_sim.hierarchy_blocks(manifest.modules, len(manifest.routers))
+    runner.run(simulator=simulator, toplevel=manifest.axi_stream["top"],
                test_module=TEST_MODULE, testcase=testcase, build_dir=build_dir,
-               config=config, sources=files, hier_blocks=network_sim.hierarchy_blocks(manifest),
+               config=config, sources=files, hier_blocks=blocks,
                log=True, waves=waves, run_dir=run_dir)
     return json.loads((run_dir / "results.json").read_text())
 

@@ -17,6 +17,7 @@ import cocotb
 from cocotb.clock import Clock
 
 from twinnet.families import family_of
+from twinnet.gen.manifest import Manifest
 from twinnet.model.trace import read_trace
 from twinnet.model.traffic import LengthMix, fixed_destination
 
@@ -28,11 +29,11 @@ from .traffic_phases import Deadlock, packet_times, write_packet_times
 def _setup(dut, test: str, **defaults):
     """The bench for ``test`` and its settings: ``defaults`` updated from the configuration."""
     config = load_config()
-    manifest = json.loads(Path(config["manifest"]).read_text())
+    manifest = Manifest.read(config["manifest"])
     args = {"seed": 1, "eject_ready": 1.0, "watchdog": 2000, **defaults,
             **config.get("tests", {}).get(test, {})}
-    family = family_of(manifest)
-    network = family.network(manifest["parameters"])
+    family = family_of(manifest.data)
+    network = family.network(manifest.parameters)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     bench = NetworkBench(dut, manifest, family, network, seed=args["seed"],
                          eject_ready=args["eject_ready"], watchdog=args["watchdog"])

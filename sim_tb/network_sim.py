@@ -13,6 +13,7 @@ import json
 import time
 from pathlib import Path
 
+from twinnet.gen.manifest import Manifest
 from twinnet.program import driver
 
 from . import runner
@@ -105,7 +106,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
                                          **({"link_counters": True} if link_counters else {}))
     if rtl.is_dir() and stamp.exists() and stamp.read_text() == fingerprint:
         files = sorted(rtl.iterdir())
-        routers = len(json.loads(_manifest(files).read_text())["routers"])
+        routers = len(Manifest.read(_manifest(files)).routers)
         say(f"reusing the generated {network.name}: {routers} routers (parameters and "
             "twinnet unchanged)")
     else:
@@ -114,7 +115,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
                                  traffic=hardware, harness=harness, stalls=stalls,
                                  link_counters=link_counters)
         stamp.write_text(fingerprint)
-        routers = len(json.loads(_manifest(files).read_text())["routers"])
+        routers = len(Manifest.read(_manifest(files)).routers)
         say(f"generated {network.name}: {routers} routers "
             f"({time.perf_counter() - started:.1f} s)")
     say(f"building on {simulator} and running {', '.join(tests)} (log in {run_dir})"
@@ -197,12 +198,12 @@ def _failure(results: Path, error: AssertionError) -> SimulationFailed:
 
 
 def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> None:
-    manifest = json.loads(_manifest(files).read_text())
-    blocks = hierarchy_blocks(manifest)
+    manifest = Manifest.read(_manifest(files))
+    blocks = hierarchy_blocks(manifest.modules, len(manifest.routers))
     if TRAFFIC_TEST in tests:
         settings = tests[TRAFFIC_TEST]
         points = settings["points"]
-        on_program = _on_program(settings, simulator, waves, manifest["head_flit"]["width"])
+        on_program = _on_program(settings, simulator, waves, manifest.head_flit.width)
         if settings.get("ranks", 1) > 1 and not on_program:
             raise ValueError("ranks: more than one applies to the traffic program only")
         if on_program:
@@ -214,17 +215,17 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
             driver.run(executable, manifest, points, results, settings.get("threads", 1),
                        ranks)
             return
-        traffic = manifest["traffic"]
-        if traffic.get("verilog") is None:
+        traffic = manifest.traffic
+        if traffic.verilog is None:
             raise ValueError(f"{build_dir} was generated without the harness's Verilog top "
                              "(for the program): generate it with harness=True")
         # The sources and sinks are inlined into the top, only the routers are hierarchy
         # blocks: on the 8x8 torus at 0.3 flits/PE/cycle that ran 3,000 instead of 2,200
         # cycles/s (all inlined: 4,000, but twice the build time).
-        toplevel, module = traffic["top"], TRAFFIC_MODULE
-        public = ["clk", "rst", *(port["name"] for port in traffic["ports"])]
+        toplevel, module = traffic.top, TRAFFIC_MODULE
+        public = ["clk", "rst", *(port["name"] for port in traffic.ports)]
     else:
-        toplevel, module, public = manifest["top"], TEST_MODULE, TOP_SIGNALS
+        toplevel, module, public = manifest.top, TEST_MODULE, TOP_SIGNALS
     runner.run(simulator=simulator, sources=[path for path in files if path.suffix == ".v"],
                toplevel=toplevel, test_module=module, build_dir=build_dir, run_dir=run_dir,
                testcase=list(tests), waves=waves, log=log, public=public, hier_blocks=blocks,
@@ -232,14 +233,14 @@ def _run(simulator, build_dir, run_dir, tests, files, results, waves, log) -> No
                        "results": str(results.resolve())})
 
 
-def hierarchy_blocks(manifest: dict) -> list[str]:
+def hierarchy_blocks(modules: dict[str, str], routers: int) -> list[str]:
     """The router modules Verilator builds once each as hierarchy blocks: all of them when the
     routers share modules (at least two routers a module on average), else none. A block
     costs a build of its own, which pays off only when instances share it: the king mesh KM4
     (16 routers of 9 modules) built flat in 33 s instead of 55 s (quick build), while KT4's 16
     routers of one module build in a fraction of the flat time."""
-    modules = sorted(set(manifest["modules"].values()))
-    return modules if len(manifest["routers"]) >= 2 * len(modules) else []
+    blocks = sorted(set(modules.values()))
+    return blocks if routers >= 2 * len(blocks) else []
 
 
 def _manifest(files: list[Path]) -> Path:
@@ -247,5 +248,6 @@ def _manifest(files: list[Path]) -> Path:
 
 
 def manifest_of(build_dir) -> dict:
-    """The manifest of the network generated into ``build_dir`` by :func:`simulate`."""
+    """The manifest of the network generated into ``build_dir`` by :func:`simulate`, its JSON
+    as another tool reads it (:meth:`Manifest.of` is its typed view)."""
     return json.loads(next((Path(build_dir) / "rtl").glob("*.manifest.json")).read_text())

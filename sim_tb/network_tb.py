@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from twinnet.families import Family
+from twinnet.gen.manifest import Manifest
 
 from .layout import Fields
 from .traffic_phases import Deadlock
@@ -48,9 +49,9 @@ class PacketFormat:
     that a corrupted or swapped flit is noticed. A packet has 1 to ``max_packet_length``
     flits (default the most)."""
 
-    def __init__(self, manifest: dict, max_packet_length: int):
-        self.width = manifest["head_flit"]["width"]
-        self.head = Fields(manifest["head_flit"]["fields"])
+    def __init__(self, manifest: Manifest, max_packet_length: int):
+        self.width = manifest.head_flit.width
+        self.head = Fields(manifest.head_flit.fields)
         self.max_packet_length = max_packet_length
         self.seq_bits = self.head.fields["payload"][1]
         # Head bits a router may rewrite on the way (a broadcast's TTL).
@@ -156,7 +157,7 @@ class NetworkBench:
 
     Parameters:
         dut: the cocotb handle of the network top.
-        manifest: the generator's manifest (dict), for the link list and trace layout.
+        manifest: the generator's manifest, for the link list and trace layout.
         family: the network's :class:`twinnet.families.Family`.
         network: the configuration rebuilt from the manifest's parameters.
         eject_ready: probability that a PE accepts an ejected flit in a cycle (back-pressure).
@@ -164,12 +165,12 @@ class NetworkBench:
             a deadlock.
     """
 
-    def __init__(self, dut, manifest: dict, family: Family, network, *, seed: int = 1,
+    def __init__(self, dut, manifest: Manifest, family: Family, network, *, seed: int = 1,
                  eject_ready: float = 1.0, watchdog: int = 2000):
         self.dut, self.manifest, self.family, self.network = dut, manifest, family, network
         self.format = PacketFormat(manifest, network.max_packet_length)
         self.pes = range(family.terminal_count(network))
-        self.terminal_routers = manifest["terminals"]
+        self.terminal_routers = manifest.terminals
         self.random = random.Random(seed)
         self.eject_ready, self.watchdog = eject_ready, watchdog
         self.queues: list[deque[Packet]] = [deque() for _ in self.pes]
@@ -179,10 +180,10 @@ class NetworkBench:
         self.seq = defaultdict(int)
         self.cycle = 0
         self.idle_cycles = 0
-        self.trace = manifest.get("trace")
+        self.trace = manifest.trace
         # One link's element of ``trace_flit``, as the manifest lays it out.
         self.trace_fields = Fields(self.trace["layout"]) if self.trace is not None else None
-        self.links = manifest["links"]
+        self.links = manifest.links
         self.scoreboard = NetworkScoreboard(family, network, check_hops=self.trace is not None)
         self.sent: list[Packet] = []
         self.broadcasts: list[Packet] = []

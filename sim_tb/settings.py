@@ -167,8 +167,9 @@ SETTINGS = _declare(
     # A point's own settings: the engine's limits, the fault a test injects, what it counts.
     setting("fault", Text(_text, "none"), "none",
             "a fault the traffic harness injects (tests)", flag=None),
-    setting("drain_limit", Integer(1, None), 200_000,
-            "cycles to deliver the measured packets while traffic goes on", flag=None),
+    setting("drain_limit", Integer(0, None), 200_000,
+            "cycles to deliver the measured packets while traffic goes on (past them, the "
+            "point is unstable; 0: stop creating at once)", flag=None),
     setting("watchdog", Integer(1, None), 3000,
             "cycles without a flit moving before a deadlock is reported", flag=None),
     setting("chunk", Integer(1, None), 200, "cycles simulated between checks", flag=None),

@@ -14,6 +14,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
+from twinnet.gen.manifest import Manifest
+
 from .runner import load_config
 from .traffic_phases import (
     BROADCAST_COUNTERS,
@@ -67,10 +69,10 @@ class CocotbHarness(HarnessDriver):
 async def hardware_traffic(dut):
     """Each point of ``tests.hardware_traffic.points`` in turn; results under ``points``."""
     config = load_config()
-    manifest = json.loads(Path(config["manifest"]).read_text())
+    manifest = Manifest.read(config["manifest"])
     points = config["tests"]["hardware_traffic"]["points"]
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start())
-    harness = CocotbHarness(dut, {port["name"] for port in manifest["traffic"]["ports"]})
+    harness = CocotbHarness(dut, {port["name"] for port in manifest.traffic.ports})
     results, failure = [], None
     try:
         for point in points:

@@ -70,6 +70,7 @@ import time
 from pathlib import Path
 
 from twinnet.gen import output
+from twinnet.gen.manifest import Manifest
 from twinnet.model.trace import read_trace
 from twinnet.model.traffic import PATTERNS, LengthMix
 
@@ -181,11 +182,11 @@ class HarnessDriver:
         return None
 
 
-def link_rows(manifest: dict, before: int, after: int) -> list[list[dict]]:
+def link_rows(manifest: Manifest, before: int, after: int) -> list[list[dict]]:
     """Per link of the link counters (manifest ``link_counters``: the channels, then per
     terminal its injection and ejection), per VC, the growth of each counter between two
     readings of :meth:`HarnessDriver.link_counts` (counters wrap)."""
-    section = manifest["link_counters"]
+    section = manifest.link_counters
     width, names = section["counter_width"], section["counters"]
     mask, row = (1 << width) - 1, 0
     rows = []
@@ -201,7 +202,7 @@ def link_rows(manifest: dict, before: int, after: int) -> list[list[dict]]:
     return rows
 
 
-def link_loads(manifest: dict, before: int, after: int, cycles: int) -> list[dict]:
+def link_loads(manifest: Manifest | dict, before: int, after: int, cycles: int) -> list[dict]:
     """The load of every link between two readings of :meth:`HarnessDriver.link_counts` ``cycles``
     apart: per link of the manifest its ``kind`` (``network``; ``internal`` between two
     routers of one node or switch, whose labels differ only after the ``/``), ``router``
@@ -210,6 +211,7 @@ def link_loads(manifest: dict, before: int, after: int, cycles: int) -> list[dic
     (flits per cycle) and ``vc``, the same counts per VC (``[{vc, flits, packets, blocked}]``);
     then per terminal its ``injection`` and ``ejection``, with the router it is attached
     to."""
+    manifest = Manifest.of(manifest)
     rows = link_rows(manifest, before, after)
 
     def counted(per_vc: list[dict]) -> dict:
@@ -218,15 +220,15 @@ def link_loads(manifest: dict, before: int, after: int, cycles: int) -> list[dic
                 "vc": [{"vc": vc, **row} for vc, row in enumerate(per_vc)]}
 
     loads = []
-    for link, per_vc in zip(manifest["links"], rows):
+    for link, per_vc in zip(manifest.links, rows):
         source, target = link["from"], link["to"]
         internal = source["router"].split("/")[0] == target["router"].split("/")[0]
         loads.append({"link": link["index"], "kind": "internal" if internal else "network",
                       "router": source["router"], "port": source["port"],
                       "to": {"router": target["router"], "port": target["port"]},
                       **counted(per_vc)})
-    terminals = rows[len(manifest["links"]):]
-    for terminal, router in enumerate(manifest["terminals"]):
+    terminals = rows[len(manifest.links):]
+    for terminal, router in enumerate(manifest.terminals):
         for kind, per_vc in zip(("injection", "ejection"),
                                 terminals[2 * terminal:2 * terminal + 2]):
             loads.append({"kind": kind, "terminal": terminal, "router": router,
@@ -255,12 +257,12 @@ def set_lengths(harness: HarnessDriver, mix: LengthMix, scale: int) -> None:
         harness.set(f"length_cut_{k}", cut)
 
 
-def copies_per_broadcast(manifest: dict) -> int | None:
+def copies_per_broadcast(manifest: Manifest) -> int | None:
     """The copies of one broadcast: one at every router with terminals but the source's (None
     when the network's routers do not replicate broadcasts: no ``route.broadcast`` field)."""
-    if not any(field["name"] == "route.broadcast" for field in manifest["head_flit"]["fields"]):
+    if not manifest.head_flit.has("route.broadcast"):
         return None
-    return len(set(manifest["terminals"])) - 1
+    return len(set(manifest.terminals)) - 1
 
 
 def in_flight(values: dict, copies: int | None) -> tuple[int, int]:
@@ -280,7 +282,7 @@ class Watchdog:
     """Stops a point when nothing has moved for ``limit`` cycles while packets are queued
     or in flight (see the module docstring)."""
 
-    def __init__(self, harness: HarnessDriver, limit: int, manifest: dict):
+    def __init__(self, harness: HarnessDriver, limit: int, manifest: Manifest):
         self.harness, self.limit, self.manifest = harness, limit, manifest
         self.progress, self.still = None, 0
         self.copies = copies_per_broadcast(manifest)
@@ -321,7 +323,7 @@ class Watchdog:
         if held is None:
             return line
         holding = [(count, router["label"])
-                   for count, router in zip(held, self.manifest["routers"]) if count]
+                   for count, router in zip(held, self.manifest.routers) if count]
         holding.sort(key=lambda entry: -entry[0])
         named = ", ".join(f"{label} ({count})" for count, label in
                           holding[:REPORTED_ROUTERS])
@@ -336,17 +338,19 @@ def snapshot(harness: HarnessDriver, wanted: bool):
     return (harness.link_counts(), harness.links()) if wanted else None
 
 
-async def run_point(harness: "HarnessDriver", point: Point | dict, manifest: dict) -> dict:
+async def run_point(harness: "HarnessDriver", point: Point | dict,
+                    manifest: Manifest | dict) -> dict:
     """Reset, run one point's phases and return what it measured (see the module
     docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
     point = point if isinstance(point, Point) else Point.from_dict(point)
-    traffic = manifest["traffic"]
+    manifest = Manifest.of(manifest)
+    traffic = manifest.traffic
     copies = copies_per_broadcast(manifest)
     fraction = point.broadcast_fraction
     if fraction and copies is None:
         raise ValueError(f"broadcast_fraction {fraction}: this network's routers do not "
                          "replicate broadcasts")
-    longest = manifest["parameters"]["max_packet_length"]
+    longest = manifest.max_packet_length
     mix = (LengthMix.fixed(longest) if point.lengths is None
            else LengthMix([(lo, hi) for lo, hi, _ in point.lengths],
                           [weight for _, _, weight in point.lengths]))
@@ -354,8 +358,8 @@ async def run_point(harness: "HarnessDriver", point: Point | dict, manifest: dic
         raise ValueError(f"packet lengths up to {mix.longest}: the network's longest packet is "
                          f"{longest} flits")
     length = mix.mean()
-    terminals = manifest["derived"]["pe_count"]
-    scale = 1 << traffic["rate_bits"]
+    terminals = manifest.pe_count
+    scale = 1 << traffic.rate_bits
     set_lengths(harness, mix, scale)
     harness.set("rate", min(scale - 1, round(point.rate * scale)))
     harness.set("onoff", point.injection == "onoff")
@@ -367,7 +371,7 @@ async def run_point(harness: "HarnessDriver", point: Point | dict, manifest: dic
         harness.set("rate", min(scale - 1, round(on_rate * scale)))
         harness.set("turn_on", max(1, min(scale - 1, round(turn_on * scale))))
         harness.set("turn_off", max(1, round(turn_off * scale)))
-    harness.set("fault", traffic["faults"].index(point.fault))
+    harness.set("fault", traffic.faults.index(point.fault))
     harness.set("pattern", PATTERNS.index(point.pattern))
     harness.set("hotspot_rate", min(scale - 1, round(point.hotspot_fraction * scale)))
     harness.set("seed", point.seed)
@@ -386,8 +390,8 @@ async def run_point(harness: "HarnessDriver", point: Point | dict, manifest: dic
     patience = point.watchdog + bursts + round(4 * longest / point.eject_ready)
     watchdog = Watchdog(harness, patience, manifest)
     every_pair = point.pattern == "all-pairs"
-    if point.link_loads and (manifest.get("link_counters") is None
-                                or harness.link_counts() is None):
+    if point.link_loads and (manifest.link_counters is None
+                             or harness.link_counts() is None):
         raise ValueError("link loads: the network was generated without its link counters "
                          "(generate_network(..., link_counters=True))")
     harness.set("enable", 1)
@@ -483,15 +487,15 @@ async def run_point(harness: "HarnessDriver", point: Point | dict, manifest: dic
         cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)
 
 
-def trace_routes(manifest: dict) -> list[int]:
+def trace_routes(manifest: Manifest) -> list[int]:
     """Per terminal, its route fields as a head flit holds them (the route sits in the head's
     lowest bits): the family's terminal digits (manifest ``traffic.digits``, least
     significant first) at their fields' offsets."""
-    offsets = {field["name"]: field["offset"] for field in manifest["head_flit"]["fields"]}
+    offsets = manifest.head_flit.offsets()
     routes = []
-    for terminal in range(manifest["derived"]["pe_count"]):
+    for terminal in range(manifest.pe_count):
         value, rest = 0, terminal
-        for field, radix in manifest["traffic"]["digits"]:
+        for field, radix in manifest.traffic.digits:
             rest, digit = divmod(rest, radix)
             value |= digit << offsets[field]
         routes.append(value)
@@ -504,12 +508,12 @@ class TraceRecords:
     its trace packet by its pair and sequence number (a pair's packets are numbered in the
     order of the trace, modulo the head's ``seq`` field)."""
 
-    def __init__(self, manifest: dict, packets: list):
+    def __init__(self, manifest: Manifest, packets: list):
         fields = {field["name"]: (field["offset"], field["width"])
-                  for field in manifest["head_flit"]["fields"]}
+                  for field in manifest.head_flit.fields}
         self.source_field = fields["source"]
         payload_at, payload_width = fields["payload"]
-        longest = manifest["parameters"]["max_packet_length"]
+        longest = manifest.max_packet_length
         self.seq_at = payload_at
         self.seq_bits = payload_width - 1 - max(1, (longest - 1).bit_length())
         self.packets = packets
@@ -534,7 +538,7 @@ class TraceRecords:
         return found.pop(0) if found else None
 
 
-async def run_trace(harness: HarnessDriver, point: dict, manifest: dict) -> dict:
+async def run_trace(harness: HarnessDriver, point: dict, manifest: Manifest | dict) -> dict:
     """Replay a trace: ``point["trace"]``, its file (:mod:`twinnet.model.trace`);
     ``point["latencies"]``, where each packet's times go (``.csv`` or
     ``.json``, :func:`write_packet_times`); the point's ``eject_ready``, ``seed``,
@@ -543,17 +547,17 @@ async def run_trace(harness: HarnessDriver, point: dict, manifest: dict) -> dict
     :class:`Deadlock` or :class:`TrafficError`. The program's own files (the packets for the
     sources, the records of the sinks) go to a temporary folder, removed after."""
     with tempfile.TemporaryDirectory(prefix="twinnet-trace-") as work:
-        return await _replay(harness, point, manifest, Path(work))
+        return await _replay(harness, point, Manifest.of(manifest), Path(work))
 
 
-async def _replay(harness: HarnessDriver, point: dict, manifest: dict, work: Path) -> dict:
+async def _replay(harness: HarnessDriver, point: dict, manifest: Manifest, work: Path) -> dict:
     """:func:`run_trace` with its temporary folder ``work``."""
-    longest = manifest["parameters"]["max_packet_length"]
+    longest = manifest.max_packet_length
     settings = Point.from_dict({key: value for key, value in point.items()
                                 if key in POINT_SETTINGS})
-    packets = read_trace(point["trace"], manifest["derived"]["pe_count"], longest)
+    packets = read_trace(point["trace"], manifest.pe_count, longest)
     out = Path(point["latencies"])
-    scale = 1 << manifest["traffic"]["rate_bits"]
+    scale = 1 << manifest.traffic.rate_bits
     routes = trace_routes(manifest)
     queued, records = work / "packets.in", work / "records"
     queued.write_text("".join(f"{p.source} {p.cycle} {routes[p.destination]} {p.length - 1}\n"

@@ -13,6 +13,7 @@ import warnings
 
 import pytest
 
+from twinnet.gen.manifest import Manifest
 from twinnet.program import ENGINE_HEADER, MAIN_PROGRAM, network_define, sources
 from twinnet.sim_tb import runner
 
@@ -55,7 +56,8 @@ def test_a_network_is_only_tables_and_the_main_compiles_with_them(tmp_path):
     tables = (rtl / traffic["tables"]).read_text()
     # Data only: no statement, no function.
     assert not re.search(r"\b(for|if|while|return|void)\b|\)\s*\{", tables)
-    models = [arg for folder in driver.model_headers(rtl, tmp_path / "build", manifest)
+    models = [arg for folder in driver.model_headers(rtl, tmp_path / "build",
+                                                          Manifest.of(manifest))
               for arg in ("-isystem", str(folder))]
     command = [*WARNINGS, *system, *models, "-I", str(rtl), network_define(traffic["tables"]),
                str(rtl / MAIN_PROGRAM)]

@@ -14,6 +14,7 @@ import shutil
 
 import pytest
 
+from twinnet.gen.manifest import Manifest
 from twinnet.program import driver
 
 NETWORKS = {
@@ -47,8 +48,9 @@ def build(words: list[str], folder):
                              traffic=True, stalls=True, link_counters=True,
                              harness=False)  # (the program needs no Verilog top)
     manifest = json.loads(files[-1].read_text())
-    return (manifest, driver.build(folder / "rtl", folder / "build", manifest),
-            driver.build(folder / "rtl", folder / "build", manifest, mpi=True))
+    view = Manifest.of(manifest)
+    return (manifest, driver.build(folder / "rtl", folder / "build", view),
+            driver.build(folder / "rtl", folder / "build", view, mpi=True))
 
 
 def play(executable, manifest, ranks: int, record, threads: int = 1) -> list:
