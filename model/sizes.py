@@ -77,6 +77,12 @@ NATIVE_SWITCH_INPUTS = {2: "port", 3: "vc"}
 NATIVE_HOLD = {2: "flit", 3: "packet"}
 
 
+def default_depth(max_packet_length: int) -> int:
+    """Flits per input VC buffer when none is given: two longest packets, the room bubble
+    flow control needs to let a packet enter a ring."""
+    return 2 * max_packet_length
+
+
 def frame_slot(max_beats: int) -> int:
     """Beats of one slot of a master's reassembly memory: a longest frame of ``max_beats``,
     rounded up to a power of two (the low bits of a beat's address count within its slot)."""
@@ -288,7 +294,8 @@ class RouterSizes(Configuration):
     @property
     def depth(self) -> int:
         """Flits per input VC buffer."""
-        return self.buffer_depth if self.buffer_depth is not None else 2 * self.max_packet_length
+        return (self.buffer_depth if self.buffer_depth is not None
+                else default_depth(self.max_packet_length))
 
     @property
     def microarchitecture(self) -> dict:
@@ -335,7 +342,7 @@ class RouterSizes(Configuration):
             suffix += f"_w{self.flit_width}"
         if self.max_packet_length != DEFAULT_MAX_PACKET_LENGTH:
             suffix += f"_l{self.max_packet_length}"
-        if self.depth != 2 * self.max_packet_length:
+        if self.depth != default_depth(self.max_packet_length):
             suffix += f"_d{self.depth}"
         if self.pipeline != DEFAULT_PIPELINE:
             suffix += f"_{PIPELINE_NAMES[self.pipeline]}"

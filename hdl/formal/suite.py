@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from twinnet.model.sizes import default_depth
+
 from ..config import PortConfig, RouterConfig
 from ..header_route import HeaderRouteCompute
 from . import sby
@@ -52,7 +54,7 @@ def lone_router(*, max_packet_length: int = 3, buffer_depth: int | None = None,
     with the header-routed test routing (:class:`HeaderRouteCompute`: any output, VC and
     bubble flag a header names). ``microarchitecture``: :class:`RouterConfig`'s ``pipeline``,
     ``allocator``, ``iterations``, ``switch_inputs``, ``hold``."""
-    depth = 2 * max_packet_length if buffer_depth is None else buffer_depth
+    depth = default_depth(max_packet_length) if buffer_depth is None else buffer_depth
     ports = tuple([PortConfig("network", 2, depth, bubble=depth >= 2 * max_packet_length,
                               name=name) for name in ("Xp", "Xm", "Yp", "Ym")]
                   + [PortConfig("pe", 2, depth, name="PE")])
