@@ -63,6 +63,7 @@ growth over the measured cycles, summed over the routers (:mod:`twinnet.hdl.rout
 """
 
 import csv
+import dataclasses
 import io
 import json
 import tempfile
@@ -344,12 +345,10 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
     docstring); raises :class:`Deadlock` or :class:`TrafficError`."""
     point = point if isinstance(point, Point) else Point.from_dict(point)
     manifest = Manifest.of(manifest)
-    traffic = manifest.traffic
     copies = copies_per_broadcast(manifest)
-    fraction = point.broadcast_fraction
-    if fraction and copies is None:
-        raise ValueError(f"broadcast_fraction {fraction}: this network's routers do not "
-                         "replicate broadcasts")
+    if point.broadcast_fraction and copies is None:
+        raise ValueError(f"broadcast_fraction {point.broadcast_fraction}: this network's "
+                         "routers do not replicate broadcasts")
     longest = manifest.max_packet_length
     mix = (LengthMix.fixed(longest) if point.lengths is None
            else LengthMix([(lo, hi) for lo, hi, _ in point.lengths],
@@ -357,9 +356,23 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
     if mix.longest > longest:
         raise ValueError(f"packet lengths up to {mix.longest}: the network's longest packet is "
                          f"{longest} flits")
-    length = mix.mean()
-    terminals = manifest.pe_count
-    scale = 1 << traffic.rate_bits
+    _configure(harness, point, manifest.traffic, mix, broadcasts=copies is not None)
+    await harness.reset()
+    # A stall burst, or a packet trickling out of a slow sink, is not a deadlock.
+    patience = point.watchdog + point.stall_bursts + round(4 * longest / point.eject_ready)
+    watchdog = Watchdog(harness, patience, manifest)
+    if point.link_loads and (manifest.link_counters is None
+                             or harness.link_counts() is None):
+        raise ValueError("link loads: the network was generated without its link counters "
+                         "(generate_network(..., link_counters=True))")
+    run = await _phases(harness, point, watchdog, manifest.pe_count, copies)
+    return _measured(harness, point, manifest, mix, copies, run)
+
+
+def _configure(harness: "HarnessDriver", point: Point, traffic, mix: LengthMix, *,
+               broadcasts: bool) -> None:
+    """Set the harness's controls for ``point`` (its sources off until the warm-up)."""
+    scale, length = 1 << traffic.rate_bits, mix.mean()
     set_lengths(harness, mix, scale)
     harness.set("rate", min(scale - 1, round(point.rate * scale)))
     harness.set("onoff", point.injection == "onoff")
@@ -375,25 +388,36 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
     harness.set("pattern", PATTERNS.index(point.pattern))
     harness.set("hotspot_rate", min(scale - 1, round(point.hotspot_fraction * scale)))
     harness.set("seed", point.seed)
-    if copies is not None:  # (1: every packet; the control takes 65536)
-        harness.set("broadcast_rate", round(fraction * scale))
+    if broadcasts:  # (1: every packet; the control takes 65536)
+        harness.set("broadcast_rate", round(point.broadcast_fraction * scale))
     harness.set("refuse_rate", min(scale - 1, round((1 - point.eject_ready) * scale)))
     bursts = point.stall_bursts
     harness.set("stall_max", bursts)
     harness.set("stall_start", round(scale / (2 * bursts)) if bursts else 0)
     harness.set("enable", 0)
     harness.set("measure", 0)
-    await harness.reset()
-    started = time.perf_counter()
-    chunk = point.chunk
-    # A stall burst, or a packet trickling out of a slow sink, is not a deadlock.
-    patience = point.watchdog + bursts + round(4 * longest / point.eject_ready)
-    watchdog = Watchdog(harness, patience, manifest)
-    every_pair = point.pattern == "all-pairs"
-    if point.link_loads and (manifest.link_counters is None
-                             or harness.link_counts() is None):
-        raise ValueError("link loads: the network was generated without its link counters "
-                         "(generate_network(..., link_counters=True))")
+
+
+@dataclasses.dataclass
+class _Run:
+    """What the phases of a point read: the counters after the measured cycles
+    (``window``) and at the end (``values``), link snapshots around the window, the stall
+    counters' growth over it, whether the drain gave up (``unstable``) and the wall time."""
+
+    window: dict
+    values: dict
+    links_before: tuple | None
+    links_window: tuple | None
+    stalls: dict | None
+    unstable: bool
+    seconds: float
+
+
+async def _phases(harness: "HarnessDriver", point: Point, watchdog: "Watchdog",
+                  terminals: int, copies: int | None) -> _Run:
+    """Warm-up, measurement, the measured packets' delivery while traffic goes on, then the
+    drain with the sources off."""
+    started, chunk = time.perf_counter(), point.chunk
     harness.set("enable", 1)
     await watchdog.cycles(point.warmup, chunk)
     stalls_before = harness.stalls()
@@ -409,7 +433,7 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
     spent, unstable = 0, False
     # Traffic goes on until the measured packets have arrived (and, for all-pairs, until
     # every source has sent to every other terminal).
-    everything = terminals * (terminals - 1) if every_pair else 0
+    everything = terminals * (terminals - 1) if point.pattern == "all-pairs" else 0
     values = window
     while True:
         # (A measured broadcast is done with once injected: its copies drain below.)
@@ -433,25 +457,41 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
                 and missing <= 0:
             break
         await watchdog.cycles(chunk, chunk)
-    seconds = time.perf_counter() - started
-    hops = harness.hops()
-    loads = None
-    if point.link_loads:
-        # Under all-pairs, every packet of the run; otherwise the measured cycles.
-        start, end, cycles = ((None, snapshot(harness, True), values["now"] - 2) if every_pair
-                              else (links_before, links_window, point.measure))
-        start = start or (0, None if end[1] is None else [0] * len(end[1]))
-        loads = link_loads(manifest, start[0], end[0], cycles)
-        if end[1] is not None:
-            check_link_loads(loads, start[1], end[1])
+    return _Run(window, values, links_before, links_window, stalls, unstable,
+                time.perf_counter() - started)
+
+
+def _errors(values: dict, copies: int | None, point: Point) -> dict:
+    """The sinks' error counts of a drained run; raises :class:`TrafficError` on any unless
+    the point injects a fault (then they are its result)."""
     errors = {name: values[name] for name in ERRORS if values[name]}
     # Adaptive routing: the sums of packet hashes sent and received (both 0 otherwise).
     if (values["sent_hash"] - values["received_hash"]) % (1 << 32):
         errors["checksum"] = 1
+    missing = in_flight(values, copies)[1]
     if missing:  # (negative: copies beyond the broadcasts' count)
         errors["broadcast_copies"] = abs(missing)
     if errors and point.fault == "none":
         raise TrafficError(f"the sinks counted errors: {errors}")
+    return errors
+
+
+def _measured(harness: "HarnessDriver", point: Point, manifest: Manifest, mix: LengthMix,
+              copies: int | None, run: _Run) -> dict:
+    """A point's result (see the module docstring) from its run's counters."""
+    window, values, terminals = run.window, run.values, manifest.pe_count
+    errors = _errors(values, copies, point)
+    hops, loads = harness.hops(), None
+    if point.link_loads:
+        # Under all-pairs, every packet of the run; otherwise the measured cycles.
+        start, end, cycles = ((None, snapshot(harness, True), values["now"] - 2)
+                              if point.pattern == "all-pairs"
+                              else (run.links_before, run.links_window, point.measure))
+        start = start or (0, None if end[1] is None else [0] * len(end[1]))
+        loads = link_loads(manifest, start[0], end[0], cycles)
+        if end[1] is not None:
+            check_link_loads(loads, start[1], end[1])
+    length = mix.mean()
     measured = window["created_measured"] - values.get("broadcasts_measured", 0)
     cycles = values["now"] - 2
     # The sums of cycles (see twinnet.hdl.traffic) give the latencies' sums, the measured
@@ -462,7 +502,8 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
         pattern=point.pattern, rate=point.rate, seed=point.seed,
         injection=point.injection, fault=point.fault, faults_applied=values["faults"],
         errors=errors,
-        eject_ready=point.eject_ready, stall_bursts=bursts, refused=values["refused"],
+        eject_ready=point.eject_ready, stall_bursts=point.stall_bursts,
+        refused=values["refused"],
         lengths=[[lo, hi, weight] for (lo, hi), weight in zip(mix.classes, mix.weights)],
         mean_length=length,
         offered_flits_per_pe_cycle=point.rate * length,
@@ -476,15 +517,15 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
         max_latency=harness.latency_max() if measured else None,
         latency_histogram=harness.histogram(),
         injected_lengths=harness.lengths(),
-        unstable=unstable, packet_hops=hops,
+        unstable=run.unstable, packet_hops=hops,
         mean_hops=hops / values["received"] if hops is not None and values["received"] else None,
         max_hops=harness.max_hops() if values["received"] else None,
         **({} if copies is None else {
-            "broadcast_fraction": fraction, "broadcasts_sent": values["broadcasts"],
+            "broadcast_fraction": point.broadcast_fraction, "broadcasts_sent": values["broadcasts"],
             "broadcast_copies_delivered": values["copies"], "copies_per_broadcast": copies}),
-        **({} if stalls is None else {"stalls": stalls}),
+        **({} if run.stalls is None else {"stalls": run.stalls}),
         **({} if loads is None else {"link_loads": loads}),
-        cycles=cycles, wall_seconds=seconds, cycles_per_second=cycles / seconds)
+        cycles=cycles, wall_seconds=run.seconds, cycles_per_second=cycles / run.seconds)
 
 
 def trace_routes(manifest: Manifest) -> list[int]:
