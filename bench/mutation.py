@@ -155,7 +155,7 @@ class Campaign:
 
     def __init__(self, preset: str | None, work: Path, depth: int):
         from twinnet.hdl.formal import sby
-        from twinnet.hdl.formal.route_spec import RouteComputeProof, spec_for
+        from twinnet.hdl.formal.route_spec import RouteComputeProof
         from twinnet.hdl.formal.router import RouterProof
 
         self.preset, self.work, self.depth = preset, work, depth
@@ -166,10 +166,10 @@ class Campaign:
         self.design = work / "design"
         sby.write_design(self.harness, self.harness.ports(), self.design)
         self.design_hash = hashlib.sha256((self.design / "top.il").read_bytes()).hexdigest()
-        # The route compute's own unit, where its class has a specification.
-        computes = target.route_computes()
-        self.route_harness = (RouteComputeProof(computes, f"route {target.name}")
-                              if spec_for(computes[0]) is not None else None)
+        # The route compute's own unit, where its family gives a specification.
+        self.route_harness = (RouteComputeProof(target.route_computes(), target.spec,
+                                                f"route {target.name}")
+                              if target.spec is not None else None)
         self.route_design = work / "route-design"
         self.route_ports = set()  # input ports whose route compute is the same module in both
         if self.route_harness is not None:

@@ -1,28 +1,23 @@
 """``twinnet draw``: a picture of a network, from the same preset/TOML/flags as ``twinnet gen``.
 
 The drawing comes from the network's netlist (:meth:`twinnet.families.Family.netlist`:
-the routers and the channels the generated Verilog joins) laid out per family:
+the routers and the channels the generated Verilog joins), laid out by its family
+(:meth:`~twinnet.families.Family.layout` places a box per router,
+:meth:`~twinnet.families.Family.line` says how each cable is drawn; see
+:mod:`twinnet.families.drawing`).
+Each channel pair (a link's two directions) is one line, from the outline of one router's box
+to the other's; cables that join the same two boxes fan out as arcs, so that each can be
+followed.
 
-- tori and twin tori on a grid of nodes, a 3-D torus as its Z planes side by side (a Z link
-  as two stubs pointing to the other plane); a twin node is two cards with the internal link
-  between them, each card labelled with the torus ports it holds; wrap-around links are arcs;
-- fat trees by stage (leaves at the bottom), each twin switch as its two halves side by side
-  with their internal links;
-- king and diagonal meshes and tori on their grid, the diagonals drawn; wrap-around links as
-  arcs;
-- twisted tori on their grid, the twisted wrap links (which land on another column) drawn in
-  their own colour.
-
-Each channel pair (a link's two directions) is one line. Every router and link carries an SVG
-id (``router:<label>``, ``link:<kind>:<router> <port>|<router> <port>``, kind ``mesh``,
-``wrap``, ``twisted``, ``internal``, ``plane`` or ``tree``) so that tools and tests can read
-the drawing's structure. Readable up to about 8x8x8 (as planes), 32x32 tori and 16x16 king
-networks; larger networks are drawn all the same.
+Every router and link carries an SVG id (``router:<label>``, ``link:<kind>:<router>
+<port>|<router> <port>``, the kind the family's) so that tools and tests can read the
+drawing's structure.
 """
 
 import sys
 from pathlib import Path
 
+from twinnet.families import drawing as shapes
 from twinnet.families import family_for
 from twinnet.gen import output
 
@@ -32,19 +27,20 @@ from .report import Report, add_json_flag
 
 #: What ``--out`` may end with.
 FORMATS = (".svg", ".png")
-#: Link kinds, and their colours.
-COLOURS = {"mesh": "#4c72b0", "wrap": "#8c8c8c", "twisted": "#dd8452", "internal": "#c44e52",
-           "tree": "#4c72b0", "plane": "#55a868"}
+#: The widest and tallest drawing, in inches (at 150 dots per inch: 1,500 by 1,350 pixels),
+#: and the text's largest size in points: a page that shows the picture 900 pixels wide still
+#: shows the text about 10 pixels tall.
+MAX_WIDTH, MAX_HEIGHT, FONT_SIZE = 10.0, 9.0, 9.0
+#: How far apart (grid units) the arcs of cables that join the same two boxes stand.
+FAN = 0.35
 
 
 def register(commands) -> None:
     parser = commands.add_parser(
         "draw", help="draw a network's routers and links (SVG or PNG)",
         description="Draw a network of any family from the same preset, TOML and flags as "
-                    "'twinnet gen': twin nodes as two cards with their internal link, fat "
-                    "trees by stage with the two halves of each twin switch, king and "
-                    "diagonal networks with their diagonals, twisted tori with their twisted "
-                    "wrap links, 3-D tori as planes.",
+                    "'twinnet gen', laid out by its family: every router a box, every link a "
+                    "line between its two routers' boxes.",
         epilog="Network flags as for 'twinnet gen'. " + gen_cmd.limits_help())
     gen_cmd.add_network_args(parser)
     parser.add_argument("--out", type=parse.path, required=True,
@@ -66,8 +62,9 @@ def run(args) -> Report:
     print(f"twinnet draw: {network.name} -> {out}", file=sys.stderr)
     drawing = layout(network, family)
     render(drawing, out, f"{network.name} ({family.name})")
-    counts = {kind: sum(1 for link in drawing["links"] if link["kind"] == kind)
-              for kind in COLOURS}
+    counts: dict[str, int] = {}
+    for link in drawing["links"]:
+        counts[link["kind"]] = counts.get(link["kind"], 0) + 1
     text = (f"{network.name}: {len(drawing['routers'])} routers, "
             + ", ".join(f"{n} {kind} links" for kind, n in counts.items() if n)
             + f" -> {out}")
@@ -79,103 +76,37 @@ def run(args) -> Report:
 # -- layout ------------------------------------------------------------------------------------
 
 def layout(network, family) -> dict:
-    """The drawing: ``routers`` (label → dict of ``x``, ``y``, ``w``, ``h``, ``text``) and
-    ``links`` (``a``, ``b``, their ``ports``, ``kind``), one per cable (a pair of opposite
-    directed links), and ``directed_links``, their count."""
+    """The drawing: ``routers`` (label → :class:`~twinnet.families.drawing.Box`) and
+    ``links``, one per cable (a pair of opposite directed links): ``a``, ``b``, their
+    ``ports``, ``kind``, ``colour`` and ``points`` (the two ends, on ``a``'s and ``b``'s
+    boxes, and between them an arc's control point), and ``directed_links``, their count."""
     from twinnet.gen.fpga import unconverted
 
     with unconverted():  # the netlist's routers are only looked at, never converted
-        return _layout(family.netlist(network), family)
-
-
-def _layout(netlist, family) -> dict:
-    place = {"fat-tree": _tree_positions}.get(family.name, _grid_positions)
-    routers = place(netlist)
-    ports: dict[str, list[str]] = {label: [] for label in routers}
-    links: dict[frozenset, dict] = {}
-    for link in netlist.links:
-        ports[link.source].append(link.source_port_label)
-        # A cable's two directions: a's port p to b's port q, and b's q to a's p.
-        ends = frozenset({(link.source, link.source_port_label),
-                          (link.target, link.target_port_label)})
-        links.setdefault(ends, {"a": link.source, "b": link.target,
+        netlist = family.netlist(network)
+        boxes = family.layout(network, netlist)
+        cables: dict[frozenset, dict] = {}
+        for link in netlist.links:
+            # A cable's two directions: a's port p to b's port q, and b's q to a's p.
+            ends = frozenset({(link.source, link.source_port_label),
+                              (link.target, link.target_port_label)})
+            if ends not in cables:
+                line = family.line(network, link, boxes)
+                cables[ends] = {"a": link.source, "b": link.target,
                                 "ports": (link.source_port_label, link.target_port_label),
-                                "kind": _kind(family.name, routers, link.source,
-                                              link.target)})
-    for label, box in routers.items():
-        if box.get("card"):
-            box["text"] = ",".join(p for p in ports[label] if p != "I")
-    return {"routers": routers, "links": list(links.values()),
-            "directed_links": len(netlist.links)}
-
-
-def _numbers(text: str) -> list[int]:
-    return [int(part) for part in text.split(",")]
-
-
-def _grid_positions(netlist) -> dict:
-    """Tori, twin tori, king and twisted networks: labels ``x,y[,z][/cN]``."""
-    coordinates = {}
-    for router in netlist.routers:
-        node, _, card = router.label.partition("/")
-        coordinates[router.label] = (_numbers(node), int(card[1:]) if card else None)
-    cards = 1 + max((card or 0) for _, card in coordinates.values())
-    width = max(c[0] for c, _ in coordinates.values()) + 1
-    routers = {}
-    for label, (node, card) in coordinates.items():
-        node_label = label.partition("/")[0]
-        x, y = node[0], node[1] if len(node) > 1 else 0
-        plane = node[2] if len(node) > 2 else 0
-        # A 3-D torus: its Z planes side by side, a column apart.
-        x += plane * (width + 1)
-        box = {"x": float(x), "y": float(y), "w": 0.7, "h": 0.5, "node": tuple(node),
-               "text": node_label}
-        if cards > 1:
-            box.update(x=x - 0.2 + 0.4 * card, w=0.34, h=0.5, card=True)
-        routers[label] = box
-    return routers
-
-
-def _tree_positions(netlist) -> dict:
-    """Fat trees: labels ``<stage,digits>/half``; stage 0 (the leaves) at the bottom."""
-    switches: dict[int, list[str]] = {}
-    for router in netlist.routers:
-        switch, _, half = router.label.partition("/")
-        stage = int(switch.strip("<>").split(",")[0])
-        if switch not in switches.setdefault(stage, []):
-            switches[stage].append(switch)
-    widest = max(len(row) for row in switches.values())
-    routers = {}
-    for router in netlist.routers:
-        switch, _, half = router.label.partition("/")
-        stage = int(switch.strip("<>").split(",")[0])
-        row = switches[stage]
-        spread = widest / len(row)
-        x = (row.index(switch) + 0.5) * spread * 1.2
-        halves = sorted({r.label.partition("/")[2] for r in netlist.routers
-                         if r.label.startswith(switch + "/")})
-        offset = (halves.index(half) - (len(halves) - 1) / 2) * 0.45 if half else 0
-        routers[router.label] = {"x": x + offset, "y": 1.6 * stage, "w": 0.4, "h": 0.5,
-                                 "node": switch, "text": half[:1] if half else ""}
-    return routers
-
-
-def _kind(family: str, routers: dict, a: str, b: str) -> str:
-    """``internal`` (two halves of one node or switch), ``tree`` (a fat tree's up/down link),
-    ``plane`` (a 3-D torus's Z link, between planes drawn apart), ``mesh`` (grid neighbours,
-    diagonals included), ``twisted`` (a twisted torus's wrap link that lands on another
-    column) or ``wrap``."""
-    first, second = routers[a]["node"], routers[b]["node"]
-    if first == second:
-        return "internal"
-    if family == "fat-tree":
-        return "tree"
-    steps = [abs(p - q) for p, q in zip(first, second)]
-    if any(steps[2:]):
-        return "plane"
-    if max(steps) <= 1:
-        return "mesh"
-    return "twisted" if family == "twisted" and all(steps) else "wrap"
+                                "kind": line.kind, "colour": line.colour, "bend": line.bend}
+        count = len(netlist.links)
+    fans: dict[frozenset, int] = {}
+    for cable in cables.values():
+        pair = frozenset({cable["a"], cable["b"]})
+        # The first cable between two boxes as the family draws it, the others fanned out to
+        # alternate sides.
+        order = fans[pair] = fans.get(pair, -1) + 1
+        bend = cable.pop("bend") + FAN * ((order + 1) // 2) * (-1) ** order
+        first, second = sorted((cable["a"], cable["b"]))
+        points = shapes.path(boxes[first], boxes[second], bend)
+        cable["points"] = points if first == cable["a"] else points[::-1]
+    return {"routers": boxes, "links": list(cables.values()), "directed_links": count}
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -188,69 +119,65 @@ def render(drawing: dict, out: Path, title: str, loads: dict | None = None) -> N
 
     matplotlib.use("Agg")
     from matplotlib import cm, colors, patches, pyplot
+    from matplotlib.path import Path as Curve
 
     routers = drawing["routers"]
-    xs = [box["x"] for box in routers.values()]
-    ys = [box["y"] for box in routers.values()]
-    span_x, span_y = max(xs) - min(xs) + 2, max(ys) - min(ys) + 2
-    scale = min(0.9, 40 / max(span_x, span_y))
-    figure, axis = pyplot.subplots(figsize=(max(4, span_x * scale), max(3, span_y * scale)))
+    left = min(box.x - box.w / 2 for box in routers.values()) - 1
+    right = max(box.x + box.w / 2 for box in routers.values()) + 1
+    bottom = min(box.y - box.h / 2 for box in routers.values()) - 1
+    top = max(box.y + box.h / 2 for box in routers.values()) + 1
+    scale = min(1.0, MAX_WIDTH / (right - left), MAX_HEIGHT / (top - bottom))  # inch per unit
+    figure, axis = pyplot.subplots(figsize=(max(4, (right - left) * scale),
+                                            max(3, (top - bottom) * scale + 1)))
     shade = None
     if loads is not None:
         shade = cm.ScalarMappable(colors.Normalize(0, max(max(loads.values(), default=0), 1e-9)),
                                   "viridis")
     for link in drawing["links"]:
-        first, second = routers[link["a"]], routers[link["b"]]
-        start, end = (first["x"], first["y"]), (second["x"], second["y"])
         gid = (f"link:{link['kind']}:{link['a']} {link['ports'][0]}|"
                f"{link['b']} {link['ports'][1]}")
-        colour = COLOURS[link["kind"]]
-        width = 1.6 if link["kind"] == "internal" else 0.8
+        colour = link["colour"]
+        width = 1.6 if link["kind"] == "internal" else 0.9
         if shade is not None:
             load = loads.get(frozenset({(link["a"], link["ports"][0]),
                                         (link["b"], link["ports"][1])}), 0)
             colour, width = shade.to_rgba(load), 0.5 + 3 * shade.norm(load)
-        if link["kind"] == "plane":
-            # Two stubs under the routers, each pointing toward the other plane.
-            direction = 0.45 if end[0] > start[0] else -0.45
-            for number, (x, y, towards) in enumerate([(*start, direction),
-                                                      (*end, -direction)]):
-                line, = axis.plot([x, x + towards], [y - 0.32, y - 0.32],
-                                  color=colour, linewidth=0.6 if shade is None else width,
-                                  zorder=1)
-                line.set_gid(f"{gid}#{number}")
-            continue
-        curved = link["kind"] in ("wrap", "twisted")
-        arrow = patches.FancyArrowPatch(
-            start, end, arrowstyle="-", color=colour, linewidth=width,
-            connectionstyle=f"arc3,rad={0.25 if curved else 0}", zorder=1)
-        arrow.set_gid(gid)
-        axis.add_patch(arrow)
-    small = len(routers) <= 128
+        points = link["points"]
+        codes = [Curve.MOVETO] + [Curve.CURVE3 if len(points) == 3 else Curve.LINETO] * (
+            len(points) - 1)
+        line = patches.PathPatch(Curve(points, codes), facecolor="none", edgecolor=colour,
+                                 linewidth=width, zorder=1)
+        line.set_gid(gid)
+        axis.add_patch(line)
+    # Text no larger than its box holds: a line of text per line of the box's height.
+    points_per_unit = 72 * scale
     for label, box in routers.items():
-        rectangle = patches.Rectangle((box["x"] - box["w"] / 2, box["y"] - box["h"] / 2),
-                                      box["w"], box["h"], facecolor="#f2f2f2",
-                                      edgecolor="#333333", linewidth=0.6, zorder=2)
+        rectangle = patches.Rectangle((box.x - box.w / 2, box.y - box.h / 2), box.w, box.h,
+                                      facecolor="#f2f2f2", edgecolor="#333333", linewidth=0.6,
+                                      zorder=2)
         rectangle.set_gid(f"router:{label}")
         axis.add_patch(rectangle)
-        if small and box["text"]:
-            text = box["text"].replace(",", "\n") if box.get("card") else box["text"]
-            axis.text(box["x"], box["y"], text, ha="center", va="center", fontsize=4,
-                      zorder=3)
+        lines = box.text.split("\n")
+        size = min(FONT_SIZE, box.h * points_per_unit / (1.25 * len(lines)),
+                   box.w * points_per_unit / (0.65 * max(len(line) for line in lines)))
+        if box.text and size >= 4:
+            axis.text(box.x, box.y, box.text, ha="center", va="center", fontsize=size,
+                      linespacing=1.0, zorder=3)
     if shade is None:
-        for kind, colour in COLOURS.items():
-            if any(link["kind"] == kind for link in drawing["links"]):
-                axis.plot([], [], color=colour, label=f"{kind} link")
-        axis.legend(loc="upper left", bbox_to_anchor=(1, 1), fontsize=7)
+        kinds = {link["kind"]: link["colour"] for link in drawing["links"]}
+        for kind, colour in kinds.items():
+            axis.plot([], [], color=colour, label=f"{kind} link")
+        axis.legend(loc="upper center", bbox_to_anchor=(0.5, 0), ncol=len(kinds),
+                    fontsize=FONT_SIZE, frameon=False)
     else:
         bar = figure.colorbar(shade, ax=axis, fraction=0.04, pad=0.02)
-        bar.set_label("flits per cycle (the busier direction)", fontsize=7)
-        bar.ax.tick_params(labelsize=6)
-    axis.set_xlim(min(xs) - 1, max(xs) + 1)
-    axis.set_ylim(min(ys) - 1, max(ys) + 1)
+        bar.set_label("flits per cycle (the busier direction)", fontsize=FONT_SIZE)
+        bar.ax.tick_params(labelsize=FONT_SIZE)
+    axis.set_xlim(left, right)
+    axis.set_ylim(bottom, top)
     axis.set_aspect("equal")
     axis.axis("off")
-    axis.set_title(title, fontsize=9)
+    axis.set_title(title, fontsize=FONT_SIZE + 2)
     save(figure, out)
 
 

@@ -51,8 +51,10 @@ def register(commands) -> None:
                     "and bubble admission, whole packets per output, routes honoured, drops "
                     "counted once, bad framing dropped and counted, fair allocation, flit "
                     "conservation) by k-induction, and "
-                    "its route compute against a specification written from the papers' "
-                    "formulas. Each property is reported proven, failed (with a "
+                    "its route compute against its family's specification (written from the "
+                    "routing's definition, e.g. the papers' formulas; a family without one has "
+                    "its routers' properties proven alone). Each property is reported "
+                    "proven, failed (with a "
                     "counterexample VCD and its step) or bounded (with the steps checked): "
                     "where induction does not close, bounded model checking searches on to "
                     "--bmc-depth steps for a real counterexample. Exit status 0: all proven; "
@@ -143,7 +145,9 @@ def targets_from_args(args) -> tuple[str, list]:
         if args.buffer_depth is None:
             args.buffer_depth = 2 * args.max_packet_length
     network = gen_cmd.network_from_args(args)
-    kinds = family_for(network).netlist(network).kinds
+    family = family_for(network)
+    kinds = family.netlist(network).kinds
+    spec = family.specification(network)
     # The proofs use the kinds' configurations and route computes; the kinds' own routers
     # are never elaborated.
     warnings.filterwarnings("ignore", category=UnusedElaboratable)
@@ -153,7 +157,8 @@ def targets_from_args(args) -> tuple[str, list]:
                              f"kinds {', '.join(kinds)}")
         kinds = {args.router_kind: kinds[args.router_kind]}
     return network.name, [Target(name, router.config,
-                                 lambda config, port, router=router: router.route_computes[port])
+                                 lambda config, port, router=router: router.route_computes[port],
+                                 spec)
                           for name, router in kinds.items()]
 
 

@@ -16,10 +16,10 @@ them names a family.
 import functools
 from importlib.metadata import entry_points
 
-from .contract import Family, escape_verdict, verdict
+from .contract import Family, escape_verdict, out_of_range, verdict
 
 __all__ = ["GROUP", "Family", "escape_verdict", "families", "family", "family_for",
-           "family_of", "family_words", "presets", "verdict"]
+           "family_of", "family_words", "out_of_range", "presets", "verdict"]
 
 #: The entry-point group families register under.
 GROUP = "twinnet.families"

@@ -32,13 +32,33 @@ when generating, whose ``netlist(config, *, stall_counters=False)`` returns the
 with the family's route compute, a :class:`twinnet.hdl.route_compute.RouteCompute`), router
 instances with their per-node constants, links and terminals. With ``stall_counters=True``
 the routers carry their stall counters (:mod:`twinnet.hdl.router.stalls`).
+
+**What the commands show of it**, each with a default, so that a family from another package
+gets every command the in-tree ones get:
+
+- its drawing (``twinnet draw``, load maps): :meth:`Family.layout` places each router's box
+  (by default round a circle) and :meth:`Family.line` draws each cable (by default straight,
+  kind ``internal`` inside a group of boxes, else ``network``), from :mod:`.drawing`;
+- the specification its route computes are proven against (``twinnet prove``):
+  :attr:`Family.route_spec` names it (by default none: the routers' own properties are proven,
+  their route computes are not);
+- its analyses (``twinnet analyze``): :attr:`Family.analyses` names modules whose
+  ``register(analyses)`` adds sub-parsers (by default none).
+
+**Its own modules** (:meth:`Family.own_modules`): the class's, the hardware part's, the
+specification's and the analyses', and :attr:`Family.modules` (its model, its route
+computes). Only these name the family; the shared code (every other module of twinnet) reaches
+it through the registry alone, which ``tests/test_shared_code.py`` checks.
 """
 
 import importlib
+import math
 import random
 
 from twinnet.model import checks
 from twinnet.model.sizes import MAX_REASSEMBLY_BEATS, reassembly_beats
+
+from . import drawing
 
 
 class Family:
@@ -57,6 +77,14 @@ class Family:
     aliases: dict = {}
     #: The family's size limits, for help texts.
     limits = ""
+    #: The specification its route computes are proven against, ``"module:function"``: a
+    #: function ``(m, rc, in_port) -> ExpectedRoute`` (:mod:`twinnet.hdl.formal.spec_common`)
+    #: written from the routing's definition, not from the route compute; "" for none.
+    route_spec = ""
+    #: Modules each with ``register(analyses)``, adding ``twinnet analyze`` sub-parsers.
+    analyses: tuple[str, ...] = ()
+    #: The family's other modules (see :meth:`own_modules`).
+    modules: tuple[str, ...] = ()
 
     def network(self, values: dict, labels: dict | str = "configuration"):
         """A configuration from plain values (``labels`` names each key in messages: a dict
@@ -98,6 +126,37 @@ class Family:
         return importlib.import_module(self.hardware).netlist(
             config, stall_counters=stall_counters)
 
+    def own_modules(self) -> tuple[str, ...]:
+        """The modules that are the family's own, the only ones that may name it: the class's,
+        :attr:`hardware`, :attr:`route_spec`'s, :attr:`analyses` and :attr:`modules`."""
+        named = [type(self).__module__, self.hardware, self.route_spec.partition(":")[0],
+                 *self.analyses, *self.modules]
+        return tuple(dict.fromkeys(module for module in named if module))
+
+    def specification(self, config):
+        """The specification of ``config``'s route computes (the function
+        :attr:`route_spec` names, imported only now: it is Amaranth), or None when they have
+        none."""
+        if not self.route_spec:
+            return None
+        module, _, name = self.route_spec.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def layout(self, config, netlist) -> dict[str, drawing.Box]:
+        """Where ``twinnet draw`` puts each router of ``netlist`` (``config``'s), label →
+        :class:`~.drawing.Box`: by default round a circle in the netlist's order, each
+        labelled with its label."""
+        return drawing.circle([router.label for router in netlist.routers])
+
+    def line(self, config, link, boxes: dict[str, drawing.Box]) -> drawing.Line:
+        """How ``twinnet draw`` draws the cable of ``link`` (a
+        :class:`twinnet.hdl.network.Link`, one of its two directions) between ``boxes`` (as
+        :meth:`layout` placed them): by default straight, ``internal`` between two boxes of
+        one group, else ``network``."""
+        first, second = boxes[link.source].group, boxes[link.target].group
+        same = first is not None and first == second
+        return drawing.Line("internal" if same else "network")
+
     def section(self, config) -> dict:
         """The manifest's family section (see :func:`twinnet.gen.generate.generate`)."""
         raise NotImplementedError
@@ -108,7 +167,11 @@ class Family:
         return {"name": self.name, "parameters": config.to_dict(), **keys}
 
     def terminal_count(self, config) -> int:
-        raise NotImplementedError
+        """Terminals of ``config``: by default as many as :meth:`terminal_digits` number."""
+        digits = self.terminal_digits(config)
+        if digits is None:
+            raise NotImplementedError
+        return math.prod(radix for _, radix in digits)
 
     def router_count(self, config) -> int:
         """Routers in the netlist, counted without building them where the family knows how
@@ -116,14 +179,23 @@ class Family:
         return len(self.netlist(config).routers)
 
     def header_width(self, config) -> int:
-        """Bits of a head flit that are not payload: the route fields and the source."""
-        raise NotImplementedError
+        """Bits of a head flit that are not payload: the route fields and the source (by
+        default the configuration's ``header_width``)."""
+        return config.header_width
 
     def terminal_label(self, config, terminal: int) -> str:
         return f"T{terminal}"
 
     def destination(self, config, terminal: int) -> dict[str, int]:
-        raise NotImplementedError
+        """The head flit's route fields toward ``terminal``: by default its digits as
+        :meth:`terminal_digits` numbers them."""
+        digits = self.terminal_digits(config)
+        if digits is None:
+            raise NotImplementedError
+        fields = {}
+        for field, radix in digits:
+            terminal, fields[field] = divmod(terminal, radix)
+        return fields
 
     def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
         """Route fields of a header the routers must drop, or None if every header is valid."""

@@ -4,6 +4,7 @@ import random
 
 from twinnet.model import fat_tree
 
+from . import drawing
 from .contract import Family, verdict
 
 #: Fat trees of twin switches with 001's optimal split (16, 64 and 256 terminals). 001 gives
@@ -24,6 +25,10 @@ class FatTreeFamily(Family):
     presets = PRESETS
     limits = f"{fat_tree.MAX_FAT_TREE_TERMINALS} fat-tree terminals"
     hardware = "twinnet.hdl.fat_tree"
+    route_spec = "twinnet.hdl.formal.fat_tree_spec:destro_spec"
+    analyses = ("twinnet.cli.analyze_fat_tree",)
+    modules = ("twinnet.model.fat_tree", "twinnet.model.twin_switch",
+               "twinnet.hdl.fat_tree_route")
 
     def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
         """Later values win; a later ``plain`` or ``split`` decides the switches anew, so the
@@ -34,6 +39,33 @@ class FatTreeFamily(Family):
                 values.pop(key, None)
                 labels.pop(key, None)
         super().merge(values, labels, source, source_labels)
+
+    def layout(self, config, netlist) -> dict[str, drawing.Box]:
+        """By stage, the leaves at the bottom; each twin switch's halves side by side (labels
+        ``<stage,digits>/half``), each lettered by its half."""
+        halves: dict[str, list[str]] = {}
+        for router in netlist.routers:
+            switch, _, half = router.label.partition("/")
+            halves.setdefault(switch, []).append(half)
+        stages: dict[int, list[str]] = {}
+        for switch in halves:
+            stages.setdefault(int(switch.strip("<>").split(",")[0]), []).append(switch)
+        widest = max(len(row) for row in stages.values())
+        width = 0.45
+        boxes = {}
+        for stage, row in stages.items():
+            spread = widest / len(row) * (2 * width + 2 * drawing.GAP)
+            for index, switch in enumerate(row):
+                for number, half in enumerate(halves[switch]):
+                    offset = (number - (len(halves[switch]) - 1) / 2) * (width + 0.1)
+                    label = f"{switch}/{half}" if half else switch
+                    boxes[label] = drawing.Box((index + 0.5) * spread + offset, 2.0 * stage,
+                                               width, drawing.BOX_HEIGHT, half[:1], switch)
+        return boxes
+
+    def line(self, config, link, boxes: dict[str, drawing.Box]) -> drawing.Line:
+        same = boxes[link.source].group == boxes[link.target].group
+        return drawing.Line("internal" if same else "tree")
 
     def section(self, config) -> dict:
         tree = config.tree
@@ -60,9 +92,6 @@ class FatTreeFamily(Family):
         from twinnet.hdl.fat_tree import halves
 
         return sum(len(halves(config, switch.stage)) for switch in config.tree.switches())
-
-    def header_width(self, config) -> int:
-        return config.header_width
 
     def destination(self, config, terminal: int) -> dict[str, int]:
         return {f"route.h{i}": digit

@@ -4,6 +4,7 @@ import random
 
 from twinnet.model import king_network
 
+from . import drawing
 from .contract import Family, escape_verdict, out_of_range
 
 #: 002 Table 3's networks (16x16, uniform traffic; bench/king.py): 002's adaptive routing
@@ -25,6 +26,7 @@ PRESETS = {
                                  ("KT", "2s", {"ties": "both"}))
 }
 
+
 class KingFamily(Family):
     """The square networks of 002 (M, DM, KM, T, DT, KT) under deterministic or adaptive
     routing: :mod:`twinnet.model.king_network`."""
@@ -36,6 +38,24 @@ class KingFamily(Family):
               f"a dateline, {king_network.MAX_WALKED_SIDE}x{king_network.MAX_WALKED_SIDE} "
               "meshes and tori with one")
     hardware = "twinnet.hdl.king"
+    route_spec = "twinnet.hdl.formal.king_spec:king_spec"
+    analyses = ("twinnet.cli.analyze_king",)
+    modules = ("twinnet.model.king", "twinnet.model.king_network", "twinnet.hdl.king_route")
+
+    def specification(self, config):
+        """None for routers that replicate broadcasts (the proofs do not cover them yet)."""
+        return None if config.broadcast else super().specification(config)
+
+    def layout(self, config, netlist) -> dict[str, drawing.Box]:
+        """The nodes on their grid (labels ``x,y``)."""
+        side = config.topology.side
+        return drawing.grid([router.label for router in netlist.routers], (side, side))
+
+    def line(self, config, link, boxes: dict[str, drawing.Box]) -> drawing.Line:
+        """Grid neighbours (diagonals included) straight, wrap-around links as arcs."""
+        side = config.topology.side
+        return drawing.grid_line(drawing.coordinates(link.source),
+                                 drawing.coordinates(link.target), (side, side))
 
     def section(self, config) -> dict:
         topology = config.topology
@@ -62,9 +82,6 @@ class KingFamily(Family):
 
     def router_count(self, config) -> int:
         return config.topology.node_count
-
-    def header_width(self, config) -> int:
-        return config.header_width
 
     def terminal_label(self, config, terminal: int) -> str:
         label = king_network.node_label(config.node_of(terminal))

@@ -6,6 +6,7 @@ import random
 from twinnet.model import checks, network, twin, twin_analysis
 from twinnet.model.twin_routing import path
 
+from . import drawing
 from .contract import Family, verdict
 
 
@@ -54,6 +55,10 @@ class TwinTorusFamily(Family):
 
     limits = (f"at most {network.MAX_ROUTERS} routers in a torus or twin torus (the 2D "
               "128x128 torus, 3DT 16x16x32)")
+    route_spec = "twinnet.hdl.formal.twin_spec:twin_spec"
+    analyses = ("twinnet.cli.analyze_twin",)
+    modules = ("twinnet.model.network", "twinnet.model.twin", "twinnet.model.twin_routing",
+               "twinnet.model.twin_analysis", "twinnet.hdl.twin_card", "twinnet.hdl.twin_route")
 
     def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:
         """Later values win, but the size keys (``n``, ``k``, ``radices``) merge: a later
@@ -107,6 +112,34 @@ class TwinTorusFamily(Family):
             raise ValueError(f"{labels['configuration']} {configuration}: preset {preset} "
                              f"({preset_label}) is a {shape}: its configuration must be "
                              f"{allowed} (leave out the preset to build another shape)")
+
+    def layout(self, config, netlist) -> dict[str, drawing.Box]:
+        """Nodes on a grid (a 3-D torus in oblique projection: its Z links run between the
+        planes); a twin node's two cards side by side, each listing the torus ports it holds."""
+        topology = config.topology
+        cards = topology.card_count
+        width, height = (0.55, 0.85) if cards > 1 else (drawing.BOX_WIDTH, drawing.BOX_HEIGHT)
+        node_width = cards * width + (cards - 1) * 0.15
+        held = {router.label: [] for router in netlist.routers}
+        for link in netlist.links:
+            if link.source_port_label != str(twin.INTERNAL):
+                held[link.source].append(link.source_port_label)
+        boxes = {}
+        for router in netlist.routers:
+            node, _, card = router.label.partition("/")
+            x, y = drawing.grid_point(drawing.coordinates(node), topology.radices,
+                                      node_width, height)
+            offset = (int(card[1:]) - (cards - 1) / 2) * (width + 0.15)
+            text = "\n".join(held[router.label]) if cards > 1 else node
+            boxes[router.label] = drawing.Box(x + offset, y, width, height, text, node)
+        return boxes
+
+    def line(self, config, link, boxes: dict[str, drawing.Box]) -> drawing.Line:
+        first, second = boxes[link.source].group, boxes[link.target].group
+        if first == second:
+            return drawing.Line("internal")
+        return drawing.grid_line(drawing.coordinates(first), drawing.coordinates(second),
+                                 config.topology.radices)
 
     def section(self, config) -> dict:
         topology = config.topology

@@ -4,6 +4,7 @@ import random
 
 from twinnet.model import twisted_network
 
+from . import drawing
 from .contract import Family, escape_verdict, out_of_range
 
 #: 004's rectangular tori, twisted by t_YX = d_x / 2 (the twist with the smallest diameter),
@@ -21,6 +22,11 @@ PRESETS = {
     for suffix, twists in (("", f"YX={dx // 2}"), ("-untwisted", ""))
 }
 
+#: How a twisted wrap link is drawn.
+TWISTED_LINE = drawing.Line("twisted", "#dd8452", bend=0.6)
+
+
+
 class TwistedFamily(Family):
     """Twisted tori (004) under dimension-order routing over their minimal record:
     :mod:`twinnet.model.twisted_network`."""
@@ -30,6 +36,22 @@ class TwistedFamily(Family):
     presets = PRESETS
     limits = f"{twisted_network.MAX_NODES} nodes in a twisted torus"
     hardware = "twinnet.hdl.twisted"
+    route_spec = "twinnet.hdl.formal.twisted_spec:twisted_spec"
+    analyses = ("twinnet.cli.analyze_twist",)
+    modules = ("twinnet.model.twist", "twinnet.model.twisted_network",
+               "twinnet.hdl.twisted_route")
+
+    def layout(self, config, netlist) -> dict[str, drawing.Box]:
+        """The nodes on their grid (labels ``x,y[,z]``; a 3-D one in oblique projection)."""
+        radices = config.topology.radices
+        return drawing.grid([router.label for router in netlist.routers], radices)
+
+    def line(self, config, link, boxes: dict[str, drawing.Box]) -> drawing.Line:
+        """Grid neighbours straight, wrap-around links as arcs; a twisted wrap link (one that
+        lands on another column) in its own colour."""
+        return drawing.grid_line(drawing.coordinates(link.source),
+                                 drawing.coordinates(link.target), config.topology.radices,
+                                 skewed=TWISTED_LINE)
 
     def section(self, config) -> dict:
         topology = config.topology
@@ -53,9 +75,6 @@ class TwistedFamily(Family):
 
     def router_count(self, config) -> int:
         return config.topology.node_count
-
-    def header_width(self, config) -> int:
-        return config.header_width
 
     def terminal_label(self, config, terminal: int) -> str:
         label = twisted_network.node_label(config.node_of(terminal))

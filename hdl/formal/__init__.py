@@ -6,10 +6,10 @@
 - :mod:`.environment`: the neighbours of a lone router, as assumptions (upstream links send
   whole packets on VCs with credits, downstream buffers return credits for flits they hold);
 - :mod:`.router`: the router's property set;
-- :mod:`.route_spec`: route computes written again from the papers' formulas (twin DOR,
-  DESTRO and the header routing there; :mod:`.king_spec` for the king family,
-  :mod:`.twisted_spec` for twisted tori; :mod:`.spec_common` their shared arithmetic), and
-  the properties that a route compute equals its specification for every input;
+- :mod:`.route_spec`: the properties that a route compute equals its specification for every
+  input, and the header routing's specification; each family names its own specification
+  (:attr:`twinnet.families.Family.route_spec`: a route compute written again from the
+  paper's formulas), written with :mod:`.spec_common`'s arithmetic;
 - :mod:`.mutants`: routers with one known bug each, to show that each property can fail;
 - :mod:`.sby`: runs SymbiYosys on a property set and reads its verdicts.
 """

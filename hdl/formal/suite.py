@@ -2,8 +2,8 @@
 runs of :mod:`.sby` that give their verdicts.
 
 A :class:`Target` is one router kind: its configuration and its route computes. Its units
-are the router's property set (:mod:`.router`) and, when a specification exists, the route
-compute's (:mod:`.route_spec`).
+are the router's property set (:mod:`.router`) and, when it has a specification (its family's
+:attr:`~twinnet.families.Family.route_spec`), the route compute's (:mod:`.route_spec`).
 """
 
 import dataclasses
@@ -17,7 +17,7 @@ from ..config import PortConfig, RouterConfig
 from ..header_route import HeaderRouteCompute
 from . import sby
 from .mutants import MUTANTS
-from .route_spec import RouteComputeProof, spec_for
+from .route_spec import RouteComputeProof, header_spec
 from .router import RouterProof
 from .stages import FormalRouter
 
@@ -35,12 +35,15 @@ MAX_PORTS, PROVE_LENGTH_LIMIT, MAX_BUFFERED_FLITS = 9, 4, 96
 
 @dataclass
 class Target:
-    """A router kind to prove: ``name``, ``config`` (its :class:`RouterConfig`) and
-    ``route_compute``, the factory ``(config, in_port) -> RouteCompute`` of its router."""
+    """A router kind to prove: ``name``, ``config`` (its :class:`RouterConfig`),
+    ``route_compute``, the factory ``(config, in_port) -> RouteCompute`` of its router, and
+    ``spec``, the specification its route computes are proven against (a function as
+    :class:`~.route_spec.RouteComputeProof` takes; None: they are not proven)."""
 
     name: str
     config: RouterConfig
     route_compute: object
+    spec: object = None
 
     def route_computes(self) -> list:
         """One route compute per input port."""
@@ -60,7 +63,7 @@ def lone_router(*, max_packet_length: int = 3, buffer_depth: int | None = None,
                   + [PortConfig("pe", 2, depth, name="PE")])
     config = RouterConfig(flit_width, max_packet_length, ports, drop_count_width=4,
                           **microarchitecture)
-    return Target("router5", config, HeaderRouteCompute)
+    return Target("router5", config, HeaderRouteCompute, header_spec)
 
 
 def check_size(target: Target) -> None:
@@ -113,8 +116,8 @@ def proof_sizes(target: Target) -> tuple[Target, dict | None]:
     for length in range(min(config.max_packet_length, SHRUNK_LENGTH_LIMIT), 0, -1):
         ports = tuple(dataclasses.replace(port, buffer_depth=2 * length)
                       for port in config.ports)
-        shrunk = Target(target.name, dataclasses.replace(
-            config, max_packet_length=length, ports=ports), target.route_compute)
+        shrunk = dataclasses.replace(target, config=dataclasses.replace(
+            config, max_packet_length=length, ports=ports))
         try:
             check_size(shrunk)
         except ValueError as error:
@@ -148,11 +151,10 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
 def prove_route(target: Target, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
                 engine: str | None = None, progress=None) -> list | None:
     """The route compute of ``target`` against its specification (combinational: induction
-    covers every input); None when its class has no specification yet."""
-    computes = target.route_computes()
-    if spec_for(computes[0]) is None:
+    covers every input); None when it has no specification."""
+    if target.spec is None:
         return None
-    top = RouteComputeProof(computes, f"route {target.name}")
+    top = RouteComputeProof(target.route_computes(), target.spec, f"route {target.name}")
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTE_DEPTH,
                      bmc_depth=bmc_depth, engine=engine, progress=progress)
 
@@ -164,16 +166,16 @@ def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = B
     mutant = MUTANTS[name]
     if mutant.router is not None:
         if mutant.settings:  # the settings the bug lives in, over the target's
-            target = Target(target.name, dataclasses.replace(target.config,
-                                                             **dict(mutant.settings)),
-                            target.route_compute)
+            target = dataclasses.replace(target, config=dataclasses.replace(
+                target.config, **dict(mutant.settings)))
         return prove_router(target, workdir, mutant=name, bmc_depth=bmc_depth, engine=engine,
                             progress=progress)
     if not (isinstance(target.route_compute, type)
             and issubclass(mutant.route, target.route_compute)):
         raise ValueError(f"mutant {name} changes the default router's route compute; "
                          f"{target.name} has another")
-    return prove_route(Target(f"{target.name} [{name}]", target.config, mutant.route),
+    return prove_route(dataclasses.replace(target, name=f"{target.name} [{name}]",
+                                           route_compute=mutant.route),
                        workdir, bmc_depth=bmc_depth, engine=engine, progress=progress)
 
 
@@ -215,7 +217,8 @@ def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
                             engine=engine, progress=progress)
         if route is None:
             report["skipped"].append({"unit": f"route {target.name}",
-                                      "reason": "no specification of its route compute yet"})
+                                      "reason": "its family gives no specification of its "
+                                                "route compute"})
         else:
             report["properties"] += [v.to_dict() for v in route]
     if not mutants:

@@ -60,6 +60,7 @@ def test_route_compute_equals_its_specification(tmp_path, params):
     if params is None:
         target = suite.lone_router()
     elif params == "king":
+        from twinnet.hdl.formal.king_spec import king_spec
         from twinnet.hdl.king_route import KingRouteCompute
         from twinnet.model.king_network import KingNetworkConfig
 
@@ -68,15 +69,16 @@ def test_route_compute_equals_its_specification(tmp_path, params):
         config = RouterConfig(8, 2, tuple(PortConfig("pe" if label == "pe0" else "network", 1, 4)
                                           for label in ports))
         target = suite.Target("kt8", config, functools.partial(
-            KingRouteCompute, network=network, ports=ports))
+            KingRouteCompute, network=network, ports=ports), king_spec)
     else:
+        from twinnet.hdl.formal.twin_spec import twin_spec
         from twinnet.hdl.twin_card import card_router_config
         from twinnet.hdl.twin_route import TwinRouteCompute
         from twinnet.model.network import TwinNetworkConfig
 
         network = TwinNetworkConfig.from_dict(params)
         target = suite.Target("card0", card_router_config(network, 0), functools.partial(
-            TwinRouteCompute, twin=network.topology, card=0))
+            TwinRouteCompute, twin=network.topology, card=0), twin_spec)
     [verdict] = suite.prove_route(target, tmp_path)
     assert verdict.verdict == "proven"
     assert verdict.name == "route_compute_matches_spec"

@@ -9,15 +9,17 @@ tier (``pytest --slow``). KT8 with Knaive is proven in ``test_proofs.py``.
 """
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from amaranth.hdl import Cat, Const, Mux
 from tiers import marked
 
+from twinnet.families import family_for
 from twinnet.hdl import king
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.formal import king_spec, sby, twisted_spec
-from twinnet.hdl.formal.route_spec import RouteComputeProof, spec_for
+from twinnet.hdl.formal.route_spec import RouteComputeProof
 from twinnet.hdl.king_route import KingRouteCompute, is_pe
 from twinnet.hdl.twisted_route import PE, TwistedRouteCompute, pe_labels
 from twinnet.hdl.twisted_route import is_pe as is_twisted_pe
@@ -67,9 +69,15 @@ def king_computes(values: dict, cls=KingRouteCompute, kind: str = "router") -> l
     return [cls(config, p, network=network, ports=ports) for p in range(len(ports))]
 
 
+def own_spec(computes):
+    """The specification the route computes' family names (by the network they carry)."""
+    return family_for(computes[0].network).specification(computes[0].network)
+
+
 def prove(computes, workdir, spec=None) -> dict:
-    """``{property: verdict}`` of the route computes against ``spec`` (default: theirs)."""
-    top = RouteComputeProof(computes, "route", spec=spec)
+    """``{property: verdict}`` of the route computes against ``spec`` (default: their
+    family's)."""
+    top = RouteComputeProof(computes, spec or own_spec(computes), "route")
     verdicts = sby.prove(top, top.ports(), top.properties, workdir, depth=2)
     return {v.name: v.verdict for v in verdicts}
 
@@ -88,7 +96,7 @@ TWISTED = [([8, 4], "YX=4", "bubble"), ([4, 4, 2], "ZX=2", "dateline"),
                          ids=["x".join(map(str, r)) + f"-{t or 't0'}-{e}" for r, t, e in TWISTED])
 def test_twisted_route_compute_equals_its_specification(tmp_path, radices, twists, escape):
     computes = twisted_computes(radices, twists, escape)
-    assert spec_for(computes[0]) is twisted_spec.twisted_spec
+    assert own_spec(computes) is twisted_spec.twisted_spec
     assert prove(computes, tmp_path) == {"route_compute_matches_spec": "proven"}
 
 
@@ -250,6 +258,23 @@ class FirstImageAlways(KingRouteCompute):
         "kt4-2s-both-ties-positive-only"])
 def test_a_route_compute_with_a_bug_fails_its_specification(tmp_path, computes, failing):
     assert prove(computes(), tmp_path)[failing] == "failed"
+
+
+@needs_prover
+@pytest.mark.parametrize("escape", ["bubble", "dateline"])
+def test_the_ring_plug_in_route_compute_equals_its_own_specification(tmp_path, monkeypatch,
+                                                                     escape):
+    """A family from another package (``examples/ring``) proven through the contract alone:
+    the specification its family names, in its own package."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples" / "ring"))
+    from twinnet_ring import RingFamily
+
+    family = RingFamily()
+    network = family.network({"nodes": 5, "escape": escape, "max_packet_length": 2})
+    [router] = family.netlist(network).kinds.values()
+    spec = family.specification(network)
+    assert spec.__module__ == "twinnet_ring.hardware"
+    assert prove(router.route_computes, tmp_path, spec) == {"route_port_matches_spec": "proven"}
 
 
 # --- able to fail: specifications written wrong ------------------------------------------------

@@ -1,16 +1,21 @@
 """``twinnet draw``: the drawing's structure, read back from the SVG's ids, against hand counts
-of each family's routers and links; every preset lays out; PNG too; bad ``--out`` values."""
+of each family's routers and links; every link of the netlist drawn between its two routers'
+boxes, for every family (the ring from ``examples/ring`` too); every preset lays out; PNG
+too; bad ``--out`` values."""
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from twinnet.cli.draw_cmd import layout
+from twinnet.cli.draw_cmd import layout, render
 from twinnet.cli.gen_cmd import network_from_words
 from twinnet.cli.main import main
-from twinnet.families import family_for, presets
+from twinnet.families import drawing, family_for, presets
 from twinnet.gen.fpga import unconverted
+
+RING = Path(__file__).resolve().parents[2] / "examples" / "ring"
 
 #: (flags, routers, link kinds): hand counts.
 CASES = {
@@ -45,10 +50,77 @@ def test_drawing_structure(family, tmp_path, capsys):
     assert main(["draw", *flags, "--out", str(out)]) == 0
     svg = out.read_text()
     assert len(set(ids(svg, "router"))) == routers
-    # A 3-D torus's Z link is two stubs (#0, #1), one element each.
-    links = {name.split("#")[0] for name in ids(svg, "link")}
+    links = ids(svg, "link")
+    assert len(links) == len(set(links))
     assert Counter(name.split(":")[1] for name in links) == kinds
     assert f"{routers} routers" in capsys.readouterr().out
+
+
+def _network(name, monkeypatch):
+    """The network and family of case ``name``: a :data:`CASES` key, or ``ring`` (the example
+    plug-in, imported from its folder: 6 nodes)."""
+    if name == "ring":
+        monkeypatch.syspath_prepend(str(RING))
+        from twinnet_ring import RingFamily
+
+        family = RingFamily()
+        return family.network({"nodes": 6}), family
+    network = network_from_words(CASES[name][0])
+    return network, family_for(network)
+
+
+@pytest.mark.parametrize("name", [*sorted(CASES), "ring"])
+def test_every_link_ends_on_its_two_routers_boxes(name, tmp_path, monkeypatch):
+    """Each directed link of the netlist is in exactly one drawn line, with its reverse, and
+    that line starts on the outline of its first router's box and ends on the other's; the
+    SVG has each line once."""
+    network, family = _network(name, monkeypatch)
+    picture = layout(network, family)
+    boxes = picture["routers"]
+    drawn = {frozenset({(link["a"], link["ports"][0]), (link["b"], link["ports"][1])}): link
+             for link in picture["links"]}
+    with unconverted():
+        netlist = family.netlist(network)
+        directed = [(link.source, link.source_port_label, link.target, link.target_port_label)
+                    for link in netlist.links]
+        labels = {router.label for router in netlist.routers}
+        del netlist
+    assert set(boxes) == labels
+    assert 2 * len(drawn) == len(directed) == picture["directed_links"]
+    for source, source_port, target, target_port in directed:
+        link = drawn[frozenset({(source, source_port), (target, target_port)})]
+        start, end = link["points"][0], link["points"][-1]
+        assert boxes[link["a"]].on_edge(start), (link, boxes[link["a"]])
+        assert boxes[link["b"]].on_edge(end), (link, boxes[link["b"]])
+        assert {link["a"], link["b"]} == {source, target}
+    render(picture, tmp_path / "net.svg", name)
+    svg_links = ids((tmp_path / "net.svg").read_text(), "link")
+    assert len(svg_links) == len(set(svg_links)) == len(drawn)
+
+
+def test_the_ring_is_drawn_as_a_ring(monkeypatch):
+    """The contract's default layout: 6 routers evenly round a circle, so every link of the
+    ring (node to node + 1) is as long as every other."""
+    network, family = _network("ring", monkeypatch)
+    picture = layout(network, family)
+    boxes = picture["routers"]
+    centre = [sum(box.x for box in boxes.values()) / 6, sum(box.y for box in boxes.values()) / 6]
+    radii = {round(((box.x - centre[0]) ** 2 + (box.y - centre[1]) ** 2) ** 0.5, 9)
+             for box in boxes.values()}
+    assert len(radii) == 1
+    assert {link["kind"] for link in picture["links"]} == {"network"}
+
+
+def test_a_box_outline_is_told_from_its_inside():
+    """The check above can fail: the centre and a point beyond the box are not on its outline;
+    a line's ends are, straight or bent."""
+    box = drawing.Box(0, 0, 2, 1)
+    assert box.on_edge((1, 0.2)) and box.on_edge((-0.3, -0.5))
+    assert not box.on_edge((0, 0)) and not box.on_edge((1.5, 0)) and not box.on_edge((1, 0.7))
+    other = drawing.Box(5, 3, 1, 1)
+    for bend in (0, 0.8, -0.4):
+        points = drawing.path(box, other, bend)
+        assert box.on_edge(points[0]) and other.on_edge(points[-1])
 
 
 def test_png_is_written_whole(tmp_path):

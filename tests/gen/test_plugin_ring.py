@@ -61,6 +61,36 @@ def test_twinnet_does_not_name_the_ring():
             assert "twinnet_ring" not in path.read_text(), path
 
 
+def test_the_ring_stays_small():
+    """The whole plug-in contract, drawing, proof and analysis included, in 200 lines."""
+    lines = sum(len(path.read_text().splitlines())
+                for path in (EXAMPLE / "twinnet_ring").glob("*.py"))
+    assert lines <= 200, lines
+
+
+def test_the_ring_is_drawn_and_analysed_through_the_contract(ring_python, tmp_path):
+    """Drawn as the contract's default draws it (a circle: a ring of 5 links); its analysis
+    module registered from the family's ``analyses`` as the command line registers them. On 5
+    nodes the distances are 1, 2, 2, 1 from every node: diameter 2, average 1.5."""
+    run = twinnet(ring_python, tmp_path, "draw", "ring", "--nodes", "5", "--out", "ring.svg",
+                  "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["links"] == {"network": 5}
+    script = ("import argparse, importlib, json\n"
+              "from twinnet.families import family\n"
+              "parser = argparse.ArgumentParser()\n"
+              "analyses = parser.add_subparsers(dest='analysis')\n"
+              "for module in family('ring').analyses:\n"
+              "    importlib.import_module(module).register(analyses)\n"
+              "args = parser.parse_args(['ring', '--nodes', '5', '--escape', 'dateline'])\n"
+              "print(json.dumps(args.func(args).data))\n")
+    run = subprocess.run([ring_python, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"nodes": 5, "diameter": 2, "average_distance": 1.5,
+                                      "deadlock_free": True}
+
+
 def test_the_ring_runs_through_every_command(ring_python, tmp_path):
     run = twinnet(ring_python, tmp_path, "gen", "ring", "--help")
     assert run.returncode == 0 and "ring (FAMILY ring):" in run.stdout

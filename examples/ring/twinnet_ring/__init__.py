@@ -1,14 +1,11 @@
-"""A bidirectional ring of ``nodes`` routers, one PE each, as a twinnet family.
-
-The model part: the configuration (its fields are its parameters, so ``twinnet gen ring
---help`` shows ``--nodes`` and ``--escape``), the shortest path (ties go +) and the deadlock
-argument. The hardware part is :mod:`twinnet_ring.hardware`, imported only when generating.
+"""A bidirectional ring of ``nodes`` routers, one PE each, as a twinnet family: here its model
+part (configuration, shortest paths, deadlock argument); :mod:`.hardware` its RTL and route
+specification, :mod:`.analysis` its analysis; it is drawn as the contract's default, a circle.
 """
 
-import random
 from dataclasses import dataclass
 
-from twinnet.families import Family, escape_verdict
+from twinnet.families import Family, escape_verdict, out_of_range
 from twinnet.model.deadlock import ChannelDependencyGraph
 from twinnet.model.schema import Choice, Integer, parameter
 from twinnet.model.sizes import RouterSizes
@@ -74,6 +71,8 @@ class RingFamily(Family):
     name = "ring"
     configuration = RingNetworkConfig
     hardware = "twinnet_ring.hardware"
+    route_spec = "twinnet_ring.hardware:route_spec"
+    analyses = ("twinnet_ring.analysis",)
     presets = {"ring-16": {"topology": "ring", "nodes": 16}}
     limits = f"{MAX_NODES} nodes in a ring"
 
@@ -84,25 +83,11 @@ class RingFamily(Family):
                              malformed="route.dest >= nodes (when the field can hold one): "
                                        "dropped at injection and counted on drop_count")
 
-    def terminal_count(self, config) -> int:
-        return config.nodes
-
-    def router_count(self, config) -> int:
-        return config.nodes
-
-    def header_width(self, config) -> int:
-        return config.header_width
-
-    def destination(self, config, terminal: int) -> dict[str, int]:
-        return {"route.dest": terminal}
-
     def terminal_digits(self, config) -> list[tuple[str, int]]:
         return [("route.dest", config.nodes)]
 
-    def malformed(self, config, rng: random.Random) -> dict[str, int] | None:
-        spare = 1 << config.node_width
-        return None if spare == config.nodes else {"route.dest": rng.randrange(config.nodes,
-                                                                               spare)}
+    def malformed(self, config, rng) -> dict[str, int] | None:
+        return out_of_range({"route.dest": (config.nodes, config.node_width)}, rng)
 
     def hops(self, config, source: int, destination: int) -> list[tuple[str, str, int]]:
         return [(str(node), port, vc) for node, port, vc in config.path(source, destination)]
@@ -111,9 +96,7 @@ class RingFamily(Family):
         """With the bubble, the two rings entered (a packet never leaves the one it entered);
         with the dateline, every (link, VC) along every path."""
         def channels(path):
-            if config.escape == "bubble":
-                return [path[0][1]] if path else []
-            return path
+            return ([path[0][1]] if path else []) if config.escape == "bubble" else path
 
         pairs = [(a, b) for a in range(config.nodes) for b in range(config.nodes) if a != b]
         graph = ChannelDependencyGraph.from_paths(channels(config.path(a, b)) for a, b in pairs)

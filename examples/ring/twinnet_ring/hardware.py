@@ -1,4 +1,4 @@
-"""The ring's hardware part: its route compute and netlist (twinnet's shared router)."""
+"""The ring's hardware part (route compute, netlist) and its route compute's specification."""
 
 import functools
 
@@ -6,6 +6,7 @@ from amaranth.hdl import Const, Module, Mux, Signal, signed
 from amaranth.lib import data
 
 from twinnet.hdl.config import RouterConfig, link_port, pe_port, router_config
+from twinnet.hdl.formal.spec_common import ExpectedRoute, ring
 from twinnet.hdl.network import Link, Netlist, RouterInstance, Terminal
 from twinnet.hdl.ring_escape import drive_escape, opposite
 from twinnet.hdl.route_compute import RouteCompute
@@ -30,8 +31,7 @@ class RingRouteCompute(RouteCompute):
         nodes, here, dest = self.network.nodes, self.node_static.here, self.header.dest
         ahead = Signal(signed(self.network.node_width + 2))
         m.d.comb += ahead.eq(Mux(dest >= here, dest - here, dest + nodes - here))
-        arrived = dest == here
-        plus = 2 * ahead <= nodes
+        arrived, plus = dest == here, 2 * ahead <= nodes
         m.d.comb += [self.out_port.eq(Mux(arrived, PORTS.index(PE),
                                           Mux(plus, PORTS.index(PLUS), PORTS.index(MINUS)))),
                      self.malformed.eq(dest >= nodes)]
@@ -43,6 +43,14 @@ class RingRouteCompute(RouteCompute):
         drive_escape(m, self, self.network.escape, to_link=~arrived, straight=straight,
                      wrapped=wrapped)
         return m
+
+
+def route_spec(m, rc, in_port: int) -> ExpectedRoute:
+    """The output port by the signed ring offset (+ on a tie); VC and bubble left open."""
+    nodes, here, dest = rc.network.nodes, rc.node_static.here, rc.header.dest
+    way = Mux(ring(dest, here, nodes) > 0, PORTS.index(PLUS), PORTS.index(MINUS))
+    return ExpectedRoute(Mux(dest == here, PORTS.index(PE), way), None, None, dest >= nodes,
+                         [here < nodes])
 
 
 def netlist(network: RingNetworkConfig, *, stall_counters: bool = False) -> Netlist:
