@@ -18,7 +18,7 @@ Usage from Python::
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.hdl import (
@@ -53,8 +53,8 @@ class Board:
     """A board: its amaranth-boards platform class (``module:Class``), the clock resource and
     frequency in MHz, the self-test clock (an ECP5 PLL makes it when lower than the
     oscillator: ``pll`` gives EHXPLLL's CLKI_DIV, CLKOP_DIV, CLKOP_CPHASE, CLKFB_DIV, as
-    ``ecppll`` computes them), the LEDs (resource, index) for pass and fail, and the default
-    network (a configuration dict as ``twinnet gen`` takes from TOML)."""
+    ``ecppll`` computes them) and the LEDs (resource, index) for pass and fail. Every board's
+    default network is the default family's board network (:func:`default_network`)."""
 
     platform: str
     clock: str
@@ -62,7 +62,6 @@ class Board:
     test_mhz: float
     passed_led: tuple[str, int, str]
     failed_led: tuple[str, int, str]
-    network: dict = field(default_factory=dict)
     pll: tuple[int, int, int, int] | None = None
 
     def platform_class(self):
@@ -73,20 +72,13 @@ class Board:
 
 
 BOARDS = {
-    # ULX3S with the LFE5U-85F: 25 MHz oscillator, eight LEDs, the FTDI UART. The 3×3 torus
-    # takes 34 % of its LUTs, but nextpnr's router had not converged after 40 minutes
-    # (docs/fpga.md): the default is the 2×2 torus, which builds in minutes.
+    # ULX3S with the LFE5U-85F: 25 MHz oscillator, eight LEDs, the FTDI UART.
     "ulx3s-85f": Board("amaranth_boards.ulx3s:ULX3S_85F_Platform", "clk25", 25, 25,
-                       ("led", 0, ""), ("led", 7, ""),
-                       {"family": "twin-torus", "configuration": "torus",
-                        "radices": [2, 2], "mode": "bubble"}),
+                       ("led", 0, ""), ("led", 7, "")),
     # ECPIX-5 with the LFE5UM5G-45F: 100 MHz oscillator (a PLL makes 25 MHz), RGB LEDs, the
     # FTDI UART.
     "ecpix5-45f": Board("amaranth_boards.ecpix5:ECPIX545Platform", "clk100", 100, 25,
-                        ("rgb_led", 0, "g"), ("rgb_led", 0, "r"),
-                        {"family": "twin-torus", "configuration": "torus",
-                         "radices": [2, 2], "mode": "bubble"},
-                        pll=(4, 24, 11, 1)),
+                        ("rgb_led", 0, "g"), ("rgb_led", 0, "r"), pll=(4, 24, 11, 1)),
 }
 
 
@@ -218,11 +210,12 @@ def simulate(network, simulator: str, build_dir, *, fault: str = "none",
 
 
 def default_network(board_name: str):
-    """The network a board runs unless told otherwise."""
-    from twinnet.families import family
+    """The network a board runs unless told otherwise: the default family's
+    :attr:`~twinnet.families.Family.board_network` (the same on every board)."""
+    from twinnet.families import default_family
 
-    values = dict(BOARDS[board_name].network)
-    return family(values.pop("family")).network(values)
+    family = default_family()
+    return family.network(family.board_network, f"{family.name}'s board network")
 
 
 def board_build(board_name: str, out, network=None, *, do_build: bool = True,

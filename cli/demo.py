@@ -6,14 +6,12 @@ and prints packets delivered, mean latency and throughput, every packet and hop 
 against the reference model.
 """
 
-from twinnet.families import presets
-from twinnet.model.network import TwinNetworkConfig
-
-from . import sim_cmd
+from . import gen_cmd, sim_cmd
 from .report import Report, add_json_flag
 from .run_settings import add_settings, resolve
 
-#: The default network: a preset (:func:`twinnet.families.presets`).
+#: The default network: a preset (:func:`twinnet.families.presets`), built as ``--preset``
+#: builds it.
 DEFAULT_PRESET = "3dt-4x4x4"
 
 
@@ -31,5 +29,5 @@ def register(commands) -> None:
 
 def run(args) -> Report:
     resolve(args)
-    network = TwinNetworkConfig.from_dict(presets()[DEFAULT_PRESET], DEFAULT_PRESET)
+    network = gen_cmd.network_from_words(["--preset", DEFAULT_PRESET])
     return sim_cmd.simulate_uniform(network, args)

@@ -2,6 +2,7 @@
 
 import argparse
 import copy
+import dataclasses
 import functools
 import json
 import shutil
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 
 from twinnet.errors import UsageError
-from twinnet.families import families, family_words, presets
+from twinnet.families import default_family, families, family_words, presets
 from twinnet.gen import output
 from twinnet.model import schema
 from twinnet.model.sizes import (
@@ -26,8 +27,6 @@ from . import args as parse
 from .parser import ArgumentParser
 from .report import Report, add_json_flag
 
-#: The family built when neither a FAMILY word, a preset nor a TOML file names one.
-DEFAULT_FAMILY = "twin-torus"
 #: :func:`family_help`'s word for a help that lists every family's flags, each under its
 #: heading.
 EVERY = "*"
@@ -75,8 +74,8 @@ def add_network_args(parser, *, interfaces: bool = True) -> None:
     # flag in argparse's message; the family is checked with the other values instead.
     words = family_words()
     parser.add_argument("family", nargs="?", metavar="FAMILY",
-                        help=f"{', '.join(words)} (default {DEFAULT_FAMILY}); a preset or a "
-                             "TOML file's 'topology' key may name it instead")
+                        help=f"{', '.join(words)} (default {default_family().name}); a preset "
+                             "or a TOML file's 'topology' key may name it instead")
     parser.add_argument("--preset", choices=presets(), metavar="NAME",
                         help="start from a named instance of the papers: "
                              + ", ".join(presets()))
@@ -92,19 +91,33 @@ def add_network_args(parser, *, interfaces: bool = True) -> None:
 
 @functools.cache
 def family_flags() -> dict[str, schema.Parameter]:
-    """Every family's own flags, flag → the first family's parameter that declares it. Two
-    families may declare the same flag (``--vcs``) when the command line reads it the same
-    way (the same :func:`add_flag` form); each family's configuration checks its range."""
+    """Every family's own flags, flag → the parameter the command line takes it as: the first
+    family's that declares it. Two families may declare the same flag (``--vcs``); where they
+    read it differently (``--escape`` with other choices), it is taken as text and read by
+    the family's own form once the family is known (:func:`_flag_values`). A flag that is
+    plain in one family and takes a value in another cannot be shared."""
     flags, owners = {}, {}
     for family in families().values():
         for each in _own_parameters(family):
             first = flags.setdefault(each.flag, each)
             owners.setdefault(each.flag, family.name)
-            if _form(first) != _form(each):
-                raise TypeError(f"{each.flag}: the {owners[each.flag]} and {family.name} "
-                                "families declare it with different kinds of value; a flag "
-                                "two families share must be read the same way")
+            if _form(first) == _form(each):
+                continue
+            if "action" in _form(first) or "action" in _form(each):
+                raise TypeError(f"{each.flag}: the {owners[each.flag]} family declares it "
+                                f"{_flag_kind(first)}, the {family.name} family "
+                                f"{_flag_kind(each)}; a flag two families share must take a "
+                                "value in both or in neither")
+            flags[each.flag] = dataclasses.replace(first, kind=schema.Text(_as_given, "text"))
     return flags
+
+
+def _flag_kind(each) -> str:
+    return "as a plain flag" if "action" in _form(each) else "with a value"
+
+
+def _as_given(label: str, value):
+    return value
 
 
 def family_help(parser, argv: list[str]) -> str:
@@ -233,10 +246,27 @@ def _flag_values(args, word: str) -> tuple[dict, dict]:
     and their labels (the flags)."""
     flags, labels = {}, {}
     for each in _own_parameters(family_words()[word][0]) + list(RouterSizes.fields()):
-        value = getattr(args, family_flags().get(each.flag, each).name, None)
+        taken = family_flags().get(each.flag, each)
+        value = getattr(args, taken.name, None)
+        if value is not None and _form(taken) != _form(each):
+            value = _read(each, value)
         if value is not None:
             flags[each.name], labels[each.name] = value, each.flag
     return flags, labels
+
+
+def _read(each, text: str):
+    """A shared flag's text read as parameter ``each`` (its family's) reads it, with
+    argparse's message for a bad one."""
+    form = _form(each)
+    if "choices" in form and text not in form["choices"]:
+        shown = ", ".join(map(repr, form["choices"]))
+        raise UsageError(f"argument {each.flag}: invalid choice: {text!r} (choose from "
+                         f"{shown})")
+    try:
+        return form["type"](text) if "type" in form else text
+    except argparse.ArgumentTypeError as error:
+        raise UsageError(f"argument {each.flag}: {error}") from None
 
 
 def network_values(args) -> tuple[str, dict, dict]:
@@ -266,7 +296,8 @@ def network_values(args) -> tuple[str, dict, dict]:
 
 def _family(args, sources) -> str:
     """The family word: the FAMILY argument, else the preset's or the TOML file's
-    ``topology`` (:data:`DEFAULT_FAMILY` by default); another family's flags are refused."""
+    ``topology`` (by default, the default family's name); another family's flags are
+    refused."""
     words = family_words()
     word = args.family
     if word is not None and word not in words:
@@ -283,7 +314,7 @@ def _family(args, sources) -> str:
         elif words[word][0] is not words[topology][0]:
             raise UsageError(f"{label} {topology}: the network is a {word} (FAMILY); a "
                              f"{words[topology][0].name} preset or file cannot describe it")
-    word = word or DEFAULT_FAMILY
+    word = word or default_family().name
     own = {each.flag for each in _own_parameters(words[word][0])}
     for flag, each in family_flags().items():
         value = getattr(args, each.name, None)

@@ -18,13 +18,11 @@ import shutil
 import sys
 
 from twinnet.errors import CheckFailed
-from twinnet.families import family_words
+from twinnet.families import families, family_words
 from twinnet.sim_tb import runner
 
 from .parser import ArgumentParser
 
-#: Modules of this package that add ``twinnet analyze …`` subcommands.
-ANALYSIS_MODULES = ("analyze_twin", "analyze_fat_tree", "analyze_king", "analyze_twist")
 #: Each top-level command and the module of this package that adds it (its ``register``).
 COMMANDS = {"gen": "gen_cmd", "sim": "sim_cmd", "sweep": "sweep_cmd", "fpga": "fpga_cmd",
             "board": "board_cmd", "demo": "demo", "prove": "prove_cmd", "draw": "draw_cmd",
@@ -54,8 +52,9 @@ def _parser(command: str | None, columns: int) -> argparse.ArgumentParser:
             description="Topology and routing analyses computed by the pure-Python reference "
                         "model.")
         analyses = analyze.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
-        for name in ANALYSIS_MODULES:
-            importlib.import_module(f"twinnet.cli.{name}").register(analyses)
+        for family in families().values():  # (each family's own, Family.analyses)
+            for module in family.analyses:
+                importlib.import_module(module).register(analyses)
     for name, module in COMMANDS.items():
         if command in (None, name):
             importlib.import_module(f"twinnet.cli.{module}").register(commands)

@@ -40,13 +40,14 @@ def _help(each: schema.Parameter, default, replaced: bool) -> str:
 
 
 def resolve(args) -> None:
-    """Each setting of the command: the value given, checked by its declaration (one line
-    naming the flag, the value and what is allowed), or the command's default."""
+    """Each setting of the command: the value given, or the command's default, as its
+    declaration holds it (a path as a path), checked (one line naming the flag, the value
+    and what is allowed)."""
     taken = args.setting_defaults
     args.given_settings = frozenset(name for name in taken if getattr(args, name) is not None)
     for name, default in taken.items():
-        value = getattr(args, name)
-        setattr(args, name, default if value is None else settings.check(name, value))
+        value = default if getattr(args, name) is None else getattr(args, name)
+        setattr(args, name, None if value is None else settings.check(name, value))
 
 
 def given(args, name: str) -> bool:

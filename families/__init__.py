@@ -18,8 +18,8 @@ from importlib.metadata import entry_points
 
 from .contract import Family, escape_verdict, out_of_range, verdict
 
-__all__ = ["GROUP", "Family", "escape_verdict", "families", "family", "family_for",
-           "family_of", "family_words", "out_of_range", "presets", "verdict"]
+__all__ = ["GROUP", "Family", "default_family", "escape_verdict", "families", "family",
+           "family_for", "family_of", "family_words", "out_of_range", "presets", "verdict"]
 
 #: The entry-point group families register under.
 GROUP = "twinnet.families"
@@ -53,6 +53,16 @@ def family(name: str) -> Family:
                          f"{', '.join(registered)} (a package adds one through the entry-point "
                          f"group {GROUP})")
     return registered[name]
+
+
+def default_family() -> Family:
+    """The family built when the command line names none (:attr:`Family.default`)."""
+    chosen = [each for each in families().values() if each.default]
+    if len(chosen) != 1:
+        raise TypeError(f"exactly one registered family must be the default "
+                        f"(Family.default), not {len(chosen)}: "
+                        f"{', '.join(each.name for each in chosen) or 'none'}")
+    return chosen[0]
 
 
 def family_words() -> dict[str, tuple[Family, dict]]:

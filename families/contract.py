@@ -85,6 +85,12 @@ class Family:
     analyses: tuple[str, ...] = ()
     #: The family's other modules (see :meth:`own_modules`).
     modules: tuple[str, ...] = ()
+    #: The family built when neither a FAMILY word, a preset nor a TOML file names one (one
+    #: registered family sets it: :func:`twinnet.families.default_family`).
+    default = False
+    #: The values of a network small enough for a board's self-test to build in minutes (the
+    #: default family's is the boards' default network).
+    board_network: dict = {}
 
     def network(self, values: dict, labels: dict | str = "configuration"):
         """A configuration from plain values (``labels`` names each key in messages: a dict

@@ -52,6 +52,10 @@ class TwinTorusFamily(Family):
     hardware = "twinnet.hdl.twin_torus"
     #: ``torus``: the plain torus, one router per node.
     aliases = {"torus": {"configuration": "torus"}}
+    default = True
+    #: The 2x2 torus: on the ULX3S-85F the 3x3 torus takes 34 % of the LUTs but nextpnr had
+    #: not routed it after 40 minutes (docs/fpga.md); the 2x2 builds in minutes.
+    board_network = {"configuration": "torus", "radices": [2, 2], "mode": "bubble"}
 
     limits = (f"at most {network.MAX_ROUTERS} routers in a torus or twin torus (the 2D "
               "128x128 torus, 3DT 16x16x32)")

@@ -25,16 +25,6 @@ from twinnet.families import families
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Shared modules that still name a family, and why (each fails the test once it is fixed:
-#: then its line goes).
-PENDING = {
-    "twinnet.cli.main": "its list of analysis modules; Family.analyses replaces it",
-    "twinnet.cli.gen_cmd": "its default family's name",
-    "twinnet.cli.demo": "the twin-torus configuration class",
-    "twinnet.boards.targets": "the boards' default networks written as twin-torus values",
-}
-
-
 def package_modules() -> dict[str, Path]:
     """Every module of the package, by its dotted name, from pyproject.toml's folders."""
     folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
@@ -130,10 +120,7 @@ def test_every_own_module_exists():
     assert not missing, sorted(missing)
 
 
-@pytest.mark.parametrize("module", [
-    pytest.param(module, id=module, marks=[pytest.mark.xfail(strict=True, reason=PENDING[module])]
-                 if module in PENDING else [])
-    for module in sorted(package_modules())])
+@pytest.mark.parametrize("module", sorted(package_modules()))
 def test_shared_code_names_no_family(module):
     path = package_modules()[module]
     owned = owners()
