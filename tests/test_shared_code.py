@@ -16,21 +16,11 @@ A family's own module may name that family only. The modules are read with :mod:
 """
 
 import ast
-import tomllib
-from pathlib import Path
 
 import pytest
+from package import imported, modules
 
 from twinnet.families import families
-
-ROOT = Path(__file__).resolve().parents[1]
-
-def package_modules() -> dict[str, Path]:
-    """Every module of the package, by its dotted name, from pyproject.toml's folders."""
-    folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-dir"]
-    return {(package if path.stem == "__init__" else f"{package}.{path.stem}"): path
-            for package, folder in folders.items() for path in (ROOT / folder).glob("*.py")}
 
 
 def owners() -> dict[str, set[str]]:
@@ -72,17 +62,9 @@ def mentions(source: str, module: str, owned: dict[str, set[str]], words: dict[s
             found.append(f"{how} {name} (family {family})")
 
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                named(alias.name, "imports")
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            for name in {base, *(f"{base}.{alias.name}" for alias in node.names)}:
-                named(name, "imports")
-        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for name in sorted(imported(node, package)):
+            named(name, "imports")
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
               and id(node) not in docstrings):
             text = node.value
             if words.get(text) not in (None, *allowed):
@@ -115,14 +97,14 @@ def test_a_planted_mention_is_found():
 def test_every_own_module_exists():
     """A family's declared modules are modules of the package (a renamed one must be renamed
     in its family too, or the check below would pass by looking for a name no one uses)."""
-    known = package_modules()
+    known = modules()
     missing = {module for module in owners() if module not in known}
     assert not missing, sorted(missing)
 
 
-@pytest.mark.parametrize("module", sorted(package_modules()))
+@pytest.mark.parametrize("module", sorted(modules()))
 def test_shared_code_names_no_family(module):
-    path = package_modules()[module]
+    path = modules()[module]
     owned = owners()
     found = mentions(path.read_text(), module, owned, words(), owned.get(module, set()),
                      is_package=path.stem == "__init__")

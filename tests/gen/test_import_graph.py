@@ -2,21 +2,9 @@
 functions too (a cycle there still ties two modules together: each needs the other loaded)."""
 
 import ast
-import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def modules() -> dict[str, Path]:
-    """Every module of the package, by its dotted name, from pyproject.toml's folders."""
-    folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-dir"]
-    found = {}
-    for package, folder in folders.items():
-        for path in (ROOT / folder).glob("*.py"):
-            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
-    return found
+from package import imported, modules
 
 
 def imports(name: str, path: Path, known: set[str]) -> set[str]:
@@ -24,14 +12,7 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
     package = name if path.stem == "__init__" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            found |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
+        found |= imported(node, package)
     return {each for each in found if each in known and each != name}
 
 
