@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from twinnet.families import presets
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -36,8 +36,8 @@ from peaks import peak
 from provenance import provenance
 
 from twinnet.families import presets
-from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.sizes import DEFAULT_PIPELINE, PIPELINE_NAMES, PIPELINES
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"

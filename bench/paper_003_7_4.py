@@ -26,7 +26,7 @@ from pathlib import Path
 from curves import plot_rows
 
 from twinnet.families import presets
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -69,7 +69,7 @@ from pathlib import Path
 from provenance import provenance
 
 from twinnet.families import presets
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.program import EXECUTABLE
 from twinnet.sim_tb import network_sim
 

@@ -28,8 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -39,7 +39,7 @@ BUILD = Path(__file__).resolve().parents[1] / "build" / "bench"
 GENERATE_CHILD = """
 import json, resource, sys, time
 from twinnet.gen.generate import generate_network as generate
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
 k, out = int(sys.argv[1]), sys.argv[2]
 network = TwinNetworkConfig.for_topology(TwinTorusConfig((k, k, k), "D", "bubble"))

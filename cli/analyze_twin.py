@@ -10,7 +10,6 @@ import sys
 import time
 
 from twinnet.errors import UsageError
-from twinnet.model.network import twin_torus_from_dict
 from twinnet.model.twin import NAMED_CONFIGURATIONS, TwinTorusConfig, parse_pe
 from twinnet.model.twin_analysis import (
     deadlock_check,
@@ -20,6 +19,7 @@ from twinnet.model.twin_analysis import (
     pe_distance_summary,
     torus_distance_summary,
 )
+from twinnet.model.twin_network import twin_torus_from_dict
 from twinnet.model.twin_routing import path
 
 from . import args as parse

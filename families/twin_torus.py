@@ -3,7 +3,7 @@
 import functools
 import random
 
-from twinnet.model import checks, network, twin, twin_analysis
+from twinnet.model import checks, twin, twin_analysis, twin_network
 from twinnet.model.twin_routing import path
 
 from . import drawing
@@ -47,7 +47,7 @@ class TwinTorusFamily(Family):
     """Twin tori and plain tori (configuration ``torus``): :mod:`twinnet.model.twin`."""
 
     name = "twin-torus"
-    configuration = network.TwinNetworkConfig
+    configuration = twin_network.TwinNetworkConfig
     presets = PRESETS
     hardware = "twinnet.hdl.twin_torus"
     #: ``torus``: the plain torus, one router per node.
@@ -57,11 +57,11 @@ class TwinTorusFamily(Family):
     #: not routed it after 40 minutes (docs/fpga.md); the 2x2 builds in minutes.
     board_network = {"configuration": "torus", "radices": [2, 2], "mode": "bubble"}
 
-    limits = (f"at most {network.MAX_ROUTERS} routers in a torus or twin torus (the 2D "
+    limits = (f"at most {twin_network.MAX_ROUTERS} routers in a torus or twin torus (the 2D "
               "128x128 torus, 3DT 16x16x32)")
     route_spec = "twinnet.hdl.formal.twin_spec:twin_spec"
     analyses = ("twinnet.cli.analyze_twin",)
-    modules = ("twinnet.model.network", "twinnet.model.twin", "twinnet.model.twin_routing",
+    modules = ("twinnet.model.twin_network", "twinnet.model.twin", "twinnet.model.twin_routing",
                "twinnet.model.twin_analysis", "twinnet.hdl.twin_card", "twinnet.hdl.twin_route")
 
     def merge(self, values: dict, labels: dict, source: dict, source_labels: dict) -> None:

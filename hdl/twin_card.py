@@ -9,8 +9,8 @@ input, tied off by the network top.
 
 import functools
 
-from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import INTERNAL, PE_PORT
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.model.twin_routing import vc_count
 
 from .config import RouterConfig, link_port, pe_port, router_config, verilog_label

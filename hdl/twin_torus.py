@@ -6,8 +6,8 @@ Router labels are the model's card names (``0,1,2/c0``); port labels are the mod
 (``X+``, ``I``), so the link trace speaks the reference model's language.
 """
 
-from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import PE_PORT
+from twinnet.model.twin_network import TwinNetworkConfig
 
 from .network import Link, Netlist, RouterInstance, Terminal
 from .twin_card import card_router

@@ -74,7 +74,7 @@ def test_route_compute_equals_its_specification(tmp_path, params):
         from twinnet.hdl.formal.twin_spec import twin_spec
         from twinnet.hdl.twin_card import card_router_config
         from twinnet.hdl.twin_route import TwinRouteCompute
-        from twinnet.model.network import TwinNetworkConfig
+        from twinnet.model.twin_network import TwinNetworkConfig
 
         network = TwinNetworkConfig.from_dict(params)
         target = suite.Target("card0", card_router_config(network, 0), functools.partial(

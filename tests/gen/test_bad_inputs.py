@@ -16,8 +16,8 @@ simulated and print exactly one line on stderr, no traceback, that
 Nothing goes to stdout and nothing is left on disk: every case runs in a fresh temporary
 working directory (``--out`` points inside it) and the tree is compared before and after. Sizes
 have upper limits so that anything accepted finishes (``MAX_ROUTERS``, ``MAX_FLIT_WIDTH``,
-``PACKET_LENGTH_LIMIT``, ``MAX_BUFFER_DEPTH`` in :mod:`twinnet.model.network`, at most 1,000,000
-simulated packets, a PE offered at most one flit per cycle).
+``PACKET_LENGTH_LIMIT``, ``MAX_BUFFER_DEPTH`` in :mod:`twinnet.model.twin_network`, at most
+1,000,000 simulated packets, a PE offered at most one flit per cycle).
 
 Cases run in-process through :func:`twinnet.cli.main.main`. No valid command is run (except one
 tiny analysis in the broken-pipe case): the generator's and the simulator's entry points are
@@ -77,12 +77,12 @@ def _constant(name: str, literal, *modules: str):
 
 
 # The contract's limits: the constants once they exist, else the literal values agreed on.
-MAX_ROUTERS = _constant("MAX_ROUTERS", 16384, "twinnet.model.network")
+MAX_ROUTERS = _constant("MAX_ROUTERS", 16384, "twinnet.model.twin_network")
 MAX_THREADS = _constant("MAX_THREADS", 16, "twinnet.program.driver")
 MAX_RANKS = _constant("MAX_RANKS", 64, "twinnet.program")
-MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.network")
-PACKET_LENGTH_LIMIT = _constant("PACKET_LENGTH_LIMIT", 64, "twinnet.model.network")
-MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.network")
+MAX_FLIT_WIDTH = _constant("MAX_FLIT_WIDTH", 1024, "twinnet.model.twin_network")
+PACKET_LENGTH_LIMIT = _constant("PACKET_LENGTH_LIMIT", 64, "twinnet.model.twin_network")
+MAX_BUFFER_DEPTH = _constant("MAX_BUFFER_DEPTH", 256, "twinnet.model.twin_network")
 MAX_PACKETS = _constant("MAX_PACKETS", 1_000_000, "twinnet.sim_tb.settings")
 MAX_WARMUP = _constant("MAX_WARMUP", 1_000_000, "twinnet.sim_tb.settings")
 MAX_BURST = _constant("MAX_BURST", 10_000, "twinnet.sim_tb.settings")

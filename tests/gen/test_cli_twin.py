@@ -7,7 +7,7 @@ import pytest
 from twinnet.cli import demo
 from twinnet.cli.main import main
 from twinnet.families import presets
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 
 
 def run(capsys, *argv):

@@ -4,7 +4,7 @@ import pytest
 
 from twinnet import families
 from twinnet.model.fat_tree import FatTreeNetworkConfig
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 
 NETWORKS = [
     ("twin-torus", TwinNetworkConfig.from_dict({"radices": [4, 3, 2]})),

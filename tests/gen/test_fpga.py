@@ -18,7 +18,7 @@ from twinnet.cli.main import main
 from twinnet.families import family
 from twinnet.gen import fpga
 from twinnet.hdl import verilog
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 
 #: A 2×2 torus small enough for the iCE40 HX8K (whose FIFOs are flip-flops): the bubble on
 #: one VC, 8-bit flits, 2-flit packets (with 16-bit flits, 2 VCs and one packet per VC it

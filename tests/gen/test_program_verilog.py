@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.program.verilog import (
     BOTH,
     UnreadableVerilog,

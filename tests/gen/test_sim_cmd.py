@@ -82,7 +82,7 @@ def test_simulates_a_small_network_on_icarus(tmp_path, capsys):
 
 
 def test_the_generation_fingerprint_follows_parameters_and_options():
-    from twinnet.model.network import TwinNetworkConfig
+    from twinnet.model.twin_network import TwinNetworkConfig
     from twinnet.sim_tb.network_sim import generation_fingerprint
 
     def network(**values):
@@ -167,7 +167,7 @@ def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys, simulator):
     if runner.missing(simulator):
         pytest.skip(runner.missing(simulator))
     from twinnet.families import family_for
-    from twinnet.model.network import TwinNetworkConfig
+    from twinnet.model.twin_network import TwinNetworkConfig
 
     picture = tmp_path / "loads.svg"
     status = main(["sim", "torus", "--n", "2", "--k", "4", "--mode", "vc", "--traffic",

@@ -73,7 +73,7 @@ def test_the_network_top_feeds_a_counter_on_every_link():
     from twinnet.gen.fpga import unconverted
     from twinnet.gen.generate import modules_of
     from twinnet.hdl.network import Network
-    from twinnet.model.network import TwinNetworkConfig
+    from twinnet.model.twin_network import TwinNetworkConfig
 
     network = TwinNetworkConfig.from_dict({"radices": [3, 3], "configuration": "torus",
                                       "mode": "vc"})
@@ -100,7 +100,7 @@ def test_a_large_network_shows_its_counters_in_ports_of_whole_rows():
     from twinnet.gen.fpga import unconverted
     from twinnet.hdl import verilog
     from twinnet.hdl.link_counter import CHUNK_ROWS
-    from twinnet.model.network import TwinNetworkConfig
+    from twinnet.model.twin_network import TwinNetworkConfig
 
     network = TwinNetworkConfig.from_dict({"radices": [4, 4, 2], "configuration": "D",
                                       "mode": "vc"})

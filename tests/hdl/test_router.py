@@ -138,7 +138,7 @@ def test_drop_counter_saturates_at_its_width(pipeline):
 
 def test_network_cards_count_drops_in_32_bits():
     from twinnet.hdl.twin_card import card_router_config
-    from twinnet.model.network import TwinNetworkConfig
+    from twinnet.model.twin_network import TwinNetworkConfig
 
     network = TwinNetworkConfig.from_dict({"radices": [3, 3], "configuration": "C_Best"})
     assert {card_router_config(network, card).drop_count_width for card in (0, 1)} == {32}

@@ -7,8 +7,8 @@ from amaranth.sim import Simulator
 
 from twinnet.hdl.twin_card import card_router_config
 from twinnet.hdl.twin_route import TwinRouteCompute, card_ports
-from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, TwinTorusConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.model.twin_routing import route
 
 

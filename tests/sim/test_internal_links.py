@@ -12,7 +12,7 @@ import pytest
 from twin_crossings import crossings, measured_internal_packets, packets_per_link
 from variants import BUILD, PIPELINE
 
-from twinnet.model.network import TwinNetworkConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim
 
 #: k = 3 A (every dimension split) and H (X split, Z on card 0's side), k = 4 D and E (even

@@ -19,8 +19,8 @@ from variants import BUILD, PIPELINE
 
 from twinnet.families import family_for
 from twinnet.model.fat_tree import FatTreeNetworkConfig
-from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.traffic import PATTERNS
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
 

@@ -22,8 +22,8 @@ from variants import (
     uniform_packets,
 )
 
-from twinnet.model.network import TwinNetworkConfig
 from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.model.twin_routing import path
 from twinnet.sim_tb import network_sim, runner
 
