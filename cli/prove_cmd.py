@@ -21,6 +21,7 @@ from pathlib import Path
 
 from twinnet.errors import UsageError
 from twinnet.families import family_for
+from twinnet.model.sizes import INTERFACE_PARAMETERS, RouterSizes
 
 from . import args as parse
 from . import gen_cmd
@@ -96,10 +97,17 @@ def say(line: str) -> None:
     print(f"  {line}", file=sys.stderr, flush=True)
 
 
+class LoneRouterSizes(RouterSizes):
+    """The proofs' lone router's sizes: those of a network's routers, its links bubble ports
+    (a buffer holds two packets)."""
+
+    @classmethod
+    def bubble(cls, values: dict) -> bool:
+        return True
+
+
 def _router_keys() -> tuple[str, ...]:
     """The router's own parameters (sizes and microarchitecture), which a lone router takes."""
-    from twinnet.model.sizes import INTERFACE_PARAMETERS, RouterSizes
-
     return tuple(each.name for each in RouterSizes.parameters()
                  if each.name not in INTERFACE_PARAMETERS)
 
@@ -115,19 +123,16 @@ def targets_from_args(args) -> tuple[str, list]:
     from twinnet.hdl.formal.suite import Target, lone_router
 
     if not _family_given(args):
-        from twinnet.model.sizes import RouterSizes, check_microarchitecture
+        from twinnet.model.sizes import RouterSizes
 
-        given = {key: getattr(args, key) for key in _router_keys()
-                 if getattr(args, key) is not None}
-        names = {key: f"--{key.replace('_', '-')}" for key in given}
-        # The networks' limits, on the lone router's own default packet length.
-        checked = {"max_packet_length": PROVE_PACKET_LENGTH, **{
-            each.name: each.kind.check(names[each.name], given[each.name])
-            for each in RouterSizes.parameters() if each.name in given}}
-        RouterSizes.check_buffer(checked, names, bubble=True)
-        defaults = {each.name: each.default for each in RouterSizes.parameters()
-                    if not callable(each.default)}
-        check_microarchitecture({**defaults, **checked}, names)
+        given = {each.name: getattr(args, each.name) for each in RouterSizes.parameters()
+                 if each.name in _router_keys() and getattr(args, each.name) is not None}
+        # The networks' checks and limits (through the sizes' declarations), on the lone
+        # router's own default packet length, its links bubble ports.
+        checked = LoneRouterSizes.checked(
+            {"max_packet_length": PROVE_PACKET_LENGTH, **given},
+            {"max_packet_length": f"the lone router's packets ({PROVE_PACKET_LENGTH} flits)",
+             **{each.name: each.flag for each in RouterSizes.parameters()}})
         sizes = {key: checked[key] for key in given}
         from twinnet.hdl.flit import FlitFormat
         from twinnet.hdl.header_route import header_layout

@@ -260,6 +260,13 @@ class Configuration:
         """A configuration from plain values (the keys of :meth:`allowed_keys`; ``labels`` as for
         :func:`twinnet.model.checks.labels_of`). Raises ``TypeError``/``ValueError`` naming
         the label, the value and what is allowed, before anything is built."""
+        checked = cls.checked(values, labels)
+        return cls(**{each.name: checked[each.name] for each in cls.fields()})
+
+    @classmethod
+    def checked(cls, values: dict, labels: dict | str = "configuration") -> dict:
+        """:meth:`from_dict`'s checks without the configuration: every parameter's value,
+        checked or its default, by name, after the cross-field :meth:`rules`."""
         names = checks.labels_of(values, labels)
         keys = cls.allowed_keys()
         unknown = [key for key in values if key not in keys]
@@ -276,7 +283,7 @@ class Configuration:
             checked[each.name] = (each.default_for(checked) if given is None else
                                   each.kind.check(names[each.name], given))
         cls.rules(checked, names)
-        return cls(**{each.name: checked[each.name] for each in cls.fields()})
+        return checked
 
     def to_dict(self) -> dict:
         """The parameters as written, JSON/TOML-ready; :meth:`from_dict` inverts."""
