@@ -108,7 +108,7 @@ def family_flags() -> dict[str, schema.Parameter]:
                                 f"{_flag_kind(first)}, the {family.name} family "
                                 f"{_flag_kind(each)}; a flag two families share must take a "
                                 "value in both or in neither")
-            flags[each.flag] = dataclasses.replace(first, kind=schema.Text(_as_given, "text"))
+            flags[each.flag] = dataclasses.replace(first, domain=schema.Text(_as_given, "text"))
     return flags
 
 
@@ -172,7 +172,7 @@ def _own_parameters(family) -> list:
 
 
 def add_flag(group, each, *, help: str | None = None) -> None:
-    """The flag of parameter ``each``: its text read by the kind's command-line form (ranges
+    """The flag of parameter ``each``: its text read by its domain's command-line form (ranges
     are checked with the TOML files' and presets' values, by the configuration); ``help``
     replaces the parameter's own (``argparse.SUPPRESS`` leaves the flag out of the help)."""
     options = {"dest": each.name, "default": None, "help": each.help if help is None else help,
@@ -185,20 +185,20 @@ def add_flag(group, each, *, help: str | None = None) -> None:
 def _form(each) -> dict:
     """How the command line reads parameter ``each``'s flag: argparse's ``action``,
     ``choices`` or ``type``."""
-    kind = each.kind
-    if isinstance(kind, schema.Flag):
+    domain = each.domain
+    if isinstance(domain, schema.Flag):
         return {"action": "store_true"}
-    if isinstance(kind, schema.Choice) and kind.fold is None:
-        return {"choices": kind.choices}
-    if isinstance(kind, schema.Integer):
+    if isinstance(domain, schema.Choice) and domain.fold is None:
+        return {"choices": domain.choices}
+    if isinstance(domain, schema.Integer):
         return {"type": parse.integer}
-    if isinstance(kind, schema.Integers):
+    if isinstance(domain, schema.Integers):
         return {"type": parse.integer_list}
-    if isinstance(kind, schema.Number):
+    if isinstance(domain, schema.Number):
         return {"type": parse.number}
-    if isinstance(kind, schema.Numbers):
+    if isinstance(domain, schema.Numbers):
         return {"type": parse.number_list}
-    if isinstance(kind, schema.Path):
+    if isinstance(domain, schema.Path):
         return {"type": parse.path}
     return {"type": parse.name}
 

@@ -4,7 +4,7 @@ default are the declaration's; a command may give a setting another default (``d
 hops), and only there.
 
 argparse leaves each setting None when its flag is not given; :func:`resolve` then puts in
-each the value checked by its declaration's kind, or the default, and records which flags
+each the value checked by its declaration's domain, or the default, and records which flags
 were given (:func:`given`), for the rules between settings that each command applies.
 """
 
@@ -29,10 +29,10 @@ def add_settings(parser, names, **defaults) -> None:
 def _help(each: schema.Parameter, default, replaced: bool) -> str:
     """A setting's help: its text, what it allows (a range) and its default."""
     text = each.help
-    if isinstance(each.kind, (schema.Integer, schema.Number, schema.Integers,
+    if isinstance(each.domain, (schema.Integer, schema.Number, schema.Integers,
                               schema.Numbers)):
-        text += f"; {each.kind.allowed()}"
-    if isinstance(each.kind, schema.Flag) or default is None or (
+        text += f"; {each.domain.allowed()}"
+    if isinstance(each.domain, schema.Flag) or default is None or (
             callable(each.default) and not replaced):
         return text
     shown = ",".join(map(str, default)) if isinstance(default, tuple) else default

@@ -1,11 +1,11 @@
 """Parameters declared once: a network configuration's fields are its parameters.
 
 A family's configuration is a frozen dataclass deriving from :class:`Configuration`; each of its
-fields is declared with :func:`parameter`, which gives the parameter's kind of value
-(:class:`Integer`, :class:`Number`, :class:`Choice`, :class:`Flag`, :class:`Integers`,
+fields is declared with :func:`parameter`, which gives the parameter's domain, the values it
+takes (:class:`Integer`, :class:`Number`, :class:`Choice`, :class:`Flag`, :class:`Integers`,
 :class:`Numbers`, :class:`Text`, :class:`Path`), its default and its help text. Everything
-else comes from those declarations (a simulation run's settings are :class:`Parameter` s of
-the same kinds, :mod:`twinnet.sim_tb.settings`):
+else comes from those declarations (a simulation run's settings are :class:`Parameter` s with
+the same domains, :mod:`twinnet.sim_tb.settings`):
 
 - :meth:`Configuration.from_dict` (TOML files, presets, manifests and the command line's
   values all go through it): unknown keys, each value's type and range, the defaults, then
@@ -201,12 +201,12 @@ class Path:
 
 @dataclasses.dataclass(frozen=True)
 class Parameter:
-    """One parameter: its ``name`` (the TOML key and field), ``kind`` (the value's type and
+    """One parameter: its ``name`` (the TOML key and field), ``domain`` (the value's type and
     range), ``default`` (a value, or a function of the values before it, or None: derived),
     ``help`` and the command-line ``flag`` (default ``--`` and the name with dashes)."""
 
     name: str
-    kind: Integer | Number | Choice | Flag | Integers | Numbers | Text | Path
+    domain: Integer | Number | Choice | Flag | Integers | Numbers | Text | Path
     default: object
     help: str
     flag: str
@@ -215,13 +215,13 @@ class Parameter:
         return self.default(values) if callable(self.default) else self.default
 
 
-def parameter(default, kind, help: str, *, flag: str | None = None):
+def parameter(default, domain, help: str, *, flag: str | None = None):
     """A dataclass field that is a parameter (see :class:`Parameter`); a callable ``default``
     is resolved by :meth:`Configuration.from_dict` from the values declared before it (the
     class's own, not the router sizes, which come after them; the field itself defaults to
     None)."""
     return dataclasses.field(default=None if callable(default) else default,
-                             metadata={"parameter": (kind, default, help, flag)})
+                             metadata={"parameter": (domain, default, help, flag)})
 
 
 class Configuration:
@@ -281,15 +281,15 @@ class Configuration:
             names.setdefault(each.name, each.name)
             given = values.get(each.name)
             checked[each.name] = (each.default_for(checked) if given is None else
-                                  each.kind.check(names[each.name], given))
+                                  each.domain.check(names[each.name], given))
         cls.rules(checked, names)
         return checked
 
     def to_dict(self) -> dict:
         """The parameters as written, JSON/TOML-ready; :meth:`from_dict` inverts."""
         return {"topology": self.family, **{
-            p.name: _plain(getattr(self, p.name) if getattr(p.kind, "write", None) is None
-                           else p.kind.write(getattr(self, p.name)))
+            p.name: _plain(getattr(self, p.name) if getattr(p.domain, "write", None) is None
+                           else p.domain.write(getattr(self, p.name)))
             for p in self.fields()}}
 
 
@@ -302,7 +302,7 @@ def _plain(value):
 
 def describe(parameters: Iterable[Parameter]) -> str:
     """The parameters' keys and what each allows, for a help text."""
-    return "; ".join(f"{p.name} ({p.kind.allowed()})" for p in parameters)
+    return "; ".join(f"{p.name} ({p.domain.allowed()})" for p in parameters)
 
 
 @functools.cache
@@ -312,8 +312,8 @@ def _fields(cls: type) -> tuple[Parameter, ...]:
     declared = []
     for field in dataclasses.fields(cls):
         if "parameter" in field.metadata:
-            kind, default, help, flag = field.metadata["parameter"]
-            declared.append(Parameter(field.name, kind, default, help,
+            domain, default, help, flag = field.metadata["parameter"]
+            declared.append(Parameter(field.name, domain, default, help,
                                       flag or "--" + field.name.replace("_", "-")))
     own = set(inspect.get_annotations(cls))
     return tuple(sorted(declared, key=lambda p: p.name not in own))

@@ -1,6 +1,6 @@
 """The settings of a simulation run, declared once: ``twinnet sim``, ``sweep``, ``demo`` and
 ``trace`` take their flags from here, a sweep point's keys and defaults are these, and each
-value is checked by its declaration's kind (:mod:`twinnet.model.schema`), one line naming
+value is checked by its declaration's domain (:mod:`twinnet.model.schema`), one line naming
 the flag or key, the value and what is allowed.
 
 A setting's name is its JSON field (a point's key, a report's), its TOML key and its flag's
@@ -78,9 +78,9 @@ def _declare(*settings: Parameter) -> dict[str, Parameter]:
     return {each.name: each for each in settings}
 
 
-def setting(name: str, kind, default, help: str, *, flag: str | None = "") -> Parameter:
+def setting(name: str, domain, default, help: str, *, flag: str | None = "") -> Parameter:
     """A setting (see the module docstring); ``flag`` None: no flag."""
-    return Parameter(name, kind, default, help,
+    return Parameter(name, domain, default, help,
                      "--" + name.replace("_", "-") if flag == "" else flag)
 
 
@@ -186,10 +186,10 @@ def default(name: str):
 
 
 def check(name: str, value, label: str | None = None):
-    """``value`` of setting ``name`` checked by its kind (``label`` names it in a message:
+    """``value`` of setting ``name`` checked by its domain (``label`` names it in a message:
     its flag by default)."""
     each = SETTINGS[name]
-    return each.kind.check(label or each.flag or name, value)
+    return each.domain.check(label or each.flag or name, value)
 
 
 @dataclasses.dataclass(frozen=True)
