@@ -39,7 +39,7 @@ from pathlib import Path
 
 from provenance import provenance
 
-from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin import TwinTorusTopology
 from twinnet.model.twin_analysis import internal_transit_count
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -113,7 +113,7 @@ def case(k: int, configuration: str) -> dict:
         "transit": span(transit.values()),
         "paper": paper_transit_paths(configuration, k),
         "paper_table": 7 if k % 2 else 8,
-        "model": internal_transit_count(TwinTorusConfig((k, k, k), configuration)),
+        "model": internal_transit_count(TwinTorusTopology((k, k, k), configuration)),
         "wall_seconds": round(wall, 1),
     }
 

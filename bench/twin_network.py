@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin import TwinTorusTopology
 from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.sim_tb import network_sim, runner
 
@@ -40,9 +40,9 @@ GENERATE_CHILD = """
 import json, resource, sys, time
 from twinnet.gen.generate import generate_network as generate
 from twinnet.model.twin_network import TwinNetworkConfig
-from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin import TwinTorusTopology
 k, out = int(sys.argv[1]), sys.argv[2]
-network = TwinNetworkConfig.for_topology(TwinTorusConfig((k, k, k), "D", "bubble"))
+network = TwinNetworkConfig.for_topology(TwinTorusTopology((k, k, k), "D", "bubble"))
 started, cpu = time.perf_counter(), time.process_time()
 files = generate(network, out)
 usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -54,7 +54,7 @@ print(json.dumps({"wall_seconds": time.perf_counter() - started,
 
 
 def network(k: int) -> TwinNetworkConfig:
-    return TwinNetworkConfig.for_topology(TwinTorusConfig((k, k, k), "D", "bubble"))
+    return TwinNetworkConfig.for_topology(TwinTorusTopology((k, k, k), "D", "bubble"))
 
 
 def measure_generation(sizes: list[int]) -> dict:
@@ -110,7 +110,7 @@ def measure_sweep(packets: int, rates: list[float], plot: Path) -> dict:
     same 128 PEs (003 §7.4), both with bubble flow control, on Verilator."""
     networks = {"3dt-4x4x4": network(4),
                 "2d-16x8": TwinNetworkConfig.for_topology(
-                    TwinTorusConfig((16, 8), "torus", "bubble"))}
+                    TwinTorusTopology((16, 8), "torus", "bubble"))}
     results = {}
     for label, config in networks.items():
         print(f"sweep: {label} on verilator, rates {rates}", file=sys.stderr, flush=True)

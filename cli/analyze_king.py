@@ -13,7 +13,7 @@ from twinnet.model.king import (
     ESCAPE_SCHEMES,
     KINDS,
     PORTS,
-    KingConfig,
+    KingTopology,
     bisection_channel_count,
     broadcast_deliveries,
     diagonal_torus_candidates,
@@ -55,7 +55,7 @@ def register(analyses) -> None:
     parser.set_defaults(func=king)
 
 
-def _node(config: KingConfig, node: tuple[int, ...], flag: str):
+def _node(config: KingTopology, node: tuple[int, ...], flag: str):
     shown = parse.describe_value(node)
     if len(node) != 2:
         raise UsageError(f"{flag} {shown}: a node is x,y (two numbers), not {len(node)}")
@@ -68,7 +68,7 @@ def _node(config: KingConfig, node: tuple[int, ...], flag: str):
 def king(args) -> Report:
     limit = MAX_DEADLOCK_SIDE if args.deadlock else MAX_SIDE
     side = checks.check_int("--side", args.side, minimum=2, maximum=limit)
-    config = KingConfig(args.kind, side)
+    config = KingTopology(args.kind, side)
     if args.deadlock and not config.is_king:
         raise UsageError(f"--deadlock: --kind must be KM or KT (only the king kinds have an "
                          f"escape network to check), not {args.kind}")
@@ -94,12 +94,12 @@ def king(args) -> Report:
     return Report(_text(data), data)
 
 
-def _reaches_once(config: KingConfig, source) -> bool:
+def _reaches_once(config: KingTopology, source) -> bool:
     received = broadcast_deliveries(config, source)
     return all(received[n] == (0 if n == source else 1) for n in config.nodes())
 
 
-def _route(config: KingConfig, src, dst) -> dict:
+def _route(config: KingTopology, src, dst) -> dict:
     route = dict(src=list(src), dst=list(dst), distance=distance(config, src, dst),
                  minimal_paths=minimal_path_counts(config, src)[dst],
                  record=list(routing_record(config, src, dst)),

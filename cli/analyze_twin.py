@@ -10,7 +10,7 @@ import sys
 import time
 
 from twinnet.errors import UsageError
-from twinnet.model.twin import NAMED_CONFIGURATIONS, TwinTorusConfig, parse_pe
+from twinnet.model.twin import NAMED_CONFIGURATIONS, TwinTorusTopology, parse_pe
 from twinnet.model.twin_analysis import (
     deadlock_check,
     equivalent_2d_torus,
@@ -92,7 +92,7 @@ def _add_network_args(parser, *, allow_all: bool, mode: bool) -> None:
     add_json_flag(parser)
 
 
-def _configs(args, analysis: str) -> list[TwinTorusConfig]:
+def _configs(args, analysis: str) -> list[TwinTorusTopology]:
     """The twin tori the flags describe (all of A–J for ``--config all``)."""
     values = {key: getattr(args, dest) for dest, key in
               (("n", "n"), ("k", "k"), ("radix", "radices"), ("config", "configuration"),
@@ -114,7 +114,7 @@ def _configs(args, analysis: str) -> list[TwinTorusConfig]:
     return configs
 
 
-def _size(config: TwinTorusConfig) -> str:
+def _size(config: TwinTorusTopology) -> str:
     return "x".join(map(str, config.radices))
 
 
@@ -187,7 +187,7 @@ def twin_path(args) -> Report:
     return Report(text, data)
 
 
-def _pe(config: TwinTorusConfig, text: str, flag: str):
+def _pe(config: TwinTorusTopology, text: str, flag: str):
     """The PE ``text`` (``x,y,z:pe``) names in ``config``; errors name ``flag``."""
     try:
         return config.pe(*parse_pe(text))

@@ -11,7 +11,7 @@ from twinnet.model import checks
 from twinnet.model.torus import dimension_name
 from twinnet.model.twist import (
     METRICS,
-    TwistedTorusConfig,
+    TwistedTorusTopology,
     TwistMetrics,
     best_twists,
     is_node_symmetric,
@@ -100,7 +100,7 @@ def twist(args) -> Report:
             raise UsageError(f"--sweep {args.sweep} tries every value of one twist; it cannot "
                              f"be combined with --twist {args.twist[0]}")
         return _sweep(radices, args.sweep)
-    config = TwistedTorusConfig(radices, parse_twists(args.twist, radices))
+    config = TwistedTorusTopology(radices, parse_twists(args.twist, radices))
     data = dict(radices=list(config.radices), label=config.label(),
                 twists={f"{dimension_name(j)}{dimension_name(k)}": t
                         for j, k, t in config.twists},

@@ -11,7 +11,7 @@ from .contract import Family, verdict
 
 
 @functools.lru_cache(maxsize=8)
-def _pe_addresses(topology: twin.TwinTorusConfig) -> tuple[twin.PEAddress, ...]:
+def _pe_addresses(topology: twin.TwinTorusTopology) -> tuple[twin.PEAddress, ...]:
     """Every PE of ``topology`` in PE order, listed once per topology: the bench asks for a
     destination and a path per packet."""
     return tuple(topology.pes())
@@ -153,7 +153,7 @@ class TwinTorusFamily(Family):
             "derived": {"node_count": topology.node_count, "buffer_depth": config.depth},
             "terminal_order": f"PE i = pe + {topology.card_count} * (node index), node index = "
                               "digits in mixed radix with o0 (the X digit) most significant "
-                              "(twinnet.model.twin.TwinTorusConfig.pe_index)",
+                              "(twinnet.model.twin.TwinTorusTopology.pe_index)",
             "route": "route.node.o<i> are the destination node's digits (o0 is X), route.pe "
                      "its PE",
             "malformed": "a destination digit >= its radix (or route.pe = 1 on a plain torus, "

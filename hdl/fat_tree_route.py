@@ -20,16 +20,16 @@ from amaranth.hdl import Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data
 
 from twinnet.model import checks
-from twinnet.model.fat_tree import FatTreeConfig
+from twinnet.model.fat_tree import FatTreeTopology
 from twinnet.model.widths import index_width
 
 from .config import RouterConfig
 from .route_compute import RouteCompute
 
 
-def destination_layout(tree: FatTreeConfig) -> data.StructLayout:
+def destination_layout(tree: FatTreeTopology) -> data.StructLayout:
     """A destination terminal: fields ``h0 … h{n-1}``, ``h0`` the least significant digit (as
-    :meth:`twinnet.model.fat_tree.FatTreeConfig.terminal_digits`).
+    :meth:`twinnet.model.fat_tree.FatTreeTopology.terminal_digits`).
 
     ``h0 … h{n-2}`` are ``index_width(k)`` bits wide; ``h{n-1}`` is ``k.bit_length()`` bits,
     one more than a digit needs when k is a power of two, so that every destination
@@ -40,7 +40,7 @@ def destination_layout(tree: FatTreeConfig) -> data.StructLayout:
     return data.StructLayout(fields)
 
 
-def static_layout(tree: FatTreeConfig) -> data.StructLayout:
+def static_layout(tree: FatTreeTopology) -> data.StructLayout:
     """The switch ``<s, o_{n-2} … o_0>``: ``stage`` (``index_width(n)`` bits), then
     ``o0 … o{n-2}`` (``index_width(k)`` bits each)."""
     fields = {"stage": unsigned(index_width(tree.n))}
@@ -69,7 +69,7 @@ class FatTreeRouteCompute(RouteCompute):
         config: the router's configuration; ``config.port_count`` must be
             ``len(external_ports) + internal_port_count``.
         in_port: the input port this instance serves (the route does not depend on it).
-        tree: the :class:`~twinnet.model.fat_tree.FatTreeConfig`.
+        tree: the :class:`~twinnet.model.fat_tree.FatTreeTopology`.
         external_ports: the switch ports ``0 … 2k-1`` on this router, in local index order
             (distinct, at least one).
         internal_port_count: r >= 0, the internal ports to the other half (0: a plain switch).
@@ -79,7 +79,7 @@ class FatTreeRouteCompute(RouteCompute):
     FatTreeRouteCompute, tree=…, external_ports=…, internal_port_count=…)``.
     """
 
-    def __init__(self, config: RouterConfig, in_port: int, *, tree: FatTreeConfig,
+    def __init__(self, config: RouterConfig, in_port: int, *, tree: FatTreeTopology,
                  external_ports: tuple[int, ...], internal_port_count: int):
         external_ports = self.checked
         self.tree, self.external_ports = tree, external_ports
@@ -88,13 +88,13 @@ class FatTreeRouteCompute(RouteCompute):
                          static_layout=static_layout(tree))
 
     @classmethod
-    def check(cls, config: RouterConfig, in_port: int, *, tree: FatTreeConfig, external_ports,
+    def check(cls, config: RouterConfig, in_port: int, *, tree: FatTreeTopology, external_ports,
               internal_port_count: int) -> tuple[int, ...]:
         """The external ports as a tuple, once the parameters are known to fit together."""
         if not isinstance(config, RouterConfig):
             raise TypeError(f"config must be a RouterConfig, not {config!r}")
-        if not isinstance(tree, FatTreeConfig):
-            raise TypeError(f"tree must be a FatTreeConfig, not {tree!r}")
+        if not isinstance(tree, FatTreeTopology):
+            raise TypeError(f"tree must be a FatTreeTopology, not {tree!r}")
         ports = checks.check_switch_ports("external_ports", external_ports, tree.port_count)
         if not ports:
             raise ValueError("external_ports must hold at least 1 port, not 0")

@@ -16,7 +16,7 @@ internal link, then the PE port.
 from amaranth.hdl import Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data
 
-from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusConfig
+from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusTopology
 from twinnet.model.twin_routing import InternalVc, internal_vcs, vc_count
 from twinnet.model.widths import index_width
 
@@ -24,24 +24,24 @@ from .config import RouterConfig
 from .route_compute import RouteCompute
 
 
-def coordinate_layout(config: TwinTorusConfig) -> data.StructLayout:
+def coordinate_layout(config: TwinTorusTopology) -> data.StructLayout:
     """A node's coordinates: fields ``o0 … o{n-1}``, digit i wide enough for ``k_i - 1``."""
     return data.StructLayout({f"o{dim}": unsigned(index_width(k))
                               for dim, k in enumerate(config.radices)})
 
 
-def destination_layout(config: TwinTorusConfig) -> data.StructLayout:
+def destination_layout(config: TwinTorusTopology) -> data.StructLayout:
     """A destination PE: the node's coordinates and the PE bit."""
     return data.StructLayout({"node": coordinate_layout(config), "pe": unsigned(1)})
 
 
-def card_ports(config: TwinTorusConfig, card: int) -> tuple[Port, ...]:
+def card_ports(config: TwinTorusTopology, card: int) -> tuple[Port, ...]:
     """Card ``card``'s ports in card-local index order."""
     internal = (INTERNAL,) if config.card_count == 2 else ()
     return config.configuration.ports_of(card) + internal + (PE_PORT,)
 
 
-def max_vc_count(config: TwinTorusConfig, card: int) -> int:
+def max_vc_count(config: TwinTorusTopology, card: int) -> int:
     return max(vc_count(config, port) for port in card_ports(config, card))
 
 
@@ -62,7 +62,7 @@ class TwinRouteCompute(RouteCompute):
     card=…)``; ``in_port`` is fixed at elaboration (one instance per input port).
     """
 
-    def __init__(self, config: RouterConfig, in_port: int, *, twin: TwinTorusConfig,
+    def __init__(self, config: RouterConfig, in_port: int, *, twin: TwinTorusTopology,
                  card: int):
         ports = self.checked
         self.twin, self.card, self.ports = twin, card, ports
@@ -72,7 +72,7 @@ class TwinRouteCompute(RouteCompute):
                          static_layout=coordinate_layout(twin))
 
     @classmethod
-    def check(cls, config: RouterConfig, in_port: int, *, twin: TwinTorusConfig, card: int):
+    def check(cls, config: RouterConfig, in_port: int, *, twin: TwinTorusTopology, card: int):
         """The card's ports, once the parameters are known to fit together."""
         if card not in range(twin.card_count):
             allowed = "0 or 1" if twin.card_count == 2 else "0 (the plain torus has one card)"

@@ -1,6 +1,6 @@
 """The twisted-torus family's netlist: one router per node, its links ``X+ X- Y+ Y- …`` and
 its PE ports (``PE``, or ``PE0`` … with several), joined along
-:meth:`twinnet.model.twist.TwistedTorusConfig.step` (the peripheral links of a twisted
+:meth:`twinnet.model.twist.TwistedTorusTopology.step` (the peripheral links of a twisted
 dimension land ``t_JK`` over in K).
 
 Every router is the same module (a node-symmetric torus: the route compute,

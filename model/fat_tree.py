@@ -117,7 +117,7 @@ class PathCounts:
 
 
 @dataclass(frozen=True)
-class FatTreeConfig:
+class FatTreeTopology:
     """A k-ary n-tree: ``k^n`` terminals, ``n`` stages of ``k^(n-1)`` switches of radix 2k.
 
     Raises ``TypeError``/``ValueError`` for k < 2 or n < 1.
@@ -243,7 +243,7 @@ def check_routing(routing: str) -> str:
     return checks.check_choice("routing", routing, ROUTINGS)
 
 
-def next_port(config: FatTreeConfig, switch: Switch, destination: int,
+def next_port(config: FatTreeTopology, switch: Switch, destination: int,
               rng: random.Random | None = None) -> int:
     """The output port at ``switch`` for ``destination``: DESTRO, or a random up port drawn
     from ``rng`` when one is given (the down phase is deterministic either way)."""
@@ -255,13 +255,13 @@ def next_port(config: FatTreeConfig, switch: Switch, destination: int,
     return config.k + h_s
 
 
-def destro_port(config: FatTreeConfig, switch: Switch, destination: int) -> int:
+def destro_port(config: FatTreeTopology, switch: Switch, destination: int) -> int:
     """DESTRO's output port: down ``h_s`` if ``destination`` is below ``switch``, else up
     ``k + h_s``."""
     return next_port(config, switch, destination)
 
 
-def route(config: FatTreeConfig, source: int, destination: int,
+def route(config: FatTreeTopology, source: int, destination: int,
           rng: random.Random | None = None) -> tuple[FatTreeHop, ...]:
     """The hops from terminal ``source`` to ``destination`` (distinct), DESTRO unless ``rng``.
 
@@ -288,14 +288,14 @@ def route(config: FatTreeConfig, source: int, destination: int,
             switch, in_port = step
 
 
-def path_links(config: FatTreeConfig, source: int,
+def path_links(config: FatTreeTopology, source: int,
                hops: Sequence[FatTreeHop]) -> list[FatTreeLink]:
     """The links a path holds in order: injection, then each hop's output link."""
     return [config.injection_link(source)] + [config.out_link(h.switch, h.out_port)
                                               for h in hops]
 
 
-def all_routes(config: FatTreeConfig, routing: str = "destro",
+def all_routes(config: FatTreeTopology, routing: str = "destro",
                seed: int = 0) -> Iterator[tuple[int, int, tuple[FatTreeHop, ...]]]:
     """``(source, destination, hops)`` for every ordered pair of distinct terminals.
 
@@ -311,7 +311,7 @@ def all_routes(config: FatTreeConfig, routing: str = "destro",
 
 # --- path analyses -----------------------------------------------------------------------------
 
-def connection_counts(config: FatTreeConfig, routing: str = "destro",
+def connection_counts(config: FatTreeTopology, routing: str = "destro",
                       seed: int = 0) -> dict[Switch, Counter]:
     """Per switch, a ``Counter`` of ``(in_port, out_port) → paths`` over all pairs."""
     counts = {switch: Counter() for switch in config.switches()}
@@ -321,7 +321,7 @@ def connection_counts(config: FatTreeConfig, routing: str = "destro",
     return counts
 
 
-def phase_counts(config: FatTreeConfig, connections: Counter) -> PathCounts:
+def phase_counts(config: FatTreeTopology, connections: Counter) -> PathCounts:
     """Forward / turnaround / backward totals of one switch's connection counter."""
     totals = Counter()
     for (in_port, out_port), count in connections.items():
@@ -329,14 +329,14 @@ def phase_counts(config: FatTreeConfig, connections: Counter) -> PathCounts:
     return PathCounts(**totals)
 
 
-def switch_path_counts(config: FatTreeConfig, routing: str = "destro",
+def switch_path_counts(config: FatTreeTopology, routing: str = "destro",
                        seed: int = 0) -> dict[Switch, PathCounts]:
     """Per switch, the paths passing it forward, turning around in it and passing backward."""
     return {switch: phase_counts(config, counter)
             for switch, counter in connection_counts(config, routing, seed).items()}
 
 
-def link_loads(config: FatTreeConfig, routing: str = "destro", seed: int = 0) -> Counter:
+def link_loads(config: FatTreeTopology, routing: str = "destro", seed: int = 0) -> Counter:
     """Paths per link (every link present, unused ones with 0)."""
     loads = Counter(dict.fromkeys(config.links(), 0))
     for source, _, hops in all_routes(config, routing, seed):
@@ -354,7 +354,7 @@ def load_ranges(loads: Counter) -> dict[tuple[int, str], tuple[int, int]]:
     return dict(sorted(ranges.items()))
 
 
-def is_minimal(config: FatTreeConfig, source: int, destination: int,
+def is_minimal(config: FatTreeTopology, source: int, destination: int,
                hops: Sequence[FatTreeHop]) -> bool:
     """True if the path turns around once, at stage ``FirstDifference``, and is as short as
     possible there: ``2·FirstDifference + 1`` switches."""
@@ -377,12 +377,12 @@ class TwinFatTree:
     ``ValueError`` for a split of another k or another r, or a wrong number of splits.
     """
 
-    tree: FatTreeConfig
+    tree: FatTreeTopology
     splits: tuple[TwinSwitch, ...] | None = None
 
     def __post_init__(self):
-        if not isinstance(self.tree, FatTreeConfig):
-            raise TypeError(f"tree must be a FatTreeConfig, not {self.tree!r}")
+        if not isinstance(self.tree, FatTreeTopology):
+            raise TypeError(f"tree must be a FatTreeTopology, not {self.tree!r}")
         if self.splits is None:
             object.__setattr__(self, "splits", optimal_splits(self.tree.k, self.tree.n))
         splits = tuple(self.splits)
@@ -400,7 +400,7 @@ class TwinFatTree:
     @classmethod
     def uniform(cls, k: int, n: int, split: TwinSwitch) -> "TwinFatTree":
         """The same split at every stage."""
-        return cls(FatTreeConfig(k, n), (split,) * n)
+        return cls(FatTreeTopology(k, n), (split,) * n)
 
     def split_of(self, switch: Switch) -> TwinSwitch:
         return self.splits[switch.stage]
@@ -456,7 +456,7 @@ def internal_crossings(twin: TwinFatTree, routing: str = "destro",
 
 # --- deadlock ----------------------------------------------------------------------------------
 
-def path_channels(tree: FatTreeConfig, source: int, hops: Sequence[FatTreeHop],
+def path_channels(tree: FatTreeTopology, source: int, hops: Sequence[FatTreeHop],
                   twin: TwinFatTree | None = None) -> list:
     """The channels a path holds in order; with ``twin``, each crossing of a twin switch's
     internal link is a channel between the hop's input and output links."""
@@ -472,7 +472,7 @@ def path_channels(tree: FatTreeConfig, source: int, hops: Sequence[FatTreeHop],
     return channels
 
 
-def dependency_graph(tree: FatTreeConfig, routing: str = "destro", seed: int = 0,
+def dependency_graph(tree: FatTreeTopology, routing: str = "destro", seed: int = 0,
                      twin: TwinFatTree | None = None) -> ChannelDependencyGraph:
     """The channel-dependency graph of all ``N(N-1)`` paths (one VC per link).
 
@@ -600,8 +600,8 @@ class FatTreeNetworkConfig(RouterSizes):
         super().rules(values, names)
 
     @functools.cached_property
-    def tree(self) -> FatTreeConfig:
-        return FatTreeConfig(self.k, self.n)
+    def tree(self) -> FatTreeTopology:
+        return FatTreeTopology(self.k, self.n)
 
     @functools.cached_property
     def splits(self) -> tuple[TwinSwitch, ...] | None:
@@ -664,7 +664,7 @@ def _shown(split) -> str:
     return repr(split)
 
 
-def switch_ports(tree: FatTreeConfig, stage: int) -> tuple[int, ...]:
+def switch_ports(tree: FatTreeTopology, stage: int) -> tuple[int, ...]:
     """The connected ports of a stage-``stage`` switch: all 2k, or the k down ports at the
     last stage (whose up ports lead nowhere)."""
     return tuple(range(tree.k if stage == tree.last_stage else 2 * tree.k))

@@ -48,7 +48,7 @@ ESCAPE_SCHEMES = ("plain", "dateline", "bubble")
 
 
 @dataclass(frozen=True)
-class KingConfig:
+class KingTopology:
     """One of the six square networks: ``kind`` in M, DM, KM, T, DT, KT and its ``side``.
 
     Raises ``ValueError`` for an unknown kind or a side below 2, ``TypeError`` for a side that
@@ -130,7 +130,7 @@ class KingConfig:
 
 # --- distances ---------------------------------------------------------------------------------
 
-def bfs_distances(config: KingConfig, source: Node) -> dict[Node, int]:
+def bfs_distances(config: KingTopology, source: Node) -> dict[Node, int]:
     """Hops from ``source`` to every node, by breadth-first search."""
     source = config.check_node(source, "source")
     distances = {source: 0}
@@ -150,7 +150,7 @@ def _diagonal_mesh_length(dx: int, dy: int) -> int:
     return abs(dx) + abs(dy)
 
 
-def distance(config: KingConfig, a: Node, b: Node) -> int:
+def distance(config: KingTopology, a: Node, b: Node) -> int:
     """Closed-form hop distance (cross-checked against :func:`bfs_distances` by the tests).
 
     M/T: |Δx| + |Δy|; KM/KT: max(|Δx|, |Δy|) (ring distances on a torus); DM: max in the
@@ -181,7 +181,7 @@ class KingDistanceSummary:
         return self.distance_sum / self.pair_count
 
 
-def distance_summary(config: KingConfig) -> KingDistanceSummary:
+def distance_summary(config: KingTopology) -> KingDistanceSummary:
     """Diameter and average distance by BFS: from one node on a torus (translations are
     automorphisms, so every node sees the same distances), from every node on a mesh."""
     sources = [(0, 0)] if config.wrap else list(config.nodes())
@@ -194,7 +194,7 @@ def distance_summary(config: KingConfig) -> KingDistanceSummary:
                            config.node_count ** 2)
 
 
-def bisection_channel_count(config: KingConfig) -> int:
+def bisection_channel_count(config: KingTopology) -> int:
     """Channels (links × 2 directions) crossing the vertical cut between columns
     ``x < ⌊side/2⌋`` and ``x ≥ ⌊side/2⌋`` (wrap-around links included on a torus)."""
     cut = config.side // 2
@@ -202,7 +202,7 @@ def bisection_channel_count(config: KingConfig) -> int:
                if (node[0] < cut) != (config.neighbor(node, port)[0] < cut))
 
 
-def minimal_path_counts(config: KingConfig, source: Node) -> dict[Node, int]:
+def minimal_path_counts(config: KingTopology, source: Node) -> dict[Node, int]:
     """Number of minimal paths from ``source`` to every node, by counting over the BFS DAG
     (parallel links between the same two nodes count as distinct paths)."""
     distances = bfs_distances(config, source)
@@ -271,7 +271,7 @@ def knaive_record(dx: int, dy: int) -> Record:
     return 0, dx + dy, 0, -dx
 
 
-def routing_record(config: KingConfig, source: Node, destination: Node,
+def routing_record(config: KingTopology, source: Node, destination: Node,
                    rng: random.Random | None = None) -> Record:
     """The source-computed record: DOR ``(Δx, Δy)`` on M/T, diagonal records on DM/DT
     (``rng`` breaks DT ties), Knaive on KM/KT. Torus offsets follow the positive tie rule."""
@@ -292,7 +292,7 @@ def record_ports(record: Record) -> tuple[str, ...]:
     return tuple(f"{d}{'+' if c > 0 else '-'}" for d, c in zip("xyzt", record) if c)
 
 
-def routing_port(config: KingConfig, current: Node, destination: Node) -> str | None:
+def routing_port(config: KingTopology, current: Node, destination: Node) -> str | None:
     """Deterministic routing hop by hop: the first port, in vector order, of the record from
     ``current`` to ``destination`` (:func:`routing_record`, DT ties to the first image);
     ``None`` on arrival. Every router recomputes it from its own coordinates, so a path never
@@ -301,7 +301,7 @@ def routing_port(config: KingConfig, current: Node, destination: Node) -> str | 
     return ports[0] if ports else None
 
 
-def routing_path(config: KingConfig, source: Node, destination: Node) -> list[tuple[Node, str]]:
+def routing_path(config: KingTopology, source: Node, destination: Node) -> list[tuple[Node, str]]:
     """The hops ``(node, port)`` of :func:`routing_port` from ``source`` to ``destination``:
     a minimal path whose ports never go back in vector order (the tests check both for every
     pair of every kind at sides 3 to 9), so it enters each ring at most once."""
@@ -317,7 +317,7 @@ def routing_path(config: KingConfig, source: Node, destination: Node) -> list[tu
 
 # --- hop-by-hop routing ------------------------------------------------------------------------
 
-def profitable_vector(config: KingConfig, current: Node, destination: Node) -> tuple[int, ...]:
+def profitable_vector(config: KingTopology, current: Node, destination: Node) -> tuple[int, ...]:
     """The 8-entry vector over :data:`PORTS`: 1 where the neighbour is one hop closer to
     ``destination``, 0 otherwise (and for ports the node lacks)."""
     current = config.check_node(current, "current")
@@ -327,10 +327,10 @@ def profitable_vector(config: KingConfig, current: Node, destination: Node) -> t
                      and distance(config, nb, destination) == here - 1) for p in PORTS)
 
 
-def tied_offsets(config: KingConfig, current: Node, destination: Node) -> list[tuple[int, int]]:
+def tied_offsets(config: KingTopology, current: Node, destination: Node) -> list[tuple[int, int]]:
     """Every shortest ``(Δx, Δy)`` from ``current`` to ``destination``: on a torus of even
     side an axis offset of exactly ``side/2`` goes either way round its ring (the offset of
-    :meth:`KingConfig.offset`, which takes ``+``, first)."""
+    :meth:`KingTopology.offset`, which takes ``+``, first)."""
     dx, dy = config.offset(current, destination)
     half = config.side // 2 if config.wrap and config.side % 2 == 0 else None
 
@@ -340,12 +340,12 @@ def tied_offsets(config: KingConfig, current: Node, destination: Node) -> list[t
     return [(ox, oy) for ox in ways(dx) for oy in ways(dy)]
 
 
-def graded_vector(config: KingConfig, current: Node, destination: Node,
+def graded_vector(config: KingTopology, current: Node, destination: Node,
                   both_ties: bool = False) -> tuple[int, ...]:
     """2S hop-by-hop grades over :data:`PORTS`: 1 = profitable and a port Knaive would use
     from ``current``, 2 = profitable otherwise, 0 = not profitable. King networks only.
 
-    Knaive's record starts from the offset of :meth:`KingConfig.offset` (a tie goes ``+``);
+    Knaive's record starts from the offset of :meth:`KingTopology.offset` (a tie goes ``+``);
     with ``both_ties``, from every offset of :func:`tied_offsets`, so that at a tie both ways
     round the ring are Knaive's (the papers' simulator breaks such ties at random)."""
     config.require_king("2S hop-by-hop grading")
@@ -357,14 +357,14 @@ def graded_vector(config: KingConfig, current: Node, destination: Node,
                                                                   destination)))
 
 
-def escape_port(config: KingConfig, current: Node, destination: Node) -> str | None:
+def escape_port(config: KingTopology, current: Node, destination: Node) -> str | None:
     """The escape VC's port: the first grade-1 port in vector order (``None`` on arrival),
     of the grades that take a tie ``+``: the first port of the Knaive record."""
     grades = graded_vector(config, current, destination)
     return next((port for port, grade in zip(PORTS, grades) if grade == 1), None)
 
 
-def escape_path(config: KingConfig, source: Node, destination: Node) -> list[tuple[Node, str]]:
+def escape_path(config: KingTopology, source: Node, destination: Node) -> list[tuple[Node, str]]:
     """The escape network's hops ``(node, port)`` from ``source`` to ``destination``."""
     hops, node = [], config.check_node(source, "source")
     for _ in range(4 * config.side + 1):
@@ -378,7 +378,7 @@ def escape_path(config: KingConfig, source: Node, destination: Node) -> list[tup
 
 # --- escape-network deadlock -------------------------------------------------------------------
 
-def wraps(config: KingConfig, node: Node, port: str) -> bool:
+def wraps(config: KingTopology, node: Node, port: str) -> bool:
     """True if the hop from ``node`` through ``port`` crosses its ring's dateline: the wrap
     in x for the x, z and t rings, the wrap in y for the y rings."""
     axis = 1 if port[0] == "y" else 0
@@ -386,7 +386,7 @@ def wraps(config: KingConfig, node: Node, port: str) -> bool:
     return not 0 <= node[axis] + step < config.side
 
 
-def ring_of(config: KingConfig, node: Node, port: str) -> tuple[str, int]:
+def ring_of(config: KingTopology, node: Node, port: str) -> tuple[str, int]:
     """The directed ring a hop belongs to: ``(port, invariant)`` with the invariant y for x
     rings, x for y rings, (y − x) mod s for z rings, (x + y) mod s for t rings."""
     x, y = node
@@ -394,7 +394,7 @@ def ring_of(config: KingConfig, node: Node, port: str) -> tuple[str, int]:
     return port, invariant[port[0]]
 
 
-def escape_channels(config: KingConfig, source: Node, destination: Node,
+def escape_channels(config: KingTopology, source: Node, destination: Node,
                     scheme: str = "plain") -> list:
     """The escape channels a packet holds in order under ``scheme`` (see the module doc):
     ``(node, port)`` for ``plain``, ``(node, port, vc)`` for ``dateline``, ``(port, ring)``
@@ -403,7 +403,7 @@ def escape_channels(config: KingConfig, source: Node, destination: Node,
     return scheme_channels(config, escape_path(config, source, destination), scheme)
 
 
-def scheme_channels(config: KingConfig, hops: list[tuple[Node, str]], scheme: str) -> list:
+def scheme_channels(config: KingTopology, hops: list[tuple[Node, str]], scheme: str) -> list:
     """The channels a path of hops ``(node, port)`` holds under ``scheme``: the hops for
     ``plain``, ``(node, port, vc)`` for ``dateline`` (VC 1 once the packet has crossed its
     ring's dateline, back to 0 on a turn), ``(port, ring)`` per ring entered for ``bubble``."""
@@ -422,7 +422,7 @@ def scheme_channels(config: KingConfig, hops: list[tuple[Node, str]], scheme: st
     return channels
 
 
-def escape_dependency_graph(config: KingConfig, scheme: str = "plain") -> ChannelDependencyGraph:
+def escape_dependency_graph(config: KingTopology, scheme: str = "plain") -> ChannelDependencyGraph:
     """Dependencies of the escape network over every ordered pair of nodes (packets may take
     the escape VC at any node, and its route depends only on where it is and where it goes)."""
     config.require_king("the escape network")
@@ -433,7 +433,7 @@ def escape_dependency_graph(config: KingConfig, scheme: str = "plain") -> Channe
 
 # --- broadcast ---------------------------------------------------------------------------------
 
-def broadcast_ttl(config: KingConfig, source: Node, port: str,
+def broadcast_ttl(config: KingTopology, source: Node, port: str,
                   even_side_rule: bool = True) -> int:
     """The TTL the source gives the copy it sends through ``port`` (002 §3.3.4).
 
@@ -452,7 +452,7 @@ def broadcast_ttl(config: KingConfig, source: Node, port: str,
     return s // 2 - (1 if even_side_rule and s % 2 == 0 and negative else 0)
 
 
-def broadcast_sends(config: KingConfig, source: Node,
+def broadcast_sends(config: KingTopology, source: Node,
                     even_side_rule: bool = True) -> list[tuple[Node, str]]:
     """Every link crossing of one broadcast from ``source``, as ``(sending node, port)``.
 
@@ -476,7 +476,7 @@ def broadcast_sends(config: KingConfig, source: Node,
     return sends
 
 
-def broadcast_deliveries(config: KingConfig, source: Node,
+def broadcast_deliveries(config: KingTopology, source: Node,
                          even_side_rule: bool = True) -> Counter:
     """Copies of one broadcast from ``source`` received by each node (the source excluded):
     one per link crossing of :func:`broadcast_sends`."""

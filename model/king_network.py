@@ -56,7 +56,7 @@ from .deadlock import ESCAPE_VCS, ChannelDependencyGraph, escape_vc_count
 from .king import (
     KINDS,
     PORTS,
-    KingConfig,
+    KingTopology,
     broadcast_sends,
     diagonal_torus_candidates,
     profitable_vector,
@@ -207,8 +207,8 @@ class KingNetworkConfig(PeSlots, RouterSizes):
         super().rules(values, names)
 
     @functools.cached_property
-    def topology(self) -> KingConfig:
-        return KingConfig(self.kind, self.side)
+    def topology(self) -> KingTopology:
+        return KingTopology(self.kind, self.side)
 
     @property
     def adaptive(self) -> bool:

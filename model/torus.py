@@ -54,7 +54,7 @@ class RadixShape:
 
 
 @dataclass(frozen=True)
-class CubeConfig(RadixShape):
+class CubeTopology(RadixShape):
     """A k-ary n-cube with ``radices[i]`` nodes in dimension ``i``; a torus if ``wrap`` else a mesh.
 
     Raises ``ValueError`` for fewer than one dimension or a radix below 2.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from . import checks
-from .torus import CubeConfig, Node, dimension_name
+from .torus import CubeTopology, Node, dimension_name
 
 MODES = ("none", "vc", "bubble")
 
@@ -200,7 +200,7 @@ class Card:
 
 @dataclass(frozen=True, order=True)
 class PEAddress:
-    """PE ``<o_0 … o_{n-1} | pe>``; validated against a network by :meth:`TwinTorusConfig.pe`."""
+    """PE ``<o_0 … o_{n-1} | pe>``; validated against a network by :meth:`TwinTorusTopology.pe`."""
 
     node: Node
     pe: int
@@ -214,7 +214,7 @@ class PEAddress:
 
 
 @dataclass(frozen=True)
-class TwinTorusConfig:
+class TwinTorusTopology:
     """An nDT twin torus: radices per dimension, a port configuration and a deadlock mode.
 
     ``configuration`` may be a :class:`PortConfiguration` or its text (``"D"``, ``"C_Best"``,
@@ -233,7 +233,7 @@ class TwinTorusConfig:
         radices = self.radices
         if isinstance(radices, int) and not isinstance(radices, bool):
             raise TypeError(f"radices must be a sequence of integers, not {radices!r} "
-                            "(use TwinTorusConfig.uniform(n, k))")
+                            "(use TwinTorusTopology.uniform(n, k))")
         radices = checks.check_int_tuple("radices", radices)
         if len(radices) < 2:
             raise ValueError(f"n must be an integer >= 2, not {len(radices)}: a twin torus needs "
@@ -268,8 +268,8 @@ class TwinTorusConfig:
         return len(self.radices)
 
     @cached_property
-    def cube(self) -> CubeConfig:
-        return CubeConfig(self.radices)
+    def cube(self) -> CubeTopology:
+        return CubeTopology(self.radices)
 
     @property
     def node_count(self) -> int:

@@ -15,8 +15,8 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from .deadlock import ChannelDependencyGraph
-from .torus import CubeConfig, Node, ring_direction
-from .twin import PE_PORT, Card, PEAddress, Port, TwinTorusConfig
+from .torus import CubeTopology, Node, ring_direction
+from .twin import PE_PORT, Card, PEAddress, Port, TwinTorusTopology
 from .twin_routing import TwinHop, internal_vcs, path, route
 
 Channel = tuple[Node, int, Port, int]  # (node, card index, output port, VC)
@@ -24,7 +24,7 @@ Channel = tuple[Node, int, Port, int]  # (node, card index, output port, VC)
 
 # --- internal-link transit counts (003 §5.1–5.2.5, Tables 7–8; 000 §3.3.2) ------------------------
 
-def _node_path_crossings(config: TwinTorusConfig, source: Node, destination: Node):
+def _node_path_crossings(config: TwinTorusTopology, source: Node, destination: Node):
     """Yield ``(node, in_port, out_port)`` for each node a node-level DOR path passes through.
 
     Node-level routing ignores PEs; the through-nodes are those neither first nor last.
@@ -34,11 +34,11 @@ def _node_path_crossings(config: TwinTorusConfig, source: Node, destination: Nod
         yield node, Port.external(dim_in, -sign_in), Port.external(dim_out, sign_out)
 
 
-def _transit_type(config: TwinTorusConfig, out_port: Port) -> int:
+def _transit_type(config: TwinTorusTopology, out_port: Port) -> int:
     return 2 if out_port.dim in config.configuration.split_dims else 1
 
 
-def internal_transit_counts(config: TwinTorusConfig) -> Counter:
+def internal_transit_counts(config: TwinTorusTopology) -> Counter:
     """Per node: how many node-level DOR paths passing through it cross its internal link.
 
     One path per ordered pair of distinct nodes; only paths that neither start nor end at the
@@ -57,12 +57,12 @@ def internal_transit_counts(config: TwinTorusConfig) -> Counter:
     return counts
 
 
-def internal_transit_count(config: TwinTorusConfig) -> int:
+def internal_transit_count(config: TwinTorusTopology) -> int:
     """Paths through a node that use both its cards (counted as in 003 §5.1)."""
     return internal_transit_counts(config)["total"]
 
 
-def internal_transit_count_at(config: TwinTorusConfig, node: Node) -> int:
+def internal_transit_count_at(config: TwinTorusTopology, node: Node) -> int:
     """The same count found the slow way: walk every ordered pair and look at ``node``."""
     card_of = config.configuration.card_of
     count = 0
@@ -85,7 +85,7 @@ class PeDistanceSummary:
     average: float
 
 
-def card_distances(config: TwinTorusConfig, start: Card) -> dict[Card, int]:
+def card_distances(config: TwinTorusTopology, start: Card) -> dict[Card, int]:
     """Links crossed (external and internal) on a shortest route from ``start`` to each card."""
     distance = {start: 0}
     queue = deque([start])
@@ -98,7 +98,7 @@ def card_distances(config: TwinTorusConfig, start: Card) -> dict[Card, int]:
     return distance
 
 
-def pe_distance_summary(config: TwinTorusConfig) -> PeDistanceSummary:
+def pe_distance_summary(config: TwinTorusTopology) -> PeDistanceSummary:
     """PE-level diameter and average distance (a PE is reached through its own card)."""
     origin = (0,) * config.n
     values = []
@@ -108,15 +108,15 @@ def pe_distance_summary(config: TwinTorusConfig) -> PeDistanceSummary:
     return PeDistanceSummary(config.pe_count, max(values), sum(values) / len(values))
 
 
-def equivalent_2d_torus(pe_count: int) -> CubeConfig:
+def equivalent_2d_torus(pe_count: int) -> CubeTopology:
     """The 2D torus with ``pe_count`` nodes (one PE each) whose sides are closest to square."""
     side = math.isqrt(pe_count)
     while pe_count % side:
         side -= 1
-    return CubeConfig((side, pe_count // side))
+    return CubeTopology((side, pe_count // side))
 
 
-def torus_distance_summary(cube: CubeConfig) -> PeDistanceSummary:
+def torus_distance_summary(cube: CubeTopology) -> PeDistanceSummary:
     """Diameter and average distance over ordered pairs of distinct nodes of a torus."""
     ring_sums = []
     for k in cube.radices:
@@ -140,7 +140,7 @@ def path_channels(hops: list[TwinHop]) -> list[Channel]:
     return [c for c in map(hop_channel, hops) if c is not None]
 
 
-def dependency_graph(config: TwinTorusConfig) -> ChannelDependencyGraph:
+def dependency_graph(config: TwinTorusTopology) -> ChannelDependencyGraph:
     """The channel-dependency graph of twin DOR over ``(card link, VC)`` channels.
 
     Every ordered pair of PEs is routed. A walk toward one destination stops at the first
@@ -210,7 +210,7 @@ def _representatives(k: int, current: int) -> tuple[int, ...]:
     return tuple(seen.values())
 
 
-def _vc_dependencies(config: TwinTorusConfig):
+def _vc_dependencies(config: TwinTorusTopology):
     """The dependencies of mode ``vc`` without walking every pair of PEs.
 
     In mode ``vc`` a decision does not depend on the port a packet came in through (no bubble
@@ -250,20 +250,20 @@ def _vc_dependencies(config: TwinTorusConfig):
                         yield held, (after.node, after.index, then.port, then.vc)
 
 
-def _shifted(config: TwinTorusConfig, channel: Channel, offset, sign: int = 1) -> Channel:
+def _shifted(config: TwinTorusTopology, channel: Channel, offset, sign: int = 1) -> Channel:
     """``channel`` moved by ``sign`` times ``offset`` (a node), around every ring."""
     node, card, port, vc = channel
     return (tuple((a + sign * b) % k for a, b, k in zip(node, offset, config.radices)),
             card, port, vc)
 
 
-def dependency_graph_of_paths(config: TwinTorusConfig) -> ChannelDependencyGraph:
+def dependency_graph_of_paths(config: TwinTorusTopology) -> ChannelDependencyGraph:
     """The same graph built plainly from every full PE-to-PE path (slow; for cross-checks)."""
     return ChannelDependencyGraph.from_paths(
         path_channels(path(config, s, d)) for s in config.pes() for d in config.pes())
 
 
-def ring_of(config: TwinTorusConfig, channel: Channel):
+def ring_of(config: TwinTorusTopology, channel: Channel):
     """The ring a channel is a segment of, or ``None``.
 
     An external link of dimension i belongs to the ring of dimension i through its node; a
@@ -279,7 +279,7 @@ def ring_of(config: TwinTorusConfig, channel: Channel):
     return dim, node[:dim] + node[dim + 1:]
 
 
-def cross_ring_graph(config: TwinTorusConfig, graph: ChannelDependencyGraph
+def cross_ring_graph(config: TwinTorusTopology, graph: ChannelDependencyGraph
                      ) -> ChannelDependencyGraph:
     """``graph`` without the dependencies that stay inside one ring.
 
@@ -312,7 +312,7 @@ class DeadlockReport:
         return self.cycle is None
 
 
-def deadlock_check(config: TwinTorusConfig) -> DeadlockReport:
+def deadlock_check(config: TwinTorusTopology) -> DeadlockReport:
     """Modes ``none`` and ``vc``: the whole graph must be acyclic. Mode ``bubble``: the graph
     less its in-ring dependencies must be acyclic (rings are guarded by the bubble)."""
     graph = dependency_graph(config)

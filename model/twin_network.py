@@ -31,7 +31,7 @@ from .sizes import (  # noqa: F401 (the limits are part of this module's interfa
     PACKET_LENGTH_LIMIT,
     RouterSizes,
 )
-from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusConfig, default_configuration
+from .twin import DEFAULT_MODE, MODES, PortConfiguration, TwinTorusTopology, default_configuration
 from .widths import index_width
 
 #: Routers (cards) in one generated network: sixteen times the largest instances of the
@@ -100,15 +100,15 @@ class TwinNetworkConfig(RouterSizes):
         super().rules(values, names)
 
     @classmethod
-    def for_topology(cls, topology: TwinTorusConfig, **sizes) -> "TwinNetworkConfig":
-        """The network of a :class:`TwinTorusConfig` with ``sizes`` (router-size keys)."""
+    def for_topology(cls, topology: TwinTorusTopology, **sizes) -> "TwinNetworkConfig":
+        """The network of a :class:`TwinTorusTopology` with ``sizes`` (router-size keys)."""
         return cls.from_dict({"radices": topology.radices,
                               "configuration": _configuration_text(topology),
                               "mode": topology.mode, **sizes})
 
     @functools.cached_property
-    def topology(self) -> TwinTorusConfig:
-        return TwinTorusConfig(self.radices, PortConfiguration.parse(
+    def topology(self) -> TwinTorusTopology:
+        return TwinTorusTopology(self.radices, PortConfiguration.parse(
             self.configuration, len(self.radices)), self.mode)
 
     @property
@@ -138,7 +138,7 @@ class TwinNetworkConfig(RouterSizes):
         return self.destination_width + self.source_width
 
 
-def _configuration_text(twin: TwinTorusConfig) -> str:
+def _configuration_text(twin: TwinTorusTopology) -> str:
     """A port configuration as written: its name, or card 0's port list."""
     configuration = twin.configuration
     return configuration.label if configuration.name else ",".join(
@@ -146,8 +146,8 @@ def _configuration_text(twin: TwinTorusConfig) -> str:
 
 
 def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
-                         max_nodes: int | None = None, why: str = "") -> TwinTorusConfig:
-    """Build a :class:`TwinTorusConfig` from plain values (the topology keys of
+                         max_nodes: int | None = None, why: str = "") -> TwinTorusTopology:
+    """Build a :class:`TwinTorusTopology` from plain values (the topology keys of
     :class:`TwinNetworkConfig`; others are ignored here).
 
     ``labels`` names each key in messages: a dict (key → label such as ``--k`` or
@@ -191,4 +191,4 @@ def twin_torus_from_dict(values: dict, labels: dict | str = "configuration", *,
                          f"{dims_label})") from None
     mode = checks.check_choice(names.get("mode", "mode"), values.get("mode", DEFAULT_MODE),
                                MODES)
-    return TwinTorusConfig(radices, configuration, mode)
+    return TwinTorusTopology(radices, configuration, mode)

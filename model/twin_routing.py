@@ -21,7 +21,7 @@ Traffic types follow 003 §6.2.1 (000 §4.2 swaps the names of types 2 and 3).
 from dataclasses import dataclass
 
 from .torus import ring_direction
-from .twin import INTERNAL, PE_PORT, Card, PEAddress, Port, TwinTorusConfig
+from .twin import INTERNAL, PE_PORT, Card, PEAddress, Port, TwinTorusTopology
 
 UP, LOW = 0, 1
 
@@ -40,7 +40,7 @@ class InternalVc:
         return f"type 2 {self.dim}" + (f" {self.half}" if self.half else "")
 
 
-def internal_vcs(config: TwinTorusConfig) -> tuple[InternalVc, ...]:
+def internal_vcs(config: TwinTorusTopology) -> tuple[InternalVc, ...]:
     """The internal link's VCs, in VC-number order, for ``config``'s mode."""
     if config.mode == "none":
         return (InternalVc(0),)
@@ -57,15 +57,15 @@ def internal_vcs(config: TwinTorusConfig) -> tuple[InternalVc, ...]:
     return tuple(vcs)
 
 
-def internal_vc_count(config: TwinTorusConfig) -> int:
+def internal_vc_count(config: TwinTorusTopology) -> int:
     return len(internal_vcs(config))
 
 
-def external_vc_count(config: TwinTorusConfig) -> int:
+def external_vc_count(config: TwinTorusTopology) -> int:
     return 2 if config.mode == "vc" else 1
 
 
-def vc_count(config: TwinTorusConfig, port: Port) -> int:
+def vc_count(config: TwinTorusTopology, port: Port) -> int:
     """VCs of the link leaving through ``port`` (the PE port has one)."""
     if port == INTERNAL:
         return internal_vc_count(config)
@@ -96,7 +96,7 @@ class TwinHop:
         return f"{self.card}: {self.in_port} -> {self.out_port} vc{self.vc}{flag}"
 
 
-def dor_port(config: TwinTorusConfig, card: Card, destination: PEAddress) -> Port:
+def dor_port(config: TwinTorusTopology, card: Card, destination: PEAddress) -> Port:
     """Lines 1–11 of 003 Alg. 1: the port DOR wants, before the card check of lines 12–16."""
     for dim, (c, d, k) in enumerate(zip(card.node, destination.node, config.radices)):
         if c != d:
@@ -104,7 +104,7 @@ def dor_port(config: TwinTorusConfig, card: Card, destination: PEAddress) -> Por
     return PE_PORT if destination.pe == card.index else INTERNAL
 
 
-def route(config: TwinTorusConfig, card: Card, in_port: Port,
+def route(config: TwinTorusTopology, card: Card, in_port: Port,
           destination: PEAddress) -> RouteDecision:
     """One routing step at ``card`` for a packet that arrived through ``in_port``."""
     wanted = dor_port(config, card, destination)
@@ -116,13 +116,13 @@ def route(config: TwinTorusConfig, card: Card, in_port: Port,
     return _internal_decision(config, card, in_port, wanted, destination)
 
 
-def _external_vc(config: TwinTorusConfig, card: Card, port: Port, destination: PEAddress) -> int:
+def _external_vc(config: TwinTorusTopology, card: Card, port: Port, destination: PEAddress) -> int:
     if config.mode != "vc":
         return 0
     return UP if destination.node[port.dim] > card.node[port.dim] else LOW
 
 
-def _enters_ring(config: TwinTorusConfig, in_port: Port, out_port: Port) -> bool:
+def _enters_ring(config: TwinTorusTopology, in_port: Port, out_port: Port) -> bool:
     """Bubble mode: leaving on ``out_port`` enters its ring unless the packet continues it.
 
     It continues the ring when it arrived through a port of the same dimension, or through the
@@ -136,7 +136,7 @@ def _enters_ring(config: TwinTorusConfig, in_port: Port, out_port: Port) -> bool
     return not (in_port == INTERNAL and out_port.dim in config.configuration.split_dims)
 
 
-def _internal_decision(config: TwinTorusConfig, card: Card, in_port: Port, wanted: Port,
+def _internal_decision(config: TwinTorusTopology, card: Card, in_port: Port, wanted: Port,
                        destination: PEAddress) -> RouteDecision:
     """Crossing the internal link toward ``wanted`` (an external port on the other card, or the
     internal link itself when the destination is the other PE of this node)."""
@@ -156,7 +156,7 @@ def _internal_decision(config: TwinTorusConfig, card: Card, in_port: Port, wante
     return RouteDecision(INTERNAL, vc, _enters_ring(config, in_port, wanted))
 
 
-def path(config: TwinTorusConfig, source: PEAddress, destination: PEAddress) -> list[TwinHop]:
+def path(config: TwinTorusTopology, source: PEAddress, destination: PEAddress) -> list[TwinHop]:
     """Every hop of a packet from PE ``source`` to PE ``destination``.
 
     The first hop is at the source card with input port ``PE``; the last leaves through the

@@ -47,7 +47,7 @@ def parse_dimension_pair(text: str, n: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class TwistedTorusConfig(RadixShape):
+class TwistedTorusTopology(RadixShape):
     """A torus with ``radices[i]`` nodes in dimension i and twists ``t_JK``.
 
     ``twists`` may be a mapping ``{(J, K): t}`` or ``{"YX": t}``, or an iterable of
@@ -156,17 +156,17 @@ class TwistedTorusConfig(RadixShape):
 
 # --- node symmetry ------------------------------------------------------------------------------
 
-def theorem_violations(config: TwistedTorusConfig) -> list[tuple[int, int, int]]:
+def theorem_violations(config: TwistedTorusTopology) -> list[tuple[int, int, int]]:
     """``(I, J, K)`` for each dimension J that receives t_IJ ≠ 0 and applies t_JK ≠ 0."""
     return [(i, j, k) for i, j, _ in config.twists for jj, k, _ in config.twists if jj == j]
 
 
-def is_node_symmetric(config: TwistedTorusConfig) -> bool:
+def is_node_symmetric(config: TwistedTorusTopology) -> bool:
     """The Theorem's criterion (with the Cayley-graph converse in the module doc)."""
     return not theorem_violations(config)
 
 
-def non_commuting_moves(config: TwistedTorusConfig):
+def non_commuting_moves(config: TwistedTorusTopology):
     """Brute force: the first ``(node, (dim_a, sign_a), (dim_b, sign_b))`` where the two unit
     moves taken in either order end on different nodes, or ``None`` if all moves commute."""
     moves = [(dim, sign) for dim in range(config.n) for sign in (1, -1)]
@@ -188,7 +188,7 @@ def non_commuting_moves(config: TwistedTorusConfig):
 IMAGES = (0, 1, -1, 2)
 
 
-def routing_record(config: TwistedTorusConfig, source: Node, destination: Node
+def routing_record(config: TwistedTorusTopology, source: Node, destination: Node
                    ) -> tuple[int, ...]:
     """A minimal routing record (signed hops per dimension) from ``source`` to ``destination``
     on a node-symmetric twisted torus, from the coordinate difference alone.
@@ -244,7 +244,7 @@ def routing_record(config: TwistedTorusConfig, source: Node, destination: Node
     return best[1]
 
 
-def routing_path(config: TwistedTorusConfig, source: Node, destination: Node
+def routing_path(config: TwistedTorusTopology, source: Node, destination: Node
                  ) -> list[tuple[Node, int, int]]:
     """The hops ``(node, dimension, sign)`` of dimension-order routing over
     :func:`routing_record`: all hops of dimension 0 (X), then 1, …"""
@@ -321,17 +321,17 @@ def _bfs_dimension_hops(adjacency, source: int, n: int):
     return distances, counts, hops
 
 
-def _sources(config: TwistedTorusConfig) -> list[int]:
+def _sources(config: TwistedTorusTopology) -> list[int]:
     return [0] if is_node_symmetric(config) else list(range(config.node_count))
 
 
-def diameter(config: TwistedTorusConfig) -> int:
+def diameter(config: TwistedTorusTopology) -> int:
     """The longest shortest path (one BFS when node-symmetric, else one per node)."""
     adjacency = config.adjacency
     return max(max(_bfs_distances(adjacency, s)) for s in _sources(config))
 
 
-def metrics(config: TwistedTorusConfig) -> TwistMetrics:
+def metrics(config: TwistedTorusTopology) -> TwistMetrics:
     """All four metrics of 004 §II (plus the per-dimension averages)."""
     adjacency, n = config.adjacency, config.n
     sources = _sources(config)
@@ -350,20 +350,20 @@ def metrics(config: TwistedTorusConfig) -> TwistMetrics:
 
 # --- twist search -------------------------------------------------------------------------------
 
-def _single_twist(radices, j: int, k: int, t: int) -> TwistedTorusConfig:
-    return TwistedTorusConfig(tuple(radices), {(j, k): t} if t else {})
+def _single_twist(radices, j: int, k: int, t: int) -> TwistedTorusTopology:
+    return TwistedTorusTopology(tuple(radices), {(j, k): t} if t else {})
 
 
 def twist_sweep(radices, j: int = 1, k: int = 0) -> dict[int, TwistMetrics]:
     """Metrics of the torus with the single twist ``t_JK = t`` for every ``t`` in
     ``0 … d_K − 1`` (default t_YX: dimension Y twisted over X)."""
-    radices = TwistedTorusConfig(tuple(radices)).radices
+    radices = TwistedTorusTopology(tuple(radices)).radices
     return {t: metrics(_single_twist(radices, j, k, t)) for t in range(radices[k])}
 
 
 def diameter_sweep(radices, j: int = 1, k: int = 0) -> dict[int, int]:
     """Like :func:`twist_sweep` for the diameter alone (much faster)."""
-    radices = TwistedTorusConfig(tuple(radices)).radices
+    radices = TwistedTorusTopology(tuple(radices)).radices
     return {t: diameter(_single_twist(radices, j, k, t)) for t in range(radices[k])}
 
 

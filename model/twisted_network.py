@@ -43,7 +43,7 @@ from .deadlock import ESCAPE_VCS, ChannelDependencyGraph, escape_vc_count
 from .schema import Choice, Integer, Integers, Text, parameter
 from .sizes import MAX_PE_PORTS, PeSlots, RouterSizes
 from .torus import dimension_name
-from .twist import TwistedTorusConfig, parse_dimension_pair, routing_path, theorem_violations
+from .twist import TwistedTorusTopology, parse_dimension_pair, routing_path, theorem_violations
 from .widths import index_width
 
 #: Escape schemes of the RTL.
@@ -134,7 +134,7 @@ class TwistedNetworkConfig(PeSlots, RouterSizes):
                              f"{MAX_NODES} are allowed")
         given, twist_label = values["twists"], names["twists"]
         try:
-            topology = TwistedTorusConfig(radices, dict(given))
+            topology = TwistedTorusTopology(radices, dict(given))
         except (TypeError, ValueError) as error:
             raise ValueError(f"{twist_label} {_shown(dict(given))}: {error}") from None
         # Canonical: sorted, zero twists dropped (the same torus, the same configuration).
@@ -162,8 +162,8 @@ class TwistedNetworkConfig(PeSlots, RouterSizes):
         super().rules(values, names)
 
     @functools.cached_property
-    def topology(self) -> TwistedTorusConfig:
-        return TwistedTorusConfig(self.radices, dict(self.twists))
+    def topology(self) -> TwistedTorusTopology:
+        return TwistedTorusTopology(self.radices, dict(self.twists))
 
     @property
     def escape_vc_count(self) -> int:
@@ -248,14 +248,14 @@ def node_label(node: tuple[int, ...]) -> str:
     return ",".join(map(str, node))
 
 
-def crosses(topology: TwistedTorusConfig, node, dim: int, sign: int) -> bool:
+def crosses(topology: TwistedTorusTopology, node, dim: int, sign: int) -> bool:
     """Whether the hop from ``node`` along ``dim`` in direction ``sign`` takes the dimension's
     peripheral (possibly twisted) link."""
     return node[dim] == (topology.radices[dim] - 1 if sign > 0 else 0)
 
 
 @functools.lru_cache(maxsize=16)
-def _cycles(topology: TwistedTorusConfig) -> dict:
+def _cycles(topology: TwistedTorusTopology) -> dict:
     """``(node, dim, sign)`` → the cycle its channel lies on: the smallest node (in index
     order) reached by following ``dim`` in direction ``sign`` from it."""
     cycle = {}

@@ -12,7 +12,7 @@ from route_sim import run_route_compute
 
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.fat_tree_route import FatTreeRouteCompute, destination_layout, static_layout
-from twinnet.model.fat_tree import FatTreeConfig, Switch, destro_port
+from twinnet.model.fat_tree import FatTreeTopology, Switch, destro_port
 from twinnet.model.twin_switch import TwinSwitch
 from twinnet.model.widths import index_width
 
@@ -73,7 +73,7 @@ def splits(k: int):
         yield "odd", odd_split(k, r)
 
 
-def sample(tree: FatTreeConfig, full: bool):
+def sample(tree: FatTreeTopology, full: bool):
     """Switches per stage and destinations: everything, or a seeded sample of switches."""
     if full:
         return [list(tree.switches(s)) for s in range(tree.n)], list(range(tree.terminal_count))
@@ -87,7 +87,7 @@ TREES = [((2, 3), True), ((3, 2), True), ((4, 2), True), ((2, 1), True), ((4, 3)
 
 @pytest.mark.parametrize("kn, full", TREES, ids=[f"k{k}n{n}" for (k, n), _ in TREES])
 def test_plain_switch_every_stage(kn, full):
-    tree = FatTreeConfig(*kn)
+    tree = FatTreeTopology(*kn)
     per_stage, destinations = sample(tree, full)
     k, last = tree.k, tree.last_stage
     inner = [switch for stage in per_stage[:last] for switch in stage]
@@ -99,7 +99,7 @@ def test_plain_switch_every_stage(kn, full):
 
 @pytest.mark.parametrize("kn, full", TREES, ids=[f"k{k}n{n}" for (k, n), _ in TREES])
 def test_twin_halves_every_stage(kn, full):
-    tree = FatTreeConfig(*kn)
+    tree = FatTreeTopology(*kn)
     per_stage, destinations = sample(tree, full)
     switches = [switch for stage in per_stage for switch in stage]
     for _, split in splits(tree.k):
@@ -112,24 +112,24 @@ def test_twin_halves_every_stage(kn, full):
 
 
 def test_layouts():
-    tree = FatTreeConfig(4, 3)
+    tree = FatTreeTopology(4, 3)
     assert index_width(1) == 1 and index_width(2) == 1 and index_width(3) == 2
     assert index_width(4) == 2 and index_width(5) == 3
     assert {name: field.shape.width for name, field in destination_layout(tree)} == {
         "h0": 2, "h1": 2, "h2": 3}
     assert {name: field.shape.width for name, field in static_layout(tree)} == {
         "stage": 2, "o0": 2, "o1": 2}
-    assert {name: field.shape.width for name, field in static_layout(FatTreeConfig(2, 1))} == {
+    assert {name: field.shape.width for name, field in static_layout(FatTreeTopology(2, 1))} == {
         "stage": 1}
     assert {name: field.shape.width
-            for name, field in destination_layout(FatTreeConfig(3, 2))} == {"h0": 2, "h1": 2}
+            for name, field in destination_layout(FatTreeTopology(3, 2))} == {"h0": 2, "h1": 2}
 
 
 @pytest.mark.parametrize("kn", [(2, 3), (3, 2), (4, 2), (3, 3), (2, 1)])
 def test_out_of_range_digits_are_malformed(kn):
     """Every value of every header field; malformed iff some digit is >= k (for the top digit:
     a destination >= k**n; for k = 3 also a lower digit of 3)."""
-    tree = FatTreeConfig(*kn)
+    tree = FatTreeTopology(*kn)
     layout = destination_layout(tree)
     ranges = [range(1 << layout[f"h{i}"].shape.width) for i in range(tree.n)]
     headers = list(itertools.product(*ranges))
@@ -145,7 +145,7 @@ def test_out_of_range_digits_are_malformed(kn):
 def test_unreachable_port_on_a_plain_switch_is_malformed():
     """A plain switch with only down ports, placed below the last stage: destinations that
     DESTRO sends up cannot be reached."""
-    tree = FatTreeConfig(3, 2)
+    tree = FatTreeTopology(3, 2)
     dut = route_compute(tree, tuple(range(3)), 0)
     switches = list(tree.switches(0))
     cases = [(switch, tree.terminal_digits(h)) for switch in switches
@@ -163,7 +163,7 @@ def test_unreachable_port_on_a_plain_switch_is_malformed():
 
 
 def test_bad_parameters():
-    tree = FatTreeConfig(2, 2)
+    tree = FatTreeTopology(2, 2)
     with pytest.raises(ValueError, match=r"a router with 4 external and 1 internal ports has 5 "
                                          r"ports, not 4"):
         FatTreeRouteCompute(router_config(4, 0), 0, tree=tree, external_ports=(0, 1, 2, 3),
@@ -184,7 +184,7 @@ def test_bad_parameters():
     with pytest.raises(TypeError, match=r"internal_port_count must be an integer, not 1\.0"):
         FatTreeRouteCompute(router_config(2, 1), 0, tree=tree, external_ports=(0, 1),
                             internal_port_count=1.0)
-    with pytest.raises(TypeError, match=r"tree must be a FatTreeConfig, not \(2, 2\)"):
+    with pytest.raises(TypeError, match=r"tree must be a FatTreeTopology, not \(2, 2\)"):
         FatTreeRouteCompute(router_config(2, 0), 0, tree=(2, 2), external_ports=(0, 1),
                             internal_port_count=0)
     with pytest.raises(ValueError, match=r"in_port must be an integer from 0 to 2, not 3"):
@@ -194,7 +194,7 @@ def test_bad_parameters():
 def test_one_module_serves_a_stage_class_with_switch_as_input():
     """The switch is ``node_static``, not an elaboration constant: the same instance routes
     differently at two switches (a spot check of the stage-class claim)."""
-    tree = FatTreeConfig(2, 2)
+    tree = FatTreeTopology(2, 2)
     dut = route_compute(tree, tuple(range(4)), 0)
     h = 3  # digits (1, 1)
     cases = [(Switch(0, (0,)), tree.terminal_digits(h)), (Switch(0, (1,)), tree.terminal_digits(h)),

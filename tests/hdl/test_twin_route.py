@@ -7,7 +7,7 @@ from amaranth.sim import Simulator
 
 from twinnet.hdl.twin_card import card_router_config
 from twinnet.hdl.twin_route import TwinRouteCompute, card_ports
-from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, TwinTorusConfig
+from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, TwinTorusTopology
 from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.model.twin_routing import route
 
@@ -62,12 +62,12 @@ def corners_and_middle(radices):
 
 @pytest.mark.parametrize("name", ["A", "D"])
 def test_bubble_mode_k3_every_card_port_node_and_destination(name):
-    check(TwinTorusConfig.uniform(3, 3, name, "bubble"), every_in_port=True)
+    check(TwinTorusTopology.uniform(3, 3, name, "bubble"), every_in_port=True)
 
 
 @pytest.mark.parametrize("name", sorted(set(NAMED_CONFIGURATIONS) - {"A", "D"}))
 def test_bubble_mode_k3_other_configurations_from_corner_nodes(name):
-    config = TwinTorusConfig.uniform(3, 3, name, "bubble")
+    config = TwinTorusTopology.uniform(3, 3, name, "bubble")
     check(config, every_in_port=True, heres=corners_and_middle(config.radices))
 
 
@@ -75,7 +75,7 @@ def test_bubble_mode_k3_other_configurations_from_corner_nodes(name):
 @pytest.mark.parametrize("name", ["A", "D", "G"])
 def test_none_and_vc_modes_k3(name, mode):
     # In these modes the input port does not influence the decision.
-    check(TwinTorusConfig.uniform(3, 3, name, mode), every_in_port=False)
+    check(TwinTorusTopology.uniform(3, 3, name, mode), every_in_port=False)
 
 
 @pytest.mark.parametrize("radices, name, mode", [
@@ -83,12 +83,12 @@ def test_none_and_vc_modes_k3(name, mode):
     ((6, 5, 3), "G", "vc"), ((3, 3, 3, 3), "C_Best", "bubble"),
 ])
 def test_larger_and_mixed_radix_from_sampled_nodes(radices, name, mode):
-    config = TwinTorusConfig(radices, name, mode)
+    config = TwinTorusTopology(radices, name, mode)
     check(config, every_in_port=(mode == "bubble"), heres=corners_and_middle(radices))
 
 
 def test_out_of_range_digit_is_flagged_malformed():
-    config = TwinTorusConfig.uniform(3, 5, "D", "vc")  # 3-bit digits: 5, 6 and 7 are invalid
+    config = TwinTorusTopology.uniform(3, 5, "D", "vc")  # 3-bit digits: 5, 6 and 7 are invalid
     dut = route_compute(config, 0, card_ports(config, 0)[0])
     seen = []
 
@@ -106,14 +106,14 @@ def test_out_of_range_digit_is_flagged_malformed():
 
 
 def test_bad_construction():
-    config = TwinTorusConfig.uniform(3, 3, "D")
+    config = TwinTorusTopology.uniform(3, 3, "D")
     router = card_router_config(TwinNetworkConfig.for_topology(config), 0)
     with pytest.raises(ValueError, match=r"card must be 0 or 1, not 2"):
         TwinRouteCompute(router, 0, twin=config, card=2)
     with pytest.raises(ValueError, match=r"in_port must be from 0 to 4, not 5"):
         TwinRouteCompute(router, 5, twin=config, card=0)
     small = card_router_config(
-        TwinNetworkConfig.for_topology(TwinTorusConfig.uniform(2, 3, "C_Best")), 0)
+        TwinNetworkConfig.for_topology(TwinTorusTopology.uniform(2, 3, "C_Best")), 0)
     with pytest.raises(ValueError, match=r"a card of an n=3 twin torus has 5 ports, not 4"):
         TwinRouteCompute(small, 0, twin=config, card=0)
 
@@ -121,11 +121,11 @@ def test_bad_construction():
 @pytest.mark.parametrize("radices, mode", [((4, 4), "vc"), ((5, 3), "bubble"), ((3, 3, 3), "vc"),
                                            ((4, 3, 2), "bubble"), ((4, 4), "none")])
 def test_plain_torus_every_port_node_and_destination(radices, mode):
-    check(TwinTorusConfig(radices, "torus", mode), every_in_port=True)
+    check(TwinTorusTopology(radices, "torus", mode), every_in_port=True)
 
 
 def test_plain_torus_flags_pe_1_and_out_of_range_digits_malformed():
-    config = TwinTorusConfig((3, 4), "torus", "vc")  # digit 0 is 2 bits wide: 3 is invalid
+    config = TwinTorusTopology((3, 4), "torus", "vc")  # digit 0 is 2 bits wide: 3 is invalid
     dut = route_compute(config, 0, card_ports(config, 0)[0])
     seen = []
 

@@ -3,9 +3,9 @@
 import pytest
 
 from twinnet.model.fat_tree import (
-    FatTreeConfig,
     FatTreeInternalChannel,
     FatTreeLink,
+    FatTreeTopology,
     Switch,
     TwinFatTree,
     all_routes,
@@ -27,13 +27,13 @@ SIZES = [(2, 3), (4, 2), (4, 3), (6, 2)]
 
 @pytest.fixture(scope="module", params=SIZES, ids=lambda kn: f"k{kn[0]}-n{kn[1]}")
 def tree(request):
-    return FatTreeConfig(*request.param)
+    return FatTreeTopology(*request.param)
 
 
 # --- wiring --------------------------------------------------------------------------------------
 
 def test_sizes_of_a_4_ary_3_tree():
-    tree = FatTreeConfig(4, 3)
+    tree = FatTreeTopology(4, 3)
     assert (tree.terminal_count, tree.switches_per_stage, tree.switch_count) == (64, 16, 48)
     assert len(list(tree.switches())) == 48
     assert len(list(tree.links())) == 3 * 64 * 2
@@ -50,14 +50,14 @@ def test_up_and_down_wiring_are_inverse(tree):
 
 
 def test_terminal_hangs_on_down_port_h0():
-    tree = FatTreeConfig(3, 3)
+    tree = FatTreeTopology(3, 3)
     h = 2 * 9 + 1 * 3 + 0  # h_2 h_1 h_0 = 2 1 0
     assert tree.terminal_switch(h) == Switch(0, (1, 2))
     assert tree.down_neighbor(Switch(0, (1, 2)), 0) == h
 
 
 def test_first_difference_is_the_highest_differing_digit():
-    tree = FatTreeConfig(2, 3)
+    tree = FatTreeTopology(2, 3)
     assert tree.first_difference(0b000, 0b001) == 0
     assert tree.first_difference(0b010, 0b011) == 0
     assert tree.first_difference(0b000, 0b110) == 2
@@ -66,7 +66,7 @@ def test_first_difference_is_the_highest_differing_digit():
 
 
 def test_destro_goes_up_by_the_destination_digit():
-    tree = FatTreeConfig(4, 2)
+    tree = FatTreeTopology(4, 2)
     # Terminal 1 = digits (1, 0) hangs on <0,0>; destination 14 = digits (2, 3) is not below.
     assert destro_port(tree, Switch(0, (0,)), 14) == 4 + 2
     # At the top (stage 1) everything is below: down through port h_1 = 3.
@@ -87,7 +87,7 @@ def test_every_path_is_minimal_and_turns_at_first_difference(tree, routing):
 
 
 def test_random_routing_replays_with_its_seed():
-    tree = FatTreeConfig(4, 3)
+    tree = FatTreeTopology(4, 3)
     first = [hops for *_, hops in all_routes(tree, "random", seed=3)]
     again = [hops for *_, hops in all_routes(tree, "random", seed=3)]
     other = [hops for *_, hops in all_routes(tree, "random", seed=4)]
@@ -97,7 +97,7 @@ def test_random_routing_replays_with_its_seed():
 
 
 def test_is_minimal_rejects_a_detour():
-    tree = FatTreeConfig(2, 3)
+    tree = FatTreeTopology(2, 3)
     hops = route(tree, 0, 1)  # turns at stage 0
     longer = route(tree, 0, 4)  # turns at stage 2
     assert is_minimal(tree, 0, 1, hops)
@@ -145,7 +145,7 @@ def test_destro_loads_every_link_of_a_level_and_direction_equally(tree):
 
 
 def test_random_up_ports_unbalance_the_links():
-    ranges = load_ranges(link_loads(FatTreeConfig(4, 3), "random", seed=1))
+    ranges = load_ranges(link_loads(FatTreeTopology(4, 3), "random", seed=1))
     low, high = ranges[2, "up"]
     assert low < 48 < high  # the DESTRO load of level 2 is 64 - 16 = 48
 
@@ -175,7 +175,7 @@ def test_all_down_ports_on_alpha_costs_96_for_k4_n2():
 
 
 def test_crossings_spread_over_r_internal_ports():
-    tree = FatTreeConfig(4, 2)
+    tree = FatTreeTopology(4, 2)
     twin = TwinFatTree(tree, optimal_splits(4, 2, internal_port_count=2))
     for switch, c in internal_crossings(twin).items():
         assert sum(c.per_port) == c.total
@@ -200,7 +200,7 @@ def test_optimal_twin_switches_keep_destro_acyclic(tree):
 
 def test_down_ports_on_alpha_keep_destro_acyclic():
     # Forward paths cross α→β, backward paths β→α: the two never share an internal channel.
-    tree = FatTreeConfig(4, 2)
+    tree = FatTreeTopology(4, 2)
     twin = TwinFatTree.uniform(4, 2, TwinSwitch.down_on_alpha(4))
     assert dependency_graph(tree, twin=twin).find_cycle() is None
 
@@ -210,7 +210,7 @@ def test_a_mixed_split_closes_a_cycle_through_internal_links():
     # (waiting to go up) and a backward one (coming down) share the internal channel; two
     # stage-0 switches and two stage-1 turnarounds close a cycle. The top stage keeps its
     # down ports on α, so only stage-0 internal links can take part.
-    tree = FatTreeConfig(4, 2)
+    tree = FatTreeTopology(4, 2)
     twin = TwinFatTree(tree, (TwinSwitch(4, frozenset({0, 1, 6, 7})), TwinSwitch.down_on_alpha(4)))
     graph = dependency_graph(tree, twin=twin)
     cycle = graph.find_cycle()
@@ -226,7 +226,7 @@ def test_paired_split_needs_an_even_k():
     with pytest.raises(ValueError, match=r"k must be even for the paired split .*not 3"):
         TwinSwitch.paired(3)
     with pytest.raises(ValueError, match="k must be even for the paired split"):
-        TwinFatTree(FatTreeConfig(5, 2))
+        TwinFatTree(FatTreeTopology(5, 2))
 
 
 def test_alpha_must_hold_half_of_the_ports():
@@ -240,17 +240,17 @@ def test_alpha_must_hold_half_of_the_ports():
 
 def test_tree_parameters_are_checked():
     with pytest.raises(ValueError, match="k must be an integer >= 2, not 1"):
-        FatTreeConfig(1, 2)
+        FatTreeTopology(1, 2)
     with pytest.raises(TypeError, match="n must be an integer, not '2'"):
-        FatTreeConfig(2, "2")
+        FatTreeTopology(2, "2")
     with pytest.raises(ValueError, match="splits must give one twin switch per stage"):
-        TwinFatTree(FatTreeConfig(4, 2), (TwinSwitch.paired(4),))
+        TwinFatTree(FatTreeTopology(4, 2), (TwinSwitch.paired(4),))
     with pytest.raises(ValueError, match=r"splits\[0\] has k = 2; the tree has k = 4"):
-        TwinFatTree(FatTreeConfig(4, 2), (TwinSwitch.paired(2), TwinSwitch.paired(4)))
+        TwinFatTree(FatTreeTopology(4, 2), (TwinSwitch.paired(2), TwinSwitch.paired(4)))
 
 
 def test_route_rejects_bad_terminals():
-    tree = FatTreeConfig(2, 2)
+    tree = FatTreeTopology(2, 2)
     with pytest.raises(ValueError, match="destination must be an integer from 0 to 3, not 4"):
         route(tree, 0, 4)
     with pytest.raises(ValueError, match="source and destination are both terminal 2"):

@@ -10,7 +10,7 @@ from twinnet.model.king import (
     KINDS,
     PORT_VECTORS,
     PORTS,
-    KingConfig,
+    KingTopology,
     bfs_distances,
     bisection_channel_count,
     broadcast_deliveries,
@@ -51,30 +51,30 @@ def reaches(config, source, record, destination) -> bool:
 
 @pytest.mark.parametrize("kind, expected", [("T", 8.000), ("DT", 6.211), ("KT", 5.344)])
 def test_average_distance_of_side_16_tori(kind, expected):
-    assert distance_summary(KingConfig(kind, 16)).average_distance == pytest.approx(
+    assert distance_summary(KingTopology(kind, 16)).average_distance == pytest.approx(
         expected, abs=0.001)
 
 
 def test_torus_shortcut_matches_all_sources():
-    config = KingConfig("DT", 7)
+    config = KingTopology("DT", 7)
     total = sum(sum(bfs_distances(config, n).values()) for n in config.nodes())
     assert distance_summary(config).distance_sum == total
 
 
 @pytest.mark.parametrize("side", range(8, 18))
 def test_king_torus_diameter_is_half_the_side(side):
-    assert distance_summary(KingConfig("KT", side)).diameter == side // 2
+    assert distance_summary(KingTopology("KT", side)).diameter == side // 2
 
 
 def test_mesh_diameters():
     # M: 2(s-1); DM: 2(s-1) across the anti-diagonal; KM: s-1.
-    assert [distance_summary(KingConfig(k, 6)).diameter for k in ("M", "DM", "KM")] == [10, 10, 5]
+    assert [distance_summary(KingTopology(k, 6)).diameter for k in ("M", "DM", "KM")] == [10, 10, 5]
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("side", [5, 6])
 def test_closed_form_distance_equals_bfs(kind, side):
-    config = KingConfig(kind, side)
+    config = KingTopology(kind, side)
     for a in config.nodes():
         bfs = bfs_distances(config, a)
         assert all(distance(config, a, b) == bfs[b] for b in config.nodes()), a
@@ -84,7 +84,7 @@ def test_closed_form_distance_equals_bfs(kind, side):
 def test_channels_across_the_middle_cut(side):
     s = side
     expected = dict(T=4 * s, DT=8 * s, KT=12 * s, M=2 * s, DM=4 * s - 2, KM=6 * s - 4)
-    assert {k: bisection_channel_count(KingConfig(k, s)) for k in KINDS} == expected
+    assert {k: bisection_channel_count(KingTopology(k, s)) for k in KINDS} == expected
 
 
 # --- minimal path counts -------------------------------------------------------------------------
@@ -103,7 +103,7 @@ def test_trinomial_reference_values():
 
 
 def test_mesh_path_counts_are_binomial():
-    config = KingConfig("M", 8)
+    config = KingTopology("M", 8)
     for a in config.nodes():
         counts = minimal_path_counts(config, a)
         for b in config.nodes():
@@ -112,7 +112,7 @@ def test_mesh_path_counts_are_binomial():
 
 
 def test_diagonal_mesh_path_counts():
-    config = KingConfig("DM", 8)
+    config = KingTopology("DM", 8)
     for a in config.nodes():
         counts = minimal_path_counts(config, a)
         for b in config.nodes():
@@ -125,7 +125,7 @@ def test_diagonal_mesh_path_counts():
 
 
 def test_king_torus_path_counts_are_trinomial():
-    config = KingConfig("KT", 15)
+    config = KingTopology("KT", 15)
     counts = minimal_path_counts(config, (0, 0))
     for x, y in config.nodes():
         dx, dy = min(x, 15 - x), min(y, 15 - y)
@@ -150,7 +150,7 @@ def test_knaive_records_by_hand():
 @pytest.mark.parametrize("kind, side", [("DM", 7), ("DT", 7), ("DT", 8), ("KM", 6),
                                         ("KT", 7), ("KT", 8), ("M", 5), ("T", 6)])
 def test_records_are_minimal_and_arrive(kind, side):
-    config = KingConfig(kind, side)
+    config = KingTopology(kind, side)
     for a in config.nodes():
         bfs = bfs_distances(config, a)
         for b in config.nodes():
@@ -161,7 +161,7 @@ def test_records_are_minimal_and_arrive(kind, side):
 
 
 def test_diagonal_torus_ties_expose_every_shortest_image():
-    config = KingConfig("DT", 8)
+    config = KingTopology("DT", 8)
     tied = 0
     for a in [(0, 0), (3, 5)]:
         for b in config.nodes():
@@ -188,7 +188,7 @@ def test_diagonal_torus_tie_break_replays_with_a_seed():
 
 @pytest.mark.parametrize("side", [8, 9])
 def test_profitable_ports_always_lead_one_hop_closer(side):
-    config = KingConfig("KT", side)
+    config = KingTopology("KT", side)
     rng = random.Random(side)
     for b in config.nodes():
         bfs = bfs_distances(config, b)  # symmetric graph: distances to b
@@ -206,7 +206,7 @@ def test_profitable_ports_always_lead_one_hop_closer(side):
 
 @pytest.mark.parametrize("kind, side", [("KM", 6), ("KT", 7), ("KT", 8)])
 def test_grades_and_the_escape_port(kind, side):
-    config = KingConfig(kind, side)
+    config = KingTopology(kind, side)
     for a in config.nodes():
         for b in config.nodes():
             grades = graded_vector(config, a, b)
@@ -241,7 +241,7 @@ def test_both_ties_grade_the_knaive_ports_of_every_shortest_offset(side):
     offset (both ways round a ring at side/2), the escape port stays the first grade-1 port
     (the positive tie's Knaive move), and grading differs from the positive tie's only where
     a tie is."""
-    config = KingConfig("KT", side)
+    config = KingTopology("KT", side)
     differ = 0
     for a in config.nodes():
         for b in config.nodes():
@@ -263,7 +263,7 @@ def test_both_ties_grade_the_knaive_ports_of_every_shortest_offset(side):
 def test_both_ties_by_hand():
     # KT4, (0,0) → (2,1): dx = 2 is a tie. Profitable: x+ (1,0), x- (3,0), z+ (1,1), t+ (3,1),
     # each 1 away. Knaive of (+2, 1): x+ and z+; of (-2, 1): opposite signs, x- and t+.
-    config = KingConfig("KT", 4)
+    config = KingTopology("KT", 4)
     first = dict(zip(PORTS, graded_vector(config, (0, 0), (2, 1))))
     both = dict(zip(PORTS, graded_vector(config, (0, 0), (2, 1), both_ties=True)))
     assert first == {"x+": 1, "x-": 2, "y+": 0, "y-": 0, "z+": 1, "z-": 0, "t+": 2, "t-": 0}
@@ -271,7 +271,7 @@ def test_both_ties_by_hand():
 
 
 def test_grade_2_on_a_mesh_is_only_for_diagonals():
-    config = KingConfig("KM", 5)
+    config = KingTopology("KM", 5)
     # (0,0) → (3,0): Knaive's record is (3,0,0,0), so x+ is 1; z+ reaches (1,1), 2 away, so
     # it is 2; t- would leave the mesh, so 0.
     grades = dict(zip(PORTS, graded_vector(config, (0, 0), (3, 0))))
@@ -283,12 +283,12 @@ def test_grade_2_on_a_mesh_is_only_for_diagonals():
 # --- escape-network deadlock ---------------------------------------------------------------------
 
 def test_mesh_escape_is_acyclic_on_one_vc():
-    assert escape_dependency_graph(KingConfig("KM", 6), "plain").find_cycle() is None
+    assert escape_dependency_graph(KingTopology("KM", 6), "plain").find_cycle() is None
 
 
 @pytest.mark.parametrize("side", [4, 5, 6])
 def test_plain_torus_escape_has_a_ring_cycle(side):
-    config = KingConfig("KT", side)
+    config = KingTopology("KT", side)
     graph = escape_dependency_graph(config, "plain")
     cycle = graph.find_cycle()
     assert cycle is not None and graph.is_cycle(cycle)
@@ -299,11 +299,11 @@ def test_plain_torus_escape_has_a_ring_cycle(side):
 @pytest.mark.parametrize("side", [4, 5, 6])
 @pytest.mark.parametrize("scheme", ["dateline", "bubble"])
 def test_dateline_and_bubble_escape_are_acyclic(side, scheme):
-    assert escape_dependency_graph(KingConfig("KT", side), scheme).find_cycle() is None
+    assert escape_dependency_graph(KingTopology("KT", side), scheme).find_cycle() is None
 
 
 def test_dateline_moves_to_vc1_after_the_wrap():
-    config = KingConfig("KT", 8)
+    config = KingTopology("KT", 8)
     # (6,0) → (1,0): x+ three hops, wrapping between x = 7 and x = 0.
     assert escape_channels(config, (6, 0), (1, 0), "dateline") == [
         ((6, 0), "x+", 0), ((7, 0), "x+", 0), ((0, 0), "x+", 1)]
@@ -318,7 +318,7 @@ def test_dateline_moves_to_vc1_after_the_wrap():
 @pytest.mark.parametrize("kind", ["KM", "KT"])
 @pytest.mark.parametrize("side", range(3, 11))
 def test_broadcast_reaches_every_node_exactly_once(kind, side):
-    config = KingConfig(kind, side)
+    config = KingTopology(kind, side)
     for source in config.nodes():
         received = broadcast_deliveries(config, source)
         assert received[source] == 0
@@ -327,46 +327,46 @@ def test_broadcast_reaches_every_node_exactly_once(kind, side):
 
 
 def test_even_torus_without_the_rule_duplicates_at_half_the_side():
-    config = KingConfig("KT", 6)
+    config = KingTopology("KT", 6)
     received = broadcast_deliveries(config, (0, 0), even_side_rule=False)
     duplicated = {n for n, c in received.items() if c > 1}
     assert duplicated and all(distance(config, (0, 0), n) == 3 for n in duplicated)
 
 
 def test_broadcast_ttl_values():
-    assert broadcast_ttl(KingConfig("KM", 7), (1, 5), "x+") == 5  # max(1, 5, 5, 1)
-    assert broadcast_ttl(KingConfig("KT", 7), (1, 5), "x-") == 3
-    assert broadcast_ttl(KingConfig("KT", 8), (0, 0), "x+") == 4
+    assert broadcast_ttl(KingTopology("KM", 7), (1, 5), "x+") == 5  # max(1, 5, 5, 1)
+    assert broadcast_ttl(KingTopology("KT", 7), (1, 5), "x-") == 3
+    assert broadcast_ttl(KingTopology("KT", 8), (0, 0), "x+") == 4
     ports = ("x-", "y-", "z-", "t+", "t-", "y+", "z+")
-    ttls = [broadcast_ttl(KingConfig("KT", 8), (0, 0), p) for p in ports]
+    ttls = [broadcast_ttl(KingTopology("KT", 8), (0, 0), p) for p in ports]
     assert ttls == [3] * 5 + [4] * 2
 
 
 # --- ports and errors ----------------------------------------------------------------------------
 
 def test_ports_per_kind():
-    assert KingConfig("M", 4).ports == ("x+", "x-", "y+", "y-")
-    assert KingConfig("DT", 4).ports == ("x+", "x-", "y+", "y-", "z+", "z-")
-    assert len(KingConfig("KM", 4).ports) == 8
+    assert KingTopology("M", 4).ports == ("x+", "x-", "y+", "y-")
+    assert KingTopology("DT", 4).ports == ("x+", "x-", "y+", "y-", "z+", "z-")
+    assert len(KingTopology("KM", 4).ports) == 8
     assert PORT_VECTORS["t+"] == (-1, 1)
-    assert KingConfig("KM", 3).neighbor((0, 0), "t+") is None
-    assert KingConfig("KT", 3).neighbor((0, 0), "t+") == (2, 1)
+    assert KingTopology("KM", 3).neighbor((0, 0), "t+") is None
+    assert KingTopology("KT", 3).neighbor((0, 0), "t+") == (2, 1)
 
 
 def test_bad_parameters():
     with pytest.raises(ValueError, match="side must be an integer >= 2, not 1"):
-        KingConfig("KT", 1)
+        KingTopology("KT", 1)
     with pytest.raises(TypeError, match="side must be an integer, not 8.0"):
-        KingConfig("KT", 8.0)
+        KingTopology("KT", 8.0)
     with pytest.raises(ValueError, match="kind must be one of 'M', 'DM', 'KM', 'T', 'DT', 'KT', "
                                          "not 'XT'"):
-        KingConfig("XT", 8)
+        KingTopology("XT", 8)
     with pytest.raises(ValueError, match="broadcast needs a king network .*not DT"):
-        broadcast_deliveries(KingConfig("DT", 4), (0, 0))
+        broadcast_deliveries(KingTopology("DT", 4), (0, 0))
     with pytest.raises(ValueError, match="source x must be from 0 to 3, not 4"):
-        bfs_distances(KingConfig("T", 4), (4, 0))
+        bfs_distances(KingTopology("T", 4), (4, 0))
     with pytest.raises(ValueError, match="scheme must be one of 'plain', 'dateline', 'bubble'"):
-        escape_channels(KingConfig("KT", 4), (0, 0), (1, 1), "vc")
+        escape_channels(KingTopology("KT", 4), (0, 0), (1, 1), "vc")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -376,7 +376,7 @@ def test_routing_paths_are_minimal_and_go_forward_in_vector_order(kind):
     BFS distance and its ports never go back in vector order (so each ring is entered at
     most once, which the bubble and the mesh's acyclicity rely on)."""
     for side in range(3, 10):
-        config = KingConfig(kind, side)
+        config = KingTopology(kind, side)
         for source in config.nodes():
             distances = bfs_distances(config, source)
             for destination in config.nodes():

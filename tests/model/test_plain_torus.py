@@ -1,19 +1,19 @@
 """The plain torus (configuration ``torus``: one router per node) in the twin-torus model.
 
-Expected paths come from :class:`twinnet.model.torus.CubeConfig`'s own DOR and from 003 §6.3.1
+Expected paths come from :class:`twinnet.model.torus.CubeTopology`'s own DOR and from 003 §6.3.1
 and §6.3.2 (Alg. 3–6) read for a node without an internal link; the deadlock facts are hand
 arguments.
 """
 
 import pytest
 
-from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusConfig
+from twinnet.model.twin import INTERNAL, PE_PORT, Port, TwinTorusTopology
 from twinnet.model.twin_analysis import deadlock_check
 from twinnet.model.twin_routing import path
 
 
 def test_one_card_and_one_pe_per_node():
-    config = TwinTorusConfig((16, 8), "torus", "bubble")
+    config = TwinTorusTopology((16, 8), "torus", "bubble")
     assert config.card_count == 1 and config.configuration.card_count == 1
     assert config.pe_count == config.router_count == 128 == len(list(config.cards()))
     assert config.name == "torus2_16x8_bubble"
@@ -28,7 +28,7 @@ def test_one_card_and_one_pe_per_node():
 @pytest.mark.parametrize("radices, mode", [((4, 4), "vc"), ((5, 3), "bubble"),
                                            ((4, 3, 2), "vc"), ((6, 6), "none")])
 def test_every_path_is_plain_dor_with_the_papers_vcs_and_bubbles(radices, mode):
-    config = TwinTorusConfig(radices, "torus", mode)
+    config = TwinTorusTopology(radices, "torus", mode)
     cube = config.cube
     for source in config.pes():
         for destination in config.pes():
@@ -51,17 +51,17 @@ def test_every_path_is_plain_dor_with_the_papers_vcs_and_bubbles(radices, mode):
 
 def test_deadlock_facts():
     # On a ring of 4, minimal DOR paths of 2 hops chain the four links of a direction: a cycle.
-    assert not deadlock_check(TwinTorusConfig((4, 4), "torus", "none")).deadlock_free
+    assert not deadlock_check(TwinTorusTopology((4, 4), "torus", "none")).deadlock_free
     # On rings of 3 every path takes at most one hop per dimension, and DOR never returns to a
     # lower dimension: no cycle even on one VC.
-    assert deadlock_check(TwinTorusConfig((3, 3), "torus", "none")).deadlock_free
+    assert deadlock_check(TwinTorusTopology((3, 3), "torus", "none")).deadlock_free
     for k in range(3, 7):
-        assert deadlock_check(TwinTorusConfig((k, k), "torus", "vc")).deadlock_free
-        assert deadlock_check(TwinTorusConfig((k, k), "torus", "bubble")).deadlock_free
+        assert deadlock_check(TwinTorusTopology((k, k), "torus", "vc")).deadlock_free
+        assert deadlock_check(TwinTorusTopology((k, k), "torus", "bubble")).deadlock_free
 
 
 def test_configuration_text_and_errors():
-    assert TwinTorusConfig((4, 4), "TORUS").configuration.label == "torus"
+    assert TwinTorusTopology((4, 4), "TORUS").configuration.label == "torus"
     with pytest.raises(ValueError, match=r"must hold exactly n=2 of the 4 external ports "
                                          r"\(or all 4 for a plain torus\), not 3"):
-        TwinTorusConfig((4, 4), "X+,Y+,X-")
+        TwinTorusTopology((4, 4), "X+,Y+,X-")

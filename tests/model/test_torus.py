@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from twinnet.model.torus import CubeConfig, dimension_name, ring_direction, ring_distance
+from twinnet.model.torus import CubeTopology, dimension_name, ring_direction, ring_distance
 
 
 @pytest.mark.parametrize("c, d, k, sign", [
@@ -17,7 +17,7 @@ def test_ring_direction_with_positive_ties(c, d, k, sign):
 
 @pytest.mark.parametrize("wrap", [True, False])
 def test_dor_paths_are_minimal_and_dimension_ordered(wrap):
-    cube = CubeConfig((4, 3, 5), wrap=wrap)
+    cube = CubeTopology((4, 3, 5), wrap=wrap)
     for a, b in itertools.product(cube.nodes(), repeat=2):
         hops = cube.dor_path(a, b)
         assert len(hops) == cube.distance(a, b)
@@ -29,10 +29,10 @@ def test_dor_paths_are_minimal_and_dimension_ordered(wrap):
 
 
 def test_mesh_has_no_wrap_and_distance_is_manhattan():
-    mesh = CubeConfig((4, 4), wrap=False)
+    mesh = CubeTopology((4, 4), wrap=False)
     assert mesh.neighbor((3, 0), 0, +1) is None
     assert mesh.distance((0, 0), (3, 3)) == 6
-    assert CubeConfig((4, 4)).distance((0, 0), (3, 3)) == 2
+    assert CubeTopology((4, 4)).distance((0, 0), (3, 3)) == 2
     assert ring_distance(1, 6, 7) == 2
 
 
@@ -42,4 +42,4 @@ def test_dimension_names():
 
 def test_bad_radix():
     with pytest.raises(ValueError, match=r"radix\[1\] must be an integer >= 2, not 1"):
-        CubeConfig((4, 1))
+        CubeTopology((4, 1))

@@ -7,7 +7,7 @@ from twinnet.model.twin import (
     Card,
     Port,
     PortConfiguration,
-    TwinTorusConfig,
+    TwinTorusTopology,
     parse_pe,
 )
 
@@ -32,7 +32,7 @@ def test_c_best_layout(n, card0):
 
 
 def test_wiring_plus_port_meets_minus_port_of_next_node():
-    config = TwinTorusConfig.uniform(3, 4, "D")
+    config = TwinTorusTopology.uniform(3, 4, "D")
     # X+ of node (3,0,0) on card 0 wraps to node (0,0,0), arriving on X- (card 0 in D).
     assert config.link_target(Card((3, 0, 0), 0), Port.parse("X+", 3)) == \
         (Card((0, 0, 0), 0), Port.parse("X-", 3))
@@ -43,13 +43,13 @@ def test_wiring_plus_port_meets_minus_port_of_next_node():
 
 
 def test_counts_and_names():
-    config = TwinTorusConfig((4, 4, 2), "D", "bubble")
+    config = TwinTorusTopology((4, 4, 2), "D", "bubble")
     assert (config.node_count, config.pe_count) == (32, 64)
     assert config.name == "ndt3_4x4x2_D_bubble"
-    assert TwinTorusConfig.uniform(3, 4, "D", "vc").name == "ndt3_k4_D_vc"
-    assert TwinTorusConfig.uniform(3, 4, "X+,Y-,Z+").name == "ndt3_k4_XpYmZp_bubble"
-    assert TwinTorusConfig.uniform(3, 4).name == "ndt3_k4_D_bubble"  # the one default
-    assert TwinTorusConfig.uniform(2, 4).name == "ndt2_k4_C_Best_bubble"
+    assert TwinTorusTopology.uniform(3, 4, "D", "vc").name == "ndt3_k4_D_vc"
+    assert TwinTorusTopology.uniform(3, 4, "X+,Y-,Z+").name == "ndt3_k4_XpYmZp_bubble"
+    assert TwinTorusTopology.uniform(3, 4).name == "ndt3_k4_D_bubble"  # the one default
+    assert TwinTorusTopology.uniform(2, 4).name == "ndt2_k4_C_Best_bubble"
     pes = list(config.pes())
     assert [config.pe_index(p) for p in pes] == list(range(64))
 
@@ -62,33 +62,33 @@ def test_parse_pe():
 
 
 @pytest.mark.parametrize("build, error, message", [
-    (lambda: TwinTorusConfig.uniform(3, 1), ValueError, r"k must be an integer >= 2, not 1"),
-    (lambda: TwinTorusConfig.uniform(1, 4), ValueError, r"n must be an integer >= 2, not 1"),
-    (lambda: TwinTorusConfig((4,), "C_Best"), ValueError, r"n must be an integer >= 2, not 1"),
-    (lambda: TwinTorusConfig((4, 1, 4), "D"), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 1), ValueError, r"k must be an integer >= 2, not 1"),
+    (lambda: TwinTorusTopology.uniform(1, 4), ValueError, r"n must be an integer >= 2, not 1"),
+    (lambda: TwinTorusTopology((4,), "C_Best"), ValueError, r"n must be an integer >= 2, not 1"),
+    (lambda: TwinTorusTopology((4, 1, 4), "D"), ValueError,
      r"k must be an integer >= 2, not 1 \(dimension 1\)"),
-    (lambda: TwinTorusConfig.uniform(3, 2.5), TypeError, r"k must be an integer, not 2.5"),
-    (lambda: TwinTorusConfig(4), TypeError, r"radices must be a sequence of integers"),
-    (lambda: TwinTorusConfig.uniform(3, 4, "Q"), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 2.5), TypeError, r"k must be an integer, not 2.5"),
+    (lambda: TwinTorusTopology(4), TypeError, r"radices must be a sequence of integers"),
+    (lambda: TwinTorusTopology.uniform(3, 4, "Q"), ValueError,
      r"configuration 'Q' is not one of A–J, C_Best, torus or a card-0 port list"),
     (lambda: PortConfiguration.named("Q"), ValueError,
      r"configuration must be one of 'A', .*'J', not 'Q'"),
-    (lambda: TwinTorusConfig.uniform(4, 4, "D"), ValueError,
+    (lambda: TwinTorusTopology.uniform(4, 4, "D"), ValueError,
      r"configuration 'D' is a 3DT configuration; it needs n=3, not n=4"),
-    (lambda: TwinTorusConfig.uniform(3, 4, "X+,Y+"), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 4, "X+,Y+"), ValueError,
      r"card-0 port list must hold exactly n=3 of the 6 external ports \(or all 6 for a plain "
      r"torus\), not 2"),
-    (lambda: TwinTorusConfig.uniform(3, 4, "X+,X+,Y-"), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 4, "X+,X+,Y-"), ValueError,
      r"card-0 port list repeats X\+: each external port may appear once"),
-    (lambda: TwinTorusConfig.uniform(3, 4, "X+,Y+,W-"), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 4, "X+,Y+,W-"), ValueError,
      r"port 'W-' must be one of the external ports of an n=3 torus: X\+, X-, Y\+, Y-, Z\+, Z-"),
-    (lambda: TwinTorusConfig.uniform(3, 4, "D", "credit"), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 4, "D", "credit"), ValueError,
      r"mode must be one of 'none', 'vc', 'bubble', not 'credit'"),
-    (lambda: TwinTorusConfig.uniform(3, 4).pe((0, 0, 0), 2), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 4).pe((0, 0, 0), 2), ValueError,
      r"pe must be one of 0, 1, not 2"),
-    (lambda: TwinTorusConfig.uniform(3, 4).pe((0, 4, 0), 0), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 4).pe((0, 4, 0), 0), ValueError,
      r"node digit 1 must be from 0 to 3, not 4"),
-    (lambda: TwinTorusConfig.uniform(3, 4).pe((0, 0), 0), ValueError,
+    (lambda: TwinTorusTopology.uniform(3, 4).pe((0, 0), 0), ValueError,
      r"node must have 3 entries, not 2"),
 ])
 def test_bad_parameters(build, error, message):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from twinnet.model.torus import CubeConfig
-from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, PortConfiguration, TwinTorusConfig
+from twinnet.model.torus import CubeTopology
+from twinnet.model.twin import NAMED_CONFIGURATIONS, Card, PortConfiguration, TwinTorusTopology
 from twinnet.model.twin_analysis import (
     cross_ring_graph,
     deadlock_check,
@@ -53,20 +53,20 @@ def eq9(n: int, k: int) -> int:
 @pytest.mark.parametrize("k", range(3, 9))
 @pytest.mark.parametrize("name", NAMED_CONFIGURATIONS)
 def test_internal_transit_count_matches_tables_7_and_8(name, k):
-    config = TwinTorusConfig.uniform(3, k, name)
+    config = TwinTorusTopology.uniform(3, k, name)
     assert internal_transit_count(config) == table_formula(name, k)
 
 
 def test_k4_values_of_table_8():
     quoted = dict(A=93, B=88, C=79, D=49, E=85, F=88, G=73, H=70, I=79, J=70)
-    counts = {name: internal_transit_count(TwinTorusConfig.uniform(3, 4, name))
+    counts = {name: internal_transit_count(TwinTorusTopology.uniform(3, 4, name))
               for name in quoted}
     assert counts == quoted
 
 
 @pytest.mark.parametrize("n, k", [(3, 3), (3, 5), (3, 7), (5, 3), (5, 5)])
 def test_c_best_matches_eq_9(n, k):
-    assert internal_transit_count(TwinTorusConfig.uniform(n, k, "C_Best")) == eq9(n, k)
+    assert internal_transit_count(TwinTorusTopology.uniform(n, k, "C_Best")) == eq9(n, k)
 
 
 def test_eq_9_hand_values():
@@ -76,17 +76,17 @@ def test_eq_9_hand_values():
 @pytest.mark.parametrize("name, k, node", [("A", 3, (1, 2, 0)), ("D", 4, (3, 0, 2)),
                                            ("G", 4, (0, 0, 0)), ("H", 3, (2, 2, 2))])
 def test_symmetric_count_equals_walking_every_pair(name, k, node):
-    config = TwinTorusConfig.uniform(3, k, name)
+    config = TwinTorusTopology.uniform(3, k, name)
     assert internal_transit_count_at(config, node) == internal_transit_count(config)
 
 
 def test_fully_split_configurations_have_no_type_1_transit():
     for name in "ABEF":
-        assert internal_transit_counts(TwinTorusConfig.uniform(3, 4, name))["type1"] == 0
+        assert internal_transit_counts(TwinTorusTopology.uniform(3, 4, name))["type1"] == 0
 
 
 def test_mixed_radix_count_walks_every_pair():
-    config = TwinTorusConfig((4, 4, 2), "D")
+    config = TwinTorusTopology((4, 4, 2), "D")
     assert internal_transit_count_at(config, (1, 3, 1)) == internal_transit_count(config)
 
 
@@ -95,11 +95,11 @@ def test_mixed_radix_count_walks_every_pair():
 @pytest.mark.parametrize("k", [2, 4, 6])
 @pytest.mark.parametrize("name", NAMED_CONFIGURATIONS)
 def test_pe_level_diameter_is_2k_for_even_k(name, k):
-    assert pe_distance_summary(TwinTorusConfig.uniform(3, k, name)).diameter == 2 * k
+    assert pe_distance_summary(TwinTorusTopology.uniform(3, k, name)).diameter == 2 * k
 
 
 def test_pe_level_diameter_k8_configuration_d():
-    assert pe_distance_summary(TwinTorusConfig.uniform(3, 8, "D")).diameter == 16
+    assert pe_distance_summary(TwinTorusTopology.uniform(3, 8, "D")).diameter == 16
 
 
 @pytest.mark.parametrize("w", [1, 2, 3])
@@ -117,7 +117,7 @@ def test_equivalent_2d_torus_follows_table_2(w):
 
 def test_twin_torus_beats_equivalent_2d_torus_from_k4():
     for k in (4, 8):
-        twin = pe_distance_summary(TwinTorusConfig.uniform(3, k, "D"))
+        twin = pe_distance_summary(TwinTorusTopology.uniform(3, k, "D"))
         flat = torus_distance_summary(equivalent_2d_torus(twin.pe_count))
         assert twin.diameter < flat.diameter and twin.average < flat.average
 
@@ -125,7 +125,7 @@ def test_twin_torus_beats_equivalent_2d_torus_from_k4():
 def test_torus_average_distance_by_hand():
     # 4x4 torus: per ring of 4 the distances from a node are 0, 1, 2, 1 (sum 4); over 15 others
     # the total is 4*4 (X) + 4*4 (Y) = 32.
-    assert torus_distance_summary(CubeConfig((4, 4))).average == pytest.approx(32 / 15)
+    assert torus_distance_summary(CubeTopology((4, 4))).average == pytest.approx(32 / 15)
 
 
 # --- channel-dependency graphs (003 §6.2–6.3) -----------------------------------------------------
@@ -148,7 +148,7 @@ def walk_cycle(config, cycle):
 
 @pytest.mark.parametrize("name", ["A", "D"])
 def test_plain_twin_dor_has_a_real_cycle(name):
-    config = TwinTorusConfig.uniform(3, 4, name, "none")
+    config = TwinTorusTopology.uniform(3, 4, name, "none")
     report = deadlock_check(config)
     assert not report.deadlock_free
     walk_cycle(config, report.cycle)
@@ -157,19 +157,19 @@ def test_plain_twin_dor_has_a_real_cycle(name):
 @pytest.mark.parametrize("name", NAMED_CONFIGURATIONS)
 @pytest.mark.parametrize("k", (3, 4, 5, 6))
 def test_virtual_channels_make_twin_dor_acyclic(name, k):
-    assert deadlock_check(TwinTorusConfig.uniform(3, k, name, "vc")).deadlock_free
+    assert deadlock_check(TwinTorusTopology.uniform(3, k, name, "vc")).deadlock_free
 
 
 @pytest.mark.parametrize("name", ["A", "D", "G"])
 def test_bubble_mode_leaves_only_in_ring_cycles(name):
-    config = TwinTorusConfig.uniform(3, 4, name, "bubble")
+    config = TwinTorusTopology.uniform(3, 4, name, "bubble")
     assert dependency_graph(config).find_cycle() is not None  # rings close on one VC
     assert deadlock_check(config).deadlock_free
 
 
 def test_plain_dor_has_cross_card_cycles_beyond_the_rings():
     # 003 Ex. 6.2: types 1 and 3 on one internal VC close cycles across the cards.
-    config = TwinTorusConfig.uniform(3, 4, "D", "none")
+    config = TwinTorusTopology.uniform(3, 4, "D", "none")
     cycle = cross_ring_graph(config, dependency_graph(config)).find_cycle()
     assert cycle is not None
     walk_cycle(config, cycle)
@@ -183,7 +183,7 @@ def test_dependency_graph_shortcut_equals_every_full_path(radices, configuration
     dependencies at every node) finds exactly the dependencies of every full path."""
     if configuration == "C_Best":
         configuration = PortConfiguration.c_best(len(radices))
-    config = TwinTorusConfig(radices, configuration, mode)
+    config = TwinTorusTopology(radices, configuration, mode)
     assert dependency_graph(config).edges == dependency_graph_of_paths(config).edges
 
 
@@ -196,11 +196,11 @@ def test_mode_vc_dependencies_by_digit_class_equal_every_full_path(radices, conf
     full path."""
     if configuration == "C_Best":
         configuration = PortConfiguration.c_best(len(radices))
-    config = TwinTorusConfig(radices, configuration, "vc")
+    config = TwinTorusTopology(radices, configuration, "vc")
     assert dependency_graph(config).edges == dependency_graph_of_paths(config).edges
 
 
 def test_ndt_c_best_vc_is_acyclic():
     for radices in [(4, 4), (3, 3, 3, 3), (3, 3, 3, 3, 3)]:
-        config = TwinTorusConfig(radices, PortConfiguration.c_best(len(radices)), "vc")
+        config = TwinTorusTopology(radices, PortConfiguration.c_best(len(radices)), "vc")
         assert deadlock_check(config).deadlock_free

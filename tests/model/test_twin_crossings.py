@@ -12,7 +12,7 @@ import pytest
 from tiers import marked
 from twin_crossings import CARD0, crossings, packets_per_link, paper_transit_paths, transit_paths
 
-from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin import TwinTorusTopology
 from twinnet.model.twin_analysis import internal_transit_count, internal_transit_count_at
 
 
@@ -56,7 +56,7 @@ def test_transit_paths_equal_003_tables_7_and_8(configuration, k):
     for (node, _), packets in packets_per_link(counts).items():
         per_node[node] += packets
     assert set(per_node.values()) == {4 * (paper + k**3) - 2}
-    config = TwinTorusConfig((k, k, k), configuration)
+    config = TwinTorusTopology((k, k, k), configuration)
     assert internal_transit_count(config) == paper
     for node in ((0, 0, 0), (k - 1, k // 2, 1)):
         assert internal_transit_count_at(config, node) == paper

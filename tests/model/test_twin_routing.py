@@ -10,7 +10,7 @@ from twinnet.model.twin import (
     Card,
     Port,
     PortConfiguration,
-    TwinTorusConfig,
+    TwinTorusTopology,
 )
 from twinnet.model.twin_routing import internal_vc_count, path, route
 
@@ -64,7 +64,7 @@ def check_path(config, source, destination):
 @pytest.mark.parametrize("name, mode", [(name, "vc") for name in NAMED_CONFIGURATIONS] +
                          [(name, mode) for name in ("A", "D") for mode in ("none", "bubble")])
 def test_every_path_k4(name, mode):
-    config = TwinTorusConfig.uniform(3, 4, name, mode)
+    config = TwinTorusTopology.uniform(3, 4, name, mode)
     for source in config.pes():
         for destination in config.pes():
             check_path(config, source, destination)
@@ -72,7 +72,7 @@ def test_every_path_k4(name, mode):
 
 @pytest.mark.parametrize("name", NAMED_CONFIGURATIONS)
 def test_every_path_k3(name):
-    config = TwinTorusConfig.uniform(3, 3, name, "vc")
+    config = TwinTorusTopology.uniform(3, 3, name, "vc")
     for source in config.pes():
         for destination in config.pes():
             check_path(config, source, destination)
@@ -122,24 +122,24 @@ K5_K6 = [pytest.param(name, k, marks=[pytest.mark.slow] if k == 6 and name not i
 
 @pytest.mark.parametrize("name, k", K5_K6)
 def test_every_path_k5_k6_stepwise(name, k):
-    check_every_path_stepwise(TwinTorusConfig.uniform(3, k, name, "vc"))
+    check_every_path_stepwise(TwinTorusTopology.uniform(3, k, name, "vc"))
 
 
 def test_stepwise_check_agrees_with_whole_paths_k4():
-    config = TwinTorusConfig.uniform(3, 4, "A", "bubble")
+    config = TwinTorusTopology.uniform(3, 4, "A", "bubble")
     check_every_path_stepwise(config)
 
 
 def test_every_path_mixed_radix_and_4d():
-    for config in [TwinTorusConfig((4, 4, 2), "D", "bubble"),
-                   TwinTorusConfig((3, 2, 3, 2), "C_Best", "vc")]:
+    for config in [TwinTorusTopology((4, 4, 2), "D", "bubble"),
+                   TwinTorusTopology((3, 2, 3, 2), "C_Best", "vc")]:
         for source in config.pes():
             for destination in config.pes():
                 check_path(config, source, destination)
 
 
 def test_positive_tie_rule():
-    config = TwinTorusConfig.uniform(3, 4, "D", "none")
+    config = TwinTorusTopology.uniform(3, 4, "D", "none")
     decision = route(config, Card((0, 0, 0), 0), PE_PORT, config.pe((2, 0, 0), 0))
     assert decision.port == Port.parse("X+", 3)
 
@@ -147,7 +147,7 @@ def test_positive_tie_rule():
 # --- virtual channels (mode vc, 003 §6.3.1) -------------------------------------------------------
 
 def test_external_vc_up_and_low_around_the_wrap():
-    config = TwinTorusConfig.uniform(3, 6, "D", "vc")
+    config = TwinTorusTopology.uniform(3, 6, "D", "vc")
     # X from 4 to 1 on k = 6 is a tie, so it goes + (4 -> 5 -> 0 -> 1): low (VC1) while
     # c > d, up (VC0) after the wrap.
     hops = [h for h in path(config, config.pe((4, 0, 0), 0), config.pe((1, 0, 0), 0))
@@ -156,7 +156,7 @@ def test_external_vc_up_and_low_around_the_wrap():
 
 
 def test_configuration_d_internal_vc_numbering():
-    config = TwinTorusConfig.uniform(3, 4, "D", "vc")  # card 0: X+ Y+ X-, Y split
+    config = TwinTorusTopology.uniform(3, 4, "D", "vc")  # card 0: X+ Y+ X-, Y split
     c0, c1 = Card((1, 1, 1), 0), Card((1, 1, 1), 1)
     x_in = Port.parse("X-", 3)
     # type 1: card 0 toward Z (card 1, not split) -> VC0
@@ -173,24 +173,24 @@ def test_configuration_d_internal_vc_numbering():
 @pytest.mark.parametrize("name", NAMED_CONFIGURATIONS)
 def test_internal_vc_counts(name):
     fully_split = name in "ABEF"
-    assert internal_vc_count(TwinTorusConfig.uniform(3, 4, name, "vc")) == (7 if fully_split
+    assert internal_vc_count(TwinTorusTopology.uniform(3, 4, name, "vc")) == (7 if fully_split
                                                                             else 4)
-    assert internal_vc_count(TwinTorusConfig.uniform(3, 4, name, "bubble")) == (4 if fully_split
+    assert internal_vc_count(TwinTorusTopology.uniform(3, 4, name, "bubble")) == (4 if fully_split
                                                                                 else 3)
-    assert internal_vc_count(TwinTorusConfig.uniform(3, 4, name, "none")) == 1
+    assert internal_vc_count(TwinTorusTopology.uniform(3, 4, name, "none")) == 1
 
 
 def test_c_best_internal_vcs_for_odd_and_even_n():
     # Even n: type 1 + type 3. Odd n: add the split middle dimension (1 VC bubble, 2 VCs vc).
     for n, vc, bubble in [(2, 2, 2), (4, 2, 2), (3, 4, 3), (5, 4, 3)]:
-        assert internal_vc_count(TwinTorusConfig.uniform(n, 3, "C_Best", "vc")) == vc
-        assert internal_vc_count(TwinTorusConfig.uniform(n, 3, "C_Best", "bubble")) == bubble
+        assert internal_vc_count(TwinTorusTopology.uniform(n, 3, "C_Best", "vc")) == vc
+        assert internal_vc_count(TwinTorusTopology.uniform(n, 3, "C_Best", "bubble")) == bubble
 
 
 # --- bubble flags (mode bubble, 003 §6.3.2) -------------------------------------------------------
 
 def test_bubble_flags_along_a_hand_traced_path():
-    config = TwinTorusConfig.uniform(3, 4, "D", "bubble")  # card 0: X+ Y+ X-; card 1: Y- Z+ Z-
+    config = TwinTorusTopology.uniform(3, 4, "D", "bubble")  # card 0: X+ Y+ X-; card 1: Y- Z+ Z-
     hops = path(config, config.pe((0, 0, 0), 0), config.pe((2, 3, 1), 1))
     trace = [(str(h.card), str(h.in_port), str(h.out_port), h.vc, h.bubble) for h in hops]
     assert trace == [
@@ -205,20 +205,20 @@ def test_bubble_flags_along_a_hand_traced_path():
 
 
 def test_type_2_crossing_that_continues_its_ring_needs_no_bubble():
-    config = TwinTorusConfig.uniform(3, 4, "D", "bubble")
+    config = TwinTorusTopology.uniform(3, 4, "D", "bubble")
     # Arrived on card 0 through Y+ (moving Y-), continues Y- on card 1 over the internal link.
     decision = route(config, Card((0, 2, 0), 0), Port.parse("Y+", 3), config.pe((0, 1, 0), 0))
     assert (decision.port, decision.vc, decision.bubble) == (INTERNAL, 1, False)
 
 
 def test_type_3_needs_no_bubble():
-    config = TwinTorusConfig.uniform(3, 4, "A", "bubble")
+    config = TwinTorusTopology.uniform(3, 4, "A", "bubble")
     decision = route(config, Card((1, 1, 1), 0), PE_PORT, config.pe((1, 1, 1), 1))
     assert (decision.port, decision.vc, decision.bubble) == (INTERNAL, 3, False)
 
 
 def test_vc_mode_never_asks_for_bubble():
-    config = TwinTorusConfig.uniform(3, 3, "A", "vc")
+    config = TwinTorusTopology.uniform(3, 3, "A", "vc")
     assert not any(h.bubble for s in config.pes() for d in config.pes()
                    for h in path(config, s, d))
 

@@ -9,7 +9,7 @@ import pytest
 
 from twinnet.model.twist import (
     METRICS,
-    TwistedTorusConfig,
+    TwistedTorusTopology,
     best_twists,
     diameter,
     diameter_sweep,
@@ -72,8 +72,8 @@ def enumerated_dimension_averages(config):
 # --- 004 §III figures and the 8x4 torus of its Fig. 2 ---------------------------------------------
 
 def test_8x4_with_twist_4_beats_the_untwisted_torus():
-    plain = metrics(TwistedTorusConfig((8, 4)))
-    twisted = metrics(TwistedTorusConfig((8, 4), {"YX": 4}))
+    plain = metrics(TwistedTorusTopology((8, 4)))
+    twisted = metrics(TwistedTorusTopology((8, 4), {"YX": 4}))
     assert (plain.diameter, twisted.diameter) == (6, 4)
     assert (plain.average_distance, twisted.average_distance) == (3, Fraction(21, 8))
     assert plain.imbalance == Fraction(4, 3) and twisted.imbalance == 1
@@ -108,7 +108,7 @@ def test_no_single_twist_optimises_all_four_metrics_at_4_to_1():
 def test_untwisted_torus_metrics_are_ring_sums(radices):
     def ring_average(d):
         return Fraction(sum(min(i, d - i) for i in range(d)), d)
-    m = metrics(TwistedTorusConfig(radices))
+    m = metrics(TwistedTorusTopology(radices))
     assert m.diameter == sum(d // 2 for d in radices)
     assert m.dimension_averages == tuple(ring_average(d) for d in radices)
     assert m.average_distance == sum(ring_average(d) for d in radices)
@@ -122,7 +122,7 @@ def test_untwisted_torus_metrics_are_ring_sums(radices):
     ((3, 3, 2), {"ZX": 1, "ZY": 2}),
 ])
 def test_metrics_equal_path_enumeration(radices, twists):
-    config = TwistedTorusConfig(radices, twists)
+    config = TwistedTorusTopology(radices, twists)
     m = metrics(config)
     distances = all_pairs_distances(config)
     assert m.diameter == max(max(d.values()) for d in distances.values())
@@ -133,7 +133,7 @@ def test_metrics_equal_path_enumeration(radices, twists):
 
 
 def test_twisted_links_by_hand():
-    config = TwistedTorusConfig((8, 4), {"YX": 4})
+    config = TwistedTorusTopology((8, 4), {"YX": 4})
     # 004 Fig. 2: (0,3) is joined to (4,0) and (0,0) to (4,3).
     assert config.step((0, 3), 1, +1) == (4, 0)
     assert config.step((0, 0), 1, -1) == (4, 3)
@@ -144,7 +144,7 @@ def test_twisted_links_by_hand():
 # --- node symmetry -------------------------------------------------------------------------------
 
 def test_4x4_with_twists_both_ways_is_not_node_symmetric():
-    config = TwistedTorusConfig((4, 4), {"XY": -1, "YX": 1})
+    config = TwistedTorusTopology((4, 4), {"XY": -1, "YX": 1})
     assert not is_node_symmetric(config)
     assert theorem_violations(config)
     assert non_commuting_moves(config) is not None
@@ -154,7 +154,7 @@ def test_004_proof_example_ends_on_different_nodes():
     # 004 §IV with I = K = X, J = Y, t_XY = t_YX = 1 on 4×4, source (d_X − 1, d_Y − t_XY − 1)
     # = (3, 2). X first: (3,2) → (0,3) over the twisted X link, then Y: → (1,0). Y first:
     # (3,2) → (3,3), then X: → (0, 3 + 1 mod 4) = (0,0).
-    config = TwistedTorusConfig((4, 4), {"XY": 1, "YX": 1})
+    config = TwistedTorusTopology((4, 4), {"XY": 1, "YX": 1})
     x_first = config.step(config.step((3, 2), 0, 1), 1, 1)
     y_first = config.step(config.step((3, 2), 1, 1), 0, 1)
     assert (x_first, y_first) == ((1, 0), (0, 0))
@@ -163,7 +163,7 @@ def test_004_proof_example_ends_on_different_nodes():
 @pytest.mark.parametrize("twists", [{"YX": 3}, {"YX": 1, "ZX": 2}, {"ZX": 1, "ZY": 1},
                                     {"ZY": 2}, {}])
 def test_twists_only_over_unreceiving_dimensions_are_node_symmetric(twists):
-    config = TwistedTorusConfig((4, 3, 3), twists)
+    config = TwistedTorusTopology((4, 3, 3), twists)
     assert is_node_symmetric(config)
     assert non_commuting_moves(config) is None
     # Vertex-transitive: every node sees the same distance distribution.
@@ -178,7 +178,7 @@ def test_theorem_and_brute_force_agree_on_random_small_tori():
         radices = tuple(rng.randint(2, 4) for _ in range(n))
         twists = {(j, k): rng.randint(1, radices[k] - 1)
                   for j, k in itertools.permutations(range(n), 2) if rng.random() < 0.35}
-        config = TwistedTorusConfig(radices, twists)
+        config = TwistedTorusTopology(radices, twists)
         symmetric = non_commuting_moves(config) is None
         assert is_node_symmetric(config) == symmetric, config.label()
 
@@ -186,12 +186,12 @@ def test_theorem_and_brute_force_agree_on_random_small_tori():
 # --- configuration and errors --------------------------------------------------------------------
 
 def test_twist_forms_and_normalisation():
-    by_name = TwistedTorusConfig((8, 4), {"YX": 4, "XY": 0})
-    by_pair = TwistedTorusConfig((8, 4), {(1, 0): 4})
-    by_triple = TwistedTorusConfig((8, 4), [(1, 0, 4)])
+    by_name = TwistedTorusTopology((8, 4), {"YX": 4, "XY": 0})
+    by_pair = TwistedTorusTopology((8, 4), {(1, 0): 4})
+    by_triple = TwistedTorusTopology((8, 4), [(1, 0, 4)])
     assert by_name == by_pair == by_triple
     assert by_name.twists == ((1, 0, 4),)
-    assert TwistedTorusConfig((8, 4), {"YX": 12}).skew(1, 0) == 4
+    assert TwistedTorusTopology((8, 4), {"YX": 12}).skew(1, 0) == 4
     assert parse_dimension_pair("zx", 3) == (2, 0)
     assert by_name.label() == "8x4 t_YX=4"
 
@@ -199,21 +199,21 @@ def test_twist_forms_and_normalisation():
 def test_bad_twists():
     with pytest.raises(ValueError, match="t_YX = 1: dimension Y has size 1; twists need both "
                                          "dimensions of size >= 2"):
-        TwistedTorusConfig((4, 1), {"YX": 1})
+        TwistedTorusTopology((4, 1), {"YX": 1})
     with pytest.raises(ValueError, match="t_XX: a twist needs two different dimensions"):
-        TwistedTorusConfig((4, 4), [(0, 0, 1)])
+        TwistedTorusTopology((4, 4), [(0, 0, 1)])
     with pytest.raises(ValueError, match="twist 'ZX' must name two dimensions of an N=2 torus"):
-        TwistedTorusConfig((4, 4), {"ZX": 1})
+        TwistedTorusTopology((4, 4), {"ZX": 1})
     with pytest.raises(ValueError, match=r"radices\[1\] must be an integer >= 1, not 0"):
-        TwistedTorusConfig((4, 0))
+        TwistedTorusTopology((4, 0))
     with pytest.raises(TypeError, match=r"twist\[2\] must be an integer, not 1.5"):
-        TwistedTorusConfig((4, 4), {"YX": 1.5})
+        TwistedTorusTopology((4, 4), {"YX": 1.5})
     with pytest.raises(ValueError, match="metric must be one of 'diameter'"):
         best_twists({0: 3}, "latency")
 
 
 def test_size_one_dimension_without_twists_is_allowed():
-    config = TwistedTorusConfig((6, 1))
+    config = TwistedTorusTopology((6, 1))
     assert diameter(config) == 3 and metrics(config).dimension_averages[1] == 0
 
 
@@ -221,12 +221,12 @@ def _instances():
     """Every node-symmetric 2-D twisted torus up to 6 x 6 with one twist, and 3-D ones."""
     for dx in range(2, 7):
         for dy in range(2, 7):
-            yield from (TwistedTorusConfig((dx, dy), {"YX": t}) for t in range(dx))
-            yield from (TwistedTorusConfig((dx, dy), {"XY": t}) for t in range(1, dy))
-    yield TwistedTorusConfig((8, 4), {"YX": 4})
-    yield TwistedTorusConfig((4, 4, 2), {"ZX": 2})
-    yield TwistedTorusConfig((4, 4, 4), {"ZX": 1, "ZY": 2})
-    yield TwistedTorusConfig((6, 4, 3), {"YX": 3, "ZX": 2})
+            yield from (TwistedTorusTopology((dx, dy), {"YX": t}) for t in range(dx))
+            yield from (TwistedTorusTopology((dx, dy), {"XY": t}) for t in range(1, dy))
+    yield TwistedTorusTopology((8, 4), {"YX": 4})
+    yield TwistedTorusTopology((4, 4, 2), {"ZX": 2})
+    yield TwistedTorusTopology((4, 4, 4), {"ZX": 1, "ZY": 2})
+    yield TwistedTorusTopology((6, 4, 3), {"YX": 3, "ZX": 2})
 
 
 def test_routing_records_are_minimal_and_arrive():
@@ -247,12 +247,12 @@ def test_8x4_twisted_record_takes_the_twist():
     """8 x 4 with t_YX = 4: from (0, 0) to (4, 2) the untwisted torus needs 4 + 2 = 6 hops.
     Going down in Y from row 0 crosses the twisted periphery, which lands 4 columns over: two
     hops down (row 0 -> 3 -> 2) reach (4, 2) with no hop in X, so the record is (0, -2)."""
-    config = TwistedTorusConfig((8, 4), {"YX": 4})
+    config = TwistedTorusTopology((8, 4), {"YX": 4})
     assert routing_record(config, (0, 0), (4, 2)) == (0, -2)
-    assert routing_record(TwistedTorusConfig((8, 4)), (0, 0), (4, 2)) == (4, 2)
+    assert routing_record(TwistedTorusTopology((8, 4)), (0, 0), (4, 2)) == (4, 2)
 
 
 def test_routing_needs_node_symmetry():
-    config = TwistedTorusConfig((4, 4), {"XY": -1, "YX": 1})
+    config = TwistedTorusTopology((4, 4), {"XY": -1, "YX": 1})
     with pytest.raises(ValueError, match="not node-symmetric \\(004's Theorem.*t_YX and t_XY"):
         routing_record(config, (0, 0), (1, 1))

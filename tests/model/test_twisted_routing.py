@@ -3,7 +3,7 @@ and the configuration's errors."""
 
 import pytest
 
-from twinnet.model.twist import TwistedTorusConfig, routing_path, routing_record
+from twinnet.model.twist import TwistedTorusTopology, routing_path, routing_record
 from twinnet.model.twisted_network import (
     TwistedNetworkConfig,
     dependency_graph,
@@ -19,7 +19,7 @@ INSTANCES = [((8, 4), {"YX": 4}), ((8, 4), {}), ((6, 3), {"YX": 3}), ((5, 4), {"
 def test_recomputing_the_record_at_every_router_gives_the_source_path(radices, twists):
     """What the RTL does (each router takes the first dimension of the record from where it
     is) follows exactly the dimension-order path of the source's record, for every pair."""
-    config = TwistedTorusConfig(radices, twists)
+    config = TwistedTorusTopology(radices, twists)
     for source in config.nodes():
         for destination in config.nodes():
             node, hops = source, []

@@ -22,7 +22,7 @@ from variants import (
     uniform_packets,
 )
 
-from twinnet.model.twin import TwinTorusConfig
+from twinnet.model.twin import TwinTorusTopology
 from twinnet.model.twin_network import TwinNetworkConfig
 from twinnet.model.twin_routing import path
 from twinnet.sim_tb import network_sim, runner
@@ -34,7 +34,7 @@ LATENCY_CONSTANT = 0
 
 
 def network(radices, configuration, mode, **sizes) -> TwinNetworkConfig:
-    return TwinNetworkConfig.for_topology(TwinTorusConfig(radices, configuration, mode),
+    return TwinNetworkConfig.for_topology(TwinTorusTopology(radices, configuration, mode),
                              **{"pipeline": PIPELINE, **sizes})
 
 
