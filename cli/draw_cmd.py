@@ -96,6 +96,7 @@ def layout(network, family) -> dict:
                                 "ports": (link.source_port_label, link.target_port_label),
                                 "kind": line.kind, "colour": line.colour, "bend": line.bend}
         count = len(netlist.links)
+        del netlist  # (its routers are let go here, where their warning is off)
     fans: dict[frozenset, int] = {}
     for cable in cables.values():
         pair = frozenset({cable["a"], cable["b"]})
