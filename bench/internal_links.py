@@ -71,7 +71,7 @@ def measured_per_link(result: dict) -> dict[tuple, int]:
     """``(node, from_card)`` → packets counted on that internal link direction."""
     measured = {}
     for load in result["results"]["link_loads"]:
-        if load["kind"] == "internal":
+        if load["channel"] == "internal":
             node, card = load["router"].split("/c")
             measured[tuple(map(int, node.split(","))), int(card)] = load["packets"]
     return measured

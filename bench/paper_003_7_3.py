@@ -49,7 +49,7 @@ PAPER = {"bubble_128_pe_gain_percent": [10, 23]}
 
 
 def network_of(configuration: str, mode: str, pipeline: int):
-    preset = {key: value for key, value in presets()[f"003-{mode}"].items() if key != "topology"}
+    preset = {key: value for key, value in presets()[f"003-{mode}"].items() if key != "family"}
     return TwinNetworkConfig.from_dict({**preset, "configuration": configuration,
                                    "pipeline": pipeline})
 

@@ -43,7 +43,7 @@ PAPER = {"bubble_3dt_gain_percent_above_128_pes": 15, "better_at_64_pes": "2D"}
 def run(preset: str, mode: str, loads, warmup: int, measure: int) -> dict:
     router = {key: presets()[f"003-{mode}"][key] for key in ("mode", "max_packet_length",
                                                           "buffer_depth")}
-    config = {key: value for key, value in presets()[preset].items() if key != "topology"}
+    config = {key: value for key, value in presets()[preset].items() if key != "family"}
     network = TwinNetworkConfig.from_dict({**config, **router})
     points = [{"pattern": "uniform", "rate": load / network.max_packet_length, "seed": 1,
                "warmup": warmup, "measure": measure, "drain_limit": 20_000}

@@ -287,7 +287,7 @@ def main() -> None:
     for name in args.cases.split(","):
         config, loads, anchors = CASES[name]
         network = TwinNetworkConfig.from_dict({key: value for key, value in config.items()
-                                          if key != "topology"})
+                                          if key != "family"})
         pes, length = network.topology.pe_count, network.max_packet_length
         runs = {}
         for load in loads:

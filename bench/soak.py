@@ -73,7 +73,7 @@ def cases(families, networks) -> list[dict]:
             add(family, f"{family} default", network_of(family, None))
         for preset, values in presets().items():
             if preset in networks:
-                network = network_of(values["topology"], preset)
+                network = network_of(values["family"], preset)
                 if family_for(network).name == family:
                     add(family, preset, network)
     return list(found.values())

@@ -9,9 +9,9 @@ Each channel pair (a link's two directions) is one line, from the outline of one
 to the other's; cables that join the same two boxes fan out as arcs, so that each can be
 followed.
 
-Every router and link carries an SVG id (``router:<label>``, ``link:<kind>:<router>
-<port>|<router> <port>``, the kind the family's) so that tools and tests can read the
-drawing's structure.
+Every router and link carries an SVG id (``router:<label>``, ``link:<legend>:<router>
+<port>|<router> <port>``, the legend word the family gives the line) so that tools and tests
+can read the drawing's structure.
 """
 
 import sys
@@ -64,13 +64,13 @@ def run(args) -> Report:
     render(drawing, out, f"{network.name} ({family.name})")
     counts: dict[str, int] = {}
     for link in drawing["links"]:
-        counts[link["kind"]] = counts.get(link["kind"], 0) + 1
+        counts[link["legend"]] = counts.get(link["legend"], 0) + 1
     text = (f"{network.name}: {len(drawing['routers'])} routers, "
-            + ", ".join(f"{n} {kind} links" for kind, n in counts.items() if n)
+            + ", ".join(f"{n} {legend} links" for legend, n in counts.items() if n)
             + f" -> {out}")
     return Report(text, {"network": network.name, "family": family.name, "file": str(out),
                          "routers": len(drawing["routers"]),
-                         "links": {kind: n for kind, n in counts.items() if n}})
+                         "links": {legend: n for legend, n in counts.items() if n}})
 
 
 # -- layout ------------------------------------------------------------------------------------
@@ -78,7 +78,7 @@ def run(args) -> Report:
 def layout(network, family) -> dict:
     """The drawing: ``routers`` (label → :class:`~twinnet.families.drawing.Box`) and
     ``links``, one per cable (a pair of opposite directed links): ``a``, ``b``, their
-    ``ports``, ``kind``, ``colour`` and ``points`` (the two ends, on ``a``'s and ``b``'s
+    ``ports``, ``legend``, ``colour`` and ``points`` (the two ends, on ``a``'s and ``b``'s
     boxes, and between them an arc's control point), and ``directed_links``, their count."""
     from twinnet.gen.fpga import unconverted
 
@@ -94,7 +94,7 @@ def layout(network, family) -> dict:
                 line = family.line(network, link, boxes)
                 cables[ends] = {"a": link.source, "b": link.target,
                                 "ports": (link.source_port_label, link.target_port_label),
-                                "kind": line.kind, "colour": line.colour, "bend": line.bend}
+                                "legend": line.legend, "colour": line.colour, "bend": line.bend}
         count = len(netlist.links)
         del netlist  # (its routers are let go here, where their warning is off)
     fans: dict[frozenset, int] = {}
@@ -135,10 +135,10 @@ def render(drawing: dict, out: Path, title: str, loads: dict | None = None) -> N
         shade = cm.ScalarMappable(colors.Normalize(0, max(max(loads.values(), default=0), 1e-9)),
                                   "viridis")
     for link in drawing["links"]:
-        gid = (f"link:{link['kind']}:{link['a']} {link['ports'][0]}|"
+        gid = (f"link:{link['legend']}:{link['a']} {link['ports'][0]}|"
                f"{link['b']} {link['ports'][1]}")
         colour = link["colour"]
-        width = 1.6 if link["kind"] == "internal" else 0.9
+        width = 1.6 if link["legend"] == "internal" else 0.9
         if shade is not None:
             load = loads.get(frozenset({(link["a"], link["ports"][0]),
                                         (link["b"], link["ports"][1])}), 0)
@@ -165,10 +165,10 @@ def render(drawing: dict, out: Path, title: str, loads: dict | None = None) -> N
             axis.text(box.x, box.y, box.text, ha="center", va="center", fontsize=size,
                       linespacing=1.0, zorder=3)
     if shade is None:
-        kinds = {link["kind"]: link["colour"] for link in drawing["links"]}
-        for kind, colour in kinds.items():
-            axis.plot([], [], color=colour, label=f"{kind} link")
-        axis.legend(loc="upper center", bbox_to_anchor=(0.5, 0), ncol=len(kinds),
+        legends = {link["legend"]: link["colour"] for link in drawing["links"]}
+        for legend, colour in legends.items():
+            axis.plot([], [], color=colour, label=f"{legend} link")
+        axis.legend(loc="upper center", bbox_to_anchor=(0.5, 0), ncol=len(legends),
                     fontsize=FONT_SIZE, frameon=False)
     else:
         bar = figure.colorbar(shade, ax=axis, fraction=0.04, pad=0.02)
@@ -217,10 +217,10 @@ def load_map(network, family, link_loads: list[dict], out: Path, title: str) -> 
     render(drawing, out, title, loads)
     histogram = out.with_name(f"{out.stem}-histogram{out.suffix}")
     figure, axis = pyplot.subplots(figsize=(5, 3))
-    for kind in ("network", "internal"):
-        values = [load["busy"] for load in link_loads if load["kind"] == kind]
+    for channel in ("network", "internal"):
+        values = [load["busy"] for load in link_loads if load["channel"] == channel]
         if values:
-            axis.hist(values, bins=20, alpha=0.7, label=f"{kind} channels ({len(values)})")
+            axis.hist(values, bins=20, alpha=0.7, label=f"{channel} channels ({len(values)})")
     axis.set_xlabel("flits per cycle", fontsize=8)
     axis.set_ylabel("channels", fontsize=8)
     axis.tick_params(labelsize=7)

@@ -75,7 +75,7 @@ def add_network_args(parser, *, interfaces: bool = True) -> None:
     words = family_words()
     parser.add_argument("family", nargs="?", metavar="FAMILY",
                         help=f"{', '.join(words)} (default {default_family().name}); a preset "
-                             "or a TOML file's 'topology' key may name it instead")
+                             "or a TOML file's 'family' key may name it instead")
     parser.add_argument("--preset", choices=presets(), metavar="NAME",
                         help="start from a named instance of the papers: "
                              + ", ".join(presets()))
@@ -147,19 +147,19 @@ def family_help(parser, argv: list[str]) -> str:
 
 def _help_family(argv: list[str]) -> str:
     """The family word a help request names: a FAMILY word, a preset's or a TOML file's
-    ``topology``, else :data:`EVERY` (the request is not parsed: a required option may be
+    ``family``, else :data:`EVERY` (the request is not parsed: a required option may be
     left out, and the family's flags are what the help is for)."""
     words, known = family_words(), presets()
     for before, word in zip(["", *argv], argv):
         if before == "--preset" and word in known:
-            return known[word]["topology"]
+            return known[word]["family"]
         if before == "--toml":
             try:
-                topology = output.read_toml(Path(word), "--toml").get("topology")
+                named = output.read_toml(Path(word), "--toml").get("family")
             except UsageError:
                 continue
-            if topology in words:
-                return topology
+            if named in words:
+                return named
         if word in words and (not before.startswith("-") or before in ("-h", "--help")):
             return word
     return EVERY
@@ -290,30 +290,30 @@ def network_values(args) -> tuple[str, dict, dict]:
                              f"FAMILY {family.name} for another)")
         values[key] = value
         labels.setdefault(key, f"FAMILY {word}")
-    values.pop("topology", None)
+    values.pop("family", None)
     return word, values, labels
 
 
 def _family(args, sources) -> str:
     """The family word: the FAMILY argument, else the preset's or the TOML file's
-    ``topology`` (by default, the default family's name); another family's flags are
+    ``family`` (by default, the default family's name); another family's flags are
     refused."""
     words = family_words()
     word = args.family
     if word is not None and word not in words:
         raise UsageError(f"FAMILY {word!r}: must be one of {', '.join(words)}")
     for source, source_labels in sources:
-        topology = source.get("topology")
-        if topology is None:
+        named = source.get("family")
+        if named is None:
             continue
-        label = source_labels["topology"]
-        if not isinstance(topology, str) or topology not in words:
-            raise UsageError(f"{label} {topology!r}: must be one of {', '.join(words)}")
+        label = source_labels["family"]
+        if not isinstance(named, str) or named not in words:
+            raise UsageError(f"{label} {named!r}: must be one of {', '.join(words)}")
         if word is None:
-            word = topology
-        elif words[word][0] is not words[topology][0]:
-            raise UsageError(f"{label} {topology}: the network is a {word} (FAMILY); a "
-                             f"{words[topology][0].name} preset or file cannot describe it")
+            word = named
+        elif words[word][0] is not words[named][0]:
+            raise UsageError(f"{label} {named}: the network is a {word} (FAMILY); a "
+                             f"{words[named][0].name} preset or file cannot describe it")
     word = word or default_family().name
     own = {each.flag for each in _own_parameters(words[word][0])}
     for flag, each in family_flags().items():

@@ -556,11 +556,11 @@ def _link_load_lines(network, family, point: dict, picture) -> list[str]:
     from .draw_cmd import load_map
 
     lines = []
-    for kind in ("network", "internal", "injection", "ejection"):
-        busy = [load["busy"] for load in loads if load["kind"] == kind]
+    for channel in ("network", "internal", "injection", "ejection"):
+        busy = [load["busy"] for load in loads if load["channel"] == channel]
         if busy:
-            blocked = sum(load["blocked"] for load in loads if load["kind"] == kind)
-            lines.append(f"  {kind + ' channels':<24}{len(busy)}: mean "
+            blocked = sum(load["blocked"] for load in loads if load["channel"] == channel)
+            lines.append(f"  {channel + ' channels':<24}{len(busy)}: mean "
                          f"{sum(busy) / len(busy):.3f}, max {max(busy):.3f} flits/cycle, "
                          f"blocked {blocked} cycles")
     channels = [load for load in loads if "link" in load]

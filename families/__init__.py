@@ -78,7 +78,7 @@ def family_words() -> dict[str, tuple[Family, dict]]:
 
 
 def presets() -> dict[str, dict]:
-    """Every family's presets, name → configuration values (with ``topology``: the family's
+    """Every family's presets, name → configuration values (with ``family``: the family's
     name or one of its words)."""
     return {name: values for each in families().values()
             for name, values in each.presets.items()}

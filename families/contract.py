@@ -38,7 +38,7 @@ gets every command the in-tree ones get:
 
 - its drawing (``twinnet draw``, load maps): :meth:`Family.layout` places each router's box
   (by default round a circle) and :meth:`Family.line` draws each cable (by default straight,
-  kind ``internal`` inside a group of boxes, else ``network``), from :mod:`.drawing`;
+  legend ``internal`` inside a group of boxes, else ``network``), from :mod:`.drawing`;
 - the specification its route computes are proven against (``twinnet prove``):
   :attr:`Family.route_spec` names it (by default none: the routers' own properties are proven,
   their route computes are not);

@@ -10,7 +10,7 @@ stand :func:`grid_point`'s spacing apart.
 import math
 from dataclasses import dataclass
 
-#: The colour of each kind of line a family may use (a family may give its own).
+#: The colour of each legend word of a line a family may use (a family may give its own).
 COLOURS = {"network": "#4c72b0", "mesh": "#4c72b0", "tree": "#4c72b0", "wrap": "#8c8c8c",
            "plane": "#55a868", "internal": "#c44e52"}
 #: Room between two boxes of a grid, and the default box.
@@ -50,18 +50,18 @@ class Box:
 
 @dataclass(frozen=True)
 class Line:
-    """How a cable is drawn: its ``kind`` (the legend's word), ``colour`` (by default the
-    kind's in :data:`COLOURS`) and ``bend``: 0 for a straight line, else an arc whose middle
-    stands ``bend`` grid units to the side of the straight line (up, or right for a vertical
-    one; a negative bend the other way)."""
+    """How a cable is drawn: its ``legend`` (the word the legend gives it), ``colour`` (by
+    default the word's in :data:`COLOURS`) and ``bend``: 0 for a straight line, else an arc
+    whose middle stands ``bend`` grid units to the side of the straight line (up, or right for
+    a vertical one; a negative bend the other way)."""
 
-    kind: str
+    legend: str
     colour: str = ""
     bend: float = 0.0
 
     def __post_init__(self):
         if not self.colour:
-            object.__setattr__(self, "colour", COLOURS.get(self.kind, COLOURS["network"]))
+            object.__setattr__(self, "colour", COLOURS.get(self.legend, COLOURS["network"]))
 
 
 def path(first: Box, second: Box, bend: float) -> list[tuple[float, float]]:

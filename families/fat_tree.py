@@ -11,7 +11,7 @@ from .contract import Family, verdict
 #: no router settings: four packets of buffer per VC, as in the 002 and 004 presets (with the
 #: default two, the split router's links wait for credits: docs/results.md).
 PRESETS = {
-    f"ft-{k}x{n}": {"topology": "fat-tree", "k": k, "n": n, "split": "optimal",
+    f"ft-{k}x{n}": {"family": "fat-tree", "k": k, "n": n, "split": "optimal",
                     "buffer_depth": 16}
     for k, n in [(4, 2), (4, 3), (4, 4)]
 }

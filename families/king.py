@@ -18,7 +18,7 @@ from .contract import Family, escape_verdict, out_of_range
 #: and on KT both ties (002's simulator breaks a torus tie at random; with the + tie the +
 #: ways carry more and KT16 peaked at 0.613 flits/PE/cycle, with both ties 0.653, one seed).
 PRESETS = {
-    f"002-{kind.lower()}16": {"topology": "king", "kind": kind, "side": 16, "routing": routing,
+    f"002-{kind.lower()}16": {"family": "king", "kind": kind, "side": 16, "routing": routing,
                               "escape": "bubble", "vcs": 4, "max_packet_length": 8,
                               "buffer_depth": 32, "pe_ports": 2, "allocator": "islip",
                               **extra}

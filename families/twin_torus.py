@@ -19,13 +19,13 @@ def _pe_addresses(topology: twin.TwinTorusTopology) -> tuple[twin.PEAddress, ...
 
 #: The papers' twin-torus instances (003 §7.4: all in configuration D).
 PRESETS = {
-    f"3dt-{'x'.join(map(str, radices))}": {"topology": "twin-torus", "radices": list(radices),
+    f"3dt-{'x'.join(map(str, radices))}": {"family": "twin-torus", "radices": list(radices),
                                            "configuration": "D", "mode": "bubble"}
     for radices in [(4, 4, 2), (4, 4, 4), (5, 5, 5), (6, 6, 6), (8, 4, 4), (8, 8, 8)]
 }
 #: The plain 2D tori 003 §7.4 compares them with (64, 128, 256, 432, 441 and 1,024 PEs).
 PRESETS.update({
-    f"2d-{'x'.join(map(str, radices))}": {"topology": "twin-torus", "radices": list(radices),
+    f"2d-{'x'.join(map(str, radices))}": {"family": "twin-torus", "radices": list(radices),
                                           "configuration": "torus", "mode": "bubble"}
     for radices in [(8, 8), (16, 8), (16, 16), (24, 18), (21, 21), (32, 32)]
 })
@@ -34,12 +34,12 @@ PRESETS.update({
 #: one 128-flit buffer per link with bubble flow control, or VCs of 32 flits (the RTL has the
 #: 2 VCs of 003 §6.3.1 where the paper simulates 4).
 PRESETS.update({
-    "003-bubble": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
+    "003-bubble": {"family": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
                    "mode": "bubble", "max_packet_length": 4, "buffer_depth": 128},
-    "003-vc": {"topology": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
+    "003-vc": {"family": "twin-torus", "radices": [4, 4, 4], "configuration": "D",
                "mode": "vc", "max_packet_length": 4, "buffer_depth": 32},
     # The 2D torus of the same 128 PEs (003 §7.4's 16x8) with the same router settings.
-    "003-torus": {"topology": "torus", "radices": [16, 8], "configuration": "torus",
+    "003-torus": {"family": "torus", "radices": [16, 8], "configuration": "torus",
                   "mode": "bubble", "max_packet_length": 4, "buffer_depth": 128},
 })
 

@@ -14,7 +14,7 @@ from .contract import Family, escape_verdict, out_of_range
 #: packets, four packets of buffer per VC (bench/twisted.py); 8x4 with 2 PEs per router (its
 #: twisted links can carry 1.19 flits per node and cycle, more than one PE port offers).
 PRESETS = {
-    f"004-{dx}x{dy}{suffix}": {"topology": "twisted", "radices": [dx, dy],
+    f"004-{dx}x{dy}{suffix}": {"family": "twisted", "radices": [dx, dy],
                                "twists": twists, "escape": "bubble", "vcs": 4,
                                "pe_ports": 2 if (dx, dy) == (8, 4) else 1,
                                "max_packet_length": 4, "buffer_depth": 16}

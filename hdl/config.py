@@ -111,7 +111,7 @@ class RouterConfig:
             ports.
         drop_count_width: bits of the ``drop_count`` status output (1 to 64, default
             :data:`DROP_COUNT_WIDTH`, 32); the counter saturates at its largest value.
-        source_width, kind_width: bits of the head flit's source and packet-kind fields,
+        source_width, tag_width: bits of the head flit's source and packet-tag fields,
             carried for the PEs (the router does not read them; >= 0).
         pipeline: the microarchitecture, by its zero-load cycles per hop (one of
             :data:`PIPELINES`): 3 (the split router, default) or 2 (the compact router; see
@@ -137,7 +137,7 @@ class RouterConfig:
     max_packet_length: int
     ports: tuple[PortConfig, ...]
     source_width: int = 0
-    kind_width: int = 0
+    tag_width: int = 0
     drop_count_width: int = DROP_COUNT_WIDTH
     pipeline: int = DEFAULT_PIPELINE
     allocator: str = "round-robin"
@@ -151,7 +151,7 @@ class RouterConfig:
         checks.check_int("flit_width", self.flit_width, minimum=1)
         checks.check_int("max_packet_length", self.max_packet_length, minimum=1)
         checks.check_int("source_width", self.source_width, minimum=0)
-        checks.check_int("kind_width", self.kind_width, minimum=0)
+        checks.check_int("tag_width", self.tag_width, minimum=0)
         checks.check_int("drop_count_width", self.drop_count_width, minimum=1, maximum=64)
         check_pipeline("pipeline", self.pipeline)
         checks.check_choice("allocator", self.allocator, ALLOCATORS)

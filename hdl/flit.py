@@ -10,8 +10,8 @@ field      contents
 ========== ============================================================================
 route      the routing function's destination fields (its ``header_layout``: e.g. the
            node digits and PE bit of a twin torus, a terminal number of a fat tree, or
-           x, y, TTL and broadcast kind of a king network). The router reads only these.
-kind       packet kind for the PEs (``RouterConfig.kind_width`` bits)
+           x, y, TTL and broadcast flag of a king network). The router reads only these.
+tag        packet tag for the PEs (``RouterConfig.tag_width`` bits)
 source     source PE address for the PEs (``RouterConfig.source_width`` bits)
 payload    the rest of the head flit
 ========== ============================================================================
@@ -150,7 +150,7 @@ class FlitFormat:
             placed in the lowest bits of the head flit.
 
     Raises ``TypeError`` when ``route_layout`` is not a ``StructLayout`` and ``ValueError``
-    when the header (route + kind + source fields) does not fit in ``flit_width``.
+    when the header (route + tag + source fields) does not fit in ``flit_width``.
     """
 
     config: RouterConfig
@@ -165,20 +165,20 @@ class FlitFormat:
         if self.header_width > self.config.flit_width:
             raise ValueError(
                 f"flit_width must be >= {self.header_width} bits to hold the head flit's header "
-                f"(route {self.route_layout.size} + kind {self.config.kind_width} + source "
+                f"(route {self.route_layout.size} + tag {self.config.tag_width} + source "
                 f"{self.config.source_width} bits), not {self.config.flit_width}")
 
     @property
     def header_width(self) -> int:
         """Bits of the head flit that are not payload."""
-        return self.route_layout.size + self.config.kind_width + self.config.source_width
+        return self.route_layout.size + self.config.tag_width + self.config.source_width
 
     @cached_property
     def head_layout(self) -> data.StructLayout:
-        """The head flit's ``data``: ``route``, ``kind``, ``source``, ``payload`` (low to high)."""
+        """The head flit's ``data``: ``route``, ``tag``, ``source``, ``payload`` (low to high)."""
         return data.StructLayout({
             "route": self.route_layout,
-            "kind": unsigned(self.config.kind_width),
+            "tag": unsigned(self.config.tag_width),
             "source": unsigned(self.config.source_width),
             "payload": unsigned(self.config.flit_width - self.header_width),
         })

@@ -103,7 +103,7 @@ class LinkCounters(wiring.Component):
     def __init__(self, netlist):
         self.netlist = netlist
         width = netlist.flit_width
-        #: ``(kind, index, VCs)`` per link in bus order: ``("link", j, n)`` (link ``j`` of
+        #: ``(channel, index, VCs)`` per link in bus order: ``("link", j, n)`` (link ``j`` of
         #: the netlist), ``("injection", t, 1)``, ``("ejection", t, 1)``.
         self.links = [("link", link.index, link.vc_count) for link in netlist.links]
         for terminal in range(len(netlist.terminals)):
@@ -131,9 +131,9 @@ class LinkCounters(wiring.Component):
 
     @property
     def rows(self) -> list[dict]:
-        """One dict per row of ``counts``: ``{kind, index, vc}``."""
-        return [{"kind": kind, "index": index, "vc": vc}
-                for kind, index, vcs in self.links for vc in range(vcs)]
+        """One dict per row of ``counts``: ``{channel, index, vc}``."""
+        return [{"channel": channel, "index": index, "vc": vc}
+                for channel, index, vcs in self.links for vc in range(vcs)]
 
     def elaborate(self, platform):
         m = Module()

@@ -91,11 +91,11 @@ class FatTreeHop:
     k: int
 
     @property
-    def kind(self) -> str:
-        return connection_kind(self.k, self.in_port, self.out_port)
+    def move(self) -> str:
+        return connection_move(self.k, self.in_port, self.out_port)
 
 
-def connection_kind(k: int, in_port: int, out_port: int) -> str:
+def connection_move(k: int, in_port: int, out_port: int) -> str:
     """``"forward"`` (down port → up port), ``"turnaround"`` (down → down) or ``"backward"``
     (up → down) for a connection of a radix-2k switch."""
     if in_port >= k:
@@ -325,7 +325,7 @@ def phase_counts(config: FatTreeTopology, connections: Counter) -> PathCounts:
     """Forward / turnaround / backward totals of one switch's connection counter."""
     totals = Counter()
     for (in_port, out_port), count in connections.items():
-        totals[connection_kind(config.k, in_port, out_port)] += count
+        totals[connection_move(config.k, in_port, out_port)] += count
     return PathCounts(**totals)
 
 
@@ -359,10 +359,10 @@ def is_minimal(config: FatTreeTopology, source: int, destination: int,
     """True if the path turns around once, at stage ``FirstDifference``, and is as short as
     possible there: ``2·FirstDifference + 1`` switches."""
     turn = config.first_difference(source, destination)
-    kinds = [hop.kind for hop in hops]
-    turns = [hop.switch.stage for hop in hops if hop.kind == "turnaround"]
+    moves = [hop.move for hop in hops]
+    turns = [hop.switch.stage for hop in hops if hop.move == "turnaround"]
     return (len(hops) == 2 * turn + 1 and turns == [turn]
-            and kinds == ["forward"] * turn + ["turnaround"] + ["backward"] * turn)
+            and moves == ["forward"] * turn + ["turnaround"] + ["backward"] * turn)
 
 
 # --- twin switches in a fat tree ---------------------------------------------------------------
@@ -640,9 +640,9 @@ class FatTreeNetworkConfig(RouterSizes):
         for non-default sizes as for a twin torus."""
         tree = f"fattree_k{self.tree.k}_n{self.tree.n}"
         split = (self.split_name or "custom").replace("-", "_")  # a Verilog identifier
-        kind = f"{split}_r{self.internal_port_count}" if self.is_twin else "plain"
+        switches = f"{split}_r{self.internal_port_count}" if self.is_twin else "plain"
         vcs = f"_v{self.vcs}" if self.vcs > 1 else ""
-        return f"{tree}_{kind}{vcs}{self.size_suffix}"
+        return f"{tree}_{switches}{vcs}{self.size_suffix}"
 
 def splits(k: int, n: int, r: int, split) -> tuple[TwinSwitch, ...]:
     """The twin switches of each stage for ``split`` (a name, or α's ports per stage) with

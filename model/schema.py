@@ -248,7 +248,7 @@ class Configuration:
     @classmethod
     def allowed_keys(cls) -> tuple[str, ...]:
         """The keys a description of this family may hold."""
-        return ("topology", *(p.name for p in cls.parameters()))
+        return ("family", *(p.name for p in cls.parameters()))
 
     @classmethod
     def rules(cls, values: dict, names: dict) -> None:
@@ -273,9 +273,9 @@ class Configuration:
         if unknown:
             raise ValueError(f"{names[unknown[0]]}: unknown key; allowed keys: "
                              f"{', '.join(keys)}")
-        if values.get("topology", cls.family) != cls.family:
-            raise ValueError(f"{names['topology']} must be {cls.family!r}, not "
-                             f"{values['topology']!r}")
+        if values.get("family", cls.family) != cls.family:
+            raise ValueError(f"{names['family']} must be {cls.family!r}, not "
+                             f"{values['family']!r}")
         checked = {}
         for each in cls.parameters():
             names.setdefault(each.name, each.name)
@@ -287,7 +287,7 @@ class Configuration:
 
     def to_dict(self) -> dict:
         """The parameters as written, JSON/TOML-ready; :meth:`from_dict` inverts."""
-        return {"topology": self.family, **{
+        return {"family": self.family, **{
             p.name: _plain(getattr(self, p.name) if getattr(p.domain, "write", None) is None
                            else p.domain.write(getattr(self, p.name)))
             for p in self.fields()}}

@@ -27,7 +27,7 @@ DEFAULT_MODE = "bubble"
 class Port:
     """A port of a card: external (``dim``, ``sign``), the internal link, or the PE port."""
 
-    kind: str
+    role: str
     dim: int = -1
     sign: int = 0
 
@@ -37,12 +37,12 @@ class Port:
 
     @property
     def is_external(self) -> bool:
-        return self.kind == "ext"
+        return self.role == "ext"
 
     def __str__(self) -> str:
-        if self.kind == "ext":
+        if self.role == "ext":
             return dimension_name(self.dim) + ("+" if self.sign > 0 else "-")
-        return {"internal": "I", "pe": "PE"}[self.kind]
+        return {"internal": "I", "pe": "PE"}[self.role]
 
     @classmethod
     def parse(cls, text: str, n: int) -> "Port":

@@ -272,7 +272,7 @@ def ring_of(config: TwinTorusTopology, channel: Channel):
     node, _, port, vc = channel
     if port.is_external:
         dim = port.dim
-    elif config.mode != "none" and internal_vcs(config)[vc].kind == 2:
+    elif config.mode != "none" and internal_vcs(config)[vc].type == 2:
         dim = internal_vcs(config)[vc].dim
     else:
         return None

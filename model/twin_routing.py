@@ -28,15 +28,16 @@ UP, LOW = 0, 1
 
 @dataclass(frozen=True)
 class InternalVc:
-    """What one internal-link VC carries: ``kind`` 1, 2 or 3; ``dim`` and ``half`` for type 2."""
+    """What one internal-link VC carries: its ``type`` (1, 2 or 3), with ``dim`` and ``half``
+    for type 2."""
 
-    kind: int
+    type: int
     dim: int | None = None
     half: str | None = None  # "up" / "low" in mode vc, None otherwise
 
     def __str__(self) -> str:
-        if self.kind != 2:
-            return f"type {self.kind}"
+        if self.type != 2:
+            return f"type {self.type}"
         return f"type 2 {self.dim}" + (f" {self.half}" if self.half else "")
 
 

@@ -53,10 +53,10 @@ def _words(value: int, width: int) -> list[int]:
     return [(value >> (32 * i)) & 0xFFFFFFFF for i in range(max(2, (width + 31) // 32))]
 
 
-def _table(kind: str, name: str, rows: list[list[int]], columns: int) -> list[str]:
+def _table(ctype: str, name: str, rows: list[list[int]], columns: int) -> list[str]:
     """A C++ constant table of ``rows`` (at least one row, as C++ wants)."""
     body = ",".join("{" + ",".join(map(str, row)) + "}" for row in rows or [[0] * columns])
-    return [f"static const {kind} {name}[][{columns}] = {{{body}}};"]
+    return [f"static const {ctype} {name}[][{columns}] = {{{body}}};"]
 
 
 def _define(name: str, items) -> list[str]:

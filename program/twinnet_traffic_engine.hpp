@@ -292,8 +292,8 @@ struct Crew {
 };
 
 // What one thread evaluates and drives. Each model has one owner for the whole run: the models
-// of each kind (routers, sources, sinks) are cut into one run of neighbours per thread, so each
-// thread gets its share of every kind, evaluates its models' edges and carries their outputs,
+// of each group (routers, sources, sinks) are cut into one run of neighbours per thread, so each
+// thread gets its share of every group, evaluates its models' edges and carries their outputs,
 // and a model's state stays in the caches of one core. A thread lists the models whose inputs
 // it changed (whatever their owner) in its own queue; the models of every queue are then
 // evaluated by their owners. Each input has one driver, and the phases (carrying, evaluating
@@ -517,10 +517,10 @@ template <class Source, class Sink> struct Engine {
     void own(int threads) {
         lanes.assign(threads, Lane{});
         owner.assign(models.size(), 0);
-        const int kinds[] = {0, routers, routers + pes, routers + 2 * pes, (int)models.size()};
-        for (int k = 0; k + 1 < (int)(sizeof kinds / sizeof *kinds); k++) {
+        const int groups[] = {0, routers, routers + pes, routers + 2 * pes, (int)models.size()};
+        for (int k = 0; k + 1 < (int)(sizeof groups / sizeof *groups); k++) {
             std::vector<int> here;
-            for (int m = kinds[k]; m < kinds[k + 1]; m++)
+            for (int m = groups[k]; m < groups[k + 1]; m++)
                 if (models[m]) here.push_back(m);
             for (std::size_t i = 0; i < here.size(); i++) {
                 owner[here[i]] = (int)((long)i * threads / (long)here.size());

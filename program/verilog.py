@@ -172,16 +172,16 @@ def _always(tokens: _Tokens, module: _Module) -> None:
         raise UnreadableVerilog(f"always @({' '.join(event)}) in {module.name}")
 
 
-def _instance(tokens: _Tokens, kind: str, module: _Module) -> None:
-    """``kind name ( .port(expression), ... );``"""
+def _instance(tokens: _Tokens, module_name: str, module: _Module) -> None:
+    """``module_name name ( .port(expression), ... );``"""
     name = tokens.take()
     if name == "#":
-        raise UnreadableVerilog(f"a parameterised instance of {kind} in {module.name}")
+        raise UnreadableVerilog(f"a parameterised instance of {module_name} in {module.name}")
     words, connections = tokens.group(), {}
     tokens.take(";")
     while words:
         if words[0] != "." or len(words) < 4 or words[2] != "(":
-            raise UnreadableVerilog(f"a connection of {kind} {name} not by port name")
+            raise UnreadableVerilog(f"a connection of {module_name} {name} not by port name")
         depth, end = 0, 2
         while True:
             depth += words[end] == "("
@@ -191,7 +191,7 @@ def _instance(tokens: _Tokens, kind: str, module: _Module) -> None:
                 break
         connections[_signal(words[1])] = words[3:end - 1]
         words = words[end + (end < len(words) and words[end] == ","):]
-    module.instances.append((_signal(kind), connections))
+    module.instances.append((_signal(module_name), connections))
 
 
 def _item(tokens: _Tokens, module: _Module) -> None:
@@ -233,13 +233,13 @@ def _instance_assignments(module: _Module, summaries: dict) -> list:
     """The instances of ``module`` as assignments (what each drives, what that depends on),
     given the :func:`_reaching` of the modules of the text."""
     assignments = []
-    for kind, connections in module.instances:
+    for module_name, connections in module.instances:
         refs = {port: _refs(words) for port, words in connections.items()}
-        if kind not in summaries:  # (not of this text: everything on everything)
+        if module_name not in summaries:  # (not of this text: everything on everything)
             everything = [ref for found in refs.values() for ref in found]
             assignments.append((everything, everything))
             continue
-        for output, inputs in summaries[kind].items():
+        for output, inputs in summaries[module_name].items():
             assignments.append((refs.get(output, []),
                                 [ref for port in inputs for ref in refs.get(port, [])]))
     return assignments
@@ -289,9 +289,9 @@ def _summaries(modules: dict[str, _Module]) -> dict[str, dict[str, set[str]]]:
         if name in busy:
             raise UnreadableVerilog(f"module {name} instantiates itself")
         busy.add(name)
-        for kind, _ in modules[name].instances:
-            if kind in modules:
-                visit(kind)
+        for child, _ in modules[name].instances:
+            if child in modules:
+                visit(child)
         summaries[name] = _reaching(modules[name], summaries)
 
     for name in modules:

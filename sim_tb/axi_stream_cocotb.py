@@ -17,7 +17,7 @@ Settings (``TWINNET_TB_CONFIG``): ``pes``, ``data_bytes``, ``max_frame_bytes``, 
 a random one on every beat, and gets it back on every beat),
 ``frames`` (per source), ``sizes`` (the fewest and most bytes of a good frame), ``ordered``,
 ``separate_clocks`` (each PE's ports on a clock of its own, of the periods
-:data:`PE_PERIODS_NS` in turn), ``bad_dest`` and ``oversize`` (frames of each kind per
+:data:`PE_PERIODS_NS` in turn), ``bad_dest`` and ``oversize`` (frames of each fault per
 source), ``pause`` (the chance that a source pauses in a cycle; a sink's too unless
 ``sink_pause``), ``seed``. The test writes ``results.json``: frames delivered, cycles of the
 network's clock, and each interface's counters.
@@ -105,18 +105,18 @@ async def frames(dut):
         plan = ([("good", dest) for dest in dests] + [("bad_dest", None)] * config["bad_dest"]
                 + [("oversize", None)] * config["oversize"])
         rng.shuffle(plan)
-        for kind, dest in plan:
+        for frame, dest in plan:
             size = rng.randint(*config["sizes"])
-            if kind == "oversize":
+            if frame == "oversize":
                 dest = rng.randrange(pes)
-            if kind == "bad_dest":
+            if frame == "bad_dest":
                 dest = rng.randrange(pes, 1 << config["dest_width"])
-            elif kind == "oversize":
+            elif frame == "oversize":
                 size = rng.randint(longest + 1, longest + 3 * config["data_bytes"])
             payload = bytes(rng.randrange(256) for _ in range(size))
             tid = rng.randrange(1 << config["id_width"])
             user = rng.randrange(1 << config["user_width"])
-            if kind == "good":
+            if frame == "good":
                 expected.setdefault((pe, dest), []).append((payload, tid, user))
             await source.send(AxiStreamFrame(payload, tdest=dest,
                                              tid=tid if config["id_width"] else None,

@@ -380,7 +380,7 @@ async def bad_framing(dut):
     body and tail flits, heads inside packets (of a longer packet and of a one-flit one),
     packets longer than the maximum (ended by their tail, and by the next head). Every good
     packet after them arrives intact; each packet cut short arrives once, at its destination,
-    with ``abort`` on its tail and the flits the router kept; the counters count each kind
+    with ``abort`` on its tail and the flits the router kept; the counters count each error
     exactly; a packet offered during reset waits and is delivered once. Then uniform traffic of
     1 to L flits from every PE (settings: ``packets``)."""
     bench, args = _setup(dut, "bad_framing", seed=7, packets=200)
@@ -431,9 +431,9 @@ async def bad_framing(dut):
     await bench.run(5_000, until_drained=True)
     await _uniform_lengths(bench, rng, args["packets"])
     bench.check_all_delivered()
-    framing = {kind: _element(dut, f"pe_framing_{kind}", 0) for kind in ("stray", "cut", "long")}
-    assert framing == {kind: counts[kind] for kind in framing}, f"framing counters {framing}"
-    others = [_element(dut, f"pe_framing_{kind}", pe) for kind in framing
+    framing = {error: _element(dut, f"pe_framing_{error}", 0) for error in ("stray", "cut", "long")}
+    assert framing == {error: counts[error] for error in framing}, f"framing counters {framing}"
+    others = [_element(dut, f"pe_framing_{error}", pe) for error in framing
               for pe in range(1, pes)]
     assert not any(others), "framing counted at a PE that framed well"
     assert bench.drop_count() == 0

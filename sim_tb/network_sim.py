@@ -29,17 +29,17 @@ TRAFFIC_TEST = "hardware_traffic"
 ENGINES = ("auto", "program", "cocotb")
 
 class SimulationFailed(AssertionError):
-    """A cocotb test of :data:`TEST_MODULE` failed. ``test`` names it, ``kind`` is
+    """A cocotb test of :data:`TEST_MODULE` failed. ``test`` names it, ``cause`` is
     ``"deadlock"`` (the watchdog fired), ``"check"`` (the scoreboard found errors) or
     ``"error"`` (anything else, e.g. a build failure), and ``summary`` says what went wrong in
     one line."""
 
-    def __init__(self, test: str | None, kind: str, summary: str):
+    def __init__(self, test: str | None, cause: str, summary: str):
         super().__init__(summary)
-        self.test, self.kind, self.summary = test, kind, summary
+        self.test, self.cause, self.summary = test, cause, summary
 
     def __reduce__(self):  # picklable, so that it crosses from a worker process
-        return type(self), (self.test, self.kind, self.summary)
+        return type(self), (self.test, self.cause, self.summary)
 
 
 #: The network top's signals the cocotb bench reaches (see :mod:`twinnet.hdl.network`).

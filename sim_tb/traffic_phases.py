@@ -205,7 +205,7 @@ def link_rows(manifest: Manifest, before: int, after: int) -> list[list[dict]]:
 
 def link_loads(manifest: Manifest | dict, before: int, after: int, cycles: int) -> list[dict]:
     """The load of every link between two readings of :meth:`HarnessDriver.link_counts` ``cycles``
-    apart: per link of the manifest its ``kind`` (``network``; ``internal`` between two
+    apart: per link of the manifest its ``channel`` (``network``; ``internal`` between two
     routers of one node or switch, whose labels differ only after the ``/``), ``router``
     and ``port`` it leaves, ``to`` (the router and port it enters), ``flits``, ``packets`` (head
     flits), ``blocked`` (see :mod:`twinnet.hdl.link_counter`), summed over its VCs, ``busy``
@@ -224,15 +224,15 @@ def link_loads(manifest: Manifest | dict, before: int, after: int, cycles: int) 
     for link, per_vc in zip(manifest.links, rows):
         source, target = link["from"], link["to"]
         internal = source["router"].split("/")[0] == target["router"].split("/")[0]
-        loads.append({"link": link["index"], "kind": "internal" if internal else "network",
+        loads.append({"link": link["index"], "channel": "internal" if internal else "network",
                       "router": source["router"], "port": source["port"],
                       "to": {"router": target["router"], "port": target["port"]},
                       **counted(per_vc)})
     terminals = rows[len(manifest.links):]
     for terminal, router in enumerate(manifest.terminals):
-        for kind, per_vc in zip(("injection", "ejection"),
+        for channel, per_vc in zip(("injection", "ejection"),
                                 terminals[2 * terminal:2 * terminal + 2]):
-            loads.append({"kind": kind, "terminal": terminal, "router": router,
+            loads.append({"channel": channel, "terminal": terminal, "router": router,
                           **counted(per_vc)})
     return loads
 

@@ -29,7 +29,7 @@ def assert_link_packets(loads: list[dict], family, network, manifest: dict) -> N
     measured = {load["link"]: load["packets"] for load in loads if "link" in load}
     assert measured == expected_link_packets(family, network, manifest)
     terminals = family.terminal_count(network)
-    ends = [load for load in loads if load["kind"] in ("injection", "ejection")]
+    ends = [load for load in loads if load["channel"] in ("injection", "ejection")]
     assert len(ends) == 2 * terminals
     assert all(load["packets"] == terminals - 1 for load in ends)
     assert all(load["flits"] == (terminals - 1) * network.max_packet_length for load in ends)

@@ -101,7 +101,7 @@ def measured_internal_packets(loads: list[dict]) -> dict[tuple, int]:
     of the node's internal link (the load's router is named ``x,y,z/cN``)."""
     measured = {}
     for load in loads:
-        if load["kind"] == "internal":
+        if load["channel"] == "internal":
             node, card = load["router"].split("/c")
             assert load["to"]["router"] == f"{node}/c{1 - int(card)}"
             measured[tuple(map(int, node.split(","))), int(card)] = load["packets"]

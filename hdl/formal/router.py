@@ -371,11 +371,11 @@ class _Checks:
         counts = getattr(self.router, f"framing_{p}")
         started = Signal(name=f"framing_started_{p}")
         m.d.sync += started.eq(1)
-        for kind in FRAMING_ERRORS:
-            count = getattr(counts, kind)
-            before = Signal.like(count, name=f"{kind}_before_{p}")
-            event = Signal(name=f"{kind}_event_{p}")
-            m.d.sync += [before.eq(count), event.eq(events[kind])]
+        for error in FRAMING_ERRORS:
+            count = getattr(counts, error)
+            before = Signal.like(count, name=f"{error}_before_{p}")
+            event = Signal(name=f"{error}_event_{p}")
+            m.d.sync += [before.eq(count), event.eq(events[error])]
             limit = (1 << len(count)) - 1
             expected = Mux(before == limit, limit, before + event)
             self.check("bad_framing_counted", ~started | (count == expected))

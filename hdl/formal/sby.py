@@ -167,12 +167,12 @@ def summary_failures(log: str) -> dict:
     case of a job found failing, from its summary. A failure of ``mode bmc`` counts as the base
     case's; one found by the induction step is not a failure (it may start from an unreachable
     state). SymbiYosys leaves a step out of the line when it is 0."""
-    failures, kind, trace = {"basecase": {}, "induction": {}}, None, None
+    failures, case, trace = {"basecase": {}, "induction": {}}, None, None
     for line in log.splitlines():
         if found := TRACE_LINE.search(line):
-            kind, trace = found.group(1) or "basecase", found.group(2)
-        elif (found := ASSERTION_LINE.search(line)) and kind in failures:
-            failures[kind].setdefault(found.group(1), (trace, int(found.group(2) or 0)))
+            case, trace = found.group(1) or "basecase", found.group(2)
+        elif (found := ASSERTION_LINE.search(line)) and case in failures:
+            failures[case].setdefault(found.group(1), (trace, int(found.group(2) or 0)))
     return failures
 
 

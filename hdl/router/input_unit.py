@@ -41,7 +41,7 @@ class InputUnit(wiring.Component):
 
     A packet has 1 to L flits, framed by its first and last marks (L:
     ``RouterConfig.max_packet_length``). A link carries whole packets (its sender is a
-    router). A PE port checks the PE's framing and drops what breaks it, counting each kind on
+    router). A PE port checks the PE's framing and drops what breaks it, counting each error on
     ``framing`` (:data:`twinnet.hdl.config.FRAMING_ERRORS`), so that nothing after it is
     disturbed and every buffered packet is whole and at most L flits long:
 
@@ -193,7 +193,7 @@ class InputUnit(wiring.Component):
             state.open, _pick(room_body, state.packet_vc), _pick(room_head, asked)))
         taken = stream_in.valid & stream_in.ready
         counts = self.framing
-        errors = {kind: Signal(name=f"{kind}_now") for kind in ("stray", "cut", "long")}
+        errors = {error: Signal(name=f"{error}_now") for error in ("stray", "cut", "long")}
         full = self._packet_full(state)
         with m.If(state.pending):
             # The head that cut the last packet goes in now (a head: its route is computed).
@@ -235,8 +235,8 @@ class InputUnit(wiring.Component):
             with m.If(payload.last):
                 m.d.sync += state.discard.eq(0)
         limit = (1 << len(counts.stray)) - 1
-        for kind, now in errors.items():
-            count = getattr(counts, kind)
+        for error, now in errors.items():
+            count = getattr(counts, error)
             with m.If(now & (count != limit)):
                 m.d.sync += count.eq(count + 1)
         return bad_vc

@@ -17,7 +17,7 @@ from twinnet.gen.fpga import unconverted
 
 RING = Path(__file__).resolve().parents[2] / "examples" / "ring"
 
-#: (flags, routers, link kinds): hand counts.
+#: (flags, routers, link legends): hand counts.
 CASES = {
     # 18 nodes of two cards; X and Y rings of 3 (2 mesh links and a wrap each, 6 rings per
     # dimension); Z of radix 2: two links between each pair of planes' nodes (9 pairs).
@@ -45,14 +45,14 @@ def ids(svg: str, prefix: str) -> list[str]:
 
 @pytest.mark.parametrize("family", sorted(CASES))
 def test_drawing_structure(family, tmp_path, capsys):
-    flags, routers, kinds = CASES[family]
+    flags, routers, legends = CASES[family]
     out = tmp_path / "net.svg"
     assert main(["draw", *flags, "--out", str(out)]) == 0
     svg = out.read_text()
     assert len(set(ids(svg, "router"))) == routers
     links = ids(svg, "link")
     assert len(links) == len(set(links))
-    assert Counter(name.split(":")[1] for name in links) == kinds
+    assert Counter(name.split(":")[1] for name in links) == legends
     assert f"{routers} routers" in capsys.readouterr().out
 
 
@@ -108,7 +108,7 @@ def test_the_ring_is_drawn_as_a_ring(monkeypatch):
     radii = {round(((box.x - centre[0]) ** 2 + (box.y - centre[1]) ** 2) ** 0.5, 9)
              for box in boxes.values()}
     assert len(radii) == 1
-    assert {link["kind"] for link in picture["links"]} == {"network"}
+    assert {link["legend"] for link in picture["links"]} == {"network"}
 
 
 def test_a_box_outline_is_told_from_its_inside():

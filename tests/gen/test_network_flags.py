@@ -64,7 +64,7 @@ def test_a_list_per_stage_needs_every_stage():
 def test_a_help_finds_the_family_wherever_it_is_named(capsys, tmp_path, monkeypatch, words):
     """The family of a help: a FAMILY word after ``--help``, a preset's or a TOML file's."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "net.toml").write_text('topology = "king"\nside = 4\n')
+    (tmp_path / "net.toml").write_text('family = "king"\nside = 4\n')
     with pytest.raises(SystemExit):
         main(["gen", *words])
     out = capsys.readouterr().out

@@ -94,17 +94,17 @@ def test_the_generation_fingerprint_follows_parameters_and_options():
     assert generation_fingerprint(network(buffer_depth=16), None, trace=True) != same
 
 
-@pytest.mark.parametrize("kind, summary", [
+@pytest.mark.parametrize("cause, summary", [
     ("check", "uniform_traffic: the scoreboard found 3 errors, first: packet (0, 1) corrupted"),
     ("deadlock", "uniform_traffic: deadlock: no flit moved for 2000 cycles"),
 ])
-def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch, kind, summary):
+def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch, cause, summary):
     """A simulation whose scoreboard fails, or that deadlocks, is reported in one line that
     says which, with exit status 1."""
     from twinnet.sim_tb import network_sim
 
     def failing(*args, **kwargs):
-        raise network_sim.SimulationFailed("uniform_traffic", kind, summary)
+        raise network_sim.SimulationFailed("uniform_traffic", cause, summary)
 
     monkeypatch.setattr(network_sim, "simulate", failing)
     if runner.missing("icarus"):

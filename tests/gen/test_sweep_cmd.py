@@ -168,13 +168,13 @@ def test_link_loads_of_every_point_and_blocked_cycles(tmp_path, capsys):
             assert sum(row["packets"] for row in load["vc"]) == load["packets"]
             assert sum(row["blocked"] for row in load["vc"]) == load["blocked"]
             assert len(load["vc"]) == (2 if "link" in load else 1)
-        assert sum(load["flits"] for load in loads if load["kind"] == "injection") > 0
+        assert sum(load["flits"] for load in loads if load["channel"] == "injection") > 0
     low, high = ([load["blocked"] for load in point["link_loads"]] for point in points)
     assert max(low) == 0
     links = [load for load in points[1]["link_loads"] if "link" in load]
     assert sum(load["blocked"] for load in links) > 0
     assert sum(load["blocked"] for load in points[1]["link_loads"]
-               if load["kind"] == "injection") > 0
+               if load["channel"] == "injection") > 0
     for offered in ("0.020", "0.950"):
         assert (tmp_path / "maps" / f"loads-{offered}-s1.svg").is_file()
         assert (tmp_path / "maps" / f"loads-{offered}-s1-histogram.svg").is_file()

@@ -80,7 +80,7 @@ def test_flit_too_narrow_for_header():
         # says so when they are collected, here rather than in some later test.
         warnings.simplefilter("ignore", UnusedElaboratable)
         with pytest.raises(ValueError, match=r"flit_width must be >= 8 bits to hold the head "
-                                             r"flit's header \(route 5 \+ kind 0 \+ source 3 "
+                                             r"flit's header \(route 5 \+ tag 0 \+ source 3 "
                                              r"bits\), not 7"):
             Router(config, HeaderRouteCompute)
         gc.collect()
@@ -96,7 +96,7 @@ def test_round_trip_and_derived_values():
     config = RouterConfig(32, 3, (net(vc_count=3, buffer_depth=6, bubble=True),
                                   PortConfig("internal", vc_count=2, buffer_depth=3),
                                   PortConfig("pe", vc_count=2, buffer_depth=4, name="pe0")),
-                          source_width=4, kind_width=2)
+                          source_width=4, tag_width=2)
     again = RouterConfig.from_dict(json.loads(json.dumps(config.to_dict())))
     assert again == config
     assert config.port_count == 3
@@ -110,12 +110,12 @@ def test_round_trip_and_derived_values():
 
 def test_head_layout_description():
     config = RouterConfig(32, 3, (net(vc_count=3, buffer_depth=6), PortConfig("pe")),
-                          source_width=4, kind_width=2)
+                          source_width=4, tag_width=2)
     fmt = FlitFormat(config, data.StructLayout({"x": 3, "y": 3}))
     described = json.loads(json.dumps(fmt.describe()))
     head = {f["name"]: (f["offset"], f["width"]) for f in described["head"]}
     # Route fields first (lowest bits), then kind, source, payload: worked out by hand.
-    assert head == {"route.x": (0, 3), "route.y": (3, 3), "kind": (6, 2), "source": (8, 4),
+    assert head == {"route.x": (0, 3), "route.y": (3, 3), "tag": (6, 2), "source": (8, 4),
                     "payload": (12, 20)}
     link = {f["name"]: (f["offset"], f["width"]) for f in described["ports"][0]["in"]}
     assert link == {"data": (0, 32), "first": (32, 1), "last": (33, 1), "abort": (34, 1),

@@ -23,7 +23,7 @@ from twinnet.model.traffic import PATTERNS, LengthMix, fixed_destination
 
 TERMINALS, LENGTH = 16, 4
 HEAD = data.StructLayout({"route": data.StructLayout({"dest": unsigned(4)}),
-                          "kind": unsigned(0), "source": unsigned(4), "payload": unsigned(24)})
+                          "tag": unsigned(0), "source": unsigned(4), "payload": unsigned(24)})
 FORMAT = TrafficFormat(HEAD, [(("dest",), TERMINALS)], TERMINALS, LENGTH)
 #: The head's payload: the sequence number, the measured bit, the length less one (2 bits).
 SEQ_BITS = 21

@@ -80,7 +80,7 @@ def test_every_path_is_minimal_and_turns_at_first_difference(tree, routing):
     count = 0
     for source, destination, hops in all_routes(tree, routing, seed=7):
         assert is_minimal(tree, source, destination, hops), (source, destination)
-        turn = [h for h in hops if h.kind == "turnaround"]
+        turn = [h for h in hops if h.move == "turnaround"]
         assert turn[0].switch.stage == tree.first_difference(source, destination)
         count += 1
     assert count == tree.terminal_count * (tree.terminal_count - 1)

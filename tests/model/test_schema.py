@@ -64,7 +64,7 @@ def test_inputs_fold_into_fields_and_are_not_kept():
 def test_to_dict_round_trips_and_writes_plain_values():
     toy = Toy.from_dict({"radices": [3, 4, 5], "pairs": "a=1,b=2", "fast": True})
     written = toy.to_dict()
-    assert written == {"topology": "toy", "size": 4, "shape": "wide", "fast": True,
+    assert written == {"family": "toy", "size": 4, "shape": "wide", "fast": True,
                        "radices": [3, 4, 5], "pairs": {"a": 1, "b": 2}}
     assert Toy.from_dict(written) == toy
 
@@ -79,8 +79,8 @@ def test_to_dict_round_trips_and_writes_plain_values():
     ({"radices": [2, 10]}, r"^t.toml: radices\[1\] must be an integer from 2 to 9, not 10$"),
     ({"radices": "2,3"}, r"t.toml: radices must be a sequence of integers"),
     ({"pairs": "a"}, r"^t.toml: pairs 'a': must be pairs such as a=1,b=2$"),
-    ({"colour": 1}, r"^t.toml: colour: unknown key; allowed keys: topology, double, size, "),
-    ({"topology": "ring"}, r"^t.toml: topology must be 'toy', not 'ring'$"),
+    ({"colour": 1}, r"^t.toml: colour: unknown key; allowed keys: family, double, size, "),
+    ({"family": "ring"}, r"^t.toml: family must be 'toy', not 'ring'$"),
     # A value the rules derive (size from double) is named by its key.
     ({"double": 30, "fast": True}, r"^t.toml: fast with size 60: too big$"),
 ])
@@ -115,7 +115,7 @@ def test_each_parameter_is_declared_once(name):
 @pytest.mark.parametrize("preset", sorted(presets()))
 def test_every_preset_round_trips_hashes_and_pickles(preset):
     values = dict(presets()[preset])
-    word = values.pop("topology")
+    word = values.pop("family")
     family, fixed = {w: f for w, f in _words().items()}[word]
     network = family.network({**values, **fixed})
     again = family.network(network.to_dict())

@@ -221,7 +221,7 @@ def test_dor_on_t8_without_escape_deadlocks():
     with pytest.raises(network_sim.SimulationFailed) as failure:
         traffic("T8-none", network, [{"pattern": "tornado", "rate": 1 / network.max_packet_length,
                                       "warmup": 0, "measure": 5000, "watchdog": 2000}])
-    assert failure.value.kind == "deadlock", failure.value.summary
+    assert failure.value.cause == "deadlock", failure.value.summary
     assert_deadlock_report(failure.value.summary)
 
 

@@ -278,7 +278,7 @@ def test_the_watchdog_stops_a_deadlocked_torus_with_one_line(verilator):
         run(network, verilator, "torus-4x4-none",
             [{"pattern": "uniform", "rate": 0.25, "warmup": 0, "measure": 20_000,
               "watchdog": 2000}], "program")
-    assert failure.value.kind == "deadlock", failure.value.summary
+    assert failure.value.cause == "deadlock", failure.value.summary
     assert_deadlock_report(failure.value.summary)
     found = re.search(r"(\d+) packets in flight and (\d+) queued.* hold (\d+) flits",
                       failure.value.summary)
@@ -296,7 +296,7 @@ def test_a_failure_crosses_process_boundaries():
 
     failure = network_sim.SimulationFailed("hardware_traffic", "deadlock", "no packet moved")
     copy = pickle.loads(pickle.dumps(failure))
-    assert (copy.test, copy.kind, copy.summary) == (failure.test, failure.kind, failure.summary)
+    assert (copy.test, copy.cause, copy.summary) == (failure.test, failure.cause, failure.summary)
 
 
 @pytest.mark.slow

@@ -138,5 +138,5 @@ def test_a_twisted_ring_without_escape_deadlocks(verilator):
                                  {"pattern": "uniform", "rate": 1 / network.max_packet_length,
                                   "warmup": 0, "measure": 20_000, "watchdog": 2000}]}},
                              family=FAMILY)
-    assert failure.value.kind == "deadlock", failure.value.summary
+    assert failure.value.cause == "deadlock", failure.value.summary
     assert_deadlock_report(failure.value.summary)

@@ -73,7 +73,7 @@ class RingFamily(Family):
     hardware = "twinnet_ring.hardware"
     route_spec = "twinnet_ring.hardware:route_spec"
     analyses = ("twinnet_ring.analysis",)
-    presets = {"ring-16": {"topology": "ring", "nodes": 16}}
+    presets = {"ring-16": {"family": "ring", "nodes": 16}}
     limits = f"{MAX_NODES} nodes in a ring"
 
     def section(self, config) -> dict:
