@@ -8,7 +8,9 @@ each the value checked by its declaration's domain, or the default, and records 
 were given (:func:`given`), for the rules between settings that each command applies.
 """
 
+from twinnet.errors import UsageError
 from twinnet.model import schema
+from twinnet.model.traffic import PATTERNS
 from twinnet.sim_tb import settings
 
 from .gen_cmd import add_flag
@@ -48,6 +50,15 @@ def resolve(args) -> None:
     for name, default in taken.items():
         value = default if getattr(args, name) is None else getattr(args, name)
         setattr(args, name, None if value is None else settings.check(name, value))
+
+
+def refuse_unrated(args, missing: str, taker: str) -> None:
+    """Refuse ``--traffic all-pairs`` (one packet per pair, at no rate) where a command needs
+    a rate: ``missing`` says what the pattern lacks, ``taker`` who takes the rest."""
+    if args.pattern == "all-pairs":
+        raise UsageError(f"--traffic all-pairs: sends one packet per pair, with no {missing}; "
+                         f"{taker} takes one of "
+                         + ", ".join(p for p in PATTERNS if p != "all-pairs"))
 
 
 def given(args, name: str) -> bool:

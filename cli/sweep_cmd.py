@@ -36,13 +36,13 @@ from pathlib import Path
 from twinnet.errors import CheckFailed, UsageError
 from twinnet.families import family_for
 from twinnet.gen import output
-from twinnet.model.traffic import PATTERNS, throughput_bound
+from twinnet.model.traffic import throughput_bound
 from twinnet.sim_tb.settings import MAX_POINTS
 
 from . import args as parse
 from . import gen_cmd
 from .report import Report, add_json_flag
-from .run_settings import add_settings, resolve
+from .run_settings import add_settings, refuse_unrated, resolve
 from .sim_cmd import (
     backpressure_settings,
     check_ranks,
@@ -93,10 +93,7 @@ def register(commands) -> None:
 def grid(args) -> tuple[list[float], list[int]]:
     """The sweep's offered loads (flits per PE per cycle) and seeds, at most
     :data:`~twinnet.sim_tb.settings.MAX_POINTS` points; a pattern with an offered load."""
-    if args.pattern == "all-pairs":
-        raise UsageError("--traffic all-pairs: sends one packet per pair, with no offered load "
-                         "to sweep; a sweep takes one of "
-                         + ", ".join(p for p in PATTERNS if p != "all-pairs"))
+    refuse_unrated(args, "offered load to sweep", "a sweep")
     if len(args.loads) * len(args.seeds) > MAX_POINTS:
         raise UsageError(f"--loads and --seeds: {len(args.loads) * len(args.seeds)} points; at "
                          f"most {MAX_POINTS}")

@@ -7,12 +7,11 @@ from twinnet.errors import UsageError
 from twinnet.families import family_for
 from twinnet.gen import output
 from twinnet.model.trace import RateError, generate_trace, trace_text
-from twinnet.model.traffic import PATTERNS
 
 from . import args as parse
 from . import gen_cmd
 from .report import Report, add_json_flag
-from .run_settings import add_settings, resolve
+from .run_settings import add_settings, refuse_unrated, resolve
 from .sim_cmd import length_settings, network_for_lengths
 
 #: The settings of ``twinnet trace`` (:mod:`twinnet.sim_tb.settings`).
@@ -40,10 +39,7 @@ def register(commands) -> None:
 
 def run(args) -> Report:
     resolve(args)
-    if args.pattern == "all-pairs":
-        raise UsageError("--traffic all-pairs: sends one packet per pair, with no rate to draw "
-                         "a trace at; a trace takes one of "
-                         + ", ".join(p for p in PATTERNS if p != "all-pairs"))
+    refuse_unrated(args, "rate to draw a trace at", "a trace")
     out = output.file(args.out, "--out")
     network = network_for_lengths(args)
     family = family_for(network)

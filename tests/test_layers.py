@@ -7,44 +7,29 @@ source with :mod:`ast`, so an import inside a function counts as much as one at 
 """
 
 import ast
-import importlib
-from pathlib import Path
 
 import pytest
+from package import imported, modules
 
 #: The layers, bottom first.
 LAYERS = ("model", "hdl", "families", "gen", "sim_tb", "boards", "cli")
 
 
 def imported_packages(package: str) -> dict[str, set[str]]:
-    """Every twinnet package that a module of ``twinnet.<package>`` imports: package →
-    the modules (relative paths) that import it."""
-    folder = Path(importlib.import_module(f"twinnet.{package}").__path__[0])
+    """Every twinnet layer (and ``amaranth``) that a module of ``twinnet.<package>`` imports:
+    layer → the modules (dotted names) that import it."""
     found: dict[str, set[str]] = {}
-    for path in sorted(folder.rglob("*.py")):
-        module = path.relative_to(folder).with_suffix("")
-        parts = ["twinnet", package, *module.parts]
-        if parts[-1] == "__init__":
-            parts.pop()
+    for name, path in modules().items():
+        if name != f"twinnet.{package}" and not name.startswith(f"twinnet.{package}."):
+            continue
+        owner = name if path.stem == "__init__" else name.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = parts[:len(parts) - node.level + (path.stem == "__init__")]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                    names = [target] + ([f"{target}.{alias.name}" for alias in node.names]
-                                        if not node.module else [])
-                else:
-                    names = [node.module]
-            else:
-                continue
-            for name in names:
-                words = name.split(".")
+            for target in imported(node, owner):
+                words = target.split(".")
                 if words[0] == "twinnet" and len(words) > 1 and words[1] in LAYERS:
-                    found.setdefault(words[1], set()).add(str(module))
+                    found.setdefault(words[1], set()).add(name)
                 elif words[0] == "amaranth":
-                    found.setdefault("amaranth", set()).add(str(module))
+                    found.setdefault("amaranth", set()).add(name)
     return found
 
 
