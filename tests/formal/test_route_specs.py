@@ -9,10 +9,12 @@ tier (``pytest --slow``). KT8 with Knaive is proven in ``test_proofs.py``.
 """
 
 import dataclasses
+import gc
+import warnings
 from pathlib import Path
 
 import pytest
-from amaranth.hdl import Cat, Const, Mux
+from amaranth.hdl import Cat, Const, Mux, UnusedElaboratable
 from tiers import marked
 
 from twinnet.families import family_for
@@ -274,7 +276,34 @@ def test_the_ring_plug_in_route_compute_equals_its_own_specification(tmp_path, m
     [router] = family.netlist(network).kinds.values()
     spec = family.specification(network)
     assert spec.__module__ == "twinnet_ring.hardware"
-    assert prove(router.route_computes, tmp_path, spec) == {"route_port_matches_spec": "proven"}
+    assert prove(router.route_computes, tmp_path, spec) == {
+        "route_compute_matches_spec": "proven"}
+
+
+@needs_prover
+def test_a_ring_route_compute_that_ignores_its_dateline_fails_its_specification(tmp_path,
+                                                                               monkeypatch):
+    """The ring's specification states the VC: a route compute that keeps every packet on
+    VC 0 on the dateline ring (deadlock-prone) fails it."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples" / "ring"))
+    from twinnet_ring import RingFamily
+    from twinnet_ring.hardware import RingRouteCompute
+
+    class DatelineIgnored(RingRouteCompute):
+        def elaborate(self, platform):
+            m = super().elaborate(platform)
+            m.d.comb += self.vc_mask.eq(1)
+            return m
+
+    family = RingFamily()
+    network = family.network({"nodes": 5, "escape": "dateline", "max_packet_length": 2})
+    with warnings.catch_warnings():  # the netlist's own route computes go unused
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        config = family.netlist(network).kinds["router"].config
+        gc.collect()
+    computes = [DatelineIgnored(config, port, network=network) for port in range(3)]
+    found = prove(computes, tmp_path, family.specification(network))
+    assert found == {"route_compute_matches_spec": "failed"}
 
 
 # --- able to fail: specifications written wrong ------------------------------------------------

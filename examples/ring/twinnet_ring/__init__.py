@@ -1,7 +1,5 @@
-"""A bidirectional ring of ``nodes`` routers, one PE each, as a twinnet family: here its model
-part (configuration, shortest paths, deadlock argument); :mod:`.hardware` its RTL and route
-specification, :mod:`.analysis` its analysis; it is drawn as the contract's default, a circle.
-"""
+"""A bidirectional ring of ``nodes`` routers, one PE each, as a twinnet family: its model here,
+its RTL and route specification in :mod:`.hardware`, its analysis in :mod:`.analysis`."""
 
 from dataclasses import dataclass
 
@@ -58,10 +56,8 @@ class RingNetworkConfig(RouterSizes):
         hops, node, vc = [], source, 0
         while node != destination:
             hops.append((node, port, vc))
-            following = (node + step) % self.nodes
-            if self.escape == "dateline" and abs(following - node) != 1:
-                vc = 1
-            node = following
+            vc |= self.escape == "dateline" and node + step in (-1, self.nodes)  # the wrap
+            node = (node + step) % self.nodes
         return hops
 
 
@@ -93,8 +89,7 @@ class RingFamily(Family):
         return [(str(node), port, vc) for node, port, vc in config.path(source, destination)]
 
     def deadlock(self, config) -> dict:
-        """With the bubble, the two rings entered (a packet never leaves the one it entered);
-        with the dateline, every (link, VC) along every path."""
+        """A path's channels: all, or with the bubble its first (it stays in that ring)."""
         def channels(path):
             return ([path[0][1]] if path else []) if config.escape == "bubble" else path
 

@@ -46,11 +46,16 @@ class RingRouteCompute(RouteCompute):
 
 
 def route_spec(m, rc, in_port: int) -> ExpectedRoute:
-    """The output port by the signed ring offset (+ on a tie); VC and bubble left open."""
-    nodes, here, dest = rc.network.nodes, rc.node_static.here, rc.header.dest
+    """The port by the signed ring offset (+ on a tie); VC 0, or going on VC 1 past the
+    dateline (the last node to node 0); the bubble flag on entering a ring."""
+    nodes, here, dest, came = rc.network.nodes, rc.node_static.here, rc.header.dest, PORTS[in_port]
     way = Mux(ring(dest, here, nodes) > 0, PORTS.index(PLUS), PORTS.index(MINUS))
-    return ExpectedRoute(Mux(dest == here, PORTS.index(PE), way), None, None, dest >= nodes,
-                         [here < nodes])
+    port = Mux(dest == here, PORTS.index(PE), way)
+    on = (dest != here) & (way == PORTS.index(opposite(came))) if came != PE else Const(0, 1)
+    past = rc.in_vc[0] | (here == {PLUS: nodes - 1, MINUS: 0, PE: -1}[came])  # kept, or taken
+    if rc.network.escape == "bubble":
+        return ExpectedRoute(port, 1, (dest != here) & ~on, dest >= nodes, [here < nodes])
+    return ExpectedRoute(port, Mux(on & past, 2, 1), 0, dest >= nodes, [here < nodes])
 
 
 def netlist(network: RingNetworkConfig, *, stall_counters: bool = False) -> Netlist:
