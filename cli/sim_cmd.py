@@ -273,7 +273,7 @@ def end_to_end_point(network, args, mix: LengthMix) -> Point:
     point = Point(pattern=args.pattern, rate=float(args.rate), seed=args.seed,
                   warmup=args.warmup, measure=max(1, round(args.packets / (args.rate * pes))),
                   hotspot_fraction=args.hotspot_fraction, lengths=point_lengths(mix),
-                  link_loads=getattr(args, "link_loads", None) is not None,
+                  count_links=getattr(args, "link_loads", None) is not None,
                   broadcast_fraction=float(getattr(args, "broadcast_fraction", 0.0)),
                   **backpressure_settings(args))
     if args.pattern != "all-pairs":
@@ -509,7 +509,7 @@ def _end_to_end(network, args, family, settings: dict, build_dir: Path) -> Repor
     logs, results = _simulate(network, args, family, build_dir, {network_sim.TRAFFIC_TEST: {
         "points": [settings], "threads": getattr(args, "threads", 1),
         "ranks": getattr(args, "ranks", 1)}},
-        link_counters=bool(settings.get("link_loads")))
+        link_counters=bool(settings.get("count_links")))
     point = results[network_sim.TRAFFIC_TEST]["points"][0]
     lengths = ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi, _ in point["lengths"])
     lines = [

@@ -192,7 +192,7 @@ def run(args) -> Report:
 
         maps = picture("--link-loads", args.link_loads)
         for point in points:
-            point["link_loads"] = True
+            point["count_links"] = True
     suffix = ("-stalls" if args.stalls else "") + ("-links" if maps is not None else "")
     build_dir = output.target(args.out, f"{network.name}-{args.simulator}-traffic{suffix}",
                               "--out")

@@ -75,7 +75,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
     build can go on at once. ``stalls`` builds the routers with their stall counters, which
     the C++ program reads into each point's ``stalls``; ``link_counters`` adds the link
     counters (:mod:`twinnet.hdl.link_counter`), which both drivers read into a point's
-    ``link_loads`` when it asks for them.
+    ``link_loads`` when it asks for them (``count_links``).
     """
     hardware = TRAFFIC_TEST in tests
     if hardware and len(tests) > 1:
@@ -89,7 +89,7 @@ def simulate(network, simulator: str, build_dir, tests: dict, *, family=None,
 
     # A point that asks for link loads needs the link counters.
     link_counters = link_counters or (hardware and any(
-        point.get("link_loads") for point in tests[TRAFFIC_TEST]["points"]))
+        point.get("count_links") for point in tests[TRAFFIC_TEST]["points"]))
 
     say = progress or (lambda text: None)
     build_dir = Path(build_dir)

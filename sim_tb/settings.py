@@ -29,7 +29,7 @@ from twinnet.model.schema import (
     Text,
 )
 from twinnet.model.trace import MAX_TRACE_PACKETS
-from twinnet.model.traffic import PATTERNS
+from twinnet.model.traffic import PATTERNS, LengthMix
 from twinnet.program import MAX_RANKS, MAX_THREADS
 
 from .runner import SIMULATORS
@@ -82,6 +82,21 @@ def setting(name: str, domain, default, help: str, *, flag: str | None = "") -> 
     """A setting (see the module docstring); ``flag`` None: no flag."""
     return Parameter(name, domain, default, help,
                      "--" + name.replace("_", "-") if flag == "" else flag)
+
+
+def _length_mix(label: str, value):
+    """A point's ``lengths`` as :class:`~twinnet.model.traffic.LengthMix` takes them:
+    ``[[lo, hi, weight], …]``, or None (every packet the longest)."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(row, (list, tuple)) and len(row) == 3 for row in value):
+        raise ValueError(f"{label} {value!r}: must be a list of [lo, hi, weight]")
+    try:
+        LengthMix([row[:2] for row in value], [row[2] for row in value])
+    except ValueError as error:
+        raise ValueError(f"{label} {value!r}: {error}") from None
+    return value
 
 
 #: Every setting, by name.
@@ -173,8 +188,9 @@ SETTINGS = _declare(
     setting("watchdog", Integer(1, None), 3000,
             "cycles without a flit moving before a deadlock is reported", flag=None),
     setting("chunk", Integer(1, None), 200, "cycles simulated between checks", flag=None),
-    setting("link_loads", Flag(), False, "count every link's load", flag=None),
-    setting("lengths", Text(lambda label, value: value, "[[1, 4, 1]]"), None,
+    setting("count_links", Flag(), False, "count every link's load (the result's link_loads)",
+            flag=None),
+    setting("lengths", Text(_length_mix, "[[1, 4, 1]]"), None,
             "the length mix as [[lo, hi, weight], …] (None: every packet the longest)",
             flag=None),
 )
@@ -211,7 +227,7 @@ class Point:
     drain_limit: int = default("drain_limit")
     watchdog: int = default("watchdog")
     chunk: int = default("chunk")
-    link_loads: bool = default("link_loads")
+    count_links: bool = default("count_links")
     broadcast_fraction: float = default("broadcast_fraction")
     lengths: list | None = default("lengths")
 

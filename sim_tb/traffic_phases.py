@@ -36,11 +36,12 @@ process; the settings there declare each key's default and range):
   stall burst and four packets' time at the slowest ejection are added to it);
 - ``chunk``: cycles per wait (no Python runs in between); the counters are read, and the
   watchdog looks, between chunks;
-- ``link_loads``: true to measure the load of every link (:func:`link_loads`): the network
-  must have been generated with its link counters (:mod:`twinnet.hdl.link_counter`), which
-  either driver reads (:meth:`HarnessDriver.link_counts`); the C++ program also counts flits and
-  heads where it copies each link between its models, and the point fails unless the two
-  agree on every link;
+- ``count_links``: true to measure the load of every link (the result's ``link_loads``,
+  :func:`link_loads`): the network must have been generated with its link counters
+  (:mod:`twinnet.hdl.link_counter`), which either driver reads
+  (:meth:`HarnessDriver.link_counts`); the C++ program also counts flits and heads where it
+  copies each link between its models, and the point fails unless the two agree on every
+  link;
 - ``broadcast_fraction`` (0 to 1; a network whose routers replicate broadcasts): the share of
   packets sent as broadcasts instead (see :mod:`twinnet.hdl.traffic`). The point then also
   waits for every copy, and fails unless the copies delivered are the broadcasts sent times
@@ -361,7 +362,7 @@ async def run_point(harness: "HarnessDriver", point: Point | dict,
     # A stall burst, or a packet trickling out of a slow sink, is not a deadlock.
     patience = point.watchdog + point.stall_bursts + round(4 * longest / point.eject_ready)
     watchdog = Watchdog(harness, patience, manifest)
-    if point.link_loads and (manifest.link_counters is None
+    if point.count_links and (manifest.link_counters is None
                              or harness.link_counts() is None):
         raise ValueError("link loads: the network was generated without its link counters "
                          "(generate_network(..., link_counters=True))")
@@ -421,12 +422,12 @@ async def _phases(harness: "HarnessDriver", point: Point, watchdog: "Watchdog",
     harness.set("enable", 1)
     await watchdog.cycles(point.warmup, chunk)
     stalls_before = harness.stalls()
-    links_before = snapshot(harness, point.link_loads)
+    links_before = snapshot(harness, point.count_links)
     harness.set("measure", 1)
     await watchdog.cycles(point.measure, chunk)
     harness.set("measure", 0)
     window = harness.read()
-    links_window = snapshot(harness, point.link_loads)
+    links_window = snapshot(harness, point.count_links)
     stalls = harness.stalls()
     if stalls is not None:
         stalls = {reason: count - stalls_before[reason] for reason, count in stalls.items()}
@@ -482,7 +483,7 @@ def _measured(harness: "HarnessDriver", point: Point, manifest: Manifest, mix: L
     window, values, terminals = run.window, run.values, manifest.pe_count
     errors = _errors(values, copies, point)
     hops, loads = harness.hops(), None
-    if point.link_loads:
+    if point.count_links:
         # Under all-pairs, every packet of the run; otherwise the measured cycles.
         start, end, cycles = ((None, snapshot(harness, True), values["now"] - 2)
                               if point.pattern == "all-pairs"

@@ -75,3 +75,18 @@ def test_a_point_holds_the_declared_defaults_and_checks_its_values():
         Point.from_dict({"eject_ready": 0.001})
     with pytest.raises(ValueError, match="point key 'packets': unknown"):
         Point.from_dict({"packets": 10})
+
+
+@pytest.mark.parametrize("lengths, message", [
+    ([[1, 4]], r"must be a list of \[lo, hi, weight\]"),
+    ("1-4", r"must be a list of \[lo, hi, weight\]"),
+    ([[0, 4, 1]], "packet length 0-4: must be a length of at least 1"),
+    ([[1, 2, -1]], "weight -1: must be a number of at least 0"),
+    ([[1, 1, 0], [2, 2, 0]], "the weights are all 0"),
+])
+def test_a_points_length_mix_is_checked_as_the_mix_checks_it(lengths, message):
+    assert Point.from_dict({"lengths": [[1, 4, 1], [6, 6, 0.5]]}).lengths == [[1, 4, 1],
+                                                                             [6, 6, 0.5]]
+    assert Point.from_dict({"lengths": None}).lengths is None
+    with pytest.raises(ValueError, match=f"^point lengths .*: {message}"):
+        Point.from_dict({"lengths": lengths})

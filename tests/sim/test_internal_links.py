@@ -33,7 +33,7 @@ def test_internal_link_packets_equal_the_brute_force_count(k, configuration, ver
     assert pes == 2 * k**3  # one PE per card, as the brute force walks
     case = f"internal-links-3dt-k{k}-{configuration}"
     point = {"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0, "measure": (pes - 1) * 32,
-             "link_loads": True}
+             "count_links": True}
     results = network_sim.simulate(
         network, verilator, BUILD / f"{case}-verilator",
         {network_sim.TRAFFIC_TEST: {"points": [point], "engine": "program"}},

@@ -154,7 +154,7 @@ def test_saturating_traffic_drains_with_the_bubble(kind, slow_tier):
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "tornado", "all-pairs")]
     pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 63 * 16,
-             "link_loads": slow_tier}
+             "count_links": slow_tier}
     results = traffic(f"{kind}8-bubble", network, points + others + [pairs] + soak)
     for point in results[:2]:
         assert point["packets"] == point["created"] > 0 and not point["errors"]

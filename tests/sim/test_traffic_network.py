@@ -200,7 +200,7 @@ def test_fat_tree_link_loads_and_a_short_soak_on_the_program(verilator):
     network = engines_network("fat-tree")
     pairs, soak = run(network, verilator, "ft-2x3-program",
                       [{"pattern": "all-pairs", "rate": 1 / 32, "warmup": 0,
-                        "measure": 31 * network.max_packet_length, "link_loads": True},
+                        "measure": 31 * network.max_packet_length, "count_links": True},
                        soak_point(1 / network.max_packet_length, 50_000)], "program")
     assert_link_packets(pairs["link_loads"], family_for(network), network,
                         network_sim.manifest_of(BUILD / "traffic-ft-2x3-program-verilator"))
@@ -236,7 +236,7 @@ def test_3dt_under_saturation_on_verilator(verilator):
         {"pattern": "tornado", "rate": 0.25, "warmup": 1000, "measure": 2000},
         *every_pattern(0.03, 500),
         {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16,
-         "link_loads": True},
+         "count_links": True},
         soak_point(1 / network.max_packet_length, 14_000)])
     for point in results[:2]:
         assert point["packets"] > 5000 and point["overflowed"] > 0
@@ -261,7 +261,7 @@ def test_3dt_link_counters_on_icarus(icarus):
                                       "mode": "bubble", "pipeline": PIPELINE})
     (pairs,) = run(network, icarus, "3dt-3x3x3-links", [
         {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 53 * 16,
-         "link_loads": True}])
+         "count_links": True}])
     assert pairs["packets"] == 54 * 53 and pairs["engine"] == "cocotb"
     assert_link_packets(pairs["link_loads"], family_for(network), network,
                         network_sim.manifest_of(BUILD / "traffic-3dt-3x3x3-links-icarus"))

@@ -107,7 +107,7 @@ def test_saturating_traffic_drains(escape, verilator):
     others = [{"pattern": pattern, "rate": 0.03, "warmup": 50, "measure": 500}
               for pattern in PATTERNS if pattern not in ("uniform", "all-pairs")]
     pairs = {"pattern": "all-pairs", "rate": 1 / 16, "warmup": 0, "measure": 31 * 16,
-             "link_loads": True}
+             "count_links": True}
     soak = soak_point(saturating["rate"], 24_000)
     build = BUILD / f"twisted-traffic-{escape}"
     results = network_sim.simulate(network, verilator, build,
