@@ -14,6 +14,7 @@ from ..header_route import HeaderRouteCompute
 from .stages import (
     FormalRouter,
     ObservedArbiter,
+    ObservedEjectionMerger,
     ObservedFlitBuffer,
     ObservedInputUnit,
     ObservedIslipAllocator,
@@ -301,6 +302,28 @@ class IslipPointerStill(FormalRouter):
     split_composition = StillPointerComposition
 
 
+class LowestLaneMerger(ObservedEjectionMerger):
+    """Starts the lowest lane with a packet at its front, not the one that got there first."""
+
+    def _next(self, arrived):
+        return onehot.lowest(self.waiting | arrived, self.lane_count)
+
+
+class UnlockedMerger(ObservedEjectionMerger):
+    """Forgets the lane whose packet is under way: it starts whichever comes next."""
+
+    def _chosen(self, arrived):
+        return self._next(arrived)
+
+
+class LanesOutOfOrder(FormalRouter):
+    ejection_merger = LowestLaneMerger
+
+
+class LanesInterleave(FormalRouter):
+    ejection_merger = UnlockedMerger
+
+
 @dataclass(frozen=True)
 class Mutant:
     """A named bug: ``router`` is the :class:`FormalRouter` subclass that has it, or
@@ -358,6 +381,12 @@ MUTANTS = {mutant.name: mutant for mutant in [
            "front one while two or more wait", router=BufferReadsAhead),
     Mutant("route-queue-clears", "a route queue clears each entry as it moves to the front",
            router=RouteQueueClears),
+    Mutant("lanes-out-of-order", "a PE port's ejection merger starts the lowest lane with a "
+           "packet at its front, not the one that got there first (2 lanes)",
+           router=LanesOutOfOrder, settings=(("ejection_lanes", 2),)),
+    Mutant("lanes-interleave", "a PE port's ejection merger forgets the lane whose packet is "
+           "under way and starts whichever comes next (2 lanes)", router=LanesInterleave,
+           settings=(("ejection_lanes", 2),)),
     Mutant("route-bubble-stuck", "the default router's route compute asks for room for two "
            "packets on every move", route=BubbleStuckRoute),
 ]}

@@ -13,6 +13,8 @@ is, in some run, the tracked one. Registers of the proof's own (``ghosts``) foll
 framing each buffer is written and read with, and the framing of each PE's stream.
 """
 
+import itertools
+
 from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data
 from amaranth.lib.wiring import In
@@ -79,6 +81,14 @@ PROPERTIES = [
              "every buffer gives back each flit unchanged, after the flits written before it "
              "and before those written after it; a flit read from an input VC leaves "
              "unchanged on the output its packet holds (or is drained, malformed)"),
+    Property("lanes_merged_whole",
+             "a PE port with several ejection lanes gives its PE whole packets of 1 to L "
+             "flits, each flit as its lane held it, one lane's packet at a time; the PE is "
+             "offered a flit whenever the lane whose packet is under way holds one or, with "
+             "none under way, any lane does"),
+    Property("lanes_merged_in_order",
+             "of the packets at the ejection lanes' fronts, the PE gets first the one whose "
+             "head reached its lane's front first (on a tie, the lower lane's)"),
     Property("credit_accounting", "each credit counter plus the flits downstream or on the "
              "link equals the buffer depth; each upstream credit count plus its buffer's "
              "level and the credits waiting to be returned equals the buffer depth (the split "
@@ -109,7 +119,8 @@ class RouterProof(Elaboratable):
     def __init__(self, router: FormalRouter, unit: str = "router", *, invariants: bool = True):
         self.router = router
         config = router.config
-        self.track = Signal(sum(config.vc_counts) + len(config.pe_ports), name="track")
+        ejection = sum(len(config.lanes_of(p)) for p in config.pe_ports)
+        self.track = Signal(sum(config.vc_counts) + ejection, name="track")
         left_out = frozenset() if invariants else frozenset(
             prop.name for prop in PROPERTIES if prop.invariant)
         self.properties = PropertySet(unit, PROPERTIES, left_out)
@@ -131,6 +142,7 @@ class RouterProof(Elaboratable):
         checks.allocation()
         checks.drops()
         checks.fairness()
+        checks.merged()
         return m
 
 
@@ -166,7 +178,9 @@ class _Checks:
         # Input VC i of the composition is VC v of port p.
         self.place = [(p, v) for p, count in enumerate(self.config.vc_counts)
                       for v in range(count)]
-        self.owns = [[comp.held[o] & comp.owner[o][i] for o in range(self.config.port_count)]
+        # Output o is port output_ports[o]: the ports, then PE ports' further ejection lanes.
+        self.output_ports = [p for p, _ in self.config.outputs]
+        self.owns = [[comp.held[o] & comp.owner[o][i] for o in range(len(self.output_ports))]
                      for i in range(len(self.flat))]
         self.upstream = {p: upstream(m, router, p) for p in self.config.link_ports}
         self.downstream = {o: downstream(m, router, o, packets=seen.outputs[o].slotted)
@@ -239,6 +253,27 @@ class _Checks:
                    & (reader.open == (reader.count != 0)) & (writer.open == (writer.count != 0))
                    & (writer.count < length) & (reader.count < length)
                    & (~reader.open | state.active))
+        heads = self._held_packets(fifo, layout, reader, writer.open, writer.count)
+        # The started packet's head, while still in the buffer, is the front flit; a route
+        # leaves its queue as its head is read (with L = 1, as its packet starts).
+        started_head = state.active & ~reader.open
+        self.check("router_state", ~started_head | (fifo.level != 0))
+        queued = heads - started_head if length == 1 else heads
+        self.check("router_state", queue.level == queued)
+        self.check("router_state", vc.port.head == queue.r_rdy)
+        # The split router's registers of "the front flit is a tail", "a flit of the packet
+        # was read" and "a last flit that is not its head leaves now".
+        front = data.View(layout, fifo.slots[0])
+        tail = state.active & vc.port.valid & front.last
+        self.check("router_state", (~fifo.r_rdy | (fifo.r_flag == front.last))
+                   & (state.begun == reader.open) & (state.ending == (tail & state.begun)))
+
+    def _held_packets(self, fifo, layout, reader, written_open, written_count):
+        """The flits ``fifo`` holds (of ``layout``) chain into packets of at most L flits (a
+        head exactly after a tail) from the ``reader``'s place in the front packet (a
+        :class:`_Ghost`) to the writer's in the last (its packet open, its flits so far);
+        returns the number of heads held."""
+        length = self.length
         closed, place = ~reader.open, reader.count  # before slot j
         heads = Const(0, 1)
         for j, slot in enumerate(fifo.slots):
@@ -254,20 +289,8 @@ class _Checks:
             place = Mux(here, Mux(entry.last, 0, at), place)
             heads = heads + (here & entry.first)
         # The last flit written is the last one held (or, with none held, the reader's).
-        self.check("router_state", (closed == ~writer.open) & (place == writer.count))
-        # The started packet's head, while still in the buffer, is the front flit; a route
-        # leaves its queue as its head is read (with L = 1, as its packet starts).
-        started_head = state.active & ~reader.open
-        self.check("router_state", ~started_head | (fifo.level != 0))
-        queued = heads - started_head if length == 1 else heads
-        self.check("router_state", queue.level == queued)
-        self.check("router_state", vc.port.head == queue.r_rdy)
-        # The split router's registers of "the front flit is a tail", "a flit of the packet
-        # was read" and "a last flit that is not its head leaves now".
-        front = data.View(layout, fifo.slots[0])
-        tail = state.active & vc.port.valid & front.last
-        self.check("router_state", (~fifo.r_rdy | (fifo.r_flag == front.last))
-                   & (state.begun == reader.open) & (state.ending == (tail & state.begun)))
+        self.check("router_state", (closed == ~written_open) & (place == written_count))
+        return heads
 
     def _queued_routes(self, queue, i: int) -> None:
         """Input VC ``i``'s route queue holds legal routes only, the front in its register and
@@ -397,8 +420,9 @@ class _Checks:
                                      & (sent.payload.last == tracked.last)
                                      & (sent.payload.abort == tracked.abort))
             self.check("flits_intact_in_order", ~leaving | crossed)
-        for o in self.config.pe_ports:
-            self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
+        for o, p in enumerate(self.output_ports):
+            if self.config.ports[p].is_pe:
+                self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
 
     def _follow(self, fifo, start, name: str):
         """Follow the flit written into ``fifo`` when ``start`` (and no flit is followed):
@@ -496,9 +520,12 @@ class _Checks:
     def outputs(self) -> None:
         """Credit counters against the downstream buffers; whole packets per output."""
         config, length = self.config, self.length
-        for o, port in enumerate(config.ports):
-            unit, depth = self.seen.outputs[o], port.buffer_depth
-            run = self._packets(o)
+        self.runs = []
+        for o, p in enumerate(self.output_ports):
+            port, unit = config.ports[p], self.seen.outputs[o]
+            depth = unit.depth
+            run, done = self._packets(o)
+            self.runs.append((run, done))
             holding = self.comp.holding[o]
             for w in range(port.output_vc_count):
                 spare = unit.spare[w]
@@ -508,7 +535,7 @@ class _Checks:
                     occupancy, on_link = eject.level, 0
                     self.check("downstream_never_overflows", ~(eject.w_en & ~eject.w_rdy))
                 else:
-                    link = self.router.port_out(o).flit
+                    link = self.router.port_out(p).flit
                     occupancy = self.downstream[o].occupancy[w]
                     on_link = link.valid & (link.payload.vc == w)
                     self.check("downstream_never_overflows", occupancy <= depth)
@@ -570,13 +597,13 @@ class _Checks:
                     for need, fit in zip((1, 2), fits)]
         free = ~unit.busy[w]
         self.check("room_offered", unit.free_one[w] == (free & fits[0]))
-        if self.config.ports[o].bubble:
+        if self.config.ports[self.output_ports[o]].bubble:
             self.check("room_offered", unit.free_two[w] == (free & fits[1]))
 
     def _packets(self, o: int):
         """Output ``o`` carries one packet of its owner per allocation, on the VC allocated:
         its head first, at most L flits, its tail last. Returns the flits sent on it since its
-        last allocation."""
+        last allocation and "its packet's tail has left"."""
         m, length, comp = self.m, self.length, self.comp
         vmax = self.config.max_vc_count
         sent = self.seen.outputs[o].flit
@@ -599,7 +626,8 @@ class _Checks:
                                     len(self.reader[0].count))
         read_open = self.owner_sum(o, [reader.open for reader in self.reader], 1)
         active = Cat(owner[i] & vc.state.active for i, vc in enumerate(self.flat))
-        vcs = (1 << self.config.output_vc_counts[o]) - 1
+        p = self.output_ports[o]
+        vcs = (1 << self.config.output_vc_counts[p]) - 1
         self.check("router_state", Mux(comp.held[o], ~done & (run == read_count)
                                        & (read_open == (run != 0)), done))
         self.check("router_state", ~comp.held[o] | (
@@ -616,28 +644,28 @@ class _Checks:
             self.check("router_state", comp.reopen[o] == (comp.held[o] & ending & ~tight))
         reading = Cat(owner[i] & vc.control.read for i, vc in enumerate(self.flat))
         self.check("flits_conserved", valid == (comp.held[o] & reading.any()))
-        if not self.config.ports[o].is_pe:
+        if not self.config.ports[p].is_pe:
             tag = Signal(range(max(2, vmax)), name=f"tag_{o}")
             m.d.sync += tag.eq(sum(Mux(holding[w], w, 0) for w in range(vmax)))
-            link = self.router.port_out(o).flit
+            link = self.router.port_out(p).flit
             self.check("whole_packets_per_output", ~link.valid | (link.payload.vc == tag))
-        return run
+        return run, done
 
     def allocation(self) -> None:
         """Grants: to an output and VC the route allows, with room downstream once the flit
         leaving on that VC now is counted."""
         comp, length = self.comp, self.length
         adaptive = self.router.adaptive_vcs
-        for o, port in enumerate(self.config.ports):
-            unit = self.seen.outputs[o]
+        for o, p in enumerate(self.output_ports):
+            port, unit = self.config.ports[p], self.seen.outputs[o]
             spare = unit.spare
             for i, vc in enumerate(self.flat):
                 granted, route, offer = comp.grants[o][i], vc.port.route, vc.control.chosen
-                escape = (route.port == o) & (offer & route.mask).any()
+                escape = (route.port == p) & (offer & route.mask).any()
                 allowed = escape
                 if adaptive:
                     grades = route.grade_1 | route.grade_2
-                    allowed = allowed | (grades[o] & (offer & adaptive).any())
+                    allowed = allowed | (grades[p] & (offer & adaptive).any())
                 self.check("route_honoured", ~granted | (~route.drop & allowed))
                 need = Mux(route.bubble & escape, 2 * length, length)
                 for w in range(self.config.max_vc_count):
@@ -675,22 +703,22 @@ class _Checks:
             return
         m, comp, ports = self.m, self.comp, self.config.port_count
         allocator = comp.allocator
-        for o in range(ports):
+        for o in range(len(self.output_ports)):
             port_first, port_ok = first_in_turn(m, allocator.port_arbiters[o], f"first_port_{o}")
             self.check("router_state", port_ok)
             grants = comp.grants[o]
             # Work-conserving: an open output some input VC asks for is granted, so the bound
             # below in grants to others is one in cycles in which the output is open.
-            asked = Cat(vc.request.to[o] for vc in self.flat).any()
+            asked = Cat(request[o] for request in allocator.requests).any()
             self.check("fair_allocation", ~(allocator.open[o] & asked) | grants.any())
-            for i, vc in enumerate(self.flat):
+            for i in range(len(self.flat)):
                 p, v = self.place[i]
                 count = self.config.vc_counts[p]
                 vc_first, vc_ok = first_in_turn(m, allocator.vc_arbiters[o][p],
                                                 f"first_vc_{o}_{i}")
                 self.check("router_state", vc_ok)
                 bound = ports * count - 1
-                asks, granted = vc.request.to[o], grants[i]
+                asks, granted = allocator.requests[i][o], grants[i]
                 wait = Signal(range(bound + 2), name=f"wait_{o}_{i}")
                 m.d.sync += wait.eq(Mux(asks & ~granted, wait + (grants.any() & ~granted), 0))
                 self.check("fair_allocation", wait <= bound)
@@ -712,18 +740,18 @@ class _Checks:
         allocator, inputs = comp.allocator, len(self.flat)
         single = not comp.stage.multiple_requests
         bounded = single or self.config.iterations == 1
-        for o in range(self.config.port_count):
+        for o in range(len(self.output_ports)):
             first, ok = first_of_mask(m, allocator.grant_pointers[o], inputs, f"first_{o}")
             self.check("router_state", ok)
             grants = comp.grants[o]
-            asks = [vc.request.to[o] for vc in self.flat]
+            asks = [request[o] for request in allocator.requests]
             turns = [turns_before(first, i, inputs) for i in range(inputs)]
             if single:
                 self.check("fair_allocation",
                            ~(allocator.open[o] & Cat(asks).any()) | grants.any())
             bound = inputs - 1
-            for i, vc in enumerate(self.flat):
-                alone = asks[i] & (vc.request.to == (1 << o))
+            for i in range(inputs):
+                alone = asks[i] & (allocator.requests[i] == (1 << o))
                 ahead = Cat(asks[j] & (turns[j] < turns[i]) for j in range(inputs) if j != i)
                 self.check("fair_allocation",
                            ~(allocator.open[o] & alone & ~ahead.any()) | grants[i])
@@ -734,6 +762,84 @@ class _Checks:
                                         wait + (grants.any() & ~grants[i]), 0))
                 self.check("fair_allocation", wait <= bound)
                 self.check("fair_allocation", wait + turns[i] <= bound)
+
+    def merged(self) -> None:
+        """Each PE port with several ejection lanes: its merger's stream to the PE."""
+        for p, merger in self.seen.mergers.items():
+            self._merged(p, self.config.lanes_of(p), merger)
+
+    def _merged(self, p: int, lanes, merger) -> None:
+        """PE port ``p``'s ``merger`` against ghosts of each lane's reading (its packet under
+        way) and of the PE's stream, and of the order in which the lanes' heads reached
+        their fronts; each lane's ejection buffer holds the packets its output was sent."""
+        m, length = self.m, self.length
+        out, count = self.router.port_out(p), len(lanes)
+        streams = [self.seen.outputs[o].port for o in lanes]
+        moves = Cat(stream.valid & stream.ready for stream in streams)
+        valids = Cat(stream.valid for stream in streams)
+        taken = out.valid & out.ready
+        readers = []
+        for k, (o, stream) in enumerate(zip(lanes, streams)):
+            reader = _Ghost(m, length, f"lane_read_{o}")
+            reader.step(moves[k], stream.payload.first, stream.payload.last)
+            readers.append(reader)
+            run, done = self.runs[o]
+            written = ~done & (run != 0)
+            self._held_packets(self.seen.outputs[o].eject, stream.payload.shape(), reader,
+                               written, Mux(written, run, 0))
+        under_way = Cat(reader.open for reader in readers)
+        pe = _Ghost(m, length, f"pe_out_{p}")
+        pe.step(taken, out.payload.first, out.payload.last)
+        place = pe.position(out.payload.first)
+        self.check("lanes_merged_whole", ~taken | (
+            (out.payload.first == ~pe.open) & (place <= length)
+            & ((place < length) | out.payload.last)))
+        self.check("lanes_merged_whole", ((moves & (moves - 1)) == 0) & (taken == moves.any()))
+        for k, stream in enumerate(streams):
+            others = Cat(under_way[j] for j in range(count) if j != k).any()
+            self.check("lanes_merged_whole", ~moves[k] | (
+                (out.payload.as_value() == stream.payload.as_value()) & ~others))
+        self.check("lanes_merged_whole", out.valid == Mux(under_way.any(),
+                                                          (under_way & valids).any(),
+                                                          valids.any()))
+        # The order the heads reached the lanes' fronts: ``seen`` (bit k: lane k's head has
+        # been at its front since an earlier cycle) and ``earlier[i, j]`` (i < j: lane i's
+        # head got there first; meaningful while both are seen).
+        fronts = Cat(stream.valid & stream.payload.first for stream in streams)
+        seen = Signal(count, name=f"lane_heads_seen_{p}")
+        m.d.sync += seen.eq(fronts & ~moves)
+        arriving = fronts & ~seen
+        earlier = {}
+        for i in range(count):
+            for j in range(i + 1, count):
+                bit = earlier[i, j] = Signal(name=f"lane_earlier_{p}_{i}_{j}")
+                with m.If(arriving[i] & arriving[j]):
+                    m.d.sync += bit.eq(1)
+                with m.Elif(arriving[j]):
+                    m.d.sync += bit.eq(seen[i])
+                with m.Elif(arriving[i]):
+                    m.d.sync += bit.eq(~seen[j])
+
+        def ahead(j: int, k: int):
+            """Lane j's head reached its front before lane k's (both there now)."""
+            order = earlier[j, k] if j < k else ~earlier[k, j]
+            return ((seen[j] & ~seen[k]) | (seen[j] & seen[k] & order)
+                    | (~seen[j] & ~seen[k] & (j < k)))
+
+        for k in range(count):
+            first = Cat(fronts[j] & ahead(j, k) for j in range(count) if j != k)
+            self.check("lanes_merged_in_order", ~(moves[k] & ~readers[k].open) | ~first.any())
+        # The merger's registers are the ghosts'.
+        self.check("router_state", ((under_way & (under_way - 1)) == 0)
+                   & (merger.streaming == under_way) & (pe.open == under_way.any())
+                   & (pe.count == sum(Mux(reader.open, reader.count, 0) for reader in readers)))
+        self.check("router_state", ((seen & ~fronts) == 0) & (merger.waiting == seen))
+        for (i, j), bit in earlier.items():
+            self.check("router_state", ~(seen[i] & seen[j]) | (merger.before[i, j] == bit))
+        # The heads seen are in one order: "got there first" is transitive.
+        for a, b, c in itertools.permutations(range(count), 3):
+            self.check("router_state", ~(seen[a] & seen[b] & seen[c] & ahead(a, b) & ahead(b, c))
+                       | ahead(a, c))
 
 
 def _wrap(index, depth: int):

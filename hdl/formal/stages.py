@@ -14,6 +14,7 @@ from amaranth.hdl import Fragment, Mux
 from ..arbiter import RoundRobinArbiter
 from ..flit_buffer import FlitBuffer
 from ..router import Router
+from ..router.ejection import EjectionMerger
 from ..router.input_unit import InputUnit
 from ..router.islip import IslipAllocator
 from ..router.output_unit import OutputUnit
@@ -213,16 +214,31 @@ class ObservedSplitComposition(SplitComposition):
         return self.grants, copy_take
 
 
+class ObservedEjectionMerger(EjectionMerger):
+    """An :class:`EjectionMerger` that hands itself to ``observer`` (its registers are
+    public: ``waiting``, ``streaming``, ``before``)."""
+
+    @classmethod
+    def check(cls, flit_width: int, lanes: int, *, observer):
+        return super().check(flit_width, lanes)
+
+    def __init__(self, flit_width: int, lanes: int, *, observer):
+        super().__init__(flit_width, lanes)
+        observer.append(self)
+
+
 @dataclass
 class Observed:
     """An elaborated :class:`FormalRouter`: its ``fragment``, its ``composition``
     (:class:`ObservedSplitComposition`), its ``inputs`` (:class:`ObservedInputUnit`, by
-    port) and ``outputs`` (:class:`ObservedOutputUnit`, by port)."""
+    port), ``outputs`` (:class:`ObservedOutputUnit`, by output: ports, then further ejection
+    lanes) and ``mergers`` (:class:`ObservedEjectionMerger`, by PE port with several lanes)."""
 
     fragment: Fragment
     composition: ObservedSplitComposition
     inputs: list
     outputs: list
+    mergers: dict
 
 
 class FormalRouter(Router):
@@ -230,14 +246,18 @@ class FormalRouter(Router):
 
     input_unit = ObservedInputUnit
     output_unit = ObservedOutputUnit
+    ejection_merger = ObservedEjectionMerger
     split_composition = ObservedSplitComposition
 
     def observe(self, platform) -> Observed:
         """Elaborate the router and return what its stages built."""
-        inputs, compositions = [], []
+        inputs, compositions, mergers = [], [], []
         self.input_unit = functools.partial(type(self).input_unit, observer=inputs)
         self.split_composition = functools.partial(type(self).split_composition,
                                                    observer=compositions)
+        self.ejection_merger = functools.partial(type(self).ejection_merger, observer=mergers)
         fragment = Fragment.get(self, platform)
         composition = compositions[0]
-        return Observed(fragment, composition, inputs, composition.outputs)
+        merged = [p for p in self.config.pe_ports if len(self.config.lanes_of(p)) > 1]
+        return Observed(fragment, composition, inputs, composition.outputs,
+                        dict(zip(merged, mergers, strict=True)))

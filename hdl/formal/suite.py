@@ -73,9 +73,6 @@ def check_size(target: Target) -> None:
     if config.pipeline != 3:
         raise ValueError(f"{name}: the proofs cover the split router (pipeline 3), not "
                          f"pipeline {config.pipeline}")
-    if config.ejection_lanes != 1:
-        raise ValueError(f"{name}: the proofs cover one ejection lane per PE port, not "
-                         f"{config.ejection_lanes}")
     if not 1 <= config.max_packet_length <= PROVE_LENGTH_LIMIT:
         raise ValueError(f"{name}: the longest packet must be 1 to {PROVE_LENGTH_LIMIT} flits "
                          f"to prove, not {config.max_packet_length}")

@@ -78,6 +78,7 @@ class Router(CheckedComponent):
 
     input_unit = InputUnit
     output_unit = OutputUnit
+    ejection_merger = EjectionMerger
     compact_composition = CompactComposition
     split_composition = SplitComposition
 
@@ -176,8 +177,8 @@ class Router(CheckedComponent):
             if len(lanes) == 1:
                 wiring.connect(m, wiring.flipped(self.port_out(p)), outputs[p].port)
                 continue
-            merger = m.submodules[f"ejection_{p}"] = EjectionMerger(config.flit_width,
-                                                                     len(lanes))
+            merger = m.submodules[f"ejection_{p}"] = self.ejection_merger(config.flit_width,
+                                                                          len(lanes))
             for k, o in enumerate(lanes):
                 wiring.connect(m, outputs[o].port, merger.lanes[k])
             wiring.connect(m, wiring.flipped(self.port_out(p)), merger.out)

@@ -29,6 +29,11 @@ class EjectionMerger(CheckedComponent):
         lanes: In(pe_out_signature).array(lanes) — the lanes' streams (the merger is their
             sink).
         out: Out(pe_out_signature) — the PE's stream.
+
+    Its registers, for the formal proofs to relate to the lanes: ``waiting`` (bit i: lane i's
+    packet has reached its front and not started), ``streaming`` (one-hot: the lane whose
+    packet is under way) and ``before[i, j]`` (i < j: lane i's packet reached its front
+    first; meaningful while both wait).
     """
 
     @classmethod
@@ -42,31 +47,20 @@ class EjectionMerger(CheckedComponent):
         self.flit_width, self.lane_count = flit_width, lanes
         stream = flit.pe_out_signature(flit_width)
         super().__init__({"lanes": In(stream).array(lanes), "out": Out(stream)})
+        self.waiting = Signal(lanes, name="waiting")
+        self.streaming = Signal(lanes, name="streaming")
+        self.before = {(i, j): Signal(name=f"before_{i}_{j}")
+                       for i in range(lanes) for j in range(i + 1, lanes)}
 
     def elaborate(self, platform):
         m = Module()
         count = self.lane_count
         heads = Cat(lane.valid & lane.payload.first for lane in self.lanes)
-        # ``waiting`` bit i: lane i's packet has reached its front and not started;
-        # ``before[i, j]`` (i < j): lane i's packet reached its front first.
-        waiting = Signal(count, name="waiting")
-        streaming = Signal(count, name="streaming")  # one-hot: the lane whose packet is passed
-        before = {(i, j): Signal(name=f"before_{i}_{j}")
-                  for i in range(count) for j in range(i + 1, count)}
+        waiting, streaming, before = self.waiting, self.streaming, self.before
         arrived = Signal(count, name="arrived")
         m.d.comb += arrived.eq(heads & ~waiting & ~streaming)
-
-        def older(i: int, j: int):
-            return before[i, j] if i < j else ~before[j, i]
-
-        # The oldest waiting packet; with none waiting, one that arrives now (the lowest lane).
-        oldest = Signal(count, name="oldest")
-        m.d.comb += oldest.eq(lowest(Cat(
-            waiting[i] & ~Cat(waiting[j] & older(j, i) for j in range(count) if j != i).any()
-            for i in range(count)), count))
         chosen = Signal(count, name="chosen")
-        m.d.comb += chosen.eq(Mux(streaming.any(), streaming,
-                                  Mux(waiting.any(), oldest, lowest(arrived, count))))
+        m.d.comb += chosen.eq(self._chosen(arrived))
         moved = self._pass(m, chosen)
         started = Mux(moved, chosen, 0)
         m.d.sync += [streaming.eq(Mux(moved & self.out.payload.last, 0,
@@ -80,6 +74,24 @@ class EjectionMerger(CheckedComponent):
             with m.Elif(arrived[i]):
                 m.d.sync += bit.eq(~waiting[j])
         return m
+
+    def _chosen(self, arrived):
+        """The lane passed now (one-hot): the one whose packet is under way, else
+        :meth:`_next`."""
+        return Mux(self.streaming.any(), self.streaming, self._next(arrived))
+
+    def _next(self, arrived):
+        """With no packet under way, the lane to start (one-hot): the oldest waiting packet,
+        with none waiting one that arrives now (the lowest lane)."""
+        count, waiting, before = self.lane_count, self.waiting, self.before
+
+        def older(i: int, j: int):
+            return before[i, j] if i < j else ~before[j, i]
+
+        oldest = lowest(Cat(
+            waiting[i] & ~Cat(waiting[j] & older(j, i) for j in range(count) if j != i).any()
+            for i in range(count)), count)
+        return Mux(waiting.any(), oldest, lowest(arrived, count))
 
     def _pass(self, m, chosen):
         """The ``chosen`` lane's flits onto the PE's stream; returns "a flit moves now"."""

@@ -41,6 +41,16 @@ def test_default_router_properties_are_proven(tmp_path):
     assert {v.verdict for v in verdicts} == {"proven"}, [v.to_dict() for v in verdicts]
 
 
+def test_ejection_lanes_and_their_merger_are_proven(tmp_path):
+    """With two ejection lanes the PE port is two outputs of the allocator and the crossbar,
+    and a merger joins them: every property proven, the merger's among them (whole packets,
+    one lane's at a time, in the order the heads reached the lanes)."""
+    verdicts = suite.prove_router(suite.lone_router(max_packet_length=2, ejection_lanes=2),
+                                  tmp_path)
+    assert {v.verdict for v in verdicts} == {"proven"}, [v.to_dict() for v in verdicts]
+    assert {"lanes_merged_whole", "lanes_merged_in_order"} <= {v.name for v in verdicts}
+
+
 @pytest.mark.slow
 def test_default_router_with_islip_is_proven(tmp_path):
     """The default router with a two-round iSLIP switch allocator: every property proven,
