@@ -74,7 +74,9 @@ def register(commands) -> None:
                         help="prove only this router kind of the network (default: all)")
     parser.add_argument("--mutant", choices=[*MUTANTS, "all"], metavar="NAME",
                         help="build the router with a known bug instead and show which "
-                             "property fails: " + ", ".join(MUTANTS) + " or all")
+                             "property fails: " + ", ".join(MUTANTS) + " or all (those "
+                             "that apply: the broadcast ones need a routing that broadcasts, "
+                             "e.g. king --broadcast; the route ones the default router)")
     parser.add_argument("--bmc-depth", type=parse.integer, default=BMC_DEPTH, metavar="N",
                         help="where induction does not close, search for a counterexample by "
                              f"bounded model checking to N steps, {ROUTER_DEPTH + 1} to "
@@ -163,7 +165,7 @@ def targets_from_args(args) -> tuple[str, list]:
         kinds = {args.router_kind: kinds[args.router_kind]}
     return network.name, [Target(name, router.config,
                                  lambda config, port, router=router: router.route_computes[port],
-                                 spec)
+                                 spec, broadcast=router.broadcast_vc is not None)
                           for name, router in kinds.items()]
 
 
@@ -175,7 +177,18 @@ def run(args) -> Report:
     bmc_depth = checks.check_int("--bmc-depth", args.bmc_depth, minimum=suite.ROUTER_DEPTH + 1,
                                  maximum=MAX_BMC_DEPTH)
     name, targets = targets_from_args(args)
-    mutants = list(MUTANTS) if args.mutant == "all" else [args.mutant] if args.mutant else []
+    mutants = [args.mutant] if args.mutant not in (None, "all") else []
+    if args.mutant == "all":  # those that apply to every router proven
+        mutants = [mutant for mutant in MUTANTS
+                   if all(suite.applies(target, mutant) for target in targets)]
+    for target in targets:
+        for mutant in mutants:
+            if not suite.applies(target, mutant):
+                needs = (("a routing that broadcasts (e.g. king --broadcast)", "routing")
+                         if MUTANTS[mutant].broadcast else ("the default router",
+                                                            "route compute"))
+                raise UsageError(f"--mutant {mutant}: needs {needs[0]}; {target.name} has "
+                                 f"another {needs[1]}")
     sizes = []
     if args.preset is not None or args.toml is not None:
         # A preset's own buffers and packets may be too large to prove: its routers are

@@ -42,10 +42,6 @@ class KingFamily(Family):
     analyses = ("twinnet.cli.analyze_king",)
     modules = ("twinnet.model.king", "twinnet.model.king_network", "twinnet.hdl.king_route")
 
-    def specification(self, config):
-        """None for routers that replicate broadcasts (the proofs do not cover them yet)."""
-        return None if config.broadcast else super().specification(config)
-
     def layout(self, config, netlist) -> dict[str, drawing.Box]:
         """The nodes on their grid (labels ``x,y``)."""
         side = config.topology.side

@@ -168,6 +168,10 @@ class KingRouteCompute(RouteCompute):
         network = self.network
         here, there = self.node_static, self.header
         bad, bad_pe = self._bad_destination()
+        copy_vc = Const(0, 1)  # a link's broadcast VC, which carries copies and nothing else
+        if network.broadcast and not is_pe(self.ports[self.port_index]):
+            copy_vc = self.in_vc == network.broadcast_vc
+            bad = bad | copy_vc
         dx, dy = self._offsets(m, here, there)
         wanted, arrived = self._move(m, dx, dy)
 
@@ -190,7 +194,7 @@ class KingRouteCompute(RouteCompute):
             self._grades(m, here, there, dx, dy, local, bad)
         self._escape(m, here, wanted, arrived, local)
         if network.broadcast:
-            self._broadcast(m, here, there, local, pe_port, bad_pe)
+            self._broadcast(m, here, there, local, pe_port, bad_pe, copy_vc)
         return m
 
     def _bad_destination(self):
@@ -289,7 +293,8 @@ class KingRouteCompute(RouteCompute):
         drive_escape(m, self, network.escape if topology.wrap else "none", to_link=~arrived,
                      straight=straight, wrapped=wrapped)
 
-    def _broadcast(self, m: Module, here, there, local: dict, pe_port, bad_pe) -> None:
+    def _broadcast(self, m: Module, here, there, local: dict, pe_port, bad_pe,
+                   copy_vc) -> None:
         """Drive the broadcast outputs (002 §3.3.4; :func:`twinnet.model.king.broadcast_sends`).
 
         At a PE port (the source): a copy through every link, TTL the source's reach
@@ -298,7 +303,9 @@ class KingRouteCompute(RouteCompute):
         ``pe``, its TTL drops by one (on an even-sided torus by two on its first hop, still
         holding ``s/2``, when it heads in a negative x or y direction: the source's lower TTL of
         the even-side rule) and, while positive, it goes on straight and, after an orthogonal
-        hop, onto the two diagonals beside it, which enter their rings.
+        hop, onto the two diagonals beside it, which enter their rings. At a link port a copy
+        that did not come on the broadcast VC (``copy_vc``) is malformed, as is a unicast
+        packet that did.
         """
         network, topology = self.network, self.network.topology
         side = topology.side
@@ -331,7 +338,7 @@ class KingRouteCompute(RouteCompute):
                 m.d.comb += spend.eq(1)
             onward = Signal(name="onward")
             m.d.comb += [onward.eq(ttl > spend), ttl_out.eq(Mux(onward, ttl - spend, 0))]
-            malformed = malformed | (ttl < spend)
+            malformed = malformed | (ttl < spend) | ~copy_vc
             targets = Mux(bad_pe, 0, 1 << pe_port)
             sides = SIDE_DIAGONALS.get(travel, ())
             for label in (travel, *sides):

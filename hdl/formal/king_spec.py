@@ -10,8 +10,9 @@ grades of hop-by-hop and 2S hop-by-hop routing.
   names. Under adaptive routing the escape VCs take the kind's deterministic move.
 - The escape scheme (:mod:`twinnet.hdl.ring_escape`, :mod:`twinnet.model.king_network`; tori
   only, a mesh takes ``none``): a packet arriving on input ``q`` travels toward
-  ``opposite(q)`` and goes straight on when its escape move leaves that way *and* it arrived
-  on an escape VC (from an adaptive VC every escape move enters the escape ring); the hop that
+  ``opposite(q)`` and goes straight on when its escape move leaves that way *and*, under
+  adaptive routing, it arrived on an escape VC (from an adaptive VC every escape move enters
+  the escape ring; without adaptive routing the only other VC is broadcasts'); the hop that
   brought it wrapped when it crossed its ring's dateline (the wrap in x of the x, z and t
   rings, in y of the y rings). ``bubble``: escape VC 0, the bubble flag on every link move
   that does not go straight on; ``dateline``: escape VC 1 when going straight on after VC 1
@@ -24,7 +25,7 @@ grades of hop-by-hop and 2S hop-by-hop routing.
   that port's direction, else grade 2; with ``ties`` ``both``, grade 1 also when the record of
   the offset that goes the other way round a ring at an axis offset of exactly half the side
   has hops in that direction. The adaptive VCs are every VC of a link above the
-  escape's (one, or two with the dateline).
+  escape's (one, or two with the dateline), but the broadcast VC.
 
 Malformed: a destination coordinate ``>= side``, a PE ``>= pe_ports``, or a move toward a port
 the router lacks (a mesh border).
@@ -32,13 +33,27 @@ the router lacks (a mesh border).
 DT with pseudo-random ties (``ties`` ``lfsr``): which of the shortest images the move follows
 comes from an LFSR, not from the inputs, so the specification is a relation: the port taken
 must be the first move of some shortest image's record (002 Alg. 1 takes any), and the VC and
-bubble flag are the escape scheme's for the port taken. Not specified: broadcast (the routers
-that replicate are not proven).
+bubble flag are the escape scheme's for the port taken.
+
+Broadcast (002 §3.3.4, with the project's rule for even-sided tori): a broadcast header (its
+``broadcast`` flag) ignores ``x`` and ``y``. From the PE port (the source) a copy leaves
+through every link the router has, each entering a ring on a torus, with the TTL the source's
+reach: ``⌊s/2⌋`` on a torus, ``max(x, s-1-x, y, s-1-y)`` on a mesh. From a link, a copy
+travels on in the direction it came (away from its input): the router consumes it (a copy to
+the PE the header names), takes one from its TTL and, while the TTL stays positive, sends it
+on straight and, after an orthogonal hop, also onto the two diagonals that share that hop's
+direction (which enter their rings on a torus); a copy that arrives with no TTL left is
+malformed. On a torus of even side a copy heading in a negative x or y direction (x−, y− and
+the three diagonals with a negative component) starts with one TTL fewer than the others
+(else the copies meet at distance ``s/2``): it still carries ``s/2`` on its first hop and
+spends two there. A PE the router lacks is malformed. A link's highest VC (the broadcast VC)
+carries copies and nothing else: a copy arriving on another VC, or a packet that is not one
+arriving on it, is malformed.
 """
 
 from amaranth.hdl import Cat, Const, Mux, Signal, signed
 
-from .spec_common import ExpectedRoute, ahead, named, ring
+from .spec_common import ExpectedCopies, ExpectedRoute, ahead, named, ring
 
 #: The link directions of 002 §2: x, y, z and t, each with a + and a - port.
 DIRECTIONS = {"x": (1, 0), "y": (0, 1), "z": (1, 1), "t": (-1, 1)}
@@ -146,7 +161,9 @@ def _escape(rc, taken: dict, arrived):
     straight = wrapped = Const(0, 1)
     if not in_label.startswith("pe"):
         travel = in_label[0] + ("-" if in_label[1] == "+" else "+")
-        straight = taken[travel] & on_escape_vc(rc, escape)
+        straight = taken[travel]
+        if network.adaptive:  # from an adaptive VC every escape move enters the ring
+            straight = straight & on_escape_vc(rc, escape)
         vx, vy = vector(travel)
         coordinate, step = (rc.node_static.y, vy) if travel[0] == "y" else (rc.node_static.x, vx)
         wrapped = coordinate == (0 if step > 0 else topology.side - 1)
@@ -287,6 +304,9 @@ def king_spec(m, rc, in_port: int) -> ExpectedRoute:
     malformed = (there.x >= side) | (there.y >= side)
     if network.pe_width:
         malformed = malformed | (there.pe >= network.pe_ports)
+    link = rc.ports[in_port] in LABELS
+    copy_vc = (rc.in_vc == network.broadcast_vc) if network.broadcast and link else Const(0, 1)
+    malformed = malformed | copy_vc
     local = {label: index for index, label in enumerate(rc.ports)}
     pes = [local[f"pe{k}"] for k in range(network.pe_ports)]
     pe_port = Const(pes[0], range(max(2, len(rc.ports))))
@@ -311,10 +331,61 @@ def king_spec(m, rc, in_port: int) -> ExpectedRoute:
             taken[label] & moves[label] for label in LABELS).any()
         port = None
     mask, bubble = _escape(rc, taken, arrived)
+    copies = _copies(m, rc, local, pe_port, copy_vc) if network.broadcast else None
     if not network.adaptive:
-        return ExpectedRoute(port, mask, bubble, malformed, assumptions, allowed=allowed)
-    links = max(rc.config.vc_counts)
+        return ExpectedRoute(port, mask, bubble, malformed, assumptions, allowed=allowed,
+                             copies=copies)
+    links = max(rc.config.vc_counts) - int(network.broadcast)  # but the broadcast VC
     escapes = escape_vcs(network.escape if network.topology.wrap else "none")
     adaptive_vcs = ((1 << links) - 1) & ~((1 << escapes) - 1)
     return ExpectedRoute(port, mask, bubble, malformed, assumptions, allowed=allowed,
-                         grades=_grades(m, rc, offset), adaptive_vcs=adaptive_vcs)
+                         grades=_grades(m, rc, offset), adaptive_vcs=adaptive_vcs,
+                         copies=copies)
+
+
+def _copies(m, rc, local: dict, pe_port, copy_vc) -> ExpectedCopies:
+    """A broadcast's copies at input ``rc.port_index`` (module docstring)."""
+    network = rc.network
+    wrap, side = network.topology.wrap, network.topology.side
+    here, there = rc.node_static, rc.header
+    links = [label for label in LABELS if label in local]
+    bad_pe = (there.pe >= network.pe_ports) if network.pe_width else Const(0, 1)
+    ttl = there.ttl
+    width = len(rc.targets)
+    ttl_out = Signal.like(ttl, name=f"spec_ttl_out_{rc.port_index}")
+    came = rc.ports[rc.port_index]
+    if came not in LABELS:  # the source
+        targets = enter = Const(sum(1 << local[label] for label in links), width)
+        if not wrap:
+            enter = Const(0, width)
+            reach = [here.x, side - 1 - here.x, here.y, side - 1 - here.y]
+            most = reach[0]
+            for value in reach[1:]:
+                most = Mux(value > most, value, most)
+            m.d.comb += ttl_out.eq(most)
+        else:
+            m.d.comb += ttl_out.eq(side // 2)
+        malformed = bad_pe
+    else:
+        # Away from the input: the opposite of the port it came in by.
+        vx, vy = vector(came)
+        travel = next(label for label in LABELS if vector(label) == (-vx, -vy))
+        tx, ty = -vx, -vy
+        negative = min(tx, ty) < 0
+        spend = Const(1, 2)
+        if wrap and side % 2 == 0 and negative:
+            spend = Mux(ttl == side // 2, 2, 1)
+        onward = ttl > spend
+        m.d.comb += ttl_out.eq(Mux(onward, ttl - spend, 0))
+        malformed = bad_pe | (ttl < spend) | ~copy_vc
+        # After an orthogonal hop, the diagonals that share its direction.
+        beside = [label for label in links if 0 not in vector(label) and (
+            (ty == 0 and vector(label)[0] == tx) or (tx == 0 and vector(label)[1] == ty))]
+        onward_ports = [label for label in (travel, *beside) if label in local]
+        targets = Mux(bad_pe, 0, Const(1, width) << pe_port) | Mux(
+            onward, sum(1 << local[label] for label in onward_ports), 0)
+        enter = Mux(onward, sum(1 << local[label] for label in beside), 0) if wrap \
+            else Const(0, width)
+    header_out = Signal.like(rc.header_out, name=f"spec_header_out_{rc.port_index}")
+    m.d.comb += [header_out.eq(there), header_out.ttl.eq(ttl_out)]
+    return ExpectedCopies(there.broadcast, malformed, targets, enter, header_out)

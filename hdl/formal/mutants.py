@@ -302,6 +302,23 @@ class IslipPointerStill(FormalRouter):
     split_composition = StillPointerComposition
 
 
+class LostCopyComposition(ObservedSplitComposition):
+    """A broadcast does not take its lowest-numbered target: that copy is never sent."""
+
+    def copy_allocation(self, requests):
+        take = super().copy_allocation(requests)
+        return take & ~onehot.lowest(take, len(take))
+
+
+class ExtraCopyComposition(ObservedSplitComposition):
+    """A broadcast also takes the output after its lowest-numbered target: a copy goes where
+    none belongs (a node beyond it gets the broadcast twice)."""
+
+    def copy_allocation(self, requests):
+        take = super().copy_allocation(requests)
+        return take | (onehot.lowest(take, len(take)) << 1)[:len(take)]
+
+
 class LowestLaneMerger(ObservedEjectionMerger):
     """Starts the lowest lane with a packet at its front, not the one that got there first."""
 
@@ -314,6 +331,14 @@ class UnlockedMerger(ObservedEjectionMerger):
 
     def _chosen(self, arrived):
         return self._next(arrived)
+
+
+class BroadcastCopyLost(FormalRouter):
+    split_composition = LostCopyComposition
+
+
+class BroadcastCopyExtra(FormalRouter):
+    split_composition = ExtraCopyComposition
 
 
 class LanesOutOfOrder(FormalRouter):
@@ -338,6 +363,9 @@ class Mutant:
     invariants: bool = True
     #: Router settings the bug needs (e.g. the iSLIP allocator), over the target's.
     settings: tuple = ()
+    #: The bug lives in broadcast replication: it needs a routing that broadcasts (e.g.
+    #: ``twinnet prove king --broadcast``).
+    broadcast: bool = False
 
 
 #: The mutants by name.
@@ -387,6 +415,11 @@ MUTANTS = {mutant.name: mutant for mutant in [
     Mutant("lanes-interleave", "a PE port's ejection merger forgets the lane whose packet is "
            "under way and starts whichever comes next (2 lanes)", router=LanesInterleave,
            settings=(("ejection_lanes", 2),)),
+    Mutant("broadcast-copy-lost", "a broadcast does not take its lowest-numbered target: "
+           "that copy is never sent", router=BroadcastCopyLost, broadcast=True),
+    Mutant("broadcast-copy-extra", "a broadcast also takes the output after its "
+           "lowest-numbered target: a node beyond it gets the broadcast twice",
+           router=BroadcastCopyExtra, broadcast=True),
     Mutant("route-bubble-stuck", "the default router's route compute asks for room for two "
            "packets on every move", route=BubbleStuckRoute),
 ]}

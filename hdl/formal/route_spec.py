@@ -33,6 +33,11 @@ PROPERTIES = [Property("route_compute_matches_spec",
                        "gives one of the output ports it allows, with the VC mask and bubble "
                        "flag it gives for that port (a routing that chooses among several "
                        "ports by state, e.g. an LFSR)"),
+              Property("route_copies_match_spec",
+                       "for every header, input VC and node, each input port's route compute "
+                       "tells broadcasts as the specification does and, for a broadcast, flags "
+                       "the same ones malformed and otherwise gives the outputs of its copies, "
+                       "the rings they enter and the route fields they carry on (the TTL)"),
               Property("route_grades_match_spec",
                        "for every header, input VC and node, each input port's adaptive route "
                        "compute offers, for every header not malformed, the grade-1 and "
@@ -83,8 +88,11 @@ class RouteComputeProof(Elaboratable):
             # Named, so that a counterexample trace shows what the specification says.
             malformed = Signal(name=f"expected_malformed_{p}")
             m.d.comb += malformed.eq(expected.malformed)
+            unicast = Const(1, 1)
+            if expected.copies is not None:
+                unicast = ~self._check_copies(m, rc, p, expected.copies)
             if rc.adaptive_vcs:
-                self._check_grades(m, rc, p, expected, malformed)
+                self._check_grades(m, rc, p, expected, malformed | ~unicast)
             if expected.port is None:
                 port_ok = Signal(name=f"expected_port_allowed_{p}")
                 m.d.comb += port_ok.eq(expected.allowed)
@@ -93,22 +101,40 @@ class RouteComputeProof(Elaboratable):
                 m.d.comb += port.eq(expected.port)
                 port_ok = rc.out_port == port
             if expected.mask is None:
-                self.properties.check(m, "route_port_matches_spec", (
+                self.properties.check(m, "route_port_matches_spec", ~unicast | (
                     (rc.malformed == malformed) & (malformed | port_ok)))
                 continue
             mask = Signal.like(rc.vc_mask, name=f"expected_mask_{p}")
             bubble = Signal(name=f"expected_bubble_{p}")
             m.d.comb += [mask.eq(expected.mask), bubble.eq(expected.bubble)]
-            result = (rc.malformed == malformed) & (malformed | (
-                port_ok & (rc.vc_mask == mask) & (rc.bubble == bubble)))
+            result = ~unicast | ((rc.malformed == malformed) & (malformed | (
+                port_ok & (rc.vc_mask == mask) & (rc.bubble == bubble))))
             if expected.port is None:
                 self.properties.check(m, "route_compute_within_spec", result)
             else:
                 self.properties.check(m, "route_compute_matches_spec", result)
         return m
 
-    def _check_grades(self, m, rc, p: int, expected, malformed) -> None:
-        """``route_grades_match_spec`` for the adaptive route compute ``rc`` of port ``p``."""
+    def _check_copies(self, m, rc, p: int, copies):
+        """``route_copies_match_spec`` for the route compute ``rc`` of port ``p``; returns
+        "the header is a broadcast" by the specification."""
+        broadcast = Signal(name=f"expected_broadcast_{p}")
+        malformed = Signal(name=f"expected_copy_malformed_{p}")
+        targets = Signal.like(rc.targets, name=f"expected_targets_{p}")
+        enter = Signal.like(rc.enter, name=f"expected_enter_{p}")
+        header_out = Signal.like(rc.header_out, name=f"expected_header_out_{p}")
+        m.d.comb += [broadcast.eq(copies.broadcast), malformed.eq(copies.malformed),
+                     targets.eq(copies.targets), enter.eq(copies.enter),
+                     header_out.eq(copies.header_out)]
+        self.properties.check(m, "route_copies_match_spec", (rc.broadcast == broadcast) & (
+            ~broadcast | ((rc.malformed == malformed) & (malformed | (
+                (rc.targets == targets) & (rc.enter == enter)
+                & (rc.header_out.as_value() == header_out.as_value()))))))
+        return broadcast
+
+    def _check_grades(self, m, rc, p: int, expected, unchecked) -> None:
+        """``route_grades_match_spec`` for the adaptive route compute ``rc`` of port ``p``
+        (not where ``unchecked``: a malformed header or a broadcast)."""
         if expected.grades is None:
             raise ValueError(f"the specification of {type(rc).__name__} gives no grades for "
                              "an adaptive route compute")
@@ -118,4 +144,4 @@ class RouteComputeProof(Elaboratable):
         # The adaptive VCs are a parameter of the route compute, not an output: a constant.
         vcs = Const(int(rc.adaptive_vcs == expected.adaptive_vcs), 1)
         self.properties.check(m, "route_grades_match_spec", vcs & (
-            malformed | ((rc.grade_1 == grade_1) & (rc.grade_2 == grade_2))))
+            unchecked | ((rc.grade_1 == grade_1) & (rc.grade_2 == grade_2))))

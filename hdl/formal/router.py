@@ -81,6 +81,11 @@ PROPERTIES = [
              "every buffer gives back each flit unchanged, after the flits written before it "
              "and before those written after it; a flit read from an input VC leaves "
              "unchanged on the output its packet holds (or is drained, malformed)"),
+    Property("broadcast_copied",
+             "a broadcast is allocated at once every output its route names for a copy, open "
+             "ones only, with no unicast grant beside, and then holds exactly those, each on "
+             "its copy VC (its flits leave on all of them together: flits_conserved, "
+             "flits_intact_in_order)"),
     Property("lanes_merged_whole",
              "a PE port with several ejection lanes gives its PE whole packets of 1 to L "
              "flits, each flit as its lane held it, one lane's packet at a time; the PE is "
@@ -182,6 +187,12 @@ class _Checks:
         self.output_ports = [p for p, _ in self.config.outputs]
         self.owns = [[comp.held[o] & comp.owner[o][i] for o in range(len(self.output_ports))]
                      for i in range(len(self.flat))]
+        # Broadcast: per output, a broadcast takes it now; per output, a packet (a packet's
+        # copy) is allocated it now.
+        self.fanout = router.broadcast_vc is not None
+        self.copy_take = comp.copy_take if self.fanout else Const(0, len(self.output_ports))
+        self.taken = [comp.grants[o].any() | self.copy_take[o]
+                      for o in range(len(self.output_ports))]
         self.upstream = {p: upstream(m, router, p) for p in self.config.link_ports}
         self.downstream = {o: downstream(m, router, o, packets=seen.outputs[o].slotted)
                            for o in self.config.link_ports}
@@ -224,7 +235,8 @@ class _Checks:
             self._queued_routes(queue, i)
             self._contents(i, fifo, queue)
             owned = Cat(self.owns[i])
-            self.check("router_state", (owned & (owned - 1)) == 0)
+            copies = Cat(own & copying for own, copying in zip(self.owns[i], self.comp.copying))
+            self.check("router_state", ((owned & (owned - 1)) == 0) | (owned == copies))
             self.check("flits_conserved", ~vc.control.read | owned.any() | self.draining[i])
         self._credits_back()
 
@@ -344,7 +356,8 @@ class _Checks:
             one = (writes & (writes - 1)) == 0
             self.check("pe_framing_checked", one & (~waiting | ~taken))
             self.check("pe_framing_checked", ~kept | (
-                writes.any() & (wrote.data == flit.data) & (wrote.first == flit.first)
+                writes.any() & (wrote.data == self.carried(unit, flit.data, flit.first))
+                & (wrote.first == flit.first)
                 & (wrote.last == (flit.last | long)) & (wrote.abort == long)))
             self.check("pe_framing_checked", ~(stray | (taken & dropping & ~flit.first))
                        | ~writes.any())
@@ -352,7 +365,7 @@ class _Checks:
                 writes.any() & wrote.last & wrote.abort & ~wrote.first
                 & (vc_of == state.packet_vc)))
             self.check("pe_framing_checked", ~(waiting & writes.any()) | (
-                (wrote.data == held.data) & wrote.first & ~wrote.abort
+                (wrote.data == self.carried(unit, held.data, 1)) & wrote.first & ~wrote.abort
                 & (wrote.last == held.last)))
             self.check("pe_framing_checked", waiting | taken | ~writes.any())
             # The ghost moves with the flits the PE sends; a waiting head counts when it is
@@ -405,21 +418,21 @@ class _Checks:
 
     def buffers(self, track) -> None:
         """Every flit buffer gives back what was written, in order (:meth:`_follow`); a flit
-        read from an input VC crosses to the output its packet holds, unchanged."""
+        read from an input VC crosses to the output its packet holds (to each output a
+        broadcast's copies hold), unchanged."""
         starts = iter(track)
         layout = self.router.stage.flit_layout
         for i, (p, v) in enumerate(self.place):
             leaving, value = self._follow(self.seen.inputs[p].buffers[v], next(starts), f"{i}")
             tracked = data.View(layout, value)
-            crossed = self.draining[i]
+            crossed = Cat(self.owns[i]).any()
             for o, unit in enumerate(self.seen.outputs):
                 sent = unit.flit
-                crossed = crossed | (self.owns[i][o] & sent.valid
-                                     & (sent.payload.data == tracked.data)
-                                     & (sent.payload.first == tracked.first)
-                                     & (sent.payload.last == tracked.last)
-                                     & (sent.payload.abort == tracked.abort))
-            self.check("flits_intact_in_order", ~leaving | crossed)
+                crossed = crossed & (~self.owns[i][o] | (
+                    sent.valid & (sent.payload.data == tracked.data)
+                    & (sent.payload.first == tracked.first) & (sent.payload.last == tracked.last)
+                    & (sent.payload.abort == tracked.abort)))
+            self.check("flits_intact_in_order", ~leaving | self.draining[i] | crossed)
         for o, p in enumerate(self.output_ports):
             if self.config.ports[p].is_pe:
                 self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
@@ -467,7 +480,8 @@ class _Checks:
                 self.check("flits_conserved", sent == fifo.w_en)
                 written, arrived = data.View(layout, fifo.w_data), link.flit.payload
                 self.check("flits_conserved", ~sent | (
-                    (written.data == arrived.data) & (written.first == arrived.first)
+                    (written.data == self.carried(unit, arrived.data, arrived.first))
+                    & (written.first == arrived.first)
                     & (written.last == arrived.last) & (written.abort == arrived.abort)))
         for p in config.pe_ports:
             stream = self.router.port_in(p)
@@ -476,10 +490,25 @@ class _Checks:
             self.check("flits_conserved", ~written.any() | (stream.valid & stream.ready)
                        | state.pending)
 
+    def carried(self, unit, value, first):
+        """Flit data ``value`` as input ``unit`` writes it: with broadcast, a broadcast's head
+        (``first``) carries its route compute's rewritten route fields (``header_out``, e.g.
+        the TTL less one) on; anything else unchanged."""
+        if not self.fanout:
+            return value
+        rc = unit.route_compute
+        carried = Signal(len(value), name=f"carried_{unit.port_index}")
+        self.m.d.comb += carried.eq(value)
+        with self.m.If(first & rc.broadcast):
+            self.m.d.comb += data.View(self.router.stage.head_layout, carried).route.eq(
+                rc.header_out)
+        return carried
+
     def legal(self, route):
         """``route`` is one the input unit stores: a packet that is not dropped has an output
         of the router, VCs of that output (escape VCs under adaptive routing) and a bubble
-        only toward a bubble port; the per-output masks say the same."""
+        only toward a bubble port, or, a broadcast, some outputs for its copies, entering a
+        ring only at bubble ports; the per-output masks say the same."""
         config, stage = self.config, self.router.stage
         ports = config.port_count
         vcs = [(1 << count) - 1 for count in config.output_vc_counts]
@@ -488,10 +517,12 @@ class _Checks:
         for o in range(ports):
             fits = fits | ((route.port == o) & (route.mask != 0) & ((route.mask & ~vcs[o]) == 0)
                            & (~route.bubble | bool(bubbles >> o & 1)))
-        legal = route.drop | fits
         if self.router.adaptive_vcs:
             # Adaptive routing: the escape move names escape VCs only.
-            legal = legal & (route.drop | ((route.mask & self.router.adaptive_vcs) == 0))
+            fits = fits & ((route.mask & self.router.adaptive_vcs) == 0)
+        if self.fanout:
+            fits = Mux(route.multi, (route.targets != 0) & ((route.enter & ~bubbles) == 0), fits)
+        legal = route.drop | fits
         if stage.per_output_route:
             for o in range(ports):
                 here = (route.port == o) & ~route.drop
@@ -502,12 +533,16 @@ class _Checks:
     def computed(self, unit, route):
         """``route`` (written with a head flit) is what ``unit``'s route compute gave for it:
         a malformed header is dropped, and a packet that is not dropped keeps the output, the
-        bubble flag, the grades and VCs among those of the route compute."""
+        bubble flag, the grades and VCs among those of the route compute, or, a broadcast, its
+        copies' outputs and the rings they enter."""
         rc = unit.route_compute
         same = ((route.port == rc.out_port) & ((route.mask & ~rc.vc_mask) == 0)
                 & (route.bubble == rc.bubble))
         if self.router.adaptive_vcs:
             same = same & (route.grade_1 == rc.grade_1) & (route.grade_2 == rc.grade_2)
+        if self.fanout:
+            copies = (route.targets == rc.targets) & (route.enter == rc.enter)
+            same = (route.multi == rc.broadcast) & Mux(rc.broadcast, copies, same)
         return (~rc.malformed | route.drop) & (route.drop | same)
 
     def owner_sum(self, o: int, values: list, width: int):
@@ -608,7 +643,7 @@ class _Checks:
         vmax = self.config.max_vc_count
         sent = self.seen.outputs[o].flit
         valid = sent.valid
-        granted = comp.grants[o].any()
+        granted = self.taken[o]
         run = Signal(range(length + 1), name=f"run_{o}")  # flits since the allocation
         done = Signal(init=1, name=f"done_{o}")  # the packet's tail has left
         with m.If(granted):
@@ -666,6 +701,8 @@ class _Checks:
                 if adaptive:
                     grades = route.grade_1 | route.grade_2
                     allowed = allowed | (grades[p] & (offer & adaptive).any())
+                if self.fanout:
+                    allowed = allowed & ~route.multi
                 self.check("route_honoured", ~granted | (~route.drop & allowed))
                 need = Mux(route.bubble & escape, 2 * length, length)
                 for w in range(self.config.max_vc_count):
@@ -675,6 +712,34 @@ class _Checks:
                     else:
                         room = Const(0, 1)
                     self.check("allocation_has_room", ~(granted & offer[w]) | room)
+                if self.fanout:
+                    # A copy takes the output's copy VC, with room for two packets where it
+                    # enters a ring.
+                    w = comp.free.copy_vc[o]
+                    leaving = unit.flit.valid & (unit.flit.payload.vc == w)
+                    need = Mux(route.enter[p], 2 * length, length)
+                    self.check("allocation_has_room", ~(vc.control.copy_grant & route.targets[p])
+                               | (spare[w] >= need + leaving))
+        if self.fanout:
+            self._copies()
+
+    def _copies(self) -> None:
+        """A broadcast is allocated every output its route names for a copy at once, open
+        ones only, and then holds exactly those, each on its copy VC."""
+        m, comp = self.m, self.comp
+        outputs = len(self.output_ports)
+        for i, vc in enumerate(self.flat):
+            copy, route = vc.control.copy_grant, vc.port.route
+            self.check("broadcast_copied", ~copy | (route.multi & ~route.drop & vc.control.ready
+                                                   & ~(route.targets & ~comp.avail).any()
+                                                   & ~Cat(comp.grants[o][i]
+                                                          for o in range(outputs)).any()))
+            copied = Signal(name=f"copied_{i}")
+            targets = Signal(outputs, name=f"copy_targets_{i}")
+            m.d.sync += [copied.eq(copy), targets.eq(route.targets)]
+            owned = Cat(self.owns[i])
+            copies = Cat(own & copying for own, copying in zip(self.owns[i], comp.copying))
+            self.check("broadcast_copied", ~copied | ((owned == targets) & (copies == owned)))
 
     def drops(self) -> None:
         """A malformed packet streams to no output; drop_count counts it once."""

@@ -18,13 +18,29 @@ class ExpectedRoute:
 
     A specification that allows several ports (a relation, e.g. DT's pseudo-random ties)
     gives ``port`` None and ``allowed`` instead: a bit, set when the port the route compute
-    took is one it allows; its ``mask`` and ``bubble`` may then depend on that port."""
+    took is one it allows; its ``mask`` and ``bubble`` may then depend on that port.
+
+    A routing that broadcasts gives ``copies`` (:class:`ExpectedCopies`); the rest then
+    speaks of the headers that are not broadcasts."""
 
     def __init__(self, port, mask, bubble, malformed, assumptions=(), *, allowed=None,
-                 grades=None, adaptive_vcs=None):
+                 grades=None, adaptive_vcs=None, copies=None):
         self.port, self.mask, self.bubble, self.malformed = port, mask, bubble, malformed
         self.assumptions, self.allowed = list(assumptions), allowed
         self.grades, self.adaptive_vcs = grades, adaptive_vcs
+        self.copies = copies
+
+
+class ExpectedCopies:
+    """What a specification says of broadcasts for one input: ``broadcast`` (the header is
+    one), and for a broadcast its ``malformed``, ``targets`` (bit o: a copy leaves through
+    output o), ``enter`` (bit o: that copy enters a ring) and ``header_out`` (the route fields
+    the copies carry on). Amaranth values; for a header that is not a broadcast the
+    :class:`ExpectedRoute` holds."""
+
+    def __init__(self, broadcast, malformed, targets, enter, header_out):
+        self.broadcast, self.malformed = broadcast, malformed
+        self.targets, self.enter, self.header_out = targets, enter, header_out
 
 
 def ahead(b, a, side: int):

@@ -199,7 +199,8 @@ class ObservedIslipAllocator(IslipAllocator):
 
 class ObservedSplitComposition(SplitComposition):
     """A :class:`SplitComposition` that hands itself to ``observer`` once built and keeps its
-    allocator (``allocator``) and grants (``grants``)."""
+    allocator (``allocator``), grants (``grants``) and, with broadcast, the outputs a
+    broadcast takes (``copy_take``)."""
 
     packet_allocator = ObservedPacketAllocator
     islip_allocator = ObservedIslipAllocator
@@ -209,9 +210,9 @@ class ObservedSplitComposition(SplitComposition):
         observer.append(self)
 
     def _allocation(self):
-        self.grants, copy_take = super()._allocation()
+        self.grants, self.copy_take = super()._allocation()
         self.allocator = self.m.submodules.packet_allocator
-        return self.grants, copy_take
+        return self.grants, self.copy_take
 
 
 class ObservedEjectionMerger(EjectionMerger):

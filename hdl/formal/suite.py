@@ -38,12 +38,14 @@ class Target:
     """A router kind to prove: ``name``, ``config`` (its :class:`RouterConfig`),
     ``route_compute``, the factory ``(config, in_port) -> RouteCompute`` of its router, and
     ``spec``, the specification its route computes are proven against (a function as
-    :class:`~.route_spec.RouteComputeProof` takes; None: they are not proven)."""
+    :class:`~.route_spec.RouteComputeProof` takes; None: they are not proven), and
+    ``broadcast``: its routing replicates broadcasts."""
 
     name: str
     config: RouterConfig
     route_compute: object
     spec: object = None
+    broadcast: bool = False
 
     def route_computes(self) -> list:
         """One route compute per input port."""
@@ -126,11 +128,7 @@ def proof_sizes(target: Target) -> tuple[Target, dict | None]:
 
 def _router(target: Target, mutant: str | None):
     cls = FormalRouter if mutant is None else MUTANTS[mutant].router
-    router = cls(target.config, target.route_compute)
-    if router.broadcast_vc is not None:
-        raise ValueError(f"{target.name}: routers that replicate broadcasts are not covered "
-                         "by the proofs yet")
-    return router
+    return cls(target.config, target.route_compute)
 
 
 def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
@@ -156,19 +154,31 @@ def prove_route(target: Target, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
                      bmc_depth=bmc_depth, engine=engine, progress=progress)
 
 
+def applies(target: Target, name: str) -> bool:
+    """Mutant ``name`` can be built on ``target``: a broadcast mutant needs a routing that
+    broadcasts, a route mutant the route compute it subclasses."""
+    mutant = MUTANTS[name]
+    if mutant.router is not None:
+        return not mutant.broadcast or target.broadcast
+    return isinstance(target.route_compute, type) and issubclass(mutant.route,
+                                                                 target.route_compute)
+
+
 def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
                  engine: str | None = None, progress=None) -> list:
     """``target`` with bug ``name`` (:data:`~.mutants.MUTANTS`): the verdicts of the unit it
     concerns. A route mutant needs a target whose route compute it subclasses."""
     mutant = MUTANTS[name]
+    if mutant.router is not None and not applies(target, name):
+        raise ValueError(f"mutant {name} changes broadcast replication; {target.name}'s "
+                         "routing does not broadcast (try: twinnet prove king --broadcast)")
     if mutant.router is not None:
         if mutant.settings:  # the settings the bug lives in, over the target's
             target = dataclasses.replace(target, config=dataclasses.replace(
                 target.config, **dict(mutant.settings)))
         return prove_router(target, workdir, mutant=name, bmc_depth=bmc_depth, engine=engine,
                             progress=progress)
-    if not (isinstance(target.route_compute, type)
-            and issubclass(mutant.route, target.route_compute)):
+    if not applies(target, name):
         raise ValueError(f"mutant {name} changes the default router's route compute; "
                          f"{target.name} has another")
     return prove_route(dataclasses.replace(target, name=f"{target.name} [{name}]",

@@ -209,6 +209,8 @@ class SplitComposition(Composition):
         m, config = self.m, self.config
         vmax = config.max_vc_count
         self.holding = []
+        # Per output: its packet is a broadcast's copy (a register; 0 without broadcast).
+        self.copying = [Const(0, 1)] * len(config.outputs)
         for o in range(len(config.outputs)):
             new_owner = Signal(len(self.flat), name=f"new_owner_{o}")  # one-hot, if any
             bits = grants[o]
@@ -229,6 +231,7 @@ class SplitComposition(Composition):
                 with m.If(new_owner.any()):
                     m.d.sync += copying.eq(copy_take[o])
                 vc_bits = Mux(copying, 1 << self.free.copy_vc[o], vc_bits)
+                self.copying[o] = copying
             holding = Signal(vmax, name=f"holding_{o}")
             m.d.comb += [holding.eq(Mux(self.held[o], vc_bits, 0)),
                          self.outputs[o].holding.eq(holding)]

@@ -94,7 +94,13 @@ def test_route_compute_equals_its_specification(tmp_path, params):
     assert verdict.name == "route_compute_matches_spec"
 
 
-@pytest.mark.parametrize("mutant", marked(MUTANTS, set(MUTANTS) - {"tail-dropped"}))
+#: The mutants the default router can be built with (the broadcast ones need a routing that
+#: broadcasts: below).
+DEFAULT_ROUTER_MUTANTS = [name for name, mutant in MUTANTS.items() if not mutant.broadcast]
+
+
+@pytest.mark.parametrize("mutant", marked(DEFAULT_ROUTER_MUTANTS,
+                                          set(DEFAULT_ROUTER_MUTANTS) - {"tail-dropped"}))
 def test_mutant_fails_a_property_with_a_trace(tmp_path, capsys, mutant):
     """The bugged router is proven as any other: a property fails, with its trace, and the
     run exits with status 1."""
@@ -107,6 +113,30 @@ def test_mutant_fails_a_property_with_a_trace(tmp_path, capsys, mutant):
     assert Path(found["trace"]).is_file()
     failed = [p for p in report["properties"] if p["verdict"] == "failed"]
     assert failed and all(Path(p["trace"]).is_file() for p in failed)
+
+
+@pytest.mark.slow
+def test_a_king_router_that_replicates_broadcasts_is_proven(tmp_path, capsys):
+    """KT8 with broadcast (002 §3.3.4): every property of its router (a broadcast takes all
+    its copies' outputs at once and its flits leave on each) and of its route compute (the
+    copies' outputs, rings and TTL against the specification) proven."""
+    status = main(["prove", "king", "--broadcast", "--max-packet-length", "2", "--json",
+                   "--out", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0 and report["status"] == "proven", report
+    names = {p["name"] for p in report["properties"]}
+    assert {"broadcast_copied", "route_copies_match_spec"} <= names
+    assert {p["verdict"] for p in report["properties"]} == {"proven"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", [name for name, m in MUTANTS.items() if m.broadcast])
+def test_a_broadcast_mutant_fails_a_property_with_a_trace(tmp_path, capsys, mutant):
+    status = main(["prove", "king", "--broadcast", "--max-packet-length", "2", "--mutant",
+                   mutant, "--json", "--out", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    [found] = report["mutants"]
+    assert status == 1 and found["caught"] and Path(found["trace"]).is_file(), report
 
 
 def test_a_vc_with_room_withheld_fails_room_offered(tmp_path, capsys):
@@ -216,6 +246,8 @@ def test_a_missing_tool_is_one_line(monkeypatch, capsys):
     (["--max-packet-length", "8"], r"the longest packet must be 1 to 4 flits to prove, not 8"),
     (["--buffer-depth", "8"], r"buffers 8 flits; the proofs take at most two packets \(6\)"),
     (["--pipeline", "2"], r"the proofs cover the split router \(pipeline 3\), not pipeline 2"),
+    (["--mutant", "broadcast-copy-lost"], r"--mutant broadcast-copy-lost: needs a routing "
+                                          r"that broadcasts \(e.g. king --broadcast\)"),
 ])
 def test_a_router_the_proofs_do_not_take_is_one_line(capsys, flags, message):
     import re

@@ -143,6 +143,19 @@ KING = [
      "no_xp_ym"),
 ]
 
+#: Routers that replicate broadcasts (002 §3.3.4): the copies' outputs, rings and TTL too. By
+#: default an even-sided king torus (the even-side rule) and a king mesh's border router.
+KING_BROADCAST = [
+    ("kt4-knaive-broadcast", {"kind": "KT", "side": 4, "broadcast": True}, "router"),
+    ("km5-knaive-broadcast-border", {"kind": "KM", "side": 5, "broadcast": True}, "no_xm_zm_tp"),
+    ("kt8-2s-broadcast", {"kind": "KT", "side": 8, "routing": "2s", "broadcast": True},
+     "router"),
+    ("kt5-knaive-broadcast-dateline", {"kind": "KT", "side": 5, "escape": "dateline",
+                                       "broadcast": True}, "router"),
+    ("km4-knaive-broadcast-corner", {"kind": "KM", "side": 4, "broadcast": True},
+     "no_xm_ym_zm_tp_tm"),
+]
+
 
 @needs_prover
 @pytest.mark.parametrize("values, kind", marked([case[1:] for case in KING],
@@ -157,6 +170,18 @@ def test_king_route_compute_equals_its_specification(tmp_path, values, kind):
     if network.adaptive:
         expected["route_grades_match_spec"] = "proven"
     assert found == expected
+
+
+@needs_prover
+@pytest.mark.parametrize("values, kind", marked([case[1:] for case in KING_BROADCAST],
+                                                [case[1:] for case in KING_BROADCAST[2:]]),
+                         ids=[case[0] for case in KING_BROADCAST])
+def test_king_broadcast_copies_equal_their_specification(tmp_path, values, kind):
+    computes = king_computes(values, kind=kind)
+    expected = {"route_compute_matches_spec": "proven", "route_copies_match_spec": "proven"}
+    if computes[0].network.adaptive:
+        expected["route_grades_match_spec"] = "proven"
+    assert prove(computes, tmp_path) == expected
 
 
 # --- able to fail: route computes with one bug -------------------------------------------------
@@ -227,6 +252,16 @@ class PositiveTiesOnly(KingRouteCompute):
         self.network = both
 
 
+class TtlNotSpent(KingRouteCompute):
+    """Broadcast copies carry the TTL they came with on unchanged (it never runs out; the
+    source's copies carry the PE's 0)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.header_out.ttl.eq(self.header.ttl)
+        return m
+
+
 class FirstImageAlways(KingRouteCompute):
     """DT with pseudo-random ties that takes image ``(x, y)`` whether it is shortest or not."""
 
@@ -254,10 +289,12 @@ class FirstImageAlways(KingRouteCompute):
     (lambda: king_computes({"kind": "KT", "side": 4, "routing": "2s", "vcs": 2,
                             "ties": "both"}, PositiveTiesOnly),
      "route_grades_match_spec"),
+    (lambda: king_computes({"kind": "KT", "side": 4, "broadcast": True}, TtlNotSpent),
+     "route_copies_match_spec"),
 ], ids=["twisted-bubble-on-every-move", "twisted-dateline-ignored",
         "twisted-v2-vc-kept-on-turns", "twisted-p2-pe-field-ignored", "kt4-dateline-ignored",
         "km4-2s-corner-knaive-axes-swapped", "dt4-lfsr-first-image-always",
-        "kt4-2s-both-ties-positive-only"])
+        "kt4-2s-both-ties-positive-only", "kt4-broadcast-ttl-not-spent"])
 def test_a_route_compute_with_a_bug_fails_its_specification(tmp_path, computes, failing):
     assert prove(computes(), tmp_path)[failing] == "failed"
 
