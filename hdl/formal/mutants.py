@@ -302,6 +302,23 @@ class IslipPointerStill(FormalRouter):
     split_composition = StillPointerComposition
 
 
+class CreditsForgottenInputUnit(ObservedInputUnit):
+    """Owes a credit only for a flit read now: a credit left waiting (two VCs read at once)
+    is never sent."""
+
+    @staticmethod
+    def _owed(pending, reads):
+        return Cat(reads)
+
+
+class OutputZeroUnaskedComposition(ObservedSplitComposition):
+    """Never lets a packet for output 0 ask for it: its request unit is told it is not
+    ready."""
+
+    def ask(self, vc, ready, open_=None):
+        super().ask(vc, ready & (vc.port.route.port != 0), open_)
+
+
 class LostCopyComposition(ObservedSplitComposition):
     """A broadcast does not take its lowest-numbered target: that copy is never sent."""
 
@@ -331,6 +348,14 @@ class UnlockedMerger(ObservedEjectionMerger):
 
     def _chosen(self, arrived):
         return self._next(arrived)
+
+
+class CreditsForgotten(FormalRouter):
+    input_unit = CreditsForgottenInputUnit
+
+
+class RequestWithheld(FormalRouter):
+    split_composition = OutputZeroUnaskedComposition
 
 
 class BroadcastCopyLost(FormalRouter):
@@ -415,6 +440,10 @@ MUTANTS = {mutant.name: mutant for mutant in [
     Mutant("lanes-interleave", "a PE port's ejection merger forgets the lane whose packet is "
            "under way and starts whichever comes next (2 lanes)", router=LanesInterleave,
            settings=(("ejection_lanes", 2),)),
+    Mutant("credits-forgotten", "an input port owes a credit only for a flit read now: a "
+           "credit left waiting (two VCs read at once) is never sent", router=CreditsForgotten),
+    Mutant("request-withheld", "a packet for output 0 never asks for it (its request unit is "
+           "told it is not ready)", router=RequestWithheld),
     Mutant("broadcast-copy-lost", "a broadcast does not take its lowest-numbered target: "
            "that copy is never sent", router=BroadcastCopyLost, broadcast=True),
     Mutant("broadcast-copy-extra", "a broadcast also takes the output after its "

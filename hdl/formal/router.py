@@ -56,6 +56,15 @@ PROPERTIES = [
              "buffer's free slots less the flits on the link), and on a bubble port its "
              "packets held downstream or on the link counted as L flits each, less the "
              "credits already back of the oldest"),
+    Property("requests_made",
+             "a packet ready to be allocated asks for its route's output exactly when a VC "
+             "its route allows there is free with room for it (for two packets where the "
+             "move enters a ring), and for nothing else; a broadcast asks for its copies "
+             "exactly when every copy's VC is free with the room it needs (deterministic "
+             "routing; under adaptive routing the choice among grades is not stated)"),
+    Property("credits_returned",
+             "while an input port owes its upstream router credits (flits read, their "
+             "credits not yet sent), it sends one every cycle, for a VC it owes one"),
     Property("whole_packets_per_output",
              "between two allocations of an output the flits of one packet of one input VC "
              "leave on it, on the VC allocated: its head first, at most L flits, its tail "
@@ -483,12 +492,25 @@ class _Checks:
                     (written.data == self.carried(unit, arrived.data, arrived.first))
                     & (written.first == arrived.first)
                     & (written.last == arrived.last) & (written.abort == arrived.abort)))
+            self._credits_owed(p, base)
         for p in config.pe_ports:
             stream = self.router.port_in(p)
             state = self.seen.inputs[p].framing_state
             written = Cat(fifo.w_en & fifo.w_rdy for fifo in self.seen.inputs[p].buffers)
             self.check("flits_conserved", ~written.any() | (stream.valid & stream.ready)
                        | state.pending)
+
+    def _credits_owed(self, p: int, base: int) -> None:
+        """Link input ``p`` (its input VCs from ``base``), where credits may wait (switch
+        inputs per VC): one credit leaves every cycle while any is owed, for a VC owed one."""
+        waits = self.seen.inputs[p].credit_waits
+        if not waits:
+            return
+        owed = Cat((wait != 0) | self.flat[base + v].control.read
+                   for v, wait in enumerate(waits))
+        credit = self.router.port_in(p).credit
+        self.check("credits_returned", credit.valid == owed.any())
+        self.check("credits_returned", ~credit.valid | owed.bit_select(credit.payload, 1))
 
     def carried(self, unit, value, first):
         """Flit data ``value`` as input ``unit`` writes it: with broadcast, a broadcast's head
@@ -722,6 +744,40 @@ class _Checks:
                                | (spare[w] >= need + leaving))
         if self.fanout:
             self._copies()
+        if not adaptive:
+            self._requests()
+
+    def _requests(self) -> None:
+        """Deterministic routing: each input VC's request against the output units' free
+        flags (a PE port with several lanes offers what any lane offers)."""
+        config = self.config
+        free = {}  # (port, packets) -> per output VC, that VC is free for them
+        for p in range(config.port_count):
+            units = [self.seen.outputs[o] for o in config.lanes_of(p)]
+            for packets, name in ((1, "free_one"), (2, "free_two")):
+                flags = [Const(0, 1)] * config.output_vc_counts[p]
+                for unit in units:
+                    flags = [flag | bit for flag, bit in zip(flags, getattr(unit, name))]
+                free[p, packets] = flags
+        for vc in self.flat:
+            request, route = vc.request, vc.port.route
+            ready = vc.control.ready & ~route.drop
+            fits = Const(0, 1)
+            for p in range(config.port_count):
+                for w in range(config.output_vc_counts[p]):
+                    fits = fits | ((route.port == p) & route.mask[w] & Mux(
+                        route.bubble, free[p, 2][w], free[p, 1][w]))
+            if self.fanout:
+                copy_free = Const(1, 1)
+                for p, w in enumerate(self.comp.free.copy_vc):
+                    copy_free = copy_free & (~route.targets[p] | Mux(
+                        route.enter[p], free[p, 2][w], free[p, 1][w]))
+                self.check("requests_made",
+                           request.copy == (ready & route.multi & copy_free))
+                ready = ready & ~route.multi
+            self.check("requests_made", request.to == Mux(ready & fits,
+                                                          Const(1, len(request.to))
+                                                          << route.port, 0))
 
     def _copies(self) -> None:
         """A broadcast is allocated every output its route names for a copy at once, open

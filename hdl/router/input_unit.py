@@ -340,7 +340,7 @@ class InputUnit(wiring.Component):
         pending = self._credit_waits()
         due = Signal(port.vc_count)
         send = Signal(port.vc_count)
-        m.d.comb += [due.eq(Cat((w != 0) | read for w, read in zip(pending, reads))),
+        m.d.comb += [due.eq(self._owed(pending, reads)),
                      send.eq(onehot.lowest(due, port.vc_count))]
         # The split router reads from registers only (a VC streams while it is active and
         # its buffer has a flit), so its credit may leave in the cycle of the read: the slot
@@ -350,6 +350,12 @@ class InputUnit(wiring.Component):
                       credit.payload.eq(onehot.encode(send, port.vc_count))]
         for v, w in enumerate(pending):
             m.d.sync += w.eq(w + reads[v] - send[v])
+
+
+    @staticmethod
+    def _owed(pending: list, reads: list):
+        """Per VC, a credit is owed upstream: one waits, or a flit is read now."""
+        return Cat((wait != 0) | read for wait, read in zip(pending, reads))
 
 
 def _pick(values: list, index):
