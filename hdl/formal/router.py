@@ -1,6 +1,10 @@
 """The split router's property set: a lone router between its neighbours
 (:mod:`.environment`), its observed stages (:mod:`.stages`) and the properties below.
 
+Outputs are the crossbar's (a PE port with several ejection lanes is one per lane, and its
+merger onto the PE's stream is proven here too); with a routing that broadcasts, an input VC
+may hold several outputs at once, as a broadcast's copies.
+
 Packets have 1 to L flits (L: ``RouterConfig.max_packet_length``), framed by their marks; a
 PE may send anything (stray flits, heads inside packets, packets longer than L), the link
 neighbours send whole packets of 1 to L flits. The properties speak of the router's own
