@@ -119,6 +119,15 @@ def of_router(mutant: dict) -> bool:
     return not sources or not all(s.startswith(HARNESS_SOURCES) for s in sources)
 
 
+def logic_hash(rtlil: str) -> str:
+    """SHA-256 of RTLIL text ``rtlil`` without its source locations (``attribute \\src``): a
+    line moved in a source file, e.g. a longer docstring, changes no logic, and a campaign
+    goes on (``--resume``) across such commits."""
+    kept = [line for line in rtlil.splitlines()
+            if not line.lstrip().startswith("attribute \\src ")]
+    return hashlib.sha256("\n".join(kept).encode()).hexdigest()
+
+
 def modules(rtlil: str) -> dict[str, list[str]]:
     """The modules of RTLIL text ``rtlil``: name to body, as its sorted blocks (wires,
     cells, processes, connections; port numbers left out, which follow the order the
@@ -165,7 +174,7 @@ class Campaign:
         self.harness = RouterProof(_formal_router(target), f"router {target.name}")
         self.design = work / "design"
         sby.write_design(self.harness, self.harness.ports(), self.design)
-        self.design_hash = hashlib.sha256((self.design / "top.il").read_bytes()).hexdigest()
+        self.design_hash = logic_hash((self.design / "top.il").read_text())
         # The route compute's own unit, where its family gives a specification.
         self.route_harness = (RouteComputeProof(target.route_computes(), target.spec,
                                                 f"route {target.name}")
