@@ -74,17 +74,19 @@ KING_2S = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "routing": "2s"}
 PRESETS = ("002-t16", "002-dt16", "002-kt16", "003-bubble", "ft-4x3", "004-8x4", "004-16x8")
 
 
-def preset_router(preset: str):
-    """The first router kind of ``preset``'s network."""
-    network = network_from_words(["--preset", preset])
+def preset_router(preset: str, *flags: str):
+    """The first router kind of ``preset``'s network (with ``flags``, e.g. ``--buffer-memory
+    block``)."""
+    network = network_from_words(["--preset", preset, *flags])
     return next(iter(family_for(network).netlist(network).kinds.values()))
 
 
 #: Name → a function building the router to measure: a name without suffix is the compact
 #: router (``pipeline=2``, 2 cycles per hop), as the results recorded under it; ``-p3`` the
 #: same router with ``pipeline=3`` (the split router, 3 cycles per hop, the default);
-#: ``-islip`` the split router with ``allocator="islip"`` (one round); ``preset-`` a preset's
-#: router as its network builds it.
+#: ``-islip`` the split router with ``allocator="islip"`` (one round); ``-bram`` with its input
+#: buffers in block RAM (``buffer_memory="block"``); ``preset-`` a preset's router as its
+#: network builds it.
 CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCompute),
            "small-buffers": lambda: Router(replace(CONFIG_SMALL, pipeline=2),
                                            HeaderRouteCompute),
@@ -104,8 +106,12 @@ CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCom
            "king-kt8-2s-p3-islip": lambda: king.router(
                replace(KING_2S, pipeline=3, allocator="islip"),
                king.router_ports(KING_2S, (0, 0))),
+           "default-p3-bram": lambda: Router(replace(CONFIG, pipeline=3, buffer_memory="block"),
+                                             HeaderRouteCompute),
            **{f"preset-{preset}": lambda preset=preset: preset_router(preset)
-              for preset in PRESETS}}
+              for preset in PRESETS},
+           **{f"preset-{preset}-bram": lambda preset=preset: preset_router(
+               preset, "--buffer-memory", "block") for preset in PRESETS}}
 
 
 def cpu_seconds() -> float:

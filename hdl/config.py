@@ -16,6 +16,7 @@ from functools import cached_property
 from twinnet.model import checks
 from twinnet.model.sizes import (  # noqa: F401
     ALLOCATORS,
+    BUFFER_MEMORIES,
     DEFAULT_PIPELINE,
     HOLDS,
     MAX_EJECTION_LANES,
@@ -128,6 +129,9 @@ class RouterConfig:
         ejection_lanes: crossbar outputs per PE port, 1 to :data:`MAX_EJECTION_LANES`, each
             with an ejection buffer of its own (one packet with more than one lane; the split
             router only): packets of that many input VCs eject in one cycle.
+        buffer_memory: what keeps an input VC's flits, one of :data:`BUFFER_MEMORIES`:
+            ``"lut"`` (read asynchronously: LUT RAM; the default) or ``"block"`` (read
+            synchronously, addressed a cycle ahead: block RAM); the same behaviour.
         stall_counters: add the ``stalls`` status outputs, counters of why waiting packets
             were not allocated (:data:`twinnet.hdl.router.stalls.STALL_REASONS`); for
             measurements, off by default.
@@ -145,6 +149,7 @@ class RouterConfig:
     switch_inputs: str | None = None
     hold: str | None = None
     ejection_lanes: int = 1
+    buffer_memory: str = "lut"
     stall_counters: bool = False
 
     def __post_init__(self):
@@ -161,6 +166,7 @@ class RouterConfig:
                 checks.check_choice(key, getattr(self, key), choices)
         checks.check_int("ejection_lanes", self.ejection_lanes, minimum=1,
                          maximum=MAX_EJECTION_LANES)
+        checks.check_choice("buffer_memory", self.buffer_memory, BUFFER_MEMORIES)
         check_microarchitecture({key: getattr(self, key) for key in MICROARCHITECTURE},
                                 {key: key for key in MICROARCHITECTURE})
         if not isinstance(self.stall_counters, bool):

@@ -5,6 +5,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from twinnet.model import checks
+from twinnet.model.sizes import BUFFER_MEMORIES
 
 from .checked import CheckedComponent
 
@@ -38,6 +39,12 @@ class FlitBuffer(Queue):
     project's own, its memory and pointers are reachable by a subclass (:meth:`storage`,
     :meth:`pointers`), so that a proof can follow an entry from its write to its read.
 
+    With ``memory="block"`` the memory is read synchronously instead (block RAM on an FPGA:
+    ECP5 DP16KD, iCE40 EBR), addressed with the next cycle's front entry and transparent to
+    the write port, so that its data in a cycle is the front entry of that cycle, a write of
+    the cycle before included: the buffer behaves the same cycle for cycle. (The entry at the
+    front address is written only while the buffer is empty, when nothing is read.)
+
     With ``flag`` (a bit position of the entries), it also keeps that bit of the front entry
     in a register, ``r_flag``, worked out a cycle ahead from the entry behind the front (a
     one-bit copy of the memory, read there), so that logic that looks at that bit of the
@@ -50,13 +57,15 @@ class FlitBuffer(Queue):
     """
 
     @classmethod
-    def check(cls, width: int, depth: int, flag: int | None = None) -> None:
+    def check(cls, width: int, depth: int, flag: int | None = None,
+              memory: str = "lut") -> None:
         super().check(width, depth)
         if flag is not None:
             checks.check_int("flag", flag, minimum=0, maximum=width - 1)
+        checks.check_choice("memory", memory, BUFFER_MEMORIES)
 
-    def __init__(self, width: int, depth: int, flag: int | None = None):
-        self.flag = flag
+    def __init__(self, width: int, depth: int, flag: int | None = None, memory: str = "lut"):
+        self.flag, self.memory_kind = flag, memory
         super().__init__(width, depth, level=Out(range(depth + 1)), r_flag=Out(1),
                          r_flag_next=Out(1))
 
@@ -87,10 +96,17 @@ class FlitBuffer(Queue):
         produce, consume = self.pointers()
         write = self.w_en & self.w_rdy
         read = self.r_en & self.r_rdy
-        w_port, r_port = storage.write_port(), storage.read_port(domain="comb")
+        w_port = storage.write_port()
+        if self.memory_kind == "block":
+            r_port = storage.read_port(domain="sync", transparent_for=(w_port,))
+            following = Mux(read, Mux(consume == self.depth - 1, 0, consume + 1), consume)
+            front = self.front(following, self.level + write - read)  # the next cycle's
+        else:
+            r_port = storage.read_port(domain="comb")
+            front = self.front(consume, self.level)
         m.d.comb += [self.w_rdy.eq(self.level != self.depth), self.r_rdy.eq(self.level != 0),
                      w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(write),
-                     r_port.addr.eq(self.front(consume, self.level)), self.r_data.eq(r_port.data)]
+                     r_port.addr.eq(front), self.r_data.eq(r_port.data)]
         for pointer, step in ((produce, write), (consume, read)):
             with m.If(step):
                 m.d.sync += pointer.eq(Mux(pointer == self.depth - 1, 0, pointer + 1))

@@ -52,6 +52,10 @@ HOLDS = ("flit", "packet")
 #: Most ejection lanes per PE port (crossbar outputs toward one PE, each with a one-packet
 #: buffer: several input VCs eject in one cycle).
 MAX_EJECTION_LANES = 8
+#: Where an input VC's flits are kept: a memory read asynchronously (LUT RAM on an FPGA), or
+#: one read synchronously, addressed a cycle ahead (block RAM: ECP5 DP16KD, iCE40 EBR); the
+#: router behaves the same cycle for cycle with either.
+BUFFER_MEMORIES = ("lut", "block")
 #: What the PEs connect to: the routers' own flit ports, or an AXI4-Stream slave and master per
 #: PE (:mod:`twinnet.hdl.axi_stream`).
 NETWORK_INTERFACES = ("flits", "axi-stream")
@@ -104,7 +108,7 @@ def check_pipeline(name: str, value) -> int:
 #: The router's microarchitecture knobs, as :class:`twinnet.hdl.config.RouterConfig` names
 #: them (and :attr:`RouterSizes.microarchitecture` gives them).
 MICROARCHITECTURE = ("pipeline", "allocator", "iterations", "switch_inputs", "hold",
-                     "ejection_lanes")
+                     "ejection_lanes", "buffer_memory")
 
 
 def check_microarchitecture(values: dict, names: dict) -> None:
@@ -207,6 +211,12 @@ class RouterSizes(Configuration):
         "up to N input VCs eject in the same cycle, each into a one-packet buffer of its own, "
         "and the PE takes them whole, oldest first (002's simulator lets every input queue "
         "eject at once); split router only")
+    buffer_memory: str = parameter(
+        "lut", Choice(BUFFER_MEMORIES),
+        "what keeps an input VC's flits: lut (a memory read asynchronously: LUT RAM on an "
+        "FPGA; the default) or block (read synchronously, addressed a cycle ahead: block RAM, "
+        "ECP5 DP16KD or iCE40 EBR, for deep buffers or FPGAs without LUT RAM); the router "
+        "behaves the same cycle for cycle")
 
     ni: str = parameter(
         "flits", Choice(NETWORK_INTERFACES),
@@ -301,7 +311,7 @@ class RouterSizes(Configuration):
     def microarchitecture(self) -> dict:
         """The router's microarchitecture, as :class:`twinnet.hdl.config.RouterConfig` takes
         it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` (the
-        pipeline's own where not given) and ``ejection_lanes``."""
+        pipeline's own where not given), ``ejection_lanes`` and ``buffer_memory``."""
         pipeline = self.pipeline
         native = {"switch_inputs": NATIVE_SWITCH_INPUTS[pipeline], "hold": NATIVE_HOLD[pipeline]}
         return {key: getattr(self, key) or native.get(key) for key in MICROARCHITECTURE}
@@ -336,7 +346,7 @@ class RouterSizes(Configuration):
         ``_compact`` (the compact router; ``_p<N>`` elsewhere in a king name counts PEs),
         ``_islip<N>`` (iSLIP with N rounds), ``_vcin`` / ``_hold`` (the compact router with a
         crossbar input per VC / outputs held from head to tail), ``_ej<N>`` (N ejection lanes
-        per PE port)."""
+        per PE port), ``_bram`` (input buffers in block RAM)."""
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
@@ -355,6 +365,8 @@ class RouterSizes(Configuration):
             suffix += "_hold"
         if self.ejection_lanes > 1:
             suffix += f"_ej{self.ejection_lanes}"
+        if self.buffer_memory != "lut":
+            suffix += "_bram"
         if self.ni == "axi-stream":
             suffix += f"_axis{self.beat_bytes}" + (f"u{self.ni_user_bits}"
                                                   if self.ni_user_bits else "")

@@ -148,7 +148,8 @@ class InputUnit(wiring.Component):
         width = (stage.flit_layout if per_packet else stage.entry_layout).size
         # The split router reads "the front flit is a tail" from a register of the buffer.
         last = stage.flit_layout["last"].offset if per_packet else None
-        fifos = [self.flit_buffer(width, port.buffer_depth, last) for _ in self.vcs]
+        memory = stage.config.buffer_memory
+        fifos = [self.flit_buffer(width, port.buffer_depth, last, memory) for _ in self.vcs]
         queue_depth = port.buffer_depth - stage.config.max_packet_length + 1
         route_queues = ([self.route_queue(stage, queue_depth) for _ in self.vcs]
                         if per_packet else [])

@@ -60,6 +60,15 @@ def test_default_router_with_islip_is_proven(tmp_path):
     assert "fair_allocation" in {v.name for v in verdicts}
 
 
+@pytest.mark.slow
+def test_default_router_with_buffers_in_block_ram_is_proven(tmp_path):
+    """The default router with its input buffers read synchronously, a cycle ahead (block
+    RAM): every property proven, the flits followed from write to read among them."""
+    verdicts = suite.prove_router(suite.lone_router(buffer_memory="block"), tmp_path)
+    assert {v.verdict for v in verdicts} == {"proven"}, [v.to_dict() for v in verdicts]
+    assert "flits_intact_in_order" in {v.name for v in verdicts}
+
+
 @pytest.mark.parametrize("params", [
     None,
     {"radices": [4, 4, 4], "configuration": "D", "mode": "bubble"},

@@ -1,5 +1,6 @@
 """FlitBuffer in the Amaranth simulator, against a Python deque under random reads and writes
-(the way Amaranth tests its own FIFOs against a model)."""
+(the way Amaranth tests its own FIFOs against a model), in LUT RAM and in block RAM: the same
+answers in every cycle."""
 
 import random
 from collections import deque
@@ -10,12 +11,14 @@ from amaranth.sim import Simulator
 from twinnet.hdl.flit_buffer import FlitBuffer
 
 
+@pytest.mark.parametrize("memory", ["lut", "block"])
 @pytest.mark.parametrize("flag", [None, 5])
-@pytest.mark.parametrize("depth", [1, 2, 3, 4, 6])
-def test_matches_a_deque_under_random_traffic(depth, flag):
+@pytest.mark.parametrize("depth", [1, 2, 3, 4, 6, 32])
+def test_matches_a_deque_under_random_traffic(depth, flag, memory):
     """With ``flag``, ``r_flag`` is that bit of the front entry in every cycle with one, and
-    ``r_flag_next`` its next value."""
-    dut = FlitBuffer(8, depth, flag)
+    ``r_flag_next`` its next value. A block RAM's data is the front entry in the very cycle,
+    a write of the cycle before to an empty buffer included."""
+    dut = FlitBuffer(8, depth, flag, memory)
     rng = random.Random(depth)
     counts = {"written": 0, "read": 0}
 
@@ -57,7 +60,8 @@ def test_matches_a_deque_under_random_traffic(depth, flag):
 
 
 @pytest.mark.parametrize("args, error", [((8, 0), ValueError), ((0, 4), ValueError),
-                                         (("8", 4), TypeError)])
+                                         (("8", 4), TypeError),
+                                         ((8, 4, None, "flipflops"), ValueError)])
 def test_bad_sizes_are_refused(args, error):
     with pytest.raises(error):
         FlitBuffer(*args)
