@@ -96,13 +96,13 @@ class FlitBuffer(Queue):
         produce, consume = self.pointers()
         write = self.w_en & self.w_rdy
         read = self.r_en & self.r_rdy
-        w_port = storage.write_port()
         if self.memory_kind == "block":
+            w_port = storage.write_port()
             r_port = storage.read_port(domain="sync", transparent_for=(w_port,))
             following = Mux(read, Mux(consume == self.depth - 1, 0, consume + 1), consume)
             front = self.front(following, self.level + write - read)  # the next cycle's
         else:
-            r_port = storage.read_port(domain="comb")
+            w_port, r_port = storage.write_port(), storage.read_port(domain="comb")
             front = self.front(consume, self.level)
         m.d.comb += [self.w_rdy.eq(self.level != self.depth), self.r_rdy.eq(self.level != 0),
                      w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(write),
