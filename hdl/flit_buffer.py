@@ -40,10 +40,11 @@ class FlitBuffer(Queue):
     :meth:`pointers`), so that a proof can follow an entry from its write to its read.
 
     With ``memory="block"`` the memory is read synchronously instead (block RAM on an FPGA:
-    ECP5 DP16KD, iCE40 EBR), addressed with the next cycle's front entry and transparent to
-    the write port, so that its data in a cycle is the front entry of that cycle, a write of
-    the cycle before included: the buffer behaves the same cycle for cycle. (The entry at the
-    front address is written only while the buffer is empty, when nothing is read.)
+    ECP5 DP16KD, iCE40 EBR), and the front entry is a register: the memory's read port
+    prefetches the entry behind the next cycle's front, which becomes the front when the
+    front is read. The buffer behaves the same cycle for cycle, and the memory's output
+    feeds only that register (a block RAM's slow clock-to-output stays off the router's
+    paths).
 
     With ``flag`` (a bit position of the entries), it also keeps that bit of the front entry
     in a register, ``r_flag``, worked out a cycle ahead from the entry behind the front (a
@@ -97,16 +98,15 @@ class FlitBuffer(Queue):
         write = self.w_en & self.w_rdy
         read = self.r_en & self.r_rdy
         if self.memory_kind == "block":
-            w_port = storage.write_port()
-            r_port = storage.read_port(domain="sync", transparent_for=(w_port,))
-            following = Mux(read, Mux(consume == self.depth - 1, 0, consume + 1), consume)
-            front = self.front(following, self.level + write - read)  # the next cycle's
-        else:
+            w_port, r_port = storage.write_port(), None
+            front_entry, _, _ = self._block_front(m, storage, w_port, read)
+        else:  # (read at the front's address, asynchronously)
             w_port, r_port = storage.write_port(), storage.read_port(domain="comb")
-            front = self.front(consume, self.level)
+            front_entry = r_port.data
         m.d.comb += [self.w_rdy.eq(self.level != self.depth), self.r_rdy.eq(self.level != 0),
                      w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(write),
-                     r_port.addr.eq(front), self.r_data.eq(r_port.data)]
+                     *([] if r_port is None else [r_port.addr.eq(self.front(consume, self.level))]),
+                     self.r_data.eq(front_entry)]
         for pointer, step in ((produce, write), (consume, read)):
             with m.If(step):
                 m.d.sync += pointer.eq(Mux(pointer == self.depth - 1, 0, pointer + 1))
@@ -114,6 +114,27 @@ class FlitBuffer(Queue):
         if self.flag is not None:
             self._front_flag(m, write, read, produce, consume)
         return m
+
+    def _block_front(self, m, storage, w_port, read) -> tuple:
+        """With ``memory="block"``: the front entry, a register (``front_entry``), and the
+        memory's synchronous read port, transparent to ``w_port``, addressed with the entry
+        behind the next cycle's front (registers ``ahead_1``, ``ahead_2``: the entries 1 and
+        2 behind the front), so that its data is the entry behind the front: the next front
+        when the front is read. (An entry is written there in the cycle before at the
+        latest, or, when the buffer holds one entry, is the one written with the read.)
+        Returns the front register, the two address registers and the read port's data."""
+        wrap = lambda index: Mux(index == self.depth - 1, 0, index + 1)  # noqa: E731
+        front = Signal(self.width, name="front_entry")
+        ahead = [Signal(range(self.depth), init=k % self.depth, name=f"ahead_{k}")
+                 for k in (1, 2)]
+        r_port = storage.read_port(domain="sync", transparent_for=(w_port,))
+        m.d.comb += r_port.addr.eq(Mux(read, ahead[1], ahead[0]))
+        with m.If(read):
+            m.d.sync += [front.eq(Mux(self.level > 1, r_port.data, self.w_data)),
+                         ahead[0].eq(ahead[1]), ahead[1].eq(wrap(ahead[1]))]
+        with m.Elif(self.level == 0):  # what is written now is the front (if anything is)
+            m.d.sync += front.eq(self.w_data)
+        return front, ahead, r_port.data
 
     def _front_flag(self, m, write, read, produce, consume) -> None:
         """``r_flag``: the next front entry's flag bit, from the entry behind the front, the

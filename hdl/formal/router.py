@@ -409,6 +409,8 @@ class _Checks:
                                   & (state.held_last == held.last)
                                   & (state.held_vc == held.vc))))
         self.check("router_state", state.open + state.pending + state.discard <= 1)
+        if self.length == 1:  # every flit ends its packet: none is open, no head waits
+            self.check("router_state", ~pe.open & ~waiting)
         for v, writer in enumerate(writers):
             mine = state.open & (state.packet_vc == v)
             self.check("router_state", (writer.open == mine)
@@ -471,6 +473,13 @@ class _Checks:
         self.check("router_state", ~tracking | ((ahead < fifo.level) & (fifo.peek.data == value)))
         self.check("router_state", (fifo.consume < depth) & (fifo.level <= depth)
                    & (fifo.produce == _wrap(fifo.consume + fifo.level, depth)))
+        if fifo.prefetch is not None:  # in block RAM: the front register and the prefetch
+            same = (fifo.level == 0) | (fifo.r_data == fifo.slots[0])
+            if depth > 1:
+                same = same & (fifo.ahead[0] == _wrap(fifo.consume + 1, depth)) & (
+                    fifo.ahead[1] == _wrap(fifo.consume + 2, depth)) & (
+                    (fifo.level < 2) | (fifo.prefetch == fifo.slots[1]))
+            self.check("router_state", same)
         return leaving, value
 
     def _credits_back(self) -> None:

@@ -28,7 +28,7 @@ class ObservedFlitBuffer(FlitBuffer):
     ``consume``), a second, asynchronous read port of its memory (``peek``), whose address
     the proof drives, and one more per slot (``slots[j]``: the j-th entry from the front,
     meaningful below ``level``; ``flags[j]``: its flag bit in the flag memory, with
-    ``flag``)."""
+    ``flag``); in block RAM, its prefetch registers (``ahead``, ``prefetch``)."""
 
     def storage(self, m):
         self.memory = super().storage(m)
@@ -41,6 +41,13 @@ class ObservedFlitBuffer(FlitBuffer):
         return self.produce, self.consume
 
     flag_ports = ()
+    #: With ``memory="block"``: the registers of the entries 1 and 2 behind the front, and
+    #: the read port's data (the entry behind the front); empty and None otherwise.
+    ahead, prefetch = (), None
+
+    def _block_front(self, m, storage, w_port, read):
+        front, self.ahead, self.prefetch = super()._block_front(m, storage, w_port, read)
+        return front, self.ahead, self.prefetch
 
     def flag_storage(self, m):
         flags = super().flag_storage(m)
