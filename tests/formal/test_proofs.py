@@ -274,7 +274,7 @@ def test_a_router_the_proofs_do_not_take_is_one_line(capsys, flags, message):
 def test_a_presets_router_is_proven_at_sizes_the_proofs_take():
     """003-bubble's twin cards buffer 128 flits per VC with packets of up to 4 flits: proven
     at packets of 1 to 3 flits and buffers of 6, everything else as built; the lone router
-    (which the proofs take) is left as it is; a router of 10 ports takes no size."""
+    (which the proofs take) is left as it is; a router of 11 ports takes no size."""
     import warnings
 
     from amaranth.hdl import UnusedElaboratable
@@ -294,9 +294,10 @@ def test_a_presets_router_is_proven_at_sizes_the_proofs_take():
     assert shrunk.config.allocator == card.config.allocator
     lone = suite.lone_router()
     assert suite.proof_sizes(lone) == (lone, None)
-    network = network_from_words(["--preset", "002-kt16"])
+    # 002's king torus with a third PE per router: 11 ports, one more than the proofs take.
+    network = network_from_words(["--preset", "002-kt16", "--pe-ports", "3"])
     king = family_for(network).netlist(network).kinds["router"]
-    with pytest.raises(ValueError, match="10 ports"):
+    with pytest.raises(ValueError, match="11 ports"):
         suite.proof_sizes(suite.Target("router", king.config, lambda config, port: None))
 
 
