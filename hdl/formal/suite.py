@@ -30,7 +30,7 @@ ROUTE_DEPTH = 2
 #: whose first failing step is past the base case's is found up to this step.
 BMC_DEPTH = 10
 #: The largest router the proof takes: ports, longest packet, and buffered flits in all.
-MAX_PORTS, PROVE_LENGTH_LIMIT, MAX_BUFFERED_FLITS = 9, 4, 96
+MAX_PORTS, PROVE_LENGTH_LIMIT, MAX_BUFFERED_FLITS = 10, 4, 96
 
 
 @dataclass
