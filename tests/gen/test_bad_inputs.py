@@ -390,6 +390,7 @@ VALUE_FLAGS = [
     (NETWORK, "--switch-inputs", CHOICE, ("--pipeline", "2")),
     (NETWORK, "--hold", CHOICE, ("--pipeline", "2")),
     (NETWORK, "--ejection-lanes", INTEGER + [above(MAX_EJECTION_LANES)], ()),
+    (NETWORK, "--buffer-memory", CHOICE + [("near-miss", "bram")], ()),
     (WITH_INTERFACES, "--ni", CHOICE + [("near-miss", "axi")], ()),
     (WITH_INTERFACES, "--ni-bytes", INTEGER + [above(MAX_BEAT_BYTES)], ("--ni", "axi-stream")),
     (WITH_INTERFACES, "--ni-clock", CHOICE + [("near-miss", "async")], ("--ni", "axi-stream")),
