@@ -524,6 +524,11 @@ def run(args: argparse.Namespace) -> dict:
             if earlier.get(key) != value:
                 raise UsageError(f"--resume: {args.out} was made with another {key} "
                                  f"({earlier.get(key)}, not {value})")
+        # (A file from before the proof stage has no deep depth: its survivors are checked
+        # again.)
+        if earlier.get("deep_depth", DEEP_DEPTH) != DEEP_DEPTH:
+            raise UsageError(f"--resume: {args.out} was made with another deep_depth "
+                             f"({earlier['deep_depth']}, not {DEEP_DEPTH})")
     say(f"drawing {args.count} mutants (seed {args.seed})")
     mutants, drawn = campaign.draw(args.count, args.seed)
     done = {r["id"]: {**r, "src": [relative_source(x) for x in r.get("src", [])]}
