@@ -6,12 +6,17 @@ the routing's channel-load bound (:mod:`bounds`; under adaptive routing the mean
 minimal paths), over three seeds, every packet checked end to end. Per case it reports the
 peak accepted throughput (the best load's mean over the seeds), its share of the bound
 (capped at the PE port's one flit per cycle), and the stall counters at the peak
-(:mod:`twinnet.hdl.router.stalls`): why waiting packets were not allocated.
+(:mod:`twinnet.hdl.router.stalls`): why waiting packets were not allocated. With
+``--link-loads`` it then runs the peak's load again on every seed with link counters
+(``twinnet sweep --link-loads``) and records how busy each class of channel was there
+(``peak_link_loads``: per channel and port name, the mean and largest share of cycles its
+links carried a flit, and the cycles a packet waited for them), so that a gap to the bound
+can be placed: on the links the bound counts, or elsewhere.
 
 Writes ``bench/results/families.json``. Usage::
 
     .venv/bin/python bench/families.py [--cases 003-bubble,003-torus,ft-4x3,004-16x8,002-t16,...]
-        [--seeds 1,2,3] [--jobs 2]
+        [--seeds 1,2,3] [--jobs 2] [--link-loads]
 """
 
 import argparse
@@ -72,6 +77,29 @@ def run(preset: str, loads, seeds, jobs: int, warmup: int, measure: int, *, flag
     return json.loads(done.stdout)
 
 
+def link_classes(points: list[dict]) -> dict:
+    """The links of ``points`` (one run each, with ``link_loads``) by channel and port name
+    (``network X+``, ``internal i0``, ``injection``...): how many, the mean and largest
+    ``busy`` over the links and runs, the ``blocked`` cycles per link and run; and the
+    busiest link of all."""
+    classes, busiest = {}, None
+    for point in points:
+        for link in point["link_loads"]:
+            name = " ".join(filter(None, (link["channel"], str(link.get("port", "")))))
+            classes.setdefault(name, []).append(link)
+            if busiest is None or link["busy"] > busiest["busy"]:
+                busiest = {"seed": point["seed"], **{key: link[key] for key in link
+                                                     if key != "vc"}}
+    runs = len(points)
+    return {"classes": {name: {"links": len(links) // runs,
+                               "mean_busy": sum(link["busy"] for link in links) / len(links),
+                               "max_busy": max(link["busy"] for link in links),
+                               "mean_blocked": sum(link["blocked"] for link in links)
+                               / len(links)}
+                        for name, links in sorted(classes.items())},
+            "busiest": busiest}
+
+
 def summary(preset: str, data: dict, bound: float, seeds) -> dict:
     best = peak_summary(data)
     return {"preset": preset, "family": CASES[preset], "seeds": seeds, "bound": bound,
@@ -86,6 +114,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--measure", type=int, default=3000)
+    parser.add_argument("--link-loads", action="store_true",
+                        help="run each case's peak load again with link counters")
     parser.add_argument("--out", type=Path, default=RESULTS / "families.json")
     args = parser.parse_args()
     seeds = [int(seed) for seed in args.seeds.split(",")]
@@ -102,6 +132,13 @@ def main() -> None:
               file=sys.stderr, flush=True)
         data = run(preset, loads, seeds, args.jobs, args.warmup, args.measure)
         cases[preset] = result = summary(preset, data, bound, seeds)
+        if args.link_loads:
+            print(f"{preset}: link loads at {result['peak_offered']:.3f} offered",
+                  file=sys.stderr, flush=True)
+            again = run(preset, [result["peak_offered"]], seeds, args.jobs, args.warmup,
+                        args.measure, flags=("--link-loads",
+                                             str(BUILD / f"{preset}-links.svg")))
+            result["peak_link_loads"] = link_classes(again["points"])
         print(f"{preset}: peak {result['peak_accepted']:.3f} at {result['peak_offered']:.3f} "
               f"offered, {100 * result['share_of_bound']:.0f} % of the bound; stalls "
               + " ".join(f"{reason} {share:.2f}"
