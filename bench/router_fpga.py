@@ -80,7 +80,11 @@ def preset_router(preset: str, *flags: str):
     """The first router kind of ``preset``'s network (with ``flags``, e.g. ``--buffer-memory
     block``)."""
     network = network_from_words(["--preset", preset, *flags])
-    return next(iter(family_for(network).netlist(network).kinds.values()))
+    netlist = family_for(network).netlist(network)
+    router = next(iter(netlist.kinds.values()))
+    with fpga.unconverted():  # the other kinds, built with the netlist and not measured
+        del netlist
+    return router
 
 
 #: Name → a function building the router to measure: a name without suffix is the compact

@@ -126,6 +126,8 @@ def router_design(network, family, kind: str | None = None) -> Design:
                          f"kinds: {kinds}")
     module = modules_of(network.name, netlist)[kind]
     router = netlist.kinds[kind]
+    with unconverted():  # the other kinds, built with the netlist and not measured
+        del netlist
     return Design(f"{network.name}:{kind}", router, module,
                   {f"{module}.v": verilog.convert(router, name=module)})
 

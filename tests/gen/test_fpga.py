@@ -13,6 +13,7 @@ import re
 import warnings
 
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
 from twinnet.cli.main import main
 from twinnet.families import family
@@ -42,6 +43,20 @@ def test_the_harness_drives_every_input_and_folds_every_output():
     connected = set(re.findall(r"\.(\w+)\(", instance.group(1)))
     expected = {"__".join(map(str, path)) for path, _ in ports} | {"clk", "rst"}
     assert connected == expected
+
+
+def test_measuring_one_router_kind_leaves_no_unused_component_warning():
+    # A 3DT has two kinds (its two cards); the other is built with the netlist.
+    network = TwinNetworkConfig.from_dict({"radices": [2, 2, 2], "flit_width": 8,
+                                           "max_packet_length": 2})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        design = fpga.router_design(network, family("twin-torus"))
+        gc.collect()
+    with fpga.unconverted():
+        assert len(family("twin-torus").netlist(network).kinds) == 2
+    assert design.module.endswith("card0")
+    assert [str(w.message) for w in caught if w.category is UnusedElaboratable] == []
 
 
 #: A nextpnr-ecp5 report's shape (``--report``): the clock-to-Q, routing, logic and setup
