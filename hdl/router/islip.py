@@ -33,10 +33,17 @@ class IslipAllocator(CheckedComponent):
     first-round matches (later rounds only add matches, and move no pointer), and the first
     round is the separable round robin with iSLIP's pointer rule.
 
+    Where each input asks for one output at most (``one_request``), an input is offered only
+    the output it asks for and accepts it: an output's grant is its match, and every output
+    asked for and open is matched in the first round, so later rounds find none. The
+    allocator is then built as that first round's grant arbiters alone (no accept stage, no
+    accept pointers), matching as the full rounds would in every cycle.
+
     Parameters:
         input_count: inputs (>= 1).
         output_count: outputs (>= 1).
         iterations: rounds per cycle, 1 to :data:`twinnet.model.sizes.MAX_ITERATIONS`.
+        one_request: every input's ``requests`` has one bit set at most.
 
     Ports:
         requests: In(output_count).array(input_count) — bit o of input i: input i asks for
@@ -47,14 +54,17 @@ class IslipAllocator(CheckedComponent):
     """
 
     @classmethod
-    def check(cls, input_count: int, output_count: int, iterations: int = 1):
+    def check(cls, input_count: int, output_count: int, iterations: int = 1,
+              one_request: bool = False):
         checks.check_int("input_count", input_count, minimum=1)
         checks.check_int("output_count", output_count, minimum=1)
         checks.check_int("iterations", iterations, minimum=1, maximum=MAX_ITERATIONS)
+        checks.check_choice("one_request", one_request, (False, True))
 
-    def __init__(self, input_count: int, output_count: int, iterations: int = 1):
+    def __init__(self, input_count: int, output_count: int, iterations: int = 1,
+                 one_request: bool = False):
         self.input_count, self.output_count = input_count, output_count
-        self.iterations = iterations
+        self.iterations, self.one_request = iterations, one_request
         super().__init__({"requests": In(output_count).array(input_count),
                           "open": In(output_count),
                           "grants": Out(input_count).array(output_count)})
@@ -79,6 +89,12 @@ class IslipAllocator(CheckedComponent):
                                           for i in range(inputs)),
                                    grant_above[o], inputs, f"offer_{r}_{o}")
                        for o in range(outputs)]
+            if self.one_request:
+                for o in range(outputs):
+                    with m.If(offered[o].any()):
+                        m.d.sync += grant_above[o].eq(onehot.after(offered[o], inputs))
+                matched = offered
+                break
             accepted = [first_after(m, Cat(offered[o][i] for o in range(outputs)),
                                     accept_above[i], outputs, f"accept_{r}_{i}")
                         for i in range(inputs)]

@@ -182,7 +182,11 @@ class SplitComposition(Composition):
                 for vc in self.flat))
             open_ = self.avail & ~copy_take
         if self.stage.islip:
-            allocator = self.islip_allocator(len(self.flat), outputs, config.iterations)
+            # One output per request unless adaptive packets or ejection lanes ask for more.
+            one_request = (not self.stage.multiple_requests
+                           and len(config.outputs) == config.port_count)
+            allocator = self.islip_allocator(len(self.flat), outputs, config.iterations,
+                                             one_request)
         else:
             allocator = self.packet_allocator(config.vc_counts, outputs)
         m.submodules.packet_allocator = allocator
