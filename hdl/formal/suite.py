@@ -133,25 +133,26 @@ def _router(target: Target, mutant: str | None):
 
 def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
                  bmc_depth: int = BMC_DEPTH, engine: str | None = None,
-                 progress=None) -> list:
+                 timeout: int = sby.TIMEOUT, progress=None) -> list:
     """The router property set of ``target`` (with bug ``mutant``, checked as the router
     itself is): its verdicts."""
     unit = f"router {target.name}" + (f" [{mutant}]" if mutant else "")
     invariants = mutant is None or MUTANTS[mutant].invariants
     top = RouterProof(_router(target, mutant), unit, invariants=invariants)
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTER_DEPTH,
-                     bmc_depth=bmc_depth, engine=engine, progress=progress)
+                     bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress)
 
 
 def prove_route(target: Target, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
-                engine: str | None = None, progress=None) -> list | None:
+                engine: str | None = None, timeout: int = sby.TIMEOUT,
+                progress=None) -> list | None:
     """The route compute of ``target`` against its specification (combinational: induction
     covers every input); None when it has no specification."""
     if target.spec is None:
         return None
     top = RouteComputeProof(target.route_computes(), target.spec, f"route {target.name}")
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTE_DEPTH,
-                     bmc_depth=bmc_depth, engine=engine, progress=progress)
+                     bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress)
 
 
 def applies(target: Target, name: str) -> bool:
@@ -165,7 +166,8 @@ def applies(target: Target, name: str) -> bool:
 
 
 def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
-                 engine: str | None = None, progress=None) -> list:
+                 engine: str | None = None, timeout: int = sby.TIMEOUT,
+                 progress=None) -> list:
     """``target`` with bug ``name`` (:data:`~.mutants.MUTANTS`): the verdicts of the unit it
     concerns. A route mutant needs a target whose route compute it subclasses."""
     mutant = MUTANTS[name]
@@ -177,23 +179,24 @@ def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = B
             target = dataclasses.replace(target, config=dataclasses.replace(
                 target.config, **dict(mutant.settings)))
         return prove_router(target, workdir, mutant=name, bmc_depth=bmc_depth, engine=engine,
-                            progress=progress)
+                            timeout=timeout, progress=progress)
     if not applies(target, name):
         raise ValueError(f"mutant {name} changes the default router's route compute; "
                          f"{target.name} has another")
     return prove_route(dataclasses.replace(target, name=f"{target.name} [{name}]",
                                            route_compute=mutant.route),
-                       workdir, bmc_depth=bmc_depth, engine=engine, progress=progress)
+                       workdir, bmc_depth=bmc_depth, engine=engine, timeout=timeout,
+                       progress=progress)
 
 
 def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, bmc_depth, engine,
-                 progress):
+                 timeout, progress):
     for name in mutants:
         if progress is not None:
             progress(f"{target.name}: mutant {name}")
         started = time.perf_counter()
         found = prove_mutant(target, name, workdir / target.name / name, bmc_depth=bmc_depth,
-                             engine=engine, progress=progress)
+                             engine=engine, timeout=timeout, progress=progress)
         failed = [v for v in found if v.verdict == "failed"]
         report["properties"] += [v.to_dict() for v in found]
         report["mutants"].append({
@@ -204,10 +207,11 @@ def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, bmc_de
 
 
 def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
-        engine: str | None = None, progress=None) -> dict:
+        engine: str | None = None, timeout: int = sby.TIMEOUT, progress=None) -> dict:
     """Prove every target (or, with ``mutants``, look for each bug): ``{"properties": [...],
     "mutants": [...], "skipped": [...]}``, JSON-ready; ``bmc_depth``: the steps of the search
-    that follows where induction does not close."""
+    that follows where induction does not close; ``timeout``: each job's time limit in
+    seconds."""
     report = {"properties": [], "mutants": [], "skipped": []}
     sby.check_tools(engine)
     for target in targets:
@@ -215,13 +219,13 @@ def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
     for target in targets:
         if mutants:
             _mutant_runs(target, mutants, workdir, report, bmc_depth=bmc_depth, engine=engine,
-                         progress=progress)
+                         timeout=timeout, progress=progress)
             continue
         report["properties"] += [v.to_dict() for v in prove_router(
             target, workdir / target.name / "router", bmc_depth=bmc_depth, engine=engine,
-            progress=progress)]
+            timeout=timeout, progress=progress)]
         route = prove_route(target, workdir / target.name / "route", bmc_depth=bmc_depth,
-                            engine=engine, progress=progress)
+                            engine=engine, timeout=timeout, progress=progress)
         if route is None:
             report["skipped"].append({"unit": f"route {target.name}",
                                       "reason": "its family gives no specification of its "

@@ -183,6 +183,23 @@ def test_a_bug_past_the_base_case_is_failed_with_a_trace_not_bounded(tmp_path, c
     assert {p["verdict"] for p in report["properties"]} == {"failed", "bounded"}
 
 
+def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(tmp_path, capsys):
+    """The default router's proof takes about a minute; stopped after 2 seconds, each of its
+    properties is bounded to the steps checked (none, or a few), marked as stopped by the
+    time limit rather than by an induction that did not close, no deeper search runs, and
+    the exit status is bounded's."""
+    status = main(["prove", "--timeout", "2", "--json", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert status == 3 and report["status"] == "bounded" and report["timeout"] == 2
+    router = [p for p in report["properties"] if p["unit"].startswith("router")]
+    assert len(router) >= 8
+    assert all(p["verdict"] == "bounded" and p["stopped"] == "timeout"
+               and p["depth"] < suite.ROUTER_DEPTH for p in router), router
+    assert "time limit" in captured.err and "induction did not close" not in captured.err
+    assert not list(tmp_path.rglob("bmc.sby"))
+
+
 def test_summary_steps_are_counted_as_symbiyosys_counts_them():
     """SymbiYosys leaves the step out of a failed assertion's line when it is 0, and lists
     several steps as "steps 4, 5"; a mode bmc trace has no case."""

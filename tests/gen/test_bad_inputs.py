@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2700 in ``VALUE_FLAGS``, 363 missing values, 602
+Case count (pytest items, one per case): 2710 in ``VALUE_FLAGS``, 364 missing values, 602
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3956 in all (``test_case_count`` keeps this sentence honest).
+this count — 3967 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -95,6 +95,7 @@ MAX_EJECTION_LANES = _constant("MAX_EJECTION_LANES", 8, "twinnet.model.sizes")
 MAX_BEAT_BYTES = _constant("MAX_BEAT_BYTES", 64, "twinnet.model.sizes")
 MAX_USER_BITS = _constant("MAX_USER_BITS", 64, "twinnet.model.sizes")
 MAX_BMC_DEPTH = _constant("MAX_BMC_DEPTH", 40, "twinnet.cli.prove_cmd")
+MAX_TIMEOUT = _constant("MAX_TIMEOUT", 604800, "twinnet.cli.prove_cmd")
 MAX_ID_BITS = _constant("MAX_ID_BITS", 16, "twinnet.model.sizes")
 MAX_FRAME_PACKETS = _constant("MAX_FRAME_PACKETS", 64, "twinnet.model.sizes")
 
@@ -415,6 +416,7 @@ VALUE_FLAGS = [
      ()),
     (("prove",), "--solver", CHOICE, ()),
     (("prove",), "--bmc-depth", INTEGER + [above(MAX_BMC_DEPTH)], ()),
+    (("prove",), "--timeout", INTEGER + [above(MAX_TIMEOUT)], ()),
     (("board build",), "--board", CHOICE, ()),
     (("fpga",), "--design", CHOICE, ()),
     (("fpga",), "--router-kind", [("empty", ""), ("blank", "  ")], ()),
