@@ -52,9 +52,11 @@ def ours(case: dict) -> str:
     seeds = len(case["seeds"])
     allocator = "iSLIP" if parameters.get("allocator") == "islip" else "round robin"
     depth = parameters.get("buffer_depth") or "default"
-    buffers = (f"{parameters['vcs']} VCs × {depth} flits" if parameters.get("vcs")
+    buffers = (f"{plural(parameters['vcs'], 'VC')} × {depth} flits" if parameters.get("vcs")
                else f"{depth} flits per VC")
-    return (f"split router, {allocator}, {parameters.get('max_packet_length')}-flit packets, "
+    # The JSON of earlier runs names the longest packet packet_length.
+    length = parameters.get("max_packet_length") or parameters.get("packet_length")
+    return (f"split router, {allocator}, {length}-flit packets, "
             f"{buffers}, {seeds} seed" + ("s" if seeds > 1 else ""))
 
 
