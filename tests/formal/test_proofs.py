@@ -8,6 +8,7 @@ and in bench/formal.py.
 import functools
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from tiers import marked
@@ -216,6 +217,24 @@ def test_summary_steps_are_counted_as_symbiyosys_counts_them():
                      "f.py:2": ("job/engine_0/trace.vcd", 4),
                      "f.py:4": ("bmc/engine_0/trace.vcd", 7)},
         "induction": {"f.py:3": ("job/engine_0/i.vcd", 0)}}
+
+
+def test_a_base_case_finished_before_the_time_limit_counts_its_steps():
+    """A proof whose base case passed and whose induction then ran into the time limit has
+    checked every step of the base case: its properties are bounded to the job's depth,
+    although SymbiYosys's listing gives an earlier step; a property the base case did not
+    finish is bounded to the listing's step."""
+    properties = SimpleNamespace(
+        unit="router", name_at={"f.py:1": "a", "f.py:2": "b"}.get,
+        properties=[SimpleNamespace(name="a"), SimpleNamespace(name="b")])
+    statuses = [{"kind": "ASSERT", "location": "f.py:1", "depth": 2, "base_case": None,
+                 "induction": None, "base_case_passed": True},
+                {"kind": "ASSERT", "location": "f.py:2", "depth": 2, "base_case": None,
+                 "induction": None, "base_case_passed": False}]
+    found = sby.verdicts(properties, statuses, "TIMEOUT", engine="yices", depth=4,
+                         seconds=1.0, workdir=Path("."))
+    assert [(v.name, v.verdict, v.depth) for v in found] == [("a", "bounded", 4),
+                                                             ("b", "bounded", 2)]
 
 
 def _canned(verdicts):
