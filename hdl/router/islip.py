@@ -71,9 +71,11 @@ class IslipAllocator(CheckedComponent):
 
     def _pointers(self) -> tuple[list, list]:
         """The round-robin pointers: per output, the inputs after the last it matched (its
-        grant pointer); per input, the outputs after the last it accepted."""
+        grant pointer); per input, the outputs after the last it accepted (none with
+        ``one_request``: it has no accept stage)."""
         inputs, outputs = self.input_count, self.output_count
         return ([Signal(inputs, name=f"grant_above_{o}") for o in range(outputs)],
+                [] if self.one_request else
                 [Signal(outputs, name=f"accept_above_{i}") for i in range(inputs)])
 
     def elaborate(self, platform):
