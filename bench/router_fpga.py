@@ -80,11 +80,7 @@ def preset_router(preset: str, *flags: str):
     """The first router kind of ``preset``'s network (with ``flags``, e.g. ``--buffer-memory
     block``)."""
     network = network_from_words(["--preset", preset, *flags])
-    netlist = family_for(network).netlist(network)
-    router = next(iter(netlist.kinds.values()))
-    with fpga.unconverted():  # the other kinds, built with the netlist and not measured
-        del netlist
-    return router
+    return fpga.router_kind(network, family_for(network))[1]
 
 
 #: Name → a function building the router to measure: a name without suffix is the compact

@@ -110,10 +110,11 @@ def check_placeable(network, family, flag: str, instead: str) -> None:
                          f"{MAX_NETWORK_ROUTERS} are placed ({instead})")
 
 
-def router_design(network, family, kind: str | None = None) -> Design:
-    """One router kind of ``network``'s netlist (the first kind when ``kind`` is None)."""
+def router_kind(network, family, kind: str | None = None) -> tuple[str, object, str]:
+    """One router kind of ``network``'s netlist (the first kind when ``kind`` is None): its
+    name, its router and its module's name. The other kinds, built with the netlist, are
+    dropped unconverted."""
     from twinnet.gen.generate import modules_of
-    from twinnet.hdl import verilog
 
     netlist = family.netlist(network)
     if kind is None:
@@ -128,6 +129,14 @@ def router_design(network, family, kind: str | None = None) -> Design:
     router = netlist.kinds[kind]
     with unconverted():  # the other kinds, built with the netlist and not measured
         del netlist
+    return kind, router, module
+
+
+def router_design(network, family, kind: str | None = None) -> Design:
+    """One router kind of ``network``'s netlist (the first kind when ``kind`` is None)."""
+    from twinnet.hdl import verilog
+
+    kind, router, module = router_kind(network, family, kind)
     return Design(f"{network.name}:{kind}", router, module,
                   {f"{module}.v": verilog.convert(router, name=module)})
 
