@@ -34,6 +34,9 @@ CASES = {
     "3dt-D-vc": ["twin-torus", "--mode", "vc"],
     "kt8-knaive": ["king"],
     "kt8-2s-adaptive": ["king", "--routing", "2s", "--vcs", "2"],
+    # iSLIP's full rounds (adaptive packets ask for several outputs), four of them.
+    "kt8-2s-islip4": ["king", "--routing", "2s", "--vcs", "2", "--max-packet-length", "2",
+                      "--allocator", "islip", "--iterations", "4"],
     "fat-tree-k4-n2": ["fat-tree"],
     "twisted-8x4": ["twisted"],
     "mutants": ["--mutant", "all"],
