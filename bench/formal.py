@@ -34,9 +34,10 @@ CASES = {
     "3dt-D-vc": ["twin-torus", "--mode", "vc"],
     "kt8-knaive": ["king"],
     "kt8-2s-adaptive": ["king", "--routing", "2s", "--vcs", "2"],
-    # iSLIP's full rounds (adaptive packets ask for several outputs), four of them.
-    "kt8-2s-islip4": ["king", "--routing", "2s", "--vcs", "2", "--max-packet-length", "2",
-                      "--allocator", "islip", "--iterations", "4"],
+    # iSLIP's full rounds (adaptive packets ask for several outputs), two to four of them.
+    **{f"kt8-2s-islip{rounds}": ["king", "--routing", "2s", "--vcs", "2",
+                                 "--max-packet-length", "2", "--allocator", "islip",
+                                 "--iterations", str(rounds)] for rounds in (2, 3, 4)},
     "fat-tree-k4-n2": ["fat-tree"],
     "twisted-8x4": ["twisted"],
     "mutants": ["--mutant", "all"],
