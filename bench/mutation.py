@@ -40,7 +40,11 @@ the router for them are never mutated), and each mutant is classified:
 
 Results go to a JSON file after each mutant (a rerun skips the mutants it already holds),
 with the commit and tools' versions, the seed, the mutate command and source location of
-each mutant, its time and a summary. Traces stay in the work folder (``--work``).
+each mutant, its time and a summary. Traces stay in the work folder (``--work``). A rerun
+on another harness of the same router (properties added: the router alone, elaborated as the
+harness elaborates it, has the same logic hash, ``router_sha256``) keeps the mutants drawn
+(``drawn``) and the verdicts that still hold (:func:`stands`), and checks the others again;
+each verdict records the design it was made on.
 
 Usage: ``python bench/mutation.py [--preset 002-t16] [--count N] [--seed S] [--depth D]
 [--jobs J] [--resume]``.
@@ -168,6 +172,12 @@ def modules(rtlil: str) -> dict[str, list[str]]:
     return found
 
 
+def cells(rtlil: str) -> dict[str, set[str]]:
+    """The cells of RTLIL text ``rtlil``: module name to the names of its cells."""
+    return {name: set(re.findall(r"^\s*cell \S+ (\S+)$", body, re.M))
+            for name, body in re.findall(r"^module \\(\S+)\n(.*?)^end$", rtlil, re.M | re.S)}
+
+
 def mutant_id(mutant: dict) -> str:
     """A short stable name of ``mutant`` (a hash of its command)."""
     return hashlib.sha256(mutant["command"].encode()).hexdigest()[:12]
@@ -205,15 +215,20 @@ class Campaign:
         from twinnet.hdl.formal import sby
         from twinnet.hdl.formal.route_spec import RouteComputeProof
         from twinnet.hdl.formal.router import RouterProof
+        from twinnet.hdl.formal.stages import RouterAlone
 
         self.preset, self.work, self.depth = preset, work, depth
         self.engine = sby.check_tools()
         target, self.sizes = _target(preset)
         self.target = target
-        self.harness = RouterProof(_formal_router(target), f"router {target.name}")
+        self.harness = RouterProof(_formal_router(target), f"router {target.name}",
+                                   spec=target.spec)
         self.design = work / "design"
         sby.write_design(self.harness, self.harness.ports(), self.design)
         self.design_hash = logic_hash((self.design / "top.il").read_text())
+        alone = RouterAlone(_formal_router(target))
+        sby.write_design(alone, alone.ports(), work / "router-alone")
+        self.router_hash = logic_hash((work / "router-alone" / "top.il").read_text())
         router = self.harness.router
         self.router_ports = ["__".join(map(str, path)) for path, _, _
                              in router.signature.flatten(router)]
@@ -232,24 +247,44 @@ class Campaign:
                 if match and route.get(f"top.route_{match.group(1)}") == body:
                     self.route_ports.add(match.group(1))
 
-    def draw(self, count: int, seed: int) -> tuple[list[dict], dict]:
+    def draw(self, count: int, seed: int, earlier: dict | None = None
+             ) -> tuple[list[dict], dict]:
         """The first ``count`` router mutants of a ``mutate -list`` pool drawn with ``seed``,
-        and how many of the pool :func:`of_router` left out."""
+        and how many of the pool :func:`of_router` left out. The pool is drawn from this
+        design, or kept from ``earlier`` (a result file of a campaign on another harness of
+        the same router: its ``drawn`` list, or its pool in the work folder), so that a
+        campaign goes on with the same mutants when properties are added."""
         from twinnet.hdl.formal import sby
 
-        listing = f"mutations-{seed}-{self.design_hash[:12]}.ys"  # of this netlist
-        if not (self.design / listing).exists():
-            yosys([*sby.PREPARE, f"mutate -list {POOL} -seed {seed} -o {listing} "
-                   f"-s sources.txt top.router*"], self.design, f"draw-{seed}")
-        pool = parse_mutations((self.design / listing).read_text())
-        kept = [m for m in pool if of_router(m)]
+        drawn_on = (earlier or {}).get("draw_sha256", (earlier or {}).get("design_sha256"))
+        drawn_on = drawn_on or self.design_hash
+        listing = f"mutations-{seed}-{drawn_on[:12]}.ys"  # of that netlist
+        if (self.design / listing).exists() or drawn_on == self.design_hash:
+            if not (self.design / listing).exists():
+                yosys([*sby.PREPARE, f"mutate -list {POOL} -seed {seed} -o {listing} "
+                       f"-s sources.txt top.router*"], self.design, f"draw-{seed}")
+            pool = parse_mutations((self.design / listing).read_text())
+            kept = [m for m in pool if of_router(m)]
+            for mutant in kept:
+                mutant["id"] = mutant_id(mutant)
+                mutant["src"] = [relative_source(s) for s in mutant["src"]]
+            left_out = {"pool": len(pool), "left_out": len(pool) - len(kept)}
+        elif earlier.get("drawn"):
+            kept, left_out = earlier["drawn"], earlier["pool"]
+        else:
+            raise UsageError(f"--resume: the mutants were drawn from design {drawn_on[:12]}, "
+                             f"whose pool is neither in {self.design} ({listing}) nor in the "
+                             "result file")
         if len(kept) < count:
-            raise UsageError(f"--count {count}: the pool of {len(pool)} mutations holds "
-                             f"{len(kept)} of the router")
-        for mutant in kept:
-            mutant["id"] = mutant_id(mutant)
-            mutant["src"] = [relative_source(s) for s in mutant["src"]]
-        return kept[:count], {"pool": len(pool), "left_out": len(pool) - len(kept)}
+            raise UsageError(f"--count {count}: the pool of {left_out['pool']} mutations "
+                             f"holds {len(kept)} of the router")
+        present = cells((self.design / "top.il").read_text())
+        for mutant in kept[:count]:
+            if mutant["cell"] not in present.get(mutant["module"], ()):
+                raise UsageError(f"--resume: mutant {mutant['id']} mutates cell "
+                                 f"{mutant['cell']} of {mutant['module']}, which this design "
+                                 "does not have")
+        return kept[:count], left_out
 
     def folder(self, mutant: dict, unit: str = "", design: Path | None = None) -> Path:
         """The mutant's work folder (``unit``: a subfolder for another unit), with a link to
@@ -521,6 +556,24 @@ def _target(preset: str | None):
     return target, sizes
 
 
+def stands(record: dict | None, design_hash: str, route_unit: bool) -> bool:
+    """Whether ``record``, a mutant's verdict from an earlier run, stands in a campaign on
+    the design ``design_hash`` (``route_unit``: the mutant goes through the route compute's
+    unit too). A killed or equivalent mutant stays so on any harness of the same router (the
+    properties it failed are still asserted; more assumptions keep an equivalence in
+    context). A survivor stands only on the same harness, and only once every check has run
+    on it (the route unit, the router-wide equivalence check and the proof, the check in
+    context: a survivor from before one of them was added is checked again); an error never
+    stands."""
+    if record is None or record["result"] == "error":
+        return False
+    if record["result"] != "survived":
+        return True
+    return (record["design_sha256"] == design_hash and "proof" in record
+            and "context_count" in record
+            and (not route_unit or "route" in record.get("units", ())))
+
+
 def summary(records: list[dict]) -> dict:
     """Counts by result, the kill rate (killed / (killed + survived)) and the mean time of a
     classified mutant (one job's time: with ``--jobs J`` the campaign takes about 1/J)."""
@@ -593,19 +646,27 @@ def run(args: argparse.Namespace) -> dict:
     say("writing the design")
     campaign = Campaign(args.preset, args.work, args.depth)
     if earlier is not None:
-        for key, value in (("design_sha256", campaign.design_hash), ("seed", args.seed),
-                           ("depth", args.depth)):
+        for key, value in (("seed", args.seed), ("depth", args.depth)):
             if earlier.get(key) != value:
                 raise UsageError(f"--resume: {args.out} was made with another {key} "
                                  f"({earlier.get(key)}, not {value})")
+        # Another harness of the same router (properties added): the killed and equivalent
+        # mutants stay so (the properties they failed are still asserted, and more
+        # assumptions keep an equivalence in context), the others are checked again.
+        if (earlier["design_sha256"] != campaign.design_hash
+                and earlier.get("router_sha256") != campaign.router_hash):
+            raise UsageError(f"--resume: {args.out} was made on another router "
+                             f"(router_sha256 {earlier.get('router_sha256')}, not "
+                             f"{campaign.router_hash})")
         # (A file from before the proof stage has no deep depth: its survivors are checked
         # again.)
         if earlier.get("deep_depth", DEEP_DEPTH) != DEEP_DEPTH:
             raise UsageError(f"--resume: {args.out} was made with another deep_depth "
                              f"({earlier['deep_depth']}, not {DEEP_DEPTH})")
     say(f"drawing {args.count} mutants (seed {args.seed})")
-    mutants, drawn = campaign.draw(args.count, args.seed)
-    done = {r["id"]: {**r, "src": [relative_source(x) for x in r.get("src", [])]}
+    mutants, drawn = campaign.draw(args.count, args.seed, earlier)
+    done = {r["id"]: {"design_sha256": earlier["design_sha256"], **r,
+                      "src": [relative_source(x) for x in r.get("src", [])]}
             for r in (earlier or {}).get("mutants", [])}
     versions = {}
     for package in SOLVERS:
@@ -617,21 +678,18 @@ def run(args: argparse.Namespace) -> dict:
         "router": campaign.target.name, "preset": args.preset, "sizes": campaign.sizes,
         "seed": args.seed, "count": args.count, "depth": args.depth, "pool": drawn,
         "deep_depth": DEEP_DEPTH, "equiv_seq": EQUIV_SEQ, "engine": f"smtbmc {campaign.engine}",
-        "design_sha256": campaign.design_hash,
+        "design_sha256": campaign.design_hash, "router_sha256": campaign.router_hash,
+        "draw_sha256": (earlier or {}).get("draw_sha256", (earlier or {}).get(
+            "design_sha256", campaign.design_hash)),
         "draw": f"mutate -list {POOL} -seed {args.seed} top.router*",
-        "provenance": provenance(), "solvers": versions, "mutants": []}
+        "provenance": provenance(), "solvers": versions,
+        # The mutants drawn, so that a campaign on another harness of the router (--resume)
+        # keeps them without the pool.
+        "drawn": mutants, "mutants": []}
     lock = threading.Lock()
     def settled(mutant: dict) -> bool:
-        """Classified, by every check that applies (a survivor classified before the route
-        unit, before the router-wide equivalence check and the proof, or before the check in
-        context, was run on mutants is checked again)."""
-        record = done.get(mutant["id"], {})
-        if record.get("result") in (None, "error"):
-            return False
-        return not (record["result"] == "survived"
-                    and ("proof" not in record or "context_count" not in record
-                         or campaign.route_command(mutant)
-                         and "route" not in record.get("units", ())))
+        return stands(done.get(mutant["id"]), campaign.design_hash,
+                      campaign.route_command(mutant) is not None)
 
     todo = [m for m in mutants if not settled(m)]
     say(f"{len(mutants) - len(todo)} already classified, {len(todo)} to check "
@@ -649,10 +707,15 @@ def run(args: argparse.Namespace) -> dict:
         temporary.replace(args.out)
 
     def check(mutant: dict) -> None:
+        earlier_record = done.get(mutant["id"])
+        if (earlier_record or {}).get("design_sha256") != campaign.design_hash:
+            earlier_record = None  # on another harness: checked again from the start
         try:
-            record = {"id": mutant["id"], **campaign.classify(mutant, done.get(mutant["id"]))}
+            record = {"id": mutant["id"], "design_sha256": campaign.design_hash,
+                      **campaign.classify(mutant, earlier_record)}
         except (RuntimeError, OSError, sby.ProverError) as error:  # kept, tried again later
-            record = {"id": mutant["id"], **mutant, "result": "error",
+            record = {"id": mutant["id"], "design_sha256": campaign.design_hash, **mutant,
+                      "result": "error",
                       "error": str(error).replace(str(ROOT) + os.sep, ""), "seconds": None}
         with lock:
             done[mutant["id"]] = record

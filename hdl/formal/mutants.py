@@ -311,6 +311,44 @@ class CreditsForgottenInputUnit(ObservedInputUnit):
         return Cat(reads)
 
 
+class HighestCreditFirstInputUnit(ObservedInputUnit):
+    """Sends the waiting credits highest VC first, not lowest first."""
+
+    @staticmethod
+    def _credit_first(due, count):
+        return onehot.lowest(due[::-1], count)[::-1]
+
+
+class EmptyOnlyQueue(ObservedRouteQueue):
+    """Reports room for a route only while it holds none."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.w_rdy.eq(self.level == 0)
+        return m
+
+
+class HeadWaitsInputUnit(ObservedInputUnit):
+    """A PE port takes a head only into a VC whose route queue is empty (link ports, whose
+    writes the credits bound, are left as they are)."""
+
+    def _make_buffers(self, m):
+        if self._port.is_pe:
+            self.route_queue = EmptyOnlyQueue
+        return super()._make_buffers(m)
+
+
+class BubbleDroppingInputUnit(ObservedInputUnit):
+    """Marks for dropping every packet whose move enters a ring (its bubble flag), not only
+    one toward a port without a bubble."""
+
+    def _route(self, m, written, valid, vc, bad_vc):
+        route = super()._route(m, written, valid, vc, bad_vc)
+        dropped = Signal(route.shape())
+        m.d.comb += [dropped.eq(route), dropped.drop.eq(route.drop | self.route_compute.bubble)]
+        return dropped
+
+
 class OutputZeroUnaskedComposition(ObservedSplitComposition):
     """Never lets a packet for output 0 ask for it: its request unit is told it is not
     ready."""
@@ -352,6 +390,18 @@ class UnlockedMerger(ObservedEjectionMerger):
 
 class CreditsForgotten(FormalRouter):
     input_unit = CreditsForgottenInputUnit
+
+
+class CreditsHighestFirst(FormalRouter):
+    input_unit = HighestCreditFirstInputUnit
+
+
+class HeadWaits(FormalRouter):
+    input_unit = HeadWaitsInputUnit
+
+
+class BubbleDropped(FormalRouter):
+    input_unit = BubbleDroppingInputUnit
 
 
 class RequestWithheld(FormalRouter):
@@ -442,6 +492,12 @@ MUTANTS = {mutant.name: mutant for mutant in [
            settings=(("ejection_lanes", 2),)),
     Mutant("credits-forgotten", "an input port owes a credit only for a flit read now: a "
            "credit left waiting (two VCs read at once) is never sent", router=CreditsForgotten),
+    Mutant("credits-highest-first", "an input port sends its waiting credits highest VC "
+           "first, not lowest first", router=CreditsHighestFirst),
+    Mutant("pe-head-waits", "a PE port takes a head only into a VC whose route queue is "
+           "empty", router=HeadWaits),
+    Mutant("bubble-dropped", "an input unit drops every packet whose move enters a ring, "
+           "not only those toward a port without a bubble", router=BubbleDropped),
     Mutant("request-withheld", "a packet for output 0 never asks for it (its request unit is "
            "told it is not ready)", router=RequestWithheld),
     Mutant("broadcast-copy-lost", "a broadcast does not take its lowest-numbered target: "

@@ -81,67 +81,84 @@ class RouteComputeProof(Elaboratable):
         for p, rc in enumerate(self.route_computes):
             m.submodules[f"route_{p}"] = rc
             m.d.comb += rc.in_port.eq(p)
-            expected = self.spec(m, rc, p)
-            count = rc.config.vc_counts[p]
-            assumptions = [*expected.assumptions, rc.in_vc < count]
-            m.d.comb += [Assume(test) for test in assumptions]
-            # Named, so that a counterexample trace shows what the specification says.
-            malformed = Signal(name=f"expected_malformed_{p}")
-            m.d.comb += malformed.eq(expected.malformed)
-            unicast = Const(1, 1)
-            if expected.copies is not None:
-                unicast = ~self._check_copies(m, rc, p, expected.copies)
-            if rc.adaptive_vcs:
-                self._check_grades(m, rc, p, expected, malformed | ~unicast)
-            if expected.port is None:
-                port_ok = Signal(name=f"expected_port_allowed_{p}")
-                m.d.comb += port_ok.eq(expected.allowed)
-            else:
-                port = Signal.like(rc.out_port, name=f"expected_port_{p}")
-                m.d.comb += port.eq(expected.port)
-                port_ok = rc.out_port == port
-            if expected.mask is None:
-                self.properties.check(m, "route_port_matches_spec", ~unicast | (
-                    (rc.malformed == malformed) & (malformed | port_ok)))
-                continue
-            mask = Signal.like(rc.vc_mask, name=f"expected_mask_{p}")
-            bubble = Signal(name=f"expected_bubble_{p}")
-            m.d.comb += [mask.eq(expected.mask), bubble.eq(expected.bubble)]
-            result = ~unicast | ((rc.malformed == malformed) & (malformed | (
-                port_ok & (rc.vc_mask == mask) & (rc.bubble == bubble))))
-            if expected.port is None:
-                self.properties.check(m, "route_compute_within_spec", result)
-            else:
-                self.properties.check(m, "route_compute_matches_spec", result)
+            check = lambda name, test: self.properties.check(m, name, test,  # noqa: E731
+                                                            src_loc_at=1)
+            assumptions = check_spec(m, rc, p, self.spec, check)
+            m.d.comb += [Assume(test) for test in [*assumptions,
+                                                   rc.in_vc < rc.config.vc_counts[p]]]
         return m
 
-    def _check_copies(self, m, rc, p: int, copies):
-        """``route_copies_match_spec`` for the route compute ``rc`` of port ``p``; returns
-        "the header is a broadcast" by the specification."""
-        broadcast = Signal(name=f"expected_broadcast_{p}")
-        malformed = Signal(name=f"expected_copy_malformed_{p}")
-        targets = Signal.like(rc.targets, name=f"expected_targets_{p}")
-        enter = Signal.like(rc.enter, name=f"expected_enter_{p}")
-        header_out = Signal.like(rc.header_out, name=f"expected_header_out_{p}")
-        m.d.comb += [broadcast.eq(copies.broadcast), malformed.eq(copies.malformed),
-                     targets.eq(copies.targets), enter.eq(copies.enter),
-                     header_out.eq(copies.header_out)]
-        self.properties.check(m, "route_copies_match_spec", (rc.broadcast == broadcast) & (
-            ~broadcast | ((rc.malformed == malformed) & (malformed | (
-                (rc.targets == targets) & (rc.enter == enter)
-                & (rc.header_out.as_value() == header_out.as_value()))))))
-        return broadcast
 
-    def _check_grades(self, m, rc, p: int, expected, unchecked) -> None:
-        """``route_grades_match_spec`` for the adaptive route compute ``rc`` of port ``p``
-        (not where ``unchecked``: a malformed header or a broadcast)."""
-        if expected.grades is None:
-            raise ValueError(f"the specification of {type(rc).__name__} gives no grades for "
-                             "an adaptive route compute")
-        grade_1 = Signal.like(rc.grade_1, name=f"expected_grade_1_{p}")
-        grade_2 = Signal.like(rc.grade_2, name=f"expected_grade_2_{p}")
-        m.d.comb += [grade_1.eq(expected.grades[0]), grade_2.eq(expected.grades[1])]
-        # The adaptive VCs are a parameter of the route compute, not an output: a constant.
-        vcs = Const(int(rc.adaptive_vcs == expected.adaptive_vcs), 1)
-        self.properties.check(m, "route_grades_match_spec", vcs & (
-            unchecked | ((rc.grade_1 == grade_1) & (rc.grade_2 == grade_2))))
+def check_spec(m, rc, p: int, spec, check, when=1) -> list:
+    """Assert, through ``check(name, test)`` (one of :data:`PROPERTIES`' names; a test per
+    line), that route compute ``rc`` of input port ``p`` gives what ``spec`` says for its
+    inputs whenever ``when``; returns the specification's assumptions on the inputs.
+
+    The route compute's own proof (:class:`RouteComputeProof`) checks it for every input; a
+    router's (:mod:`.router`) for every head its input unit computes a route for, with the
+    route compute wired into the router."""
+    when = Value.cast(when)  # (a Python 1 would invert to -2, true)
+    expected = spec(m, rc, p)
+    # Named, so that a counterexample trace shows what the specification says.
+    malformed = Signal(name=f"expected_malformed_{p}")
+    m.d.comb += malformed.eq(expected.malformed)
+    unicast = Const(1, 1)
+    if expected.copies is not None:
+        unicast = ~_check_copies(m, rc, p, expected.copies, check, when)
+    if rc.adaptive_vcs:
+        _check_grades(m, rc, p, expected, malformed | ~unicast, check, when)
+    if expected.port is None:
+        port_ok = Signal(name=f"expected_port_allowed_{p}")
+        m.d.comb += port_ok.eq(expected.allowed)
+    else:
+        port = Signal.like(rc.out_port, name=f"expected_port_{p}")
+        m.d.comb += port.eq(expected.port)
+        port_ok = rc.out_port == port
+    unchecked = ~when | ~unicast
+    if expected.mask is None:
+        check("route_port_matches_spec", unchecked | (
+            (rc.malformed == malformed) & (malformed | port_ok)))
+        return expected.assumptions
+    mask = Signal.like(rc.vc_mask, name=f"expected_mask_{p}")
+    bubble = Signal(name=f"expected_bubble_{p}")
+    m.d.comb += [mask.eq(expected.mask), bubble.eq(expected.bubble)]
+    result = unchecked | ((rc.malformed == malformed) & (malformed | (
+        port_ok & (rc.vc_mask == mask) & (rc.bubble == bubble))))
+    if expected.port is None:
+        check("route_compute_within_spec", result)
+    else:
+        check("route_compute_matches_spec", result)
+    return expected.assumptions
+
+
+def _check_copies(m, rc, p: int, copies, check, when):
+    """``route_copies_match_spec`` for the route compute ``rc`` of port ``p`` (whenever
+    ``when``); returns "the header is a broadcast" by the specification."""
+    broadcast = Signal(name=f"expected_broadcast_{p}")
+    malformed = Signal(name=f"expected_copy_malformed_{p}")
+    targets = Signal.like(rc.targets, name=f"expected_targets_{p}")
+    enter = Signal.like(rc.enter, name=f"expected_enter_{p}")
+    header_out = Signal.like(rc.header_out, name=f"expected_header_out_{p}")
+    m.d.comb += [broadcast.eq(copies.broadcast), malformed.eq(copies.malformed),
+                 targets.eq(copies.targets), enter.eq(copies.enter),
+                 header_out.eq(copies.header_out)]
+    check("route_copies_match_spec", ~when | ((rc.broadcast == broadcast) & (
+        ~broadcast | ((rc.malformed == malformed) & (malformed | (
+            (rc.targets == targets) & (rc.enter == enter)
+            & (rc.header_out.as_value() == header_out.as_value())))))))
+    return broadcast
+
+
+def _check_grades(m, rc, p: int, expected, unchecked, check, when) -> None:
+    """``route_grades_match_spec`` for the adaptive route compute ``rc`` of port ``p``
+    (whenever ``when``, and not where ``unchecked``: a malformed header or a broadcast)."""
+    if expected.grades is None:
+        raise ValueError(f"the specification of {type(rc).__name__} gives no grades for "
+                         "an adaptive route compute")
+    grade_1 = Signal.like(rc.grade_1, name=f"expected_grade_1_{p}")
+    grade_2 = Signal.like(rc.grade_2, name=f"expected_grade_2_{p}")
+    m.d.comb += [grade_1.eq(expected.grades[0]), grade_2.eq(expected.grades[1])]
+    # The adaptive VCs are a parameter of the route compute, not an output: a constant.
+    vcs = Const(int(rc.adaptive_vcs == expected.adaptive_vcs), 1)
+    check("route_grades_match_spec", vcs & (
+        ~when | unchecked | ((rc.grade_1 == grade_1) & (rc.grade_2 == grade_2))))

@@ -19,7 +19,7 @@ framing each buffer is written and read with, and the framing of each PE's strea
 
 import itertools
 
-from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, Value
+from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data
 from amaranth.lib.wiring import In
 
@@ -27,6 +27,7 @@ from ..config import FRAMING_ERRORS
 from .allocator import first_in_turn, first_of_mask, turns_before
 from .environment import downstream, upstream
 from .properties import Property, PropertySet
+from .route_spec import check_spec
 from .stages import FormalRouter
 
 #: The properties of :class:`RouterProof`, in report order.
@@ -43,9 +44,14 @@ PROPERTIES = [
              "there with an aborting tail; a head inside a packet closes that packet with an "
              "aborting tail and is written next, as a head"),
     Property("bad_framing_counted",
-             "each stray flit, each head inside a packet and each packet longer than L adds "
-             "one to its own framing counter of the PE port (saturating), and nothing else "
-             "changes them"),
+             "the framing counters of a PE port are zero from reset; each stray flit, each "
+             "head inside a packet and each packet longer than L adds one to its own counter "
+             "(saturating), and nothing else changes them"),
+    Property("pe_ready_with_room",
+             "a PE port takes a flit exactly when no head waits in its register and the "
+             "buffer the flit goes to has room: the open packet's VC's for a body or tail, "
+             "else the VC the flit asks for (the last, for one the port does not have), whose "
+             "route queue must have room too"),
     Property("credit_counter_range",
              "every output VC's credit counter stays within [0, depth]"),
     Property("downstream_never_overflows",
@@ -68,7 +74,8 @@ PROPERTIES = [
              "routing; under adaptive routing the choice among grades is not stated)"),
     Property("credits_returned",
              "while an input port owes its upstream router credits (flits read, their "
-             "credits not yet sent), it sends one every cycle, for a VC it owes one"),
+             "credits not yet sent), it sends one every cycle, for the lowest VC it owes one "
+             "(whose credit therefore never waits)"),
     Property("whole_packets_per_output",
              "between two allocations of an output the flits of one packet of one input VC "
              "leave on it, on the VC allocated: its head first, at most L flits, its tail "
@@ -76,10 +83,14 @@ PROPERTIES = [
     Property("route_honoured",
              "a packet is allocated only an output and a VC its route compute allowed, and a "
              "malformed packet none: the route stored with a head is the route compute's "
-             "result (a malformed header's marked dropped), and allocation follows it"),
+             "result, its VCs those of the output; it is marked dropped exactly when the "
+             "header is malformed, asks for a VC its port does not have or names no VC of "
+             "an output (a bubble toward a port without one); the route compute gives what "
+             "the family's specification says for the head's header, input port and VC, as "
+             "wired into the router; and allocation follows the stored route"),
     Property("malformed_drained_and_counted_once",
              "a malformed packet is drained from its buffer to no output and counted once "
-             "on drop_count"),
+             "on drop_count, which is zero from reset"),
     Property("fair_allocation",
              "an input VC that keeps asking for an output is granted it before that output "
              "is granted P * V - 1 times to others (P input ports, V VCs of its port), and an "
@@ -128,14 +139,19 @@ class RouterProof(Elaboratable):
         invariants: assert the strengthening invariants too (induction needs them; without
             them only the base case is meaningful, and a bug may show in a property that the
             invariants would have preceded).
+        spec: the specification of the router's route computes (as
+            :class:`~.route_spec.RouteComputeProof` takes it), checked on every head's route
+            in the router (``route_honoured``); None: the stored route is checked against the
+            route compute's result only.
 
     ``properties`` is its :class:`PropertySet`; :meth:`ports` lists the router's inputs and
     ``track`` (bit b: start following the flit written into buffer b now; input VCs first,
     then the ejection buffers), which the prover leaves free within the assumptions.
     """
 
-    def __init__(self, router: FormalRouter, unit: str = "router", *, invariants: bool = True):
-        self.router = router
+    def __init__(self, router: FormalRouter, unit: str = "router", *, invariants: bool = True,
+                 spec=None):
+        self.router, self.spec = router, spec
         config = router.config
         ejection = sum(len(config.lanes_of(p)) for p in config.pe_ports)
         self.track = Signal(sum(config.vc_counts) + ejection, name="track")
@@ -152,7 +168,7 @@ class RouterProof(Elaboratable):
         m = Module()
         seen = self.router.observe(platform)
         m.submodules.router = seen.fragment
-        checks = _Checks(m, self.router, seen, self.properties)
+        checks = _Checks(m, self.router, seen, self.properties, self.spec)
         checks.inputs()
         checks.framing()
         checks.buffers(self.track)
@@ -187,8 +203,9 @@ class _Ghost:
 class _Checks:
     """The assertions of :data:`PROPERTIES` on one observed router."""
 
-    def __init__(self, m, router, seen, properties):
+    def __init__(self, m, router, seen, properties, spec):
         self.m, self.router, self.seen, self.props = m, router, seen, properties
+        self.spec = spec
         self.config = router.config
         self.length = self.config.max_packet_length
         comp = seen.composition
@@ -251,7 +268,20 @@ class _Checks:
             copies = Cat(own & copying for own, copying in zip(self.owns[i], self.comp.copying))
             self.check("router_state", ((owned & (owned - 1)) == 0) | (owned == copies))
             self.check("flits_conserved", ~vc.control.read | owned.any() | self.draining[i])
+        if self.spec is not None:
+            self._specified()
         self._credits_back()
+
+    def _specified(self) -> None:
+        """Each input port's route compute, as wired into the router, gives what the
+        specification says for every head it computes a route for."""
+        m = self.m
+        for unit in self.seen.inputs:
+            rc = unit.route_compute
+            check = lambda name, test: self.props.check(  # noqa: E731
+                m, "route_honoured", test, src_loc_at=1)
+            assumptions = check_spec(m, rc, unit.port_index, self.spec, check, when=rc.valid)
+            m.d.comb += [Assume(test) for test in assumptions]
 
     def _written_framing(self, i: int, fifo) -> None:
         """Input VC ``i`` is written whole packets of 1 to L flits."""
@@ -381,6 +411,7 @@ class _Checks:
                 (wrote.data == self.carried(unit, held.data, 1)) & wrote.first & ~wrote.abort
                 & (wrote.last == held.last)))
             self.check("pe_framing_checked", waiting | taken | ~writes.any())
+            self._ready_with_room(p, flit, pe, waiting)
             # The ghost moves with the flits the PE sends; a waiting head counts when it is
             # written.
             with m.If(cut):
@@ -395,6 +426,22 @@ class _Checks:
                 m.d.sync += dropping.eq(dropping & ~flit.last)
             self._framing_state(p, pe, dropping, waiting, held)
             self._counted(p, {"stray": stray, "cut": cut, "long": long})
+
+    def _ready_with_room(self, p: int, flit, pe, waiting) -> None:
+        """PE port ``p`` takes the PE's ``flit`` exactly when no head waits in its register
+        (``waiting``) and the buffer it goes to has room: the open packet's VC's while the
+        PE's stream has a packet open (``pe``), else the VC the flit asks for (the last, for
+        one the port does not have), with room in its route queue too."""
+        unit, stream = self.seen.inputs[p], self.router.port_in(p)
+        base = sum(self.config.vc_counts[:p])
+        room = [fifo.level < fifo.depth for fifo in unit.buffers]
+        head_room = [r & (queue.level < queue.depth) for r, queue in zip(room, unit.route_queues)]
+        open_room = Cat(self.writer[base + v].open & r for v, r in enumerate(room)).any()
+        asked_room = head_room[-1]
+        for v in range(len(head_room) - 1):
+            asked_room = Mux(flit.vc == v, head_room[v], asked_room)
+        self.check("pe_ready_with_room",
+                   stream.ready == (~waiting & Mux(pe.open, open_room, asked_room)))
 
     def _framing_state(self, p: int, pe, dropping, waiting, held) -> None:
         """PE port ``p``'s framing registers agree with the PE's stream and with what its
@@ -430,6 +477,7 @@ class _Checks:
             limit = (1 << len(count)) - 1
             expected = Mux(before == limit, limit, before + event)
             self.check("bad_framing_counted", ~started | (count == expected))
+            self.check("bad_framing_counted", started | (count == 0))
 
     def buffers(self, track) -> None:
         """Every flit buffer gives back what was written, in order (:meth:`_follow`); a flit
@@ -523,7 +571,11 @@ class _Checks:
                    for v, wait in enumerate(waits))
         credit = self.router.port_in(p).credit
         self.check("credits_returned", credit.valid == owed.any())
-        self.check("credits_returned", ~credit.valid | owed.bit_select(credit.payload, 1))
+        lowest = Const(0, len(credit.payload))
+        for v in reversed(range(len(waits))):
+            lowest = Mux(owed[v], v, lowest)
+        self.check("credits_returned", ~credit.valid | (credit.payload == lowest))
+        self.check("router_state", waits[0] == 0)
 
     def carried(self, unit, value, first):
         """Flit data ``value`` as input ``unit`` writes it: with broadcast, a broadcast's head
@@ -567,18 +619,39 @@ class _Checks:
 
     def computed(self, unit, route):
         """``route`` (written with a head flit) is what ``unit``'s route compute gave for it:
-        a malformed header is dropped, and a packet that is not dropped keeps the output, the
-        bubble flag, the grades and VCs among those of the route compute, or, a broadcast, its
-        copies' outputs and the rings they enter."""
-        rc = unit.route_compute
-        same = ((route.port == rc.out_port) & ((route.mask & ~rc.vc_mask) == 0)
+        dropped exactly when the header is malformed, the head asks for a VC its port does
+        not have (:meth:`_bad_vc`) or the result names no VC of an output (a bubble toward a
+        port without one, an output out of range; a broadcast: no copy, or a copy entering a
+        ring at a port without a bubble); a packet that is not dropped keeps the output, the
+        bubble flag, the grades and the route compute's VCs of that output, or, a broadcast,
+        its copies' outputs and the rings they enter."""
+        config, rc = self.config, unit.route_compute
+        bubbles = sum(1 << o for o, port in enumerate(config.ports) if port.bubble)
+        port_vcs, fits = Const(0, config.max_vc_count), Const(0, 1)
+        for o, count in enumerate(config.output_vc_counts):
+            vcs = rc.vc_mask & ((1 << count) - 1)
+            port_vcs = port_vcs | Mux(rc.out_port == o, vcs, 0)
+            fits = fits | ((rc.out_port == o) & (vcs != 0) & (~rc.bubble | bool(bubbles >> o & 1)))
+        unfit = ~fits
+        same = ((route.port == rc.out_port) & (route.mask == port_vcs)
                 & (route.bubble == rc.bubble))
         if self.router.adaptive_vcs:
             same = same & (route.grade_1 == rc.grade_1) & (route.grade_2 == rc.grade_2)
         if self.fanout:
             copies = (route.targets == rc.targets) & (route.enter == rc.enter)
             same = (route.multi == rc.broadcast) & Mux(rc.broadcast, copies, same)
-        return (~rc.malformed | route.drop) & (route.drop | same)
+            unfit = Mux(rc.broadcast, (rc.targets == 0) | ((rc.enter & ~bubbles) != 0), unfit)
+        return (route.drop == (rc.malformed | self._bad_vc(unit) | unfit)) & (route.drop | same)
+
+    def _bad_vc(self, unit):
+        """The head ``unit`` writes now asks for a VC its port does not have: a PE port's head
+        (the one in the framing register, or the PE's) asks for a VC above its VCs, which
+        only a count of VCs other than a power of two leaves room for."""
+        count = self.config.ports[unit.port_index].vc_count
+        if not self.config.ports[unit.port_index].is_pe or not count & (count - 1):
+            return Const(0, 1)
+        state, payload = unit.framing_state, self.router.port_in(unit.port_index).payload
+        return Mux(state.pending, state.held_vc, payload.vc) >= count
 
     def owner_sum(self, o: int, values: list, width: int):
         """Of ``values`` (one per input VC), output ``o``'s owner's (zero when none)."""
@@ -828,6 +901,8 @@ class _Checks:
         expected = Mux(before + counted > limit, limit, before + counted)
         self.check("malformed_drained_and_counted_once",
                    ~started | (self.router.drop_count == expected))
+        self.check("malformed_drained_and_counted_once",
+                   started | (self.router.drop_count == 0))
 
     def fairness(self) -> None:
         """Per output and input VC, the grants of the output to others while the VC keeps

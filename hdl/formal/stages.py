@@ -9,7 +9,7 @@ these and overrides one method.
 import functools
 from dataclasses import dataclass
 
-from amaranth.hdl import Fragment, Mux
+from amaranth.hdl import Elaboratable, Fragment, Module, Mux, Value
 
 from ..arbiter import RoundRobinArbiter
 from ..flit_buffer import FlitBuffer
@@ -269,3 +269,22 @@ class FormalRouter(Router):
         merged = [p for p in self.config.pe_ports if len(self.config.lanes_of(p)) > 1]
         return Observed(fragment, composition, inputs, composition.outputs,
                         dict(zip(merged, mergers, strict=True)))
+
+
+class RouterAlone(Elaboratable):
+    """``router`` (a :class:`FormalRouter`) elaborated as its proof's harness elaborates it,
+    its observed stages as module ``top.router``, but with none of the harness's properties
+    or observation ports: two harnesses whose routers alone have the same netlist hold the
+    same router (``bench/mutation.py`` carries verdicts across them)."""
+
+    def __init__(self, router: FormalRouter):
+        self.router = router
+
+    def ports(self) -> list:
+        """The router's own ports."""
+        return [Value.cast(value) for _, _, value in self.router.signature.flatten(self.router)]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.router = self.router.observe(platform).fragment
+        return m

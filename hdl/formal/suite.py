@@ -138,7 +138,7 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
     itself is): its verdicts."""
     unit = f"router {target.name}" + (f" [{mutant}]" if mutant else "")
     invariants = mutant is None or MUTANTS[mutant].invariants
-    top = RouterProof(_router(target, mutant), unit, invariants=invariants)
+    top = RouterProof(_router(target, mutant), unit, invariants=invariants, spec=target.spec)
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTER_DEPTH,
                      bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress)
 

@@ -342,7 +342,7 @@ class InputUnit(wiring.Component):
         due = Signal(port.vc_count)
         send = Signal(port.vc_count)
         m.d.comb += [due.eq(self._owed(pending, reads)),
-                     send.eq(onehot.lowest(due, port.vc_count))]
+                     send.eq(self._credit_first(due, port.vc_count))]
         # The split router reads from registers only (a VC streams while it is active and
         # its buffer has a flit), so its credit may leave in the cycle of the read: the slot
         # is free upstream a cycle sooner, which bubble rings (room for two packets) feel.
@@ -357,6 +357,12 @@ class InputUnit(wiring.Component):
     def _owed(pending: list, reads: list):
         """Per VC, a credit is owed upstream: one waits, or a flit is read now."""
         return Cat((wait != 0) | read for wait, read in zip(pending, reads))
+
+    @staticmethod
+    def _credit_first(due, count: int):
+        """Of the VCs owed a credit (``due``, one bit per VC of ``count``), the one whose
+        credit goes now (one-hot): the lowest."""
+        return onehot.lowest(due, count)
 
 
 def _pick(values: list, index):

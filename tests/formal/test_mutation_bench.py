@@ -86,6 +86,31 @@ def test_kill_rate_leaves_out_equivalent_mutants_and_errors(mutation):
     assert found["seconds_per_mutant"] == round((19 * 30 + 400 + 5 * 90) / 25, 1)
 
 
+def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_hold(
+        mutation):
+    """Properties added to the harness: killed and equivalent mutants stay so, survivors and
+    errors are checked again; on the same harness a survivor stands once every check ran."""
+    stands = mutation.stands
+    survivor = {"result": "survived", "design_sha256": "a", "proof": "proven",
+                "context_count": 3, "units": ["route", "router"]}
+    for result in ("killed", "equivalent"):
+        assert stands({"result": result, "design_sha256": "a"}, "b", False)
+    assert stands(survivor, "a", True)
+    assert not stands(survivor, "b", True)  # a property added may kill it
+    assert not stands({**survivor, "units": ["router"]}, "a", True)  # the route unit is new
+    assert stands({**survivor, "units": ["router"]}, "a", False)
+    assert not stands({k: v for k, v in survivor.items() if k != "context_count"}, "a", True)
+    assert not stands({"result": "error", "design_sha256": "a"}, "a", False)
+    assert not stands(None, "a", False)
+
+
+def test_cells_are_read_per_module(mutation):
+    """A carried mutant must name a cell the new design has: the cells of each module."""
+    assert mutation.cells(ROUTER_MODULE + "\nmodule \\top\n  cell \\top.router router\n"
+                          "  end\nend\n") == {"top.router.input_2.route$119": {"$10"},
+                                              "top": {"router"}}
+
+
 # Two modules as Amaranth writes them: the same route compute in a router (ports numbered in
 # the order the router names them) and in the route compute's own proof unit.
 ROUTER_MODULE = """\

@@ -1,8 +1,8 @@
 """Formal proofs (SymbiYosys): the default router's property set is proven by induction, a
 route compute equals its specification, and mutants fail with a counterexample trace.
 
-The whole set (every mutant, the family routers) runs in the slow tier (``pytest --slow``)
-and in bench/formal.py.
+The whole set (every mutant, the ejection lanes, the family routers) runs in the slow tier
+(``pytest --slow``) and in bench/formal.py.
 """
 
 import functools
@@ -42,6 +42,7 @@ def test_default_router_properties_are_proven(tmp_path):
     assert {v.verdict for v in verdicts} == {"proven"}, [v.to_dict() for v in verdicts]
 
 
+@pytest.mark.slow
 def test_ejection_lanes_and_their_merger_are_proven(tmp_path):
     """With two ejection lanes the PE port is two outputs of the allocator and the crossbar,
     and a merger joins them: every property proven, the merger's among them (whole packets,
@@ -149,6 +150,7 @@ def test_a_broadcast_mutant_fails_a_property_with_a_trace(tmp_path, capsys, muta
     assert status == 1 and found["caught"] and Path(found["trace"]).is_file(), report
 
 
+@pytest.mark.slow
 def test_a_vc_with_room_withheld_fails_room_offered(tmp_path, capsys):
     """room-one-short withholds a VC that has room for exactly one (two) longest packets: no
     packet ever lacks room, so only room_offered can see it, in the base case (the first free
