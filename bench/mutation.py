@@ -172,10 +172,41 @@ def modules(rtlil: str) -> dict[str, list[str]]:
     return found
 
 
-def cells(rtlil: str) -> dict[str, set[str]]:
-    """The cells of RTLIL text ``rtlil``: module name to the names of its cells."""
-    return {name: set(re.findall(r"^\s*cell \S+ (\S+)$", body, re.M))
-            for name, body in re.findall(r"^module \\(\S+)\n(.*?)^end$", rtlil, re.M | re.S)}
+def cell_signatures(rtlil: str) -> dict[str, dict[str, str]]:
+    """The cells of RTLIL text ``rtlil``: module name to cell name to its signature (its type,
+    parameters and connections, with the numbers that Yosys and Amaranth append to names to
+    keep them unique left out: they shift when another module changes)."""
+    found, module, cell = {}, None, None
+    for line in rtlil.splitlines():
+        line = line.strip()
+        if line.startswith("module "):
+            module = found.setdefault(line.split()[1].lstrip("\\"), {})
+        elif line.startswith("cell ") and module is not None:
+            _, kind, name = line.split()
+            name = name.removeprefix("\\")  # a public name, as mutate names it
+            cell = module[name] = [kind]
+        elif line == "end" and cell is not None:
+            module[name] = " ".join([cell[0], *sorted(cell[1:])])
+            cell = None
+        elif cell is not None:
+            cell.append(re.sub(r"\$\d+", "$", line))
+    return found
+
+
+def placed(mutant: dict, signatures: dict[str, dict[str, str]]) -> dict | None:
+    """``mutant`` (with the ``signature`` of its cell where it was drawn) on a design whose
+    cells are ``signatures`` (:func:`cell_signatures`): itself when its cell is there, the
+    same (or, a submodule's instance, under the same name); with its cell renamed when one
+    cell alone of its module has that signature (a name Yosys numbered, shifted); else None."""
+    module = signatures.get(mutant["module"], {})
+    name, signature = mutant["cell"], mutant.get("signature")
+    if name in module and (module[name] == signature or not name.startswith("$")):
+        return mutant
+    same = [other for other, found in module.items() if found == signature]
+    if signature is None or len(same) != 1:
+        return None
+    command = mutant["command"].replace(f" -cell {name} ", f" -cell {same[0]} ")
+    return {**mutant, "cell": same[0], "command": command}
 
 
 def mutant_id(mutant: dict) -> str:
@@ -265,9 +296,11 @@ class Campaign:
                        f"-s sources.txt top.router*"], self.design, f"draw-{seed}")
             pool = parse_mutations((self.design / listing).read_text())
             kept = [m for m in pool if of_router(m)]
+            signatures = self.signatures(drawn_on)
             for mutant in kept:
                 mutant["id"] = mutant_id(mutant)
                 mutant["src"] = [relative_source(s) for s in mutant["src"]]
+                mutant["signature"] = signatures.get(mutant["module"], {}).get(mutant["cell"])
             left_out = {"pool": len(pool), "left_out": len(pool) - len(kept)}
         elif earlier.get("drawn"):
             kept, left_out = earlier["drawn"], earlier["pool"]
@@ -278,13 +311,32 @@ class Campaign:
         if len(kept) < count:
             raise UsageError(f"--count {count}: the pool of {left_out['pool']} mutations "
                              f"holds {len(kept)} of the router")
-        present = cells((self.design / "top.il").read_text())
+        signatures = self.signatures()
+        mutants = []
         for mutant in kept[:count]:
-            if mutant["cell"] not in present.get(mutant["module"], ()):
+            found = placed(mutant, signatures)
+            if found is None:
                 raise UsageError(f"--resume: mutant {mutant['id']} mutates cell "
                                  f"{mutant['cell']} of {mutant['module']}, which this design "
                                  "does not have")
-        return kept[:count], left_out
+            mutants.append(found)
+        return mutants, left_out
+
+    def signatures(self, design_hash: str | None = None) -> dict[str, dict[str, str]]:
+        """The cells of design ``design_hash`` (this one by default; another's must be in the
+        design folder, ``prepared-HASH.il``) as the jobs see them (after
+        :data:`sby.PREPARE`), with their signatures (:func:`cell_signatures`)."""
+        from twinnet.hdl.formal import sby
+
+        design_hash = design_hash or self.design_hash
+        prepared = f"prepared-{design_hash[:12]}.il"
+        if not (self.design / prepared).exists():
+            if design_hash != self.design_hash:
+                raise UsageError(f"--resume: the mutants were drawn from design "
+                                 f"{design_hash[:12]}, whose prepared netlist is not in "
+                                 f"{self.design} ({prepared})")
+            yosys([*sby.PREPARE, f"write_rtlil {prepared}"], self.design, "prepare")
+        return cell_signatures((self.design / prepared).read_text())
 
     def folder(self, mutant: dict, unit: str = "", design: Path | None = None) -> Path:
         """The mutant's work folder (``unit``: a subfolder for another unit), with a link to

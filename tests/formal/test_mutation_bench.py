@@ -104,11 +104,38 @@ def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_h
     assert not stands(None, "a", False)
 
 
-def test_cells_are_read_per_module(mutation):
-    """A carried mutant must name a cell the new design has: the cells of each module."""
-    assert mutation.cells(ROUTER_MODULE + "\nmodule \\top\n  cell \\top.router router\n"
-                          "  end\nend\n") == {"top.router.input_2.route$119": {"$10"},
-                                              "top": {"router"}}
+def test_a_carried_mutant_finds_its_cell_by_signature(mutation):
+    """On another harness Yosys may number its cells differently: a mutant keeps its cell
+    when the same one is there, follows it to its new name when one cell alone has its
+    signature, and is refused when none or several have."""
+    def design(number: int, twin: bool = False) -> str:
+        extra = ("  cell $and $and$99\n    connect \\A \\a\n    connect \\B \\b\n  end\n"
+                 if twin else "")
+        return ("module \\top.router.fifo\n"
+                f"  cell $mux $memory\\storage$rdmux[0][0][0]${number}\n"
+                f"    parameter \\WIDTH 1\n    connect \\S \\addr${number + 1} [0]\n  end\n"
+                "  cell $and $56\n    connect \\A \\a\n    connect \\B \\b\n  end\n" + extra
+                + "end\nmodule \\top.router\n  cell \\top.router.fifo \\fifo\n  end\nend\n")
+    old = mutation.cell_signatures(design(5040))
+    assert set(old["top.router"]) == {"fifo"}  # a public name as mutate names it
+    mux = "$memory\\storage$rdmux[0][0][0]$5040"
+    mutants = [{"module": "top.router.fifo", "cell": cell,
+                "signature": old["top.router.fifo"][cell],
+                "command": f"mutate -mode inv -module top.router.fifo -cell {cell} -port Y "
+                           "-portbit 0"} for cell in (mux, "$56")]
+    instance = {"module": "top.router", "cell": "fifo", "signature": None,
+                "command": "mutate -mode inv -module top.router -cell fifo -port x -portbit 0"}
+    new = mutation.cell_signatures(design(5045))
+    moved = mutation.placed(mutants[0], new)
+    assert moved["cell"] == "$memory\\storage$rdmux[0][0][0]$5045"
+    assert moved["command"] == ("mutate -mode inv -module top.router.fifo -cell "
+                                "$memory\\storage$rdmux[0][0][0]$5045 -port Y -portbit 0")
+    assert mutation.placed(mutants[1], new) == mutants[1]
+    assert mutation.placed(instance, new) == instance
+    # A cell renamed onto another's signature: two candidates, none chosen.
+    clash = mutation.cell_signatures(design(5045, twin=True))
+    assert mutation.placed({**mutants[1], "cell": "$57"}, clash) is None
+    assert mutation.placed(mutants[1], clash) == mutants[1]  # its own name, its signature
 
 
 # Two modules as Amaranth writes them: the same route compute in a router (ports numbered in
