@@ -131,8 +131,12 @@ def parse_mutations(text: str) -> list[dict]:
 
 
 def relative_source(location: str) -> str:
-    """``location`` (``path:line``) relative to the repository or to ``site-packages``."""
-    for base in ("site-packages" + os.sep, str(ROOT) + os.sep):
+    """``location`` (``path:line``) relative to the repository (this one, or the one twinnet
+    is installed from) or to ``site-packages``."""
+    import twinnet
+
+    package = str(Path(twinnet.__file__).resolve().parents[1]) + os.sep  # twinnet/ maps it
+    for base in ("site-packages" + os.sep, str(ROOT) + os.sep, package):
         if base in location:
             return location.split(base, 1)[1]
     return location
