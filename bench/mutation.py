@@ -63,6 +63,7 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from provenance import ROOT, provenance  # noqa: E402
@@ -176,11 +177,24 @@ def modules(rtlil: str) -> dict[str, list[str]]:
     return found
 
 
-def cell_signatures(rtlil: str) -> dict[str, dict[str, str]]:
-    """The cells of RTLIL text ``rtlil``: module name to cell name to its signature (its type,
-    parameters and connections, with the numbers that Yosys and Amaranth append to names to
-    keep them unique left out: they shift when another module changes)."""
-    found, module, cell = {}, None, None
+class Cell(NamedTuple):
+    """A cell of a prepared netlist: its ``signature`` (its type, parameters and connections,
+    with the numbers that Yosys and Amaranth append to names to keep them unique left out:
+    they shift when another module changes) and its ``ports``, in order."""
+
+    signature: str
+    ports: tuple
+
+
+def unnumbered(name: str) -> str:
+    """``name`` without the numbers appended to keep names unique (``port$68368$0``:
+    ``port$$``)."""
+    return re.sub(r"\$\d+", "$", name)
+
+
+def cell_signatures(rtlil: str) -> dict[str, dict[str, Cell]]:
+    """The cells of RTLIL text ``rtlil``: module name to cell name to its :class:`Cell`."""
+    found, module, lines = {}, None, None
     for line in rtlil.splitlines():
         line = line.strip()
         if line.startswith("module "):
@@ -188,29 +202,53 @@ def cell_signatures(rtlil: str) -> dict[str, dict[str, str]]:
         elif line.startswith("cell ") and module is not None:
             _, kind, name = line.split()
             name = name.removeprefix("\\")  # a public name, as mutate names it
-            cell = module[name] = [kind]
-        elif line == "end" and cell is not None:
-            module[name] = " ".join([cell[0], *sorted(cell[1:])])
-            cell = None
-        elif cell is not None:
-            cell.append(re.sub(r"\$\d+", "$", line))
+            lines = [kind]
+        elif line == "end" and lines is not None:
+            ports = tuple(entry.split()[1].removeprefix("\\") for entry in lines[1:]
+                          if entry.startswith("connect "))
+            module[name] = Cell(" ".join([lines[0], *sorted(map(unnumbered, lines[1:]))]),
+                                ports)
+            lines = None
+        elif lines is not None:
+            lines.append(line)
     return found
 
 
-def placed(mutant: dict, signatures: dict[str, dict[str, str]]) -> dict | None:
-    """``mutant`` (with the ``signature`` of its cell where it was drawn) on a design whose
-    cells are ``signatures`` (:func:`cell_signatures`): itself when its cell is there, the
-    same (or, a submodule's instance, under the same name); with its cell renamed when one
-    cell alone of its module has that signature (a name Yosys numbered, shifted); else None."""
-    module = signatures.get(mutant["module"], {})
-    name, signature = mutant["cell"], mutant.get("signature")
-    if name in module and (module[name] == signature or not name.startswith("$")):
-        return mutant
-    same = [other for other, found in module.items() if found == signature]
-    if signature is None or len(same) != 1:
+def port_rank(mutant: dict, cell: Cell) -> int | None:
+    """Of ``cell``'s ports with the unnumbered name of ``mutant``'s port, the place of that
+    port (None for a mutant of a cell output or a port without numbers)."""
+    port = mutant.get("port", "")
+    if unnumbered(port) == port or port not in cell.ports:
         return None
-    command = mutant["command"].replace(f" -cell {name} ", f" -cell {same[0]} ")
-    return {**mutant, "cell": same[0], "command": command}
+    return [p for p in cell.ports if unnumbered(p) == unnumbered(port)].index(port)
+
+
+def placed(mutant: dict, cells: dict[str, dict[str, Cell]]) -> dict | None:
+    """``mutant`` (with the ``signature`` of its cell where it was drawn, and its port's
+    ``port_rank``) on a design whose cells are ``cells`` (:func:`cell_signatures`): itself
+    when its cell is there, the same (or, a submodule's instance, under the same name); with
+    its cell renamed when one cell alone of its module has that signature (a name Yosys
+    numbered, shifted), and its port renamed to the one in the same place among those of its
+    unnumbered name; else None."""
+    module = cells.get(mutant["module"], {})
+    name, signature = mutant["cell"], mutant.get("signature")
+    if name in module and (module[name].signature == signature or not name.startswith("$")):
+        found = mutant
+    else:
+        same = [other for other, cell in module.items() if cell.signature == signature]
+        if signature is None or len(same) != 1:
+            return None
+        command = mutant["command"].replace(f" -cell {name} ", f" -cell {same[0]} ")
+        found = {**mutant, "cell": same[0], "command": command}
+    port, ports = mutant.get("port"), module[found["cell"]].ports
+    if port is None or port in ports or not ports:  # (a cell's own port: not listed)
+        return found
+    rank = mutant.get("port_rank")
+    alike = [p for p in ports if unnumbered(p) == unnumbered(port)]
+    if rank is None or rank >= len(alike):
+        return None
+    command = found["command"].replace(f" -port {port} ", f" -port {alike[rank]} ")
+    return {**found, "port": alike[rank], "command": command}
 
 
 def mutant_id(mutant: dict) -> str:
@@ -304,7 +342,9 @@ class Campaign:
             for mutant in kept:
                 mutant["id"] = mutant_id(mutant)
                 mutant["src"] = [relative_source(s) for s in mutant["src"]]
-                mutant["signature"] = signatures.get(mutant["module"], {}).get(mutant["cell"])
+                cell = signatures.get(mutant["module"], {}).get(mutant["cell"])
+                if cell is not None:
+                    mutant.update(signature=cell.signature, port_rank=port_rank(mutant, cell))
             left_out = {"pool": len(pool), "left_out": len(pool) - len(kept)}
         elif earlier.get("drawn"):
             kept, left_out = earlier["drawn"], earlier["pool"]
@@ -316,17 +356,11 @@ class Campaign:
             raise UsageError(f"--count {count}: the pool of {left_out['pool']} mutations "
                              f"holds {len(kept)} of the router")
         signatures = self.signatures()
-        mutants = []
-        for mutant in kept[:count]:
-            found = placed(mutant, signatures)
-            if found is None:
-                raise UsageError(f"--resume: mutant {mutant['id']} mutates cell "
-                                 f"{mutant['cell']} of {mutant['module']}, which this design "
-                                 "does not have")
-            mutants.append(found)
-        return mutants, left_out
+        # (A mutant that cannot be placed is an error when it is checked: see classify.)
+        return [placed(mutant, signatures) or {**mutant, "unplaced": True}
+                for mutant in kept[:count]], left_out
 
-    def signatures(self, design_hash: str | None = None) -> dict[str, dict[str, str]]:
+    def signatures(self, design_hash: str | None = None) -> dict[str, dict[str, Cell]]:
         """The cells of design ``design_hash`` (this one by default; another's must be in the
         design folder, ``prepared-HASH.il``) as the jobs see them (after
         :data:`sby.PREPARE`), with their signatures (:func:`cell_signatures`)."""
@@ -510,6 +544,10 @@ class Campaign:
         """``mutant``'s record; ``earlier``: its survivor's record from an earlier run,
         before the proof stage or the check in context: the checks it went through are not
         run again."""
+        if mutant.get("unplaced"):
+            raise RuntimeError(f"cell {mutant['cell']} of {mutant['module']} (or its port "
+                               f"{mutant.get('port')}) is not in this design: a harness "
+                               "renamed it, and no cell or port matches its signature")
         folder = self.folder(mutant)
         started = time.perf_counter()
         record = {key: mutant[key] for key in mutant if key != "id"}

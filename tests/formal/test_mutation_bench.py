@@ -105,9 +105,11 @@ def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_h
 
 
 def test_a_carried_mutant_finds_its_cell_by_signature(mutation):
-    """On another harness Yosys may number its cells differently: a mutant keeps its cell
-    when the same one is there, follows it to its new name when one cell alone has its
-    signature, and is refused when none or several have."""
+    """On another harness Yosys may number its cells differently and Amaranth the ports of
+    an instance: a mutant keeps its cell when the same one is there, follows it to its new
+    name when one cell alone has its signature (an instance's port: to the one in the same
+    place among those of its unnumbered name), and is left unplaced when none or several
+    have."""
     def design(number: int, twin: bool = False) -> str:
         extra = ("  cell $and $and$99\n    connect \\A \\a\n    connect \\B \\b\n  end\n"
                  if twin else "")
@@ -115,27 +117,38 @@ def test_a_carried_mutant_finds_its_cell_by_signature(mutation):
                 f"  cell $mux $memory\\storage$rdmux[0][0][0]${number}\n"
                 f"    parameter \\WIDTH 1\n    connect \\S \\addr${number + 1} [0]\n  end\n"
                 "  cell $and $56\n    connect \\A \\a\n    connect \\B \\b\n  end\n" + extra
-                + "end\nmodule \\top.router\n  cell \\top.router.fifo \\fifo\n  end\nend\n")
+                + "end\nmodule \\top.router\n  cell \\top.router.fifo \\fifo\n"
+                f"    connect \\port${number}$0 \\x\n    connect \\valid \\v\n"
+                f"    connect \\port${number + 7}$0 \\y\n  end\nend\n")
     old = mutation.cell_signatures(design(5040))
     assert set(old["top.router"]) == {"fifo"}  # a public name as mutate names it
-    mux = "$memory\\storage$rdmux[0][0][0]$5040"
-    mutants = [{"module": "top.router.fifo", "cell": cell,
-                "signature": old["top.router.fifo"][cell],
-                "command": f"mutate -mode inv -module top.router.fifo -cell {cell} -port Y "
-                           "-portbit 0"} for cell in (mux, "$56")]
-    instance = {"module": "top.router", "cell": "fifo", "signature": None,
-                "command": "mutate -mode inv -module top.router -cell fifo -port x -portbit 0"}
+    assert old["top.router"]["fifo"].ports == ("port$5040$0", "valid", "port$5047$0")
+
+    def mutant(module, cell, port):
+        drawn = {"module": module, "cell": cell, "port": port,
+                 "command": f"mutate -mode inv -module {module} -cell {cell} -port {port} "
+                            "-portbit 0"}
+        found = old[module][cell]
+        return {**drawn, "signature": found.signature,
+                "port_rank": mutation.port_rank(drawn, found)}
+
+    mux = mutant("top.router.fifo", "$memory\\storage$rdmux[0][0][0]$5040", "S")
+    gate = mutant("top.router.fifo", "$56", "A")
+    instance = mutant("top.router", "fifo", "port$5047$0")
+    assert (mux["port_rank"], instance["port_rank"]) == (None, 1)
     new = mutation.cell_signatures(design(5045))
-    moved = mutation.placed(mutants[0], new)
+    moved = mutation.placed(mux, new)
     assert moved["cell"] == "$memory\\storage$rdmux[0][0][0]$5045"
     assert moved["command"] == ("mutate -mode inv -module top.router.fifo -cell "
-                                "$memory\\storage$rdmux[0][0][0]$5045 -port Y -portbit 0")
-    assert mutation.placed(mutants[1], new) == mutants[1]
-    assert mutation.placed(instance, new) == instance
+                                "$memory\\storage$rdmux[0][0][0]$5045 -port S -portbit 0")
+    assert mutation.placed(gate, new) == gate
+    assert mutation.placed(instance, new)["command"] == (
+        "mutate -mode inv -module top.router -cell fifo -port port$5052$0 -portbit 0")
+    assert mutation.placed({**instance, "port_rank": None}, new) is None
     # A cell renamed onto another's signature: two candidates, none chosen.
     clash = mutation.cell_signatures(design(5045, twin=True))
-    assert mutation.placed({**mutants[1], "cell": "$57"}, clash) is None
-    assert mutation.placed(mutants[1], clash) == mutants[1]  # its own name, its signature
+    assert mutation.placed({**gate, "cell": "$57"}, clash) is None
+    assert mutation.placed(gate, clash) == gate  # its own name, its signature
 
 
 # Two modules as Amaranth writes them: the same route compute in a router (ports numbered in
