@@ -736,7 +736,15 @@ def run(args: argparse.Namespace) -> dict:
     from twinnet.hdl.formal import sby
 
     say = lambda line: print(f"mutation: {line}", file=sys.stderr, flush=True)  # noqa: E731
-    earlier = json.loads(args.out.read_text()) if args.resume and args.out.exists() else None
+    earlier = None
+    if args.resume and args.out.exists():
+        try:
+            earlier = json.loads(args.out.read_text())
+            for key in ("design_sha256", "seed", "depth", "mutants"):
+                earlier[key]  # noqa: B018 (present)
+        except (ValueError, KeyError, TypeError) as error:
+            raise UsageError(f"--resume: {args.out} is not a result file of this bench "
+                             f"({type(error).__name__}: {error})") from None
     say("writing the design")
     campaign = Campaign(args.preset, args.work, args.depth)
     if earlier is not None:

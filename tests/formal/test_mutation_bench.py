@@ -331,3 +331,14 @@ def test_a_mutant_only_an_illegal_neighbour_sees_is_equivalent_in_context(
     assert (signals == []) == expected
     if cell == "not":  # every signal proven equal by induction: the base case tells
         assert signals == ["(the base case from reset fails: see base-context.txt)"]
+
+
+@pytest.mark.parametrize("text", ["not json", "[1]", '{"seed": 1}'])
+def test_a_result_file_that_is_not_one_is_refused_in_one_line(mutation, tmp_path, capsys, text):
+    out = tmp_path / "mutation.json"
+    out.write_text(text)
+    assert mutation.main(["--resume", "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"mutation: --resume: {out} is not a result file")
+    assert error.count("\n") == 1
+    assert out.read_text() == text and not (tmp_path / "mutation.tmp").exists()
