@@ -1,6 +1,7 @@
 """Formal proofs of every family's default router (``twinnet prove``), timed.
 
-Proves the default five-port router, a 2D torus router with two VCs, the 3DT cards (bubble
+Proves the default five-port router (split, and compact with each of its knobs), a 2D
+torus router with two VCs, the 3DT cards (bubble
 and VC modes, with their internal port), the king torus router (deterministic, and 2S
 adaptive with an escape VC), the fat-tree twin-switch halves and the twisted torus router,
 then runs every mutant on the default router and proves the routers of paper presets at the
@@ -40,6 +41,13 @@ CASES = {
                                  "--iterations", str(rounds)] for rounds in (2, 3, 4)},
     "fat-tree-k4-n2": ["fat-tree"],
     "twisted-8x4": ["twisted"],
+    # The compact router (pipeline 2) and its knobs.
+    "compact": ["--pipeline", "2"],
+    "compact-hold-packet": ["--pipeline", "2", "--hold", "packet"],
+    "compact-switch-vc": ["--pipeline", "2", "--switch-inputs", "vc"],
+    "compact-islip2": ["--pipeline", "2", "--allocator", "islip", "--iterations", "2"],
+    "compact-vc-packet-islip4": ["--pipeline", "2", "--switch-inputs", "vc", "--hold", "packet",
+                                 "--allocator", "islip", "--iterations", "4"],
     "mutants": ["--mutant", "all"],
     # Paper presets, at the sizes the proofs take (the report's "sizes" says which).
     "preset-003-bubble": ["--preset", "003-bubble"],

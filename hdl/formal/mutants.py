@@ -14,6 +14,7 @@ from ..header_route import HeaderRouteCompute
 from .stages import (
     FormalRouter,
     ObservedArbiter,
+    ObservedCompactComposition,
     ObservedEjectionMerger,
     ObservedFlitBuffer,
     ObservedInputUnit,
@@ -22,6 +23,8 @@ from .stages import (
     ObservedPacketAllocator,
     ObservedRouteQueue,
     ObservedSplitComposition,
+    ObservedSwitchAllocator,
+    ObservedVCAllocator,
 )
 
 
@@ -208,6 +211,56 @@ class StillPointerIslip(ObservedIslipAllocator):
         m = super().elaborate(platform)
         m.d.sync += [pointer.eq(pointer) for pointer in self.grant_pointers]
         return m
+
+
+class EveryPortVCAllocator(ObservedVCAllocator):
+    """Grants every VC its port puts forward whose output is not blocked, not only the port
+    each output picks: one output VC allocated to two packets."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        start = 0
+        for p, count in enumerate(self.vc_counts):
+            arbiter = m.submodules[f"vc_{p}"]
+            for v in range(count):
+                asked = (self.requests[start + v] & ~self.blocked).any()
+                m.d.comb += self.grant[start + v].eq(arbiter.grant[v] & asked)
+            start += count
+        return m
+
+
+class BlockedForwardVCAllocator(ObservedVCAllocator):
+    """Puts forward a VC that asks for a blocked output (e.g. one held by another packet),
+    which keeps its port's turn: the port's VCs asking for open outputs wait."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        start = 0
+        for p, count in enumerate(self.vc_counts):
+            arbiter = m.submodules[f"vc_{p}"]
+            m.d.comb += [arbiter.requests[v].eq(self.requests[start + v].any())
+                         for v in range(count)]
+            start += count
+        return m
+
+
+class EveryInputSwitchAllocator(ObservedSwitchAllocator):
+    """Matches an output to every crossbar input asking for it: two flits cross to one
+    output."""
+
+    islip_allocator = EveryRequesterIslip
+
+
+class HeadFreesOutputUnit(ObservedOutputUnit):
+    """Frees a compact router's output VC as its packet's head leaves, not its tail."""
+
+    def _busy(self, m, w: int):
+        busy = super()._busy(m, w)
+        count = self.stage.config.ports[self.port_index].output_vc_count
+        this_vc = (self.flit.payload.vc == w) if count > 1 else 1
+        with m.If(self.flit.valid & self.flit.payload.first & this_vc & ~self.take[w]):
+            m.d.sync += busy.eq(0)
+        return busy
 
 
 class StarvingAllocator(ObservedPacketAllocator):
@@ -416,6 +469,34 @@ class BroadcastCopyExtra(FormalRouter):
     split_composition = ExtraCopyComposition
 
 
+class TwiceVCComposition(ObservedCompactComposition):
+    vc_allocator = EveryPortVCAllocator
+
+
+class BlockedForwardComposition(ObservedCompactComposition):
+    vc_allocator = BlockedForwardVCAllocator
+
+
+class TwiceSwitchComposition(ObservedCompactComposition):
+    switch_allocator = EveryInputSwitchAllocator
+
+
+class CompactVCGrantedTwice(FormalRouter):
+    compact_composition = TwiceVCComposition
+
+
+class CompactBlockedForward(FormalRouter):
+    compact_composition = BlockedForwardComposition
+
+
+class CompactSwitchGrantedTwice(FormalRouter):
+    compact_composition = TwiceSwitchComposition
+
+
+class CompactHeadFrees(FormalRouter):
+    output_unit = HeadFreesOutputUnit
+
+
 class LanesOutOfOrder(FormalRouter):
     ejection_merger = LowestLaneMerger
 
@@ -505,6 +586,18 @@ MUTANTS = {mutant.name: mutant for mutant in [
     Mutant("broadcast-copy-extra", "a broadcast also takes the output after its "
            "lowest-numbered target: a node beyond it gets the broadcast twice",
            router=BroadcastCopyExtra, broadcast=True),
+    Mutant("compact-vc-granted-twice", "the compact router's VC allocator grants every VC "
+           "the input ports put forward: one output VC allocated to two packets",
+           router=CompactVCGrantedTwice, settings=(("pipeline", 2),)),
+    Mutant("compact-blocked-forward", "the compact router's VC allocator puts forward a VC "
+           "whose output is held by another packet, which blocks its port's other VCs (outputs "
+           "held per packet)", router=CompactBlockedForward,
+           settings=(("pipeline", 2), ("hold", "packet"))),
+    Mutant("compact-switch-granted-twice", "the compact router's switch allocator matches an "
+           "output to every input asking for it: two flits cross to one output",
+           router=CompactSwitchGrantedTwice, settings=(("pipeline", 2),)),
+    Mutant("compact-head-frees", "the compact router frees an output VC as its packet's head "
+           "leaves, not its tail", router=CompactHeadFrees, settings=(("pipeline", 2),)),
     Mutant("route-bubble-stuck", "the default router's route compute asks for room for two "
            "packets on every move", route=BubbleStuckRoute),
 ]}

@@ -156,8 +156,15 @@ class RouterProof(Elaboratable):
         ejection = sum(len(config.lanes_of(p)) for p in config.pe_ports)
         self.track = Signal(sum(config.vc_counts) + ejection, name="track")
         left_out = frozenset() if invariants else frozenset(
-            prop.name for prop in PROPERTIES if prop.invariant)
-        self.properties = PropertySet(unit, PROPERTIES, left_out)
+            prop.name for prop in self.property_list if prop.invariant)
+        self.properties = PropertySet(unit, self.property_list, left_out)
+
+    #: The properties, in report order.
+    property_list = PROPERTIES
+
+    def make_checks(self, m, seen) -> "RouterChecks":
+        """The assertions of :attr:`property_list` on the observed router ``seen``."""
+        return RouterChecks(m, self.router, seen, self.properties, self.spec)
 
     def ports(self) -> list:
         """The router's input signals (free, within the neighbours' assumptions)."""
@@ -168,7 +175,7 @@ class RouterProof(Elaboratable):
         m = Module()
         seen = self.router.observe(platform)
         m.submodules.router = seen.fragment
-        checks = _Checks(m, self.router, seen, self.properties, self.spec)
+        checks = self.make_checks(m, seen)
         checks.inputs()
         checks.framing()
         checks.buffers(self.track)
@@ -180,7 +187,7 @@ class RouterProof(Elaboratable):
         return m
 
 
-class _Ghost:
+class Ghost:
     """The proof's own view of a stream of flits framed into packets: ``open`` (a packet's
     head has passed and its tail not yet) and ``count`` (its flits so far), updated from the
     flits that pass (``step``)."""
@@ -200,7 +207,7 @@ class _Ghost:
                                                                      self.position(first)))]
 
 
-class _Checks:
+class RouterChecks:
     """The assertions of :data:`PROPERTIES` on one observed router."""
 
     def __init__(self, m, router, seen, properties, spec):
@@ -215,35 +222,69 @@ class _Checks:
                       for v in range(count)]
         # Output o is port output_ports[o]: the ports, then PE ports' further ejection lanes.
         self.output_ports = [p for p, _ in self.config.outputs]
-        self.owns = [[comp.held[o] & comp.owner[o][i] for o in range(len(self.output_ports))]
-                     for i in range(len(self.flat))]
-        # Broadcast: per output, a broadcast takes it now; per output, a packet (a packet's
-        # copy) is allocated it now.
         self.fanout = router.broadcast_vc is not None
-        self.copy_take = comp.copy_take if self.fanout else Const(0, len(self.output_ports))
-        self.taken = [comp.grants[o].any() | self.copy_take[o]
-                      for o in range(len(self.output_ports))]
         self.upstream = {p: upstream(m, router, p) for p in self.config.link_ports}
         self.downstream = {o: downstream(m, router, o, packets=seen.outputs[o].slotted)
                            for o in self.config.link_ports}
+        self.views()
+        # Per input VC: the framing its buffer is written with and read with.
+        self.writer, self.reader = [], []
+        for i, vc in enumerate(self.flat):
+            p, v = self.place[i]
+            fifo = seen.inputs[p].buffers[v]
+            written = self.flit_view(fifo.w_data)
+            writer = Ghost(m, self.length, f"written_{i}")
+            writer.step(fifo.w_en & fifo.w_rdy, written.first, written.last)
+            reader = Ghost(m, self.length, f"read_{i}")
+            reader.step(self.reads(vc), vc.port.flit.first, vc.port.flit.last)
+            self.writer.append(writer)
+            self.reader.append(reader)
+
+    def views(self) -> None:
+        """What the checks read of the composition: per input VC and output, the VC owns the
+        output (``owns``); per output, it is allocated now (``taken``; ``copy_take``: to a
+        broadcast); per input VC, it drains a malformed packet (``draining``)."""
+        m, comp = self.m, self.comp
+        self.owns = [[comp.held[o] & comp.owner[o][i] for o in range(len(self.output_ports))]
+                     for i in range(len(self.flat))]
+        self.copy_take = comp.copy_take if self.fanout else Const(0, len(self.output_ports))
+        self.grants = comp.grants
+        self.taken = [comp.grants[o].any() | self.copy_take[o]
+                      for o in range(len(self.output_ports))]
         self.draining = []
         for i, vc in enumerate(self.flat):
             draining = Signal(name=f"draining_{i}")
             m.d.sync += draining.eq(vc.control.drop_go
                                     | (draining & ~vc.control.finishing))
             self.draining.append(draining)
-        # Per input VC: the framing its buffer is written with and read with.
-        self.writer, self.reader = [], []
-        for i, vc in enumerate(self.flat):
-            p, v = self.place[i]
-            fifo = seen.inputs[p].buffers[v]
-            written = data.View(router.stage.flit_layout, fifo.w_data)
-            writer = _Ghost(m, self.length, f"written_{i}")
-            writer.step(fifo.w_en & fifo.w_rdy, written.first, written.last)
-            reader = _Ghost(m, self.length, f"read_{i}")
-            reader.step(vc.control.read, vc.port.flit.first, vc.port.flit.last)
-            self.writer.append(writer)
-            self.reader.append(reader)
+
+    @staticmethod
+    def reads(vc):
+        """Input VC ``vc`` reads its front flit now."""
+        return vc.control.read
+
+    @staticmethod
+    def ready(vc):
+        """Input VC ``vc``'s next packet may be allocated now."""
+        return vc.control.ready
+
+    @staticmethod
+    def offer(vc):
+        """The output VC (one-hot) input VC ``vc``'s packet takes if granted now."""
+        return vc.control.chosen
+
+    def leaving(self, o: int, w: int):
+        """A flit of another packet leaves on VC ``w`` of output ``o`` now, which an
+        allocation of that VC must count (the split router allocates an output again as its
+        packet's last flit leaves)."""
+        unit = self.seen.outputs[o]
+        return unit.flit.valid & (unit.flit.payload.vc == w)
+
+    def flit_view(self, value) -> data.View:
+        """The flit (:attr:`StageConfig.flit_layout`) at the bottom of a buffer entry
+        ``value`` (the compact router's entry holds its route above it)."""
+        layout = self.router.stage.flit_layout
+        return data.View(layout, value if len(value) == layout.size else value[:layout.size])
 
     def check(self, name, test):
         self.props.check(self.m, name, test, src_loc_at=1)
@@ -285,8 +326,7 @@ class _Checks:
 
     def _written_framing(self, i: int, fifo) -> None:
         """Input VC ``i`` is written whole packets of 1 to L flits."""
-        layout = self.router.stage.flit_layout
-        flit = data.View(layout, fifo.w_data)
+        flit = self.flit_view(fifo.w_data)
         writer = self.writer[i]
         place = writer.position(flit.first)
         write = fifo.w_en & fifo.w_rdy
@@ -326,7 +366,7 @@ class _Checks:
     def _held_packets(self, fifo, layout, reader, written_open, written_count):
         """The flits ``fifo`` holds (of ``layout``) chain into packets of at most L flits (a
         head exactly after a tail) from the ``reader``'s place in the front packet (a
-        :class:`_Ghost`) to the writer's in the last (its packet open, its flits so far);
+        :class:`Ghost`) to the writer's in the last (its packet open, its flits so far);
         returns the number of heads held."""
         length = self.length
         closed, place = ~reader.open, reader.count  # before slot j
@@ -373,7 +413,7 @@ class _Checks:
             # The PE's stream as the spec frames it: a packet open after its head, closed by
             # its tail or its L-th flit; after a packet cut at L, flits are dropped to its
             # tail (``dropping``); a head inside a packet waits (``waiting``).
-            pe = _Ghost(m, length, f"pe_{p}")
+            pe = Ghost(m, length, f"pe_{p}")
             dropping = Signal(name=f"pe_dropping_{p}")
             waiting = Signal(name=f"pe_waiting_{p}")
             held = Signal(stream.payload.shape(), name=f"pe_held_{p}")
@@ -387,7 +427,7 @@ class _Checks:
                 long = long | (taken & flit.first & ~flit.last & ~pe.open)
             kept = taken & ~cut & (pe.open | flit.first)  # written this cycle as it came
             writes = Cat(fifo.w_en & fifo.w_rdy for fifo in fifos)
-            flits = [data.View(self.router.stage.flit_layout, fifo.w_data) for fifo in fifos]
+            flits = [self.flit_view(fifo.w_data) for fifo in fifos]
             wrote = Signal(self.router.stage.flit_layout, name=f"pe_wrote_{p}")
             for k, fifo in enumerate(fifos):
                 with m.If(fifo.w_en & fifo.w_rdy):
@@ -435,7 +475,8 @@ class _Checks:
         unit, stream = self.seen.inputs[p], self.router.port_in(p)
         base = sum(self.config.vc_counts[:p])
         room = [fifo.level < fifo.depth for fifo in unit.buffers]
-        head_room = [r & (queue.level < queue.depth) for r, queue in zip(room, unit.route_queues)]
+        head_room = ([r & (queue.level < queue.depth) for r, queue in zip(room, unit.route_queues)]
+                     if unit.route_queues else room)
         open_room = Cat(self.writer[base + v].open & r for v, r in enumerate(room)).any()
         asked_room = head_room[-1]
         for v in range(len(head_room) - 1):
@@ -484,21 +525,24 @@ class _Checks:
         read from an input VC crosses to the output its packet holds (to each output a
         broadcast's copies hold), unchanged."""
         starts = iter(track)
-        layout = self.router.stage.flit_layout
         for i, (p, v) in enumerate(self.place):
             leaving, value = self._follow(self.seen.inputs[p].buffers[v], next(starts), f"{i}")
-            tracked = data.View(layout, value)
-            crossed = Cat(self.owns[i]).any()
-            for o, unit in enumerate(self.seen.outputs):
-                sent = unit.flit
-                crossed = crossed & (~self.owns[i][o] | (
-                    sent.valid & (sent.payload.data == tracked.data)
-                    & (sent.payload.first == tracked.first) & (sent.payload.last == tracked.last)
-                    & (sent.payload.abort == tracked.abort)))
-            self.check("flits_intact_in_order", ~leaving | self.draining[i] | crossed)
+            self.check("flits_intact_in_order", self.crossed(i, leaving, self.flit_view(value)))
         for o, p in enumerate(self.output_ports):
             if self.config.ports[p].is_pe:
                 self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
+
+    def crossed(self, i: int, leaving, flit):
+        """Where ``leaving`` (read from input VC ``i`` now), ``flit`` is drained or leaves
+        unchanged on every output the VC owns."""
+        crossed = Cat(self.owns[i]).any()
+        for o, unit in enumerate(self.seen.outputs):
+            sent = unit.flit
+            crossed = crossed & (~self.owns[i][o] | (
+                sent.valid & (sent.payload.data == flit.data)
+                & (sent.payload.first == flit.first) & (sent.payload.last == flit.last)
+                & (sent.payload.abort == flit.abort)))
+        return ~leaving | self.draining[i] | crossed
 
     def _follow(self, fifo, start, name: str):
         """Follow the flit written into ``fifo`` when ``start`` (and no flit is followed):
@@ -535,7 +579,6 @@ class _Checks:
         the buffer depth; the upstream router's place in its packet is the writer's; a flit
         written came from the link (unchanged) or the PE."""
         config = self.config
-        layout = self.router.stage.flit_layout
         for p in config.link_ports:
             up, unit, link = self.upstream[p], self.seen.inputs[p], self.router.port_in(p)
             depth = config.ports[p].buffer_depth
@@ -544,11 +587,11 @@ class _Checks:
                 fifo = unit.buffers[v]
                 writer = self.writer[base + v]
                 self.check("credit_accounting",
-                           up.credits[v] + fifo.level + unit.credit_waits[v] == depth)
+                           up.credits[v] + fifo.level + self.credits_due(p, v) == depth)
                 self.check("router_state", up.position[v] == writer.count)
                 sent = link.flit.valid & (link.flit.payload.vc == v)
                 self.check("flits_conserved", sent == fifo.w_en)
-                written, arrived = data.View(layout, fifo.w_data), link.flit.payload
+                written, arrived = self.flit_view(fifo.w_data), link.flit.payload
                 self.check("flits_conserved", ~sent | (
                     (written.data == self.carried(unit, arrived.data, arrived.first))
                     & (written.first == arrived.first)
@@ -560,6 +603,11 @@ class _Checks:
             written = Cat(fifo.w_en & fifo.w_rdy for fifo in self.seen.inputs[p].buffers)
             self.check("flits_conserved", ~written.any() | (stream.valid & stream.ready)
                        | state.pending)
+
+    def credits_due(self, p: int, v: int):
+        """Credits of input VC ``v`` of link port ``p`` not yet back upstream: those waiting
+        in its counter (the split router's credit leaves in the cycle of its read)."""
+        return self.seen.inputs[p].credit_waits[v]
 
     def _credits_owed(self, p: int, base: int) -> None:
         """Link input ``p`` (its input VCs from ``base``), where credits may wait (switch
@@ -666,28 +714,34 @@ class _Checks:
         self.runs = []
         for o, p in enumerate(self.output_ports):
             port, unit = config.ports[p], self.seen.outputs[o]
-            depth = unit.depth
             run, done = self._packets(o)
             self.runs.append((run, done))
             holding = self.comp.holding[o]
             for w in range(port.output_vc_count):
-                spare = unit.spare[w]
-                self.check("credit_counter_range", (spare >= 0) & (spare <= depth))
-                if port.is_pe:
-                    eject = unit.eject
-                    occupancy, on_link = eject.level, 0
-                    self.check("downstream_never_overflows", ~(eject.w_en & ~eject.w_rdy))
-                else:
-                    link = self.router.port_out(p).flit
-                    occupancy = self.downstream[o].occupancy[w]
-                    on_link = link.valid & (link.payload.vc == w)
-                    self.check("downstream_never_overflows", occupancy <= depth)
-                self.check("credit_accounting", spare + occupancy + on_link == depth)
-                self._room(o, w, on_link, run)
+                self.credits_out(o, w, run)
                 # Virtual cut-through: the packet that holds the output has room downstream
                 # for the rest of its longest length.
                 self.check("router_state", ~(self.comp.held[o] & holding[w])
-                           | (spare + run >= length))
+                           | (unit.spare[w] + run >= length))
+
+    def credits_out(self, o: int, w: int, run) -> None:
+        """Output VC ``w`` of output ``o``: its credit counter against the buffer downstream,
+        and the room it offers (``run``: as :meth:`_room` takes it)."""
+        p = self.output_ports[o]
+        port, unit = self.config.ports[p], self.seen.outputs[o]
+        depth, spare = unit.depth, unit.spare[w]
+        self.check("credit_counter_range", (spare >= 0) & (spare <= depth))
+        if port.is_pe:
+            eject = unit.eject
+            occupancy, on_link = eject.level, 0
+            self.check("downstream_never_overflows", ~(eject.w_en & ~eject.w_rdy))
+        else:
+            link = self.router.port_out(p).flit
+            occupancy = self.downstream[o].occupancy[w]
+            on_link = link.valid & (link.payload.vc == w)
+            self.check("downstream_never_overflows", occupancy <= depth)
+        self.check("credit_accounting", spare + occupancy + on_link == depth)
+        self._room(o, w, on_link, run)
 
     def _room(self, o: int, w: int, on_link, run) -> None:
         """Output VC ``w`` of port ``o`` is offered exactly when it has room (``on_link``: a
@@ -717,7 +771,7 @@ class _Checks:
             down_marks, back = down.last_marks[w], down.drained[w]
             tails = sum(((j < occupancy) & down_marks[j] for j in range(depth + 1)),
                         start=on_link & link.last)
-            started = self.comp.held[o] & self.comp.holding[o][w] & (run != 0)
+            started = self.under_way(o, w, run)
             self.check("router_state", (back < length) & (held == tails + started)
                        & ((held != 0) | ((occupancy == 0) & ~on_link & (back == 0))))
             # The newest flit out is a tail exactly when no packet on this VC is under way.
@@ -742,6 +796,11 @@ class _Checks:
         self.check("room_offered", unit.free_one[w] == (free & fits[0]))
         if self.config.ports[self.output_ports[o]].bubble:
             self.check("room_offered", unit.free_two[w] == (free & fits[1]))
+
+    def under_way(self, o: int, w: int, run):
+        """A packet is under way on VC ``w`` of output ``o`` (its head has left, its tail not
+        yet), ``run`` the flits the output sent since its last allocation."""
+        return self.comp.held[o] & self.comp.holding[o][w] & (run != 0)
 
     def _packets(self, o: int):
         """Output ``o`` carries one packet of its owner per allocation, on the VC allocated:
@@ -803,7 +862,7 @@ class _Checks:
             port, unit = self.config.ports[p], self.seen.outputs[o]
             spare = unit.spare
             for i, vc in enumerate(self.flat):
-                granted, route, offer = comp.grants[o][i], vc.port.route, vc.control.chosen
+                granted, route, offer = self.grants[o][i], vc.port.route, self.offer(vc)
                 escape = (route.port == p) & (offer & route.mask).any()
                 allowed = escape
                 if adaptive:
@@ -815,8 +874,7 @@ class _Checks:
                 need = Mux(route.bubble & escape, 2 * length, length)
                 for w in range(self.config.max_vc_count):
                     if w < port.output_vc_count:
-                        leaving = unit.flit.valid & (unit.flit.payload.vc == w)
-                        room = spare[w] >= need + leaving
+                        room = spare[w] >= need + self.leaving(o, w)
                     else:
                         room = Const(0, 1)
                     self.check("allocation_has_room", ~(granted & offer[w]) | room)
@@ -847,7 +905,7 @@ class _Checks:
                 free[p, packets] = flags
         for vc in self.flat:
             request, route = vc.request, vc.port.route
-            ready = vc.control.ready & ~route.drop
+            ready = self.ready(vc) & ~route.drop
             fits = Const(0, 1)
             for p in range(config.port_count):
                 for w in range(config.output_vc_counts[p]):
@@ -885,16 +943,20 @@ class _Checks:
 
     def drops(self) -> None:
         """A malformed packet streams to no output; drop_count counts it once."""
-        m, config = self.m, self.config
         for i, vc in enumerate(self.flat):
             control = vc.control
             self.check("malformed_drained_and_counted_once",
                        ~control.drop_go | (vc.port.route.drop & control.ready))
             self.check("malformed_drained_and_counted_once", self.draining[i] == (
                 vc.state.active & ~Cat(self.owns[i]).any()))
+        self._drop_count(sum(vc.control.drop_go for vc in self.flat))
+
+    def _drop_count(self, drops) -> None:
+        """drop_count adds ``drops`` (malformed packets whose dropping starts now) in the next
+        cycle, saturating, from zero at reset."""
+        m, config = self.m, self.config
         started = Signal(name="started")
         before = Signal.like(self.router.drop_count, name="drop_count_before")
-        drops = sum(vc.control.drop_go for vc in self.flat)
         counted = Signal(range(len(self.flat) + 1), name="drops_before")
         m.d.sync += [started.eq(1), before.eq(self.router.drop_count), counted.eq(drops)]
         limit = (1 << config.drop_count_width) - 1
@@ -908,7 +970,8 @@ class _Checks:
         """Per output and input VC, the grants of the output to others while the VC keeps
         asking for it, bounded through the arbiters' priorities (see :mod:`.allocator`)."""
         if self.comp.stage.islip:
-            self._islip_fairness()
+            comp = self.comp
+            self.islip_fairness(comp.allocator, comp.grants, not comp.stage.multiple_requests)
             return
         m, comp, ports = self.m, self.comp, self.config.port_count
         allocator = comp.allocator
@@ -936,23 +999,26 @@ class _Checks:
                 # The strong form: fewer grants to others remain than requesters ahead.
                 self.check("fair_allocation", wait + position <= bound)
 
-    def _islip_fairness(self) -> None:
-        """iSLIP's form of :meth:`fairness`, on each output's grant pointer. Always: an input
-        VC that asks for an open output alone, and that no VC asking for it precedes from
-        the output's pointer, is matched to it (it is offered the output in the first round
-        and nothing else). Where each input VC asks for one output (no adaptive packet asks
-        for several: ``multiple_requests`` off), an open output some VC asks for is matched,
-        and a VC that keeps asking sees fewer matches of its output to others than the VCs
-        ahead of it from the pointer; with several requests per VC that bound holds for one
-        round, where every match moves the pointer, and is not claimed for more."""
-        m, comp = self.m, self.comp
-        allocator, inputs = comp.allocator, len(self.flat)
-        single = not comp.stage.multiple_requests
-        bounded = single or self.config.iterations == 1
-        for o in range(len(self.output_ports)):
-            first, ok = first_of_mask(m, allocator.grant_pointers[o], inputs, f"first_{o}")
+    def islip_fairness(self, allocator, matches, single: bool, prefix: str = "") -> None:
+        """iSLIP's form of :meth:`fairness` on ``allocator`` (an
+        :class:`~.stages.ObservedIslipAllocator`; ``matches[o]``: the inputs matched to
+        output o), on each output's grant pointer. Always: an input that asks for an open
+        output alone, and that no input asking for it precedes from the output's pointer, is
+        matched to it (it is offered the output in the first round and nothing else). Where
+        ``single`` (each input asks for one output: in the split router, no adaptive packet
+        asks for several), an open output some input asks for is matched, and an input that
+        keeps asking sees fewer matches of its output to others than the inputs ahead of it
+        from the pointer; with several requests per input that bound holds for one round,
+        where every match moves the pointer, and is not claimed for more. ``prefix``: of the
+        names of the proof's signals."""
+        m = self.m
+        inputs = allocator.input_count
+        bounded = single or allocator.iterations == 1
+        for o in range(allocator.output_count):
+            first, ok = first_of_mask(m, allocator.grant_pointers[o], inputs,
+                                      f"{prefix}first_{o}")
             self.check("router_state", ok)
-            grants = comp.grants[o]
+            grants = matches[o]
             asks = [request[o] for request in allocator.requests]
             turns = [turns_before(first, i, inputs) for i in range(inputs)]
             if single:
@@ -966,7 +1032,7 @@ class _Checks:
                            ~(allocator.open[o] & alone & ~ahead.any()) | grants[i])
                 if not bounded:
                     continue
-                wait = Signal(range(bound + 2), name=f"wait_{o}_{i}")
+                wait = Signal(range(bound + 2), name=f"{prefix}wait_{o}_{i}")
                 m.d.sync += wait.eq(Mux(asks[i] & ~grants[i],
                                         wait + (grants.any() & ~grants[i]), 0))
                 self.check("fair_allocation", wait <= bound)
@@ -989,7 +1055,7 @@ class _Checks:
         taken = out.valid & out.ready
         readers = []
         for k, (o, stream) in enumerate(zip(lanes, streams)):
-            reader = _Ghost(m, length, f"lane_read_{o}")
+            reader = Ghost(m, length, f"lane_read_{o}")
             reader.step(moves[k], stream.payload.first, stream.payload.last)
             readers.append(reader)
             run, done = self.runs[o]
@@ -997,7 +1063,7 @@ class _Checks:
             self._held_packets(self.seen.outputs[o].eject, stream.payload.shape(), reader,
                                written, Mux(written, run, 0))
         under_way = Cat(reader.open for reader in readers)
-        pe = _Ghost(m, length, f"pe_out_{p}")
+        pe = Ghost(m, length, f"pe_out_{p}")
         pe.step(taken, out.payload.first, out.payload.last)
         place = pe.position(out.payload.first)
         self.check("lanes_merged_whole", ~taken | (

@@ -14,6 +14,7 @@ from amaranth.hdl import Elaboratable, Fragment, Module, Mux, Value
 from ..arbiter import RoundRobinArbiter
 from ..flit_buffer import FlitBuffer
 from ..router import Router
+from ..router.compact import CompactComposition
 from ..router.ejection import EjectionMerger
 from ..router.input_unit import InputUnit
 from ..router.islip import IslipAllocator
@@ -21,6 +22,8 @@ from ..router.output_unit import OutputUnit
 from ..router.packet_allocator import PacketAllocator
 from ..router.route_queue import RouteQueue
 from ..router.split import SplitComposition
+from ..router.switch_allocator import SwitchAllocator
+from ..router.vc_allocator import VCAllocator
 
 
 class ObservedFlitBuffer(FlitBuffer):
@@ -222,6 +225,62 @@ class ObservedSplitComposition(SplitComposition):
         return self.grants, self.copy_take
 
 
+class ObservedVCAllocator(VCAllocator):
+    """A :class:`VCAllocator` of :class:`ObservedArbiter` that keeps them: per input port,
+    ``vc_arbiters[p]`` (which of its VCs it puts forward), per output ``port_arbiters[o]``."""
+
+    arbiter = ObservedArbiter
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        self.vc_arbiters = [m.submodules[f"vc_{p}"] for p in range(len(self.vc_counts))]
+        self.port_arbiters = [m.submodules[f"port_{o}"] for o in range(self.output_count)]
+        return m
+
+
+class ObservedSwitchAllocator(SwitchAllocator):
+    """A :class:`SwitchAllocator` that keeps its matcher (``match``, an
+    :class:`ObservedIslipAllocator`) and its arbiters (``vc_arbiters[o][p]``: which VC of
+    crossbar input p crosses to output o)."""
+
+    islip_allocator, arbiter = ObservedIslipAllocator, ObservedArbiter
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        self.match = m.submodules.islip
+        self.vc_arbiters = [[m.submodules[f"vc_{o}_{p}"] for p in range(len(self.vc_counts))]
+                            for o in range(self.output_count)]
+        return m
+
+
+class ObservedCompactComposition(CompactComposition):
+    """A :class:`CompactComposition` that hands itself to ``observer`` once built and keeps,
+    per output, the VC allocated in each cycle (``alloc``, one-hot), per crossbar input the
+    draining VC (``drain_sel``, one-hot), the switch allocation (``accepted``, ``read``) and
+    its allocators (``vc_allocation``, an :class:`ObservedVCAllocator`;
+    ``switch_allocation``, an :class:`ObservedSwitchAllocator`)."""
+
+    vc_allocator, switch_allocator = ObservedVCAllocator, ObservedSwitchAllocator
+
+    def __init__(self, stage, m, vcs, outputs, *, observer):
+        super().__init__(stage, m, vcs, outputs)
+        observer.append(self)
+
+    def _vc_allocation(self):
+        self.alloc = super()._vc_allocation()
+        self.vc_allocation = self.m.submodules.vc_allocator
+        return self.alloc
+
+    def _switch_requests(self):
+        self.drain_sel = super()._switch_requests()
+        return self.drain_sel
+
+    def _switch_allocation(self):
+        self.accepted, self.read = super()._switch_allocation()
+        self.switch_allocation = self.m.submodules.switch_allocator
+        return self.accepted, self.read
+
+
 class ObservedEjectionMerger(EjectionMerger):
     """An :class:`EjectionMerger` that hands itself to ``observer`` (its registers are
     public: ``waiting``, ``streaming``, ``before``)."""
@@ -238,24 +297,26 @@ class ObservedEjectionMerger(EjectionMerger):
 @dataclass
 class Observed:
     """An elaborated :class:`FormalRouter`: its ``fragment``, its ``composition``
-    (:class:`ObservedSplitComposition`), its ``inputs`` (:class:`ObservedInputUnit`, by
-    port), ``outputs`` (:class:`ObservedOutputUnit`, by output: ports, then further ejection
-    lanes) and ``mergers`` (:class:`ObservedEjectionMerger`, by PE port with several lanes)."""
+    (:class:`ObservedSplitComposition` or :class:`ObservedCompactComposition`), its
+    ``inputs`` (:class:`ObservedInputUnit`, by port), ``outputs`` (:class:`ObservedOutputUnit`,
+    by output: ports, then further ejection lanes) and ``mergers``
+    (:class:`ObservedEjectionMerger`, by PE port with several lanes)."""
 
     fragment: Fragment
-    composition: ObservedSplitComposition
+    composition: ObservedSplitComposition | ObservedCompactComposition
     inputs: list
     outputs: list
     mergers: dict
 
 
 class FormalRouter(Router):
-    """A :class:`Router` of observed stages (a split router: ``pipeline`` 3)."""
+    """A :class:`Router` of observed stages."""
 
     input_unit = ObservedInputUnit
     output_unit = ObservedOutputUnit
     ejection_merger = ObservedEjectionMerger
     split_composition = ObservedSplitComposition
+    compact_composition = ObservedCompactComposition
 
     def observe(self, platform) -> Observed:
         """Elaborate the router and return what its stages built."""
@@ -263,6 +324,8 @@ class FormalRouter(Router):
         self.input_unit = functools.partial(type(self).input_unit, observer=inputs)
         self.split_composition = functools.partial(type(self).split_composition,
                                                    observer=compositions)
+        self.compact_composition = functools.partial(type(self).compact_composition,
+                                                     observer=compositions)
         self.ejection_merger = functools.partial(type(self).ejection_merger, observer=mergers)
         fragment = Fragment.get(self, platform)
         composition = compositions[0]

@@ -16,6 +16,7 @@ from twinnet.model.sizes import default_depth
 from ..config import PortConfig, RouterConfig
 from ..header_route import HeaderRouteCompute
 from . import sby
+from .compact import CompactRouterProof
 from .mutants import MUTANTS
 from .route_spec import RouteComputeProof, header_spec
 from .router import RouterProof
@@ -72,9 +73,9 @@ def check_size(target: Target) -> None:
     """Raise ``ValueError`` (one line) for a router the proof does not take."""
     config = target.config
     name = target.name
-    if config.pipeline != 3:
-        raise ValueError(f"{name}: the proofs cover the split router (pipeline 3), not "
-                         f"pipeline {config.pipeline}")
+    if config.pipeline == 2 and target.broadcast:
+        raise ValueError(f"{name}: the compact router's proof (pipeline 2) does not cover "
+                         "broadcast replication yet; the split router's (pipeline 3) does")
     if not 1 <= config.max_packet_length <= PROVE_LENGTH_LIMIT:
         raise ValueError(f"{name}: the longest packet must be 1 to {PROVE_LENGTH_LIMIT} flits "
                          f"to prove, not {config.max_packet_length}")
@@ -138,7 +139,8 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
     itself is): its verdicts."""
     unit = f"router {target.name}" + (f" [{mutant}]" if mutant else "")
     invariants = mutant is None or MUTANTS[mutant].invariants
-    top = RouterProof(_router(target, mutant), unit, invariants=invariants, spec=target.spec)
+    proof = CompactRouterProof if target.config.pipeline == 2 else RouterProof
+    top = proof(_router(target, mutant), unit, invariants=invariants, spec=target.spec)
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTER_DEPTH,
                      bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress)
 

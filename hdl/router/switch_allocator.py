@@ -47,6 +47,10 @@ class SwitchAllocator(CheckedComponent):
     ``iterations`` out of range, before anything is built.
     """
 
+    #: The matcher of crossbar inputs to outputs and the round-robin arbiters' class (a
+    #: subclass may replace them).
+    islip_allocator, arbiter = IslipAllocator, RoundRobinArbiter
+
     @classmethod
     def check(cls, vc_counts, output_count: int, iterations: int = 1):
         vc_counts = checks.check_int_tuple("vc_counts", vc_counts, minimum=1)
@@ -65,13 +69,13 @@ class SwitchAllocator(CheckedComponent):
         m = Module()
         outputs, inputs = self.output_count, len(self.vc_counts)
         starts = [sum(self.vc_counts[:p]) for p in range(inputs)]
-        match = m.submodules.islip = IslipAllocator(inputs, outputs, self.iterations)
+        match = m.submodules.islip = self.islip_allocator(inputs, outputs, self.iterations)
         m.d.comb += match.open.eq(-1)
         vc_arbs = []  # vc_arbs[o][p]
         for o in range(outputs):
             vc_arbs.append([])
             for p, count in enumerate(self.vc_counts):
-                vc_arb = m.submodules[f"vc_{o}_{p}"] = RoundRobinArbiter(count)
+                vc_arb = m.submodules[f"vc_{o}_{p}"] = self.arbiter(count)
                 vc_arbs[o].append(vc_arb)
                 m.d.comb += [vc_arb.requests[v].eq(self.requests[starts[p] + v][o])
                              for v in range(count)]

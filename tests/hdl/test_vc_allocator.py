@@ -9,8 +9,9 @@ from twinnet.hdl.router.vc_allocator import VCAllocator
 
 
 class Model:
-    """Input first: per port a round robin over its VCs that ask, then per output a round
-    robin over the ports that put one forward; a VC advances only when its port won."""
+    """Input first: per port a round robin over its VCs that ask for an output not blocked,
+    then per output a round robin over the ports that put one forward; a VC advances only
+    when its port won."""
 
     def __init__(self, vc_counts, output_count):
         self.vc_counts, self.output_count = vc_counts, output_count
@@ -19,7 +20,7 @@ class Model:
 
     def step(self, requests, offers, blocked):
         starts = [sum(self.vc_counts[:p]) for p in range(len(self.vc_counts))]
-        winners = [arb.grant([requests[start + v] != 0 for v in range(count)])
+        winners = [arb.grant([requests[start + v] & ~blocked != 0 for v in range(count)])
                    for arb, start, count in zip(self.vc_arbs, starts, self.vc_counts)]
         asks = [0 if w is None else requests[start + w] for w, start in zip(winners, starts)]
         allocated, won = [], set()
