@@ -1,11 +1,11 @@
 """Formal proofs of every family's default router (``twinnet prove``), timed.
 
-Proves the default five-port router (split, and compact with each of its knobs), a 2D
-torus router with two VCs, the 3DT cards (bubble
-and VC modes, with their internal port), the king torus router (deterministic, and 2S
-adaptive with an escape VC), the fat-tree twin-switch halves and the twisted torus router,
-then runs every mutant on the default router and proves the routers of paper presets at the
-sizes the proofs take. Writes ``bench/results/formal.json``: per case
+Proves the default five-port router (split, and compact with each of its knobs), a 2D torus
+router with two VCs, the 3DT cards (bubble and VC modes, with their internal port), the king
+torus router (deterministic, 2S adaptive with an escape VC, and the compact one with
+broadcast), the fat-tree twin-switch halves and the twisted torus router, then runs every
+mutant on the default router and proves the routers of paper presets at the sizes the proofs
+take. Writes ``bench/results/formal.json``: per case
 the command, its wall time and ``twinnet prove --json``'s report; the solvers' versions and
 the provenance (commit, tools).
 
@@ -48,6 +48,8 @@ CASES = {
     "compact-islip2": ["--pipeline", "2", "--allocator", "islip", "--iterations", "2"],
     "compact-vc-packet-islip4": ["--pipeline", "2", "--switch-inputs", "vc", "--hold", "packet",
                                  "--allocator", "islip", "--iterations", "4"],
+    "compact-kt8-broadcast": ["king", "--broadcast", "--pipeline", "2", "--max-packet-length",
+                              "2"],
     "mutants": ["--mutant", "all"],
     # Paper presets, at the sizes the proofs take (the report's "sizes" says which).
     "preset-003-bubble": ["--preset", "003-bubble"],

@@ -66,8 +66,7 @@ def register(commands) -> None:
                     "--max-packet-length flits, and PEs may break their framing. Without "
                     "FAMILY, preset or TOML file: the default five-port router. Progress "
                     "goes to stderr.",
-        epilog="Network flags as for 'twinnet gen'. Limits: broadcast replication on the "
-               "split router (pipeline 3) only, "
+        epilog="Network flags as for 'twinnet gen'. Limits: "
                f"packets of 1 to --max-packet-length flits, at most {PROVE_LENGTH_LIMIT}, at "
                "most two longest packets per buffer, "
                f"at most {MAX_PORTS} ports and {MAX_BUFFERED_FLITS} buffered flits. "

@@ -7,8 +7,9 @@ output VC (not a whole output) to a packet from its head's arrival at the front 
 to its tail's crossing, switches flit by flit, so that packets of different input VCs may
 interleave on an output (with ``hold="flit"``), and returns a flit's credit in the cycle
 after its read. So the properties of outputs speak of output VCs, and credits owed upstream
-include the one in the credit register. Broadcast replication is not covered yet (a routing
-that broadcasts is refused before anything is built).
+include the one in the credit register. A broadcast takes its copy VC at every output its
+route names at once, and its flits cross to all of them together, outside the switch
+allocation.
 """
 
 import dataclasses
@@ -45,6 +46,11 @@ _TEXTS = {
         "the route compute gives what the family's specification says for the head's "
         "header, input port and VC, as wired into the router; and allocation follows the "
         "stored route",
+    "broadcast_copied":
+        "a broadcast is allocated at once the copy VC of every output its route names, each "
+        "free (with outputs held per packet, each output), with no unicast grant to its VC "
+        "beside and no other output, and from the next cycle holds exactly those (its flits "
+        "cross to all of them together: flits_conserved, flits_intact_in_order)",
     "flits_conserved":
         "every flit written into an input buffer was accepted there (from a link, "
         "unchanged), every flit read from a buffer crosses to exactly one output in that "
@@ -72,16 +78,15 @@ _TEXTS = {
 }
 
 #: The properties of :class:`CompactRouterProof`, in report order: the split router's, less
-#: those of stages the compact router lacks (broadcast replication, ejection lanes),
-#: restated where it differs.
+#: those of the stage the compact router lacks (ejection lanes), restated where it differs.
 COMPACT_PROPERTIES = [
     dataclasses.replace(prop, text=_TEXTS.get(prop.name, prop.text)) for prop in PROPERTIES
-    if prop.name not in ("broadcast_copied", "lanes_merged_whole", "lanes_merged_in_order")]
+    if prop.name not in ("lanes_merged_whole", "lanes_merged_in_order")]
 
 
 class CompactRouterProof(RouterProof):
     """The top of a compact router's proof (:class:`RouterProof`'s parameters; ``router`` a
-    :class:`~.stages.FormalRouter` of pipeline 2 whose routing does not broadcast)."""
+    :class:`~.stages.FormalRouter` of pipeline 2)."""
 
     property_list = COMPACT_PROPERTIES
 
@@ -97,14 +102,23 @@ class CompactChecks(RouterChecks):
         output, one of its VCs is allocated now (``taken``); per input VC, its front flit is
         drained now (``drained``) or crosses the switch (the switch allocator's ``read``)."""
         comp, outputs = self.comp, len(self.output_ports)
-        self.copy_take = Const(0, outputs)
+        self.copy_take = comp.copy_take if self.fanout else Const(0, outputs)
         self.grants = [Cat(vc.control.va_grant & vc.request.to[o] for vc in self.flat)
                        for o in range(outputs)]
         self.taken = [comp.alloc[o].any() for o in range(outputs)]
         self.drained = []
         for g, group in enumerate(comp.inputs):
             self.drained += [comp.drain_sel[g][k] for k in range(len(group))]
-        self.switched = [comp.read[i] for i in range(len(self.flat))]
+        # (A broadcast's flit crosses to all of its outputs at once, outside the switch
+        # allocation.)
+        self.switched = [comp.read[i] | vc.control.copy_go if self.fanout else comp.read[i]
+                         for i, vc in enumerate(self.flat)]
+
+    def goes_to(self, vc, o: int):
+        """Input VC ``vc``'s flit crosses to output ``o`` when it crosses now: its packet's
+        output (allocated now or before), or one of its broadcast's."""
+        here = vc.control.cur_port == o
+        return Mux(vc.state.fan.any(), vc.state.fan[o], here) if self.fanout else here
 
     @staticmethod
     def reads(vc):
@@ -165,10 +179,14 @@ class CompactChecks(RouterChecks):
                    & (~reader.open | state.active | state.dropping)
                    & (~state.dropping | reader.open)
                    & (~state.active | reader.open | (fifo.level != 0)))
-        # A packet being sent holds a VC of an output.
+        # A packet being sent holds a VC of an output (a broadcast, its copy VC at each of
+        # its outputs).
         holds = Const(0, 1)
         for o, count in enumerate(self.config.output_vc_counts):
             holds = holds | ((state.out_port == o) & (state.out_vc < count))
+        if self.fanout:
+            holds = Mux(state.fan.any(), state.out_vc == self.router.stage.broadcast_vc, holds)
+            self.check("router_state", ~state.fan.any() | state.active)
         self.check("router_state", ~state.active | holds)
         self._held_packets(fifo, layout, reader, writer.open, writer.count)
         for j, slot in enumerate(fifo.slots):
@@ -211,7 +229,7 @@ class CompactChecks(RouterChecks):
         crossed = self.switched[i]
         for o, unit in enumerate(self.seen.outputs):
             sent = unit.flit
-            crossed = crossed & ((vc.control.cur_port != o) | (
+            crossed = crossed & (~self.goes_to(vc, o) | (
                 sent.valid & (sent.payload.data == flit.data)
                 & (sent.payload.first == flit.first) & (sent.payload.last == flit.last)
                 & (sent.payload.abort == flit.abort)
@@ -238,7 +256,7 @@ class CompactChecks(RouterChecks):
             if config.holds_outputs:
                 self.check("router_state", (busy & (busy - 1)) == 0)
                 self.check("whole_packets_per_output", ~self.taken[o] | ~busy.any())
-            senders = Cat(self.switched[i] & (vc.control.cur_port == o)
+            senders = Cat(self.switched[i] & self.goes_to(vc, o)
                           for i, vc in enumerate(self.flat))
             self.check("flits_conserved", (unit.flit.valid == senders.any())
                        & ((senders & (senders - 1)) == 0))
@@ -247,6 +265,10 @@ class CompactChecks(RouterChecks):
             offered = Const(0, config.max_vc_count)
             for i, vc in enumerate(self.flat):
                 offered = offered | Mux(self.grants[o][i], self.offer(vc), 0)
+            if self.fanout:  # a broadcast's copy VC, and then no unicast grant
+                self.check("whole_packets_per_output",
+                           ~(self.copy_take[o] & self.grants[o].any()))
+                offered = Mux(self.copy_take[o], 1 << self.comp.free.copy_vc[o], offered)
             self.check("whole_packets_per_output", self.comp.alloc[o] == offered)
 
     def _vc_packets(self, o: int, w: int, count: int):
@@ -264,9 +286,9 @@ class CompactChecks(RouterChecks):
             (busy | take) & (sent.payload.first == (run == 0)) & (run < length)
             & ((run < length - 1) | sent.payload.last)))
         self.check("whole_packets_per_output", ~(take & busy))
-        # The packet that holds the VC is its owner's: an input VC sending a unicast there.
-        owners = Cat(vc.state.active & (vc.state.out_port == o) & (vc.state.out_vc == w)
-                     for vc in self.flat)
+        # The packet that holds the VC is its owner's: an input VC sending a unicast there,
+        # or a broadcast with a copy there on its copy VC.
+        owners = Cat(self._owns(vc, o, w) for vc in self.flat)
         read_count, read_open = Const(0, len(self.reader[0].count)), Const(0, 1)
         for i, reader in enumerate(self.reader):
             read_count = read_count | Mux(owners[i], reader.count, 0)
@@ -275,6 +297,35 @@ class CompactChecks(RouterChecks):
         self.check("router_state", Mux(busy, (run == read_count) & (read_open == (run != 0)),
                                        run == 0))
         return run
+
+    def _owns(self, vc, o: int, w: int):
+        """Input VC ``vc`` sends a packet on VC ``w`` of output ``o``."""
+        state = vc.state
+        unicast = state.active & (state.out_port == o) & (state.out_vc == w)
+        if not self.fanout:
+            return unicast
+        copy = state.active & state.fan[o] & (w == self.comp.free.copy_vc[o])
+        return Mux(state.fan.any(), copy, unicast)
+
+    def _copies(self) -> None:
+        """A broadcast is allocated at once every output its route names, each copy VC free
+        (with outputs held per packet, each output), with no unicast grant beside, and then
+        holds exactly those."""
+        m, comp = self.m, self.comp
+        outputs = len(self.output_ports)
+        for i, vc in enumerate(self.flat):
+            copy, route = vc.control.copy_grant, vc.port.route
+            taken = Cat(unit.busy[w] for unit, w in zip(self.seen.outputs, comp.free.copy_vc))
+            if self.config.holds_outputs:
+                taken = Cat(unit.busy.any() for unit in self.seen.outputs)
+            self.check("broadcast_copied", ~copy | (
+                route.multi & ~route.drop & self.ready(vc) & ~(route.targets & taken).any()
+                & ~vc.control.va_grant & (self.copy_take == route.targets)))
+            copied = Signal(name=f"copied_{i}")
+            targets = Signal(outputs, name=f"copy_targets_{i}")
+            m.d.sync += [copied.eq(copy), targets.eq(route.targets)]
+            self.check("broadcast_copied", ~copied | (vc.state.active
+                                                     & (vc.state.fan == targets)))
 
     def drops(self) -> None:
         """A malformed packet is drained to no output, its head counted once."""

@@ -213,6 +213,20 @@ class StillPointerIslip(ObservedIslipAllocator):
         return m
 
 
+class StaleRouteQueue(ObservedRouteQueue):
+    """Writes its memory in every cycle but those it should: a route that waits behind the
+    front is whatever was written in the cycle before its own (the campaign's survivor
+    10f3a4cd434b, every entry)."""
+
+    @staticmethod
+    def write_enable(into_memory):
+        return ~into_memory
+
+
+class StaleRouteInputUnit(ObservedInputUnit):
+    route_queue = StaleRouteQueue
+
+
 class EveryPortVCAllocator(ObservedVCAllocator):
     """Grants every VC its port puts forward whose output is not blocked, not only the port
     each output picks: one output VC allocated to two packets."""
@@ -481,6 +495,10 @@ class TwiceSwitchComposition(ObservedCompactComposition):
     switch_allocator = EveryInputSwitchAllocator
 
 
+class RouteQueueStale(FormalRouter):
+    input_unit = StaleRouteInputUnit
+
+
 class CompactVCGrantedTwice(FormalRouter):
     compact_composition = TwiceVCComposition
 
@@ -565,6 +583,8 @@ MUTANTS = {mutant.name: mutant for mutant in [
            "front one while two or more wait", router=BufferReadsAhead),
     Mutant("route-queue-clears", "a route queue clears each entry as it moves to the front",
            router=RouteQueueClears),
+    Mutant("route-queue-stale", "a route queue writes its memory in every cycle but those it "
+           "should: a queued route is the one written the cycle before", router=RouteQueueStale),
     Mutant("lanes-out-of-order", "a PE port's ejection merger starts the lowest lane with a "
            "packet at its front, not the one that got there first (2 lanes)",
            router=LanesOutOfOrder, settings=(("ejection_lanes", 2),)),

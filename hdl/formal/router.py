@@ -87,7 +87,9 @@ PROPERTIES = [
              "header is malformed, asks for a VC its port does not have or names no VC of "
              "an output (a bubble toward a port without one); the route compute gives what "
              "the family's specification says for the head's header, input port and VC, as "
-             "wired into the router; and allocation follows the stored route"),
+             "wired into the router; each route reaches the front of its queue unchanged, "
+             "after the routes written before it; and allocation follows the route at the "
+             "front"),
     Property("malformed_drained_and_counted_once",
              "a malformed packet is drained from its buffer to no output and counted once "
              "on drop_count, which is zero from reset"),
@@ -523,11 +525,16 @@ class RouterChecks:
     def buffers(self, track) -> None:
         """Every flit buffer gives back what was written, in order (:meth:`_follow`); a flit
         read from an input VC crosses to the output its packet holds (to each output a
-        broadcast's copies hold), unchanged."""
+        broadcast's copies hold), unchanged; every route queue gives back the routes written,
+        in order (:meth:`_follow_route`)."""
         starts = iter(track)
         for i, (p, v) in enumerate(self.place):
-            leaving, value = self._follow(self.seen.inputs[p].buffers[v], next(starts), f"{i}")
+            start = next(starts)
+            unit = self.seen.inputs[p]
+            leaving, value = self._follow(unit.buffers[v], start, f"{i}")
             self.check("flits_intact_in_order", self.crossed(i, leaving, self.flit_view(value)))
+            if unit.route_queues:
+                self._follow_route(unit.route_queues[v], start, f"{i}")
         for o, p in enumerate(self.output_ports):
             if self.config.ports[p].is_pe:
                 self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
@@ -543,6 +550,29 @@ class RouterChecks:
                 & (sent.payload.first == flit.first) & (sent.payload.last == flit.last)
                 & (sent.payload.abort == flit.abort)))
         return ~leaving | self.draining[i] | crossed
+
+    def _follow_route(self, queue, start, name: str) -> None:
+        """Follow the route written into route queue ``queue`` when ``start`` (and no route
+        is followed): it reaches the front, after the routes written before it, as the front
+        register holds it (expanded); the memory holds it in the meantime."""
+        m = self.m
+        tracking = Signal(name=f"route_tracking_{name}")
+        ahead = Signal(range(queue.depth), name=f"route_ahead_{name}")
+        value = Signal(queue.width, name=f"route_tracked_{name}")
+        write, pop = queue.w_en & queue.w_rdy, queue.r_en & queue.r_rdy
+        with m.If(start & ~tracking & write):
+            m.d.sync += [tracking.eq(1), value.eq(queue.w_data), ahead.eq(queue.level - pop)]
+        with m.Elif(tracking & pop & (ahead == 0)):
+            m.d.sync += tracking.eq(0)
+        with m.Elif(tracking & pop):
+            m.d.sync += ahead.eq(ahead - 1)
+        expanded = self.router.stage.expand_route(m, value)
+        self.check("route_honoured", ~(tracking & (ahead == 0)) | (
+            queue.r_rdy & (queue.r_data.as_value() == expanded.as_value())))
+        held = ahead < queue.level
+        for j, slot in enumerate(queue.behind_slots):
+            held = held & ((ahead != j + 1) | (slot == value))
+        self.check("router_state", ~tracking | held)
 
     def _follow(self, fifo, start, name: str):
         """Follow the flit written into ``fifo`` when ``start`` (and no flit is followed):

@@ -255,7 +255,8 @@ class ObservedSwitchAllocator(SwitchAllocator):
 
 class ObservedCompactComposition(CompactComposition):
     """A :class:`CompactComposition` that hands itself to ``observer`` once built and keeps,
-    per output, the VC allocated in each cycle (``alloc``, one-hot), per crossbar input the
+    per output, the VC allocated in each cycle (``alloc``, one-hot) and, with broadcast, the
+    outputs a broadcast takes (``copy_take``), per crossbar input the
     draining VC (``drain_sel``, one-hot), the switch allocation (``accepted``, ``read``) and
     its allocators (``vc_allocation``, an :class:`ObservedVCAllocator`;
     ``switch_allocation``, an :class:`ObservedSwitchAllocator`)."""
@@ -270,6 +271,10 @@ class ObservedCompactComposition(CompactComposition):
         self.alloc = super()._vc_allocation()
         self.vc_allocation = self.m.submodules.vc_allocator
         return self.alloc
+
+    def copy_allocation(self, requests):
+        self.copy_take = super().copy_allocation(requests)
+        return self.copy_take
 
     def _switch_requests(self):
         self.drain_sel = super()._switch_requests()

@@ -73,9 +73,6 @@ def check_size(target: Target) -> None:
     """Raise ``ValueError`` (one line) for a router the proof does not take."""
     config = target.config
     name = target.name
-    if config.pipeline == 2 and target.broadcast:
-        raise ValueError(f"{name}: the compact router's proof (pipeline 2) does not cover "
-                         "broadcast replication yet; the split router's (pipeline 3) does")
     if not 1 <= config.max_packet_length <= PROVE_LENGTH_LIMIT:
         raise ValueError(f"{name}: the longest packet must be 1 to {PROVE_LENGTH_LIMIT} flits "
                          f"to prove, not {config.max_packet_length}")

@@ -57,6 +57,12 @@ class RouteQueue(wiring.Component):
         memory)."""
         return Signal(name="front_valid"), Signal(range(self.depth), name="behind")
 
+    @staticmethod
+    def write_enable(into_memory):
+        """The memory's write enable, given ``into_memory``: a route is written behind the
+        front now (a subclass may change it)."""
+        return into_memory
+
     def expand(self, m, stored):
         """The front register's value for stored route ``stored``."""
         return self.stage.expand_route(m, stored)
@@ -85,7 +91,7 @@ class RouteQueue(wiring.Component):
             into_memory = write & ~to_front
             from_memory = pop & (behind != 0)
             m.d.comb += [w_port.addr.eq(produce), w_port.data.eq(self.w_data),
-                         w_port.en.eq(into_memory), r_port.addr.eq(consume)]
+                         w_port.en.eq(self.write_enable(into_memory)), r_port.addr.eq(consume)]
             with m.If(from_memory):
                 m.d.comb += loaded.eq(r_port.data)
             for pointer, step in ((produce, into_memory), (consume, from_memory)):

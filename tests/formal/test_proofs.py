@@ -66,6 +66,18 @@ def test_compact_router_knobs_are_proven(tmp_path, microarchitecture):
 
 
 @pytest.mark.slow
+def test_a_compact_king_router_that_replicates_broadcasts_is_proven(tmp_path, capsys):
+    """The compact router with the king family's broadcast: its copies allocated at once and
+    crossing together, every property proven."""
+    status = main(["prove", "king", "--broadcast", "--pipeline", "2", "--max-packet-length",
+                   "2", "--json", "--out", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0, report
+    assert "broadcast_copied" in {p["name"] for p in report["properties"]}
+    assert {p["verdict"] for p in report["properties"]} == {"proven"}
+
+
+@pytest.mark.slow
 def test_ejection_lanes_and_their_merger_are_proven(tmp_path):
     """With two ejection lanes the PE port is two outputs of the allocator and the crossbar,
     and a merger joins them: every property proven, the merger's among them (whole packets,
@@ -320,8 +332,6 @@ def test_a_missing_tool_is_one_line(monkeypatch, capsys):
 @pytest.mark.parametrize("flags, message", [
     (["--max-packet-length", "8"], r"the longest packet must be 1 to 4 flits to prove, not 8"),
     (["--buffer-depth", "8"], r"buffers 8 flits; the proofs take at most two packets \(6\)"),
-    (["king", "--broadcast", "--pipeline", "2"],
-     r"the compact router's proof \(pipeline 2\) does not cover broadcast replication yet"),
     (["--mutant", "broadcast-copy-lost"], r"--mutant broadcast-copy-lost: needs a routing "
                                           r"that broadcasts \(e.g. king --broadcast\)"),
 ])
