@@ -18,7 +18,7 @@ the router for them are never mutated), and each mutant is classified:
   ports count as outputs (a mutant of the further read ports through which the proof reads a
   buffer's slots changes no port of the router: it is equivalent there);
 - otherwise the proof itself runs on the mutant (``twinnet prove``'s k-induction of
-  :data:`~twinnet.hdl.formal.suite.ROUTER_DEPTH` steps): when a property's induction does not
+  :func:`~twinnet.hdl.formal.suite.router_depth` steps): when a property's induction does not
   close, bounded model checking goes on to :data:`DEEP_DEPTH` steps, as ``twinnet prove`` does,
   and a failure there kills the mutant (``found_by``: ``deep``);
 - ``equivalent`` in context (``equivalent_in``: ``context``), for a mutant the proof does not
@@ -423,7 +423,8 @@ class Campaign:
         ``("bounded", {"induction": ...})``."""
         from twinnet.hdl.formal import suite
 
-        statuses, overall = self._job(mutant, folder, "prove", "prove", suite.ROUTER_DEPTH)
+        statuses, overall = self._job(mutant, folder, "prove", "prove",
+                                      suite.router_depth(self.target.config))
         failure = self._failure(statuses, folder)
         if failure is not None:
             return "killed", failure

@@ -44,6 +44,7 @@ def register(commands) -> None:
         BMC_DEPTH,
         MAX_BUFFERED_FLITS,
         MAX_PORTS,
+        ONE_FLIT_DEPTH,
         PROVE_LENGTH_LIMIT,
         ROUTER_DEPTH,
     )
@@ -83,7 +84,8 @@ def register(commands) -> None:
                         help="where induction does not close, search for a counterexample by "
                              f"bounded model checking to N steps, {ROUTER_DEPTH + 1} to "
                              f"{MAX_BMC_DEPTH} (default {BMC_DEPTH}; the proofs' own base case "
-                             f"checks {ROUTER_DEPTH})")
+                             f"checks {ROUTER_DEPTH}, {ONE_FLIT_DEPTH} with packets of one "
+                             "flit)")
     parser.add_argument("--timeout", type=parse.integer, default=TIMEOUT, metavar="SECONDS",
                         help="each SymbiYosys job's time limit (the proof of a router kind or "
                              "route compute, and the deeper search), 1 to "
