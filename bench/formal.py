@@ -50,6 +50,10 @@ CASES = {
                                  "--allocator", "islip", "--iterations", "4"],
     "compact-kt8-broadcast": ["king", "--broadcast", "--pipeline", "2", "--max-packet-length",
                               "2"],
+    # The split router with the bypass: alone, and on the king torus under 2S with broadcast.
+    "bypass": ["--bypass"],
+    "bypass-kt8-2s-broadcast": ["king", "--routing", "2s", "--vcs", "2", "--broadcast",
+                                "--max-packet-length", "2", "--bypass"],
     "mutants": ["--mutant", "all"],
     # Paper presets, at the sizes the proofs take (the report's "sizes" says which).
     "preset-003-bubble": ["--preset", "003-bubble"],

@@ -21,7 +21,10 @@ A device the design does not fit records nextpnr's utilisation line instead of n
 Usage::
 
     .venv/bin/python bench/router_fpga.py [--configs default,small-buffers,king-kt8,king-kt8-2s]
-        [--devices ecp5-25f,ice40-up5k,ice40-hx8k] [--keep DIR]
+        [--devices ecp5-25f,ice40-up5k,ice40-hx8k] [--seeds 1,2,3] [--keep DIR]
+
+Each placed device records ``ns_per_hop``: the router's zero-load cycles per link hop
+(``hop_cycles``: its pipeline's, 2 with the bypass) over its Fmax.
 """
 
 import argparse
@@ -87,7 +90,9 @@ def preset_router(preset: str, *flags: str):
 #: router (``pipeline=2``, 2 cycles per hop), as the results recorded under it; ``-p3`` the
 #: same router with ``pipeline=3`` (the split router, 3 cycles per hop, the default);
 #: ``-islip`` the split router with ``allocator="islip"`` (one round); ``-bram`` with its input
-#: buffers in block RAM (``buffer_memory="block"``); ``preset-`` a preset's router as its
+#: buffers in block RAM (``buffer_memory="block"``); ``-bypass`` the split router with
+#: ``bypass=True`` (a link head allocated in its arrival cycle: 2 cycles per link hop);
+#: ``preset-`` a preset's router as its
 #: network builds it.
 CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCompute),
            "small-buffers": lambda: Router(replace(CONFIG_SMALL, pipeline=2),
@@ -97,6 +102,8 @@ CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCom
            "king-kt8-2s": lambda: king.router(replace(KING_2S, pipeline=2),
                                               king.router_ports(KING_2S, (0, 0))),
            "default-p3": lambda: Router(replace(CONFIG, pipeline=3), HeaderRouteCompute),
+           "default-p3-bypass": lambda: Router(replace(CONFIG, pipeline=3, bypass=True),
+                                               HeaderRouteCompute),
            "small-buffers-p3": lambda: Router(replace(CONFIG_SMALL, pipeline=3),
                                               HeaderRouteCompute),
            "king-kt8-p3": lambda: king.router(replace(KING, pipeline=3),
@@ -147,7 +154,7 @@ def measure(name: str, devices: list[str], seed: int, keep: Path | None) -> dict
     router = make_router()
     design = fpga.Design(name, router, "router",
                          {"router.v": verilog.convert(router, name="router")})
-    results = {"config": router.config.to_dict(),
+    results = {"config": router.config.to_dict(), "hop_cycles": router.config.hop_cycles,
                "routing": type(router.route_computes[0]).__name__,
                "generation": generation_times(make_router)}
     print(f"Verilog generation: {results['generation']}")
@@ -166,6 +173,9 @@ def measure(name: str, devices: list[str], seed: int, keep: Path | None) -> dict
         say(f"alone, {family}: " + ", ".join(f"{k} {v}" for k, v in alone.items()
                                               if k != "cells"))
     for device, placed in results["placed"].items():
+        if "fmax_mhz_min" in placed:
+            placed["ns_per_hop"] = round(results["hop_cycles"] * 1000 / placed["fmax_mhz_min"],
+                                         1)
         say(f"{device}: {placed.get('error') or placed['utilization']}")
     return results
 
@@ -176,7 +186,10 @@ def main(argv=None) -> int:
                         help=f"comma-separated, from {', '.join(fpga.DEVICES)}")
     parser.add_argument("--out", type=Path,
                         default=Path(__file__).resolve().parent / "results" / "router_fpga.json")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", default="1",
+                        help="comma-separated nextpnr seeds (default 1); with several, each "
+                             "configuration's entry holds each seed's placement under "
+                             "by_seed, and the first seed's at its top")
     parser.add_argument("--configs", default=",".join(CONFIGS),
                         help=f"comma-separated, from {', '.join(CONFIGS)}")
     parser.add_argument("--keep", type=Path, help="keep the work files in this folder")
@@ -193,9 +206,16 @@ def main(argv=None) -> int:
         parser.error(str(error))
     # Configurations not run this time keep their earlier entries.
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    try:
+        seeds = [int(seed) for seed in args.seeds.split(",")]
+    except ValueError:
+        parser.error(f"--seeds {args.seeds}: give integers separated by commas, e.g. 1,2,3")
     for name in configs:
         keep = args.keep / name if args.keep else None
-        results[name] = {**measure(name, devices, args.seed, keep), "provenance": provenance()}
+        runs = {seed: measure(name, devices, seed, keep) for seed in seeds}
+        results[name] = {**runs[seeds[0]], "provenance": provenance()}
+        if len(seeds) > 1:
+            results[name]["by_seed"] = {str(seed): run["placed"] for seed, run in runs.items()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))
     print(f"wrote {args.out}")

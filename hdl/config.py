@@ -132,6 +132,9 @@ class RouterConfig:
         buffer_memory: what keeps an input VC's flits, one of :data:`BUFFER_MEMORIES`:
             ``"lut"`` (read asynchronously: LUT RAM; the default) or ``"block"`` (read
             synchronously, addressed a cycle ahead: block RAM); the same behaviour.
+        bypass: a head arriving on a link while its VC has no packet waiting is allocated
+            in its arrival cycle (the split router with packets of more than one flit: 2
+            cycles per link hop).
         stall_counters: add the ``stalls`` status outputs, counters of why waiting packets
             were not allocated (:data:`twinnet.hdl.router.stalls.STALL_REASONS`); for
             measurements, off by default.
@@ -150,6 +153,7 @@ class RouterConfig:
     hold: str | None = None
     ejection_lanes: int = 1
     buffer_memory: str = "lut"
+    bypass: bool = False
     stall_counters: bool = False
 
     def __post_init__(self):
@@ -167,10 +171,12 @@ class RouterConfig:
         checks.check_int("ejection_lanes", self.ejection_lanes, minimum=1,
                          maximum=MAX_EJECTION_LANES)
         checks.check_choice("buffer_memory", self.buffer_memory, BUFFER_MEMORIES)
-        check_microarchitecture({key: getattr(self, key) for key in MICROARCHITECTURE},
-                                {key: key for key in MICROARCHITECTURE})
-        if not isinstance(self.stall_counters, bool):
-            raise TypeError(f"stall_counters must be True or False, not {self.stall_counters!r}")
+        for key in ("bypass", "stall_counters"):
+            if not isinstance(getattr(self, key), bool):
+                raise TypeError(f"{key} must be True or False, not {getattr(self, key)!r}")
+        keys = (*MICROARCHITECTURE, "max_packet_length")
+        check_microarchitecture({key: getattr(self, key) for key in keys},
+                                {key: key for key in keys})
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
             raise TypeError(f"ports must be a sequence of PortConfig, not {self.ports!r}")
         ports = tuple(self.ports)
@@ -190,6 +196,11 @@ class RouterConfig:
     def switch_inputs_per_vc(self) -> bool:
         """One crossbar input per input VC (else one per input port)."""
         return (self.switch_inputs or NATIVE_SWITCH_INPUTS[self.pipeline]) == "vc"
+
+    @property
+    def hop_cycles(self) -> int:
+        """Zero-load cycles per link hop: the pipeline's, 2 with the bypass."""
+        return 2 if self.bypass else self.pipeline
 
     @property
     def holds_outputs(self) -> bool:

@@ -5,15 +5,16 @@ it declares, once, the parameters ``flit_width``, ``max_packet_length`` (the mos
 packet may have: packets have 1 to that many),
 ``buffer_depth`` (flits per input VC, ``None`` for the default of two packets),
 ``pipeline`` (the router's zero-load cycles per hop, one of :data:`PIPELINES`) and the
-microarchitecture's knobs ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` and
-``ejection_lanes`` (docs/router.md), and checks that a buffer holds a packet (two under the
-bubble rule), that the knobs go together and that a flit holds the head's fields.
+microarchitecture's knobs ``allocator``, ``iterations``, ``switch_inputs``, ``hold``,
+``ejection_lanes``, ``buffer_memory`` and ``bypass`` (docs/router.md), and checks that a
+buffer holds a packet (two under the bubble rule), that the knobs go together and that a
+flit holds the head's fields.
 """
 
 from dataclasses import dataclass
 
 from . import checks
-from .schema import Choice, Configuration, Integer, parameter
+from .schema import Choice, Configuration, Flag, Integer, parameter
 
 #: The sizes the names leave out.
 DEFAULT_FLIT_WIDTH = 32
@@ -108,15 +109,16 @@ def check_pipeline(name: str, value) -> int:
 #: The router's microarchitecture knobs, as :class:`twinnet.hdl.config.RouterConfig` names
 #: them (and :attr:`RouterSizes.microarchitecture` gives them).
 MICROARCHITECTURE = ("pipeline", "allocator", "iterations", "switch_inputs", "hold",
-                     "ejection_lanes", "buffer_memory")
+                     "ejection_lanes", "buffer_memory", "bypass")
 
 
 def check_microarchitecture(values: dict, names: dict) -> None:
     """The knobs go together (``values`` of :data:`MICROARCHITECTURE`; raises ``ValueError``
     naming ``names``):
     iterations only with iSLIP; the split router takes one crossbar input per VC and holds
-    outputs from head to tail (None: the pipeline's own); several ejection lanes only in the
-    split router."""
+    outputs from head to tail (None: the pipeline's own); several ejection lanes and the
+    bypass only in the split router, the bypass with packets of more than one flit
+    (``values["max_packet_length"]``)."""
     if values["iterations"] > 1 and values["allocator"] != "islip":
         raise ValueError(f"{names['iterations']} {values['iterations']}: more than one round "
                          f"of matching needs allocator islip, not {values['allocator']}")
@@ -131,6 +133,13 @@ def check_microarchitecture(values: dict, names: dict) -> None:
         raise ValueError(f"{names['ejection_lanes']} {values['ejection_lanes']}: more than one "
                          f"ejection lane needs the split router (pipeline 3), not pipeline "
                          f"{values['pipeline']}")
+    if values["bypass"] and values["pipeline"] != 3:
+        raise ValueError(f"{names['bypass']}: needs the split router (pipeline 3), not "
+                         f"pipeline {values['pipeline']}")
+    if values["bypass"] and values["max_packet_length"] == 1:
+        raise ValueError(f"{names['bypass']}: needs packets of more than one flit, not "
+                         f"{names['max_packet_length']} 1 (a one-flit packet's route leaves its "
+                         "queue as it is allocated)")
 
 
 def check_interfaces(values: dict, names: dict, defaults: dict) -> None:
@@ -217,6 +226,12 @@ class RouterSizes(Configuration):
         "FPGA; the default) or block (read synchronously, addressed a cycle ahead: block RAM, "
         "ECP5 DP16KD or iCE40 EBR, for deep buffers or FPGAs without LUT RAM); the router "
         "behaves the same cycle for cycle")
+    bypass: bool = parameter(
+        False, Flag(),
+        "split router only, with packets of more than one flit: a head that arrives on a link "
+        "while its VC has no packet waiting is allocated in its arrival cycle, as it is written "
+        "into its buffer, and leaves in the next (2 cycles per link hop instead of 3; its "
+        "route compute is then in front of the allocation)")
 
     ni: str = parameter(
         "flits", Choice(NETWORK_INTERFACES),
@@ -311,10 +326,12 @@ class RouterSizes(Configuration):
     def microarchitecture(self) -> dict:
         """The router's microarchitecture, as :class:`twinnet.hdl.config.RouterConfig` takes
         it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` (the
-        pipeline's own where not given), ``ejection_lanes`` and ``buffer_memory``."""
+        pipeline's own where not given), ``ejection_lanes``, ``buffer_memory`` and
+        ``bypass``."""
         pipeline = self.pipeline
         native = {"switch_inputs": NATIVE_SWITCH_INPUTS[pipeline], "hold": NATIVE_HOLD[pipeline]}
-        return {key: getattr(self, key) or native.get(key) for key in MICROARCHITECTURE}
+        return {key: native[key] if key in native and getattr(self, key) is None
+                else getattr(self, key) for key in MICROARCHITECTURE}
 
     @property
     def beat(self) -> dict:
@@ -346,7 +363,8 @@ class RouterSizes(Configuration):
         ``_compact`` (the compact router; ``_p<N>`` elsewhere in a king name counts PEs),
         ``_islip<N>`` (iSLIP with N rounds), ``_vcin`` / ``_hold`` (the compact router with a
         crossbar input per VC / outputs held from head to tail), ``_ej<N>`` (N ejection lanes
-        per PE port), ``_bram`` (input buffers in block RAM)."""
+        per PE port), ``_bram`` (input buffers in block RAM), ``_bypass`` (heads allocated in
+        their arrival cycle)."""
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
@@ -367,6 +385,8 @@ class RouterSizes(Configuration):
             suffix += f"_ej{self.ejection_lanes}"
         if self.buffer_memory != "lut":
             suffix += "_bram"
+        if self.bypass:
+            suffix += "_bypass"
         if self.ni == "axi-stream":
             suffix += f"_axis{self.beat_bytes}" + (f"u{self.ni_user_bits}"
                                                   if self.ni_user_bits else "")

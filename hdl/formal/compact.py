@@ -17,9 +17,8 @@ import dataclasses
 from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib import data
 
-from ..onehot import lowest
 from .allocator import first_in_turn, turns_before
-from .router import PROPERTIES, RouterChecks, RouterProof
+from .router import PROPERTIES, RouterChecks, RouterProof, chosen, lowest_index
 
 _TEXTS = {
     "input_buffers_never_overflow": "no flit is written into a full input buffer",
@@ -138,28 +137,27 @@ class CompactChecks(RouterChecks):
         packet holds it."""
         return Const(0, 1)
 
-    def inputs(self) -> None:
-        """Input buffers, the framing and the routes they hold, reads, and credits back
-        upstream."""
-        stage = self.router.stage
-        for i, vc in enumerate(self.flat):
-            p, v = self.place[i]
-            unit = self.seen.inputs[p]
-            fifo = unit.buffers[v]
-            self.check("input_buffers_never_overflow", ~(fifo.w_en & ~fifo.w_rdy))
-            entry = data.View(stage.entry_layout, fifo.w_data)
-            head = fifo.w_en & entry.first
-            self.check("route_honoured", ~head | self.legal(entry.route))
-            self.check("route_honoured", ~head | self.computed(unit, entry.route))
-            self._written_framing(i, fifo)
-            self._held(i, fifo)
-            state, control = vc.state, vc.control
-            self.check("flits_conserved", (vc.port.read == (self.switched[i] | self.drained[i]))
-                       & ~(self.switched[i] & self.drained[i])
-                       & (~self.switched[i] | state.active | control.va_grant))
-        if self.spec is not None:
-            self._specified()
-        self._credits_back()
+    @staticmethod
+    def room(unit, v: int):
+        """No write overflows the buffer of VC ``v`` of ``unit`` (routes are stored in it)."""
+        fifo = unit.buffers[v]
+        return ~(fifo.w_en & ~fifo.w_rdy)
+
+    def route_written(self, i: int, unit, v: int):
+        """A head is written now with its route, which its buffer entry stores."""
+        fifo = unit.buffers[v]
+        entry = data.View(self.router.stage.entry_layout, fifo.w_data)
+        return fifo.w_en & entry.first, entry.route
+
+    def held(self, i: int, unit, v: int) -> None:
+        """What input VC ``i``'s buffer holds (:meth:`_held`); a flit read crosses the switch
+        or drains, not both, and crosses only for a packet that holds an output VC or is
+        granted one now."""
+        self._held(i, unit.buffers[v])
+        vc = self.flat[i]
+        self.check("flits_conserved", (vc.port.read == (self.switched[i] | self.drained[i]))
+                   & ~(self.switched[i] & self.drained[i])
+                   & (~self.switched[i] | vc.state.active | vc.control.va_grant))
 
     def _held(self, i: int, fifo) -> None:
         """What input VC ``i``'s buffer holds: packets whose marks chain from the reader's
@@ -218,9 +216,8 @@ class CompactChecks(RouterChecks):
         m.d.sync += before.eq(owed)
         credit = self.router.port_in(p).credit
         self.check("credits_returned", credit.valid == before.any())
-        first = lowest(before, count)
-        self.check("credits_returned", ~credit.valid | (
-            first == Const(1, count) << credit.payload))
+        self.check("credits_returned", ~credit.valid
+                   | (credit.payload == lowest_index(before, len(credit.payload))))
 
     def crossed(self, i: int, leaving, flit):
         """Where ``leaving`` (read from input VC ``i`` now), ``flit`` is drained or crosses
@@ -289,10 +286,9 @@ class CompactChecks(RouterChecks):
         # The packet that holds the VC is its owner's: an input VC sending a unicast there,
         # or a broadcast with a copy there on its copy VC.
         owners = Cat(self._owns(vc, o, w) for vc in self.flat)
-        read_count, read_open = Const(0, len(self.reader[0].count)), Const(0, 1)
-        for i, reader in enumerate(self.reader):
-            read_count = read_count | Mux(owners[i], reader.count, 0)
-            read_open = read_open | (owners[i] & reader.open)
+        read_count = chosen(owners, [reader.count for reader in self.reader],
+                            len(self.reader[0].count))
+        read_open = chosen(owners, [reader.open for reader in self.reader], 1)
         self.check("router_state", (busy == owners.any()) & ((owners & (owners - 1)) == 0))
         self.check("router_state", Mux(busy, (run == read_count) & (read_open == (run != 0)),
                                        run == 0))

@@ -110,6 +110,19 @@ class ReadingAheadInputUnit(ObservedInputUnit):
     flit_buffer = ReadingAheadBuffer
 
 
+class OvertakingInputUnit(ObservedInputUnit):
+    """With the bypass, offers a head arriving on a link even while a packet of its VC waits
+    for allocation: the new packet overtakes the waiting one."""
+
+    def _per_packet_route(self, m, vc_port, fifo, queue, write, stored, route):
+        super()._per_packet_route(m, vc_port, fifo, queue, write, stored, route)
+        if not self._port.is_pe:
+            arriving = write & stored.first
+            m.d.comb += [vc_port.route.eq(Mux(arriving, self.stage.expand_route(m, route),
+                                              queue.r_data)),
+                         vc_port.head.eq(queue.r_rdy | arriving)]
+
+
 class ClearingQueue(ObservedRouteQueue):
     """Clears the route that moves to the front of the route queue from its memory."""
 
@@ -315,6 +328,10 @@ class RoomLate(FormalRouter):
 
 class BufferShort(FormalRouter):
     input_unit = ShortBufferInputUnit
+
+
+class BypassOvertakes(FormalRouter):
+    input_unit = OvertakingInputUnit
 
 
 class DropCountedTwice(FormalRouter):
@@ -585,6 +602,9 @@ MUTANTS = {mutant.name: mutant for mutant in [
            router=RouteQueueClears),
     Mutant("route-queue-stale", "a route queue writes its memory in every cycle but those it "
            "should: a queued route is the one written the cycle before", router=RouteQueueStale),
+    Mutant("bypass-overtakes", "with the bypass, a head arriving on a link is offered to "
+           "the allocators even while a packet of its VC waits, and may overtake it",
+           router=BypassOvertakes, settings=(("bypass", True),)),
     Mutant("lanes-out-of-order", "a PE port's ejection merger starts the lowest lane with a "
            "packet at its front, not the one that got there first (2 lanes)",
            router=LanesOutOfOrder, settings=(("ejection_lanes", 2),)),

@@ -209,6 +209,23 @@ class Ghost:
                                                                      self.position(first)))]
 
 
+def lowest_index(bits, width: int):
+    """The index of the lowest set bit of ``bits`` (0 when none), ``width`` bits wide."""
+    index = Const(0, width)
+    for k in reversed(range(len(bits))):
+        index = Mux(bits[k], k, index)
+    return index
+
+
+def chosen(select, values: list, width: int):
+    """Of ``values``, the one whose bit of ``select`` (at most one set) is set; zero when
+    none is."""
+    total = Const(0, width)
+    for k, value in enumerate(values):
+        total = total | Mux(select[k], value, 0)
+    return total
+
+
 class RouterChecks:
     """The assertions of :data:`PROPERTIES` on one observed router."""
 
@@ -292,28 +309,50 @@ class RouterChecks:
         self.props.check(self.m, name, test, src_loc_at=1)
 
     def inputs(self) -> None:
-        """Input buffers, the framing they hold, route queues and credits back upstream."""
-        m = self.m
-        for i, vc in enumerate(self.flat):
+        """Per input VC: its buffer and what stores its routes never overflow (:meth:`room`),
+        the routes stored are legal and the route compute's, its buffer is written whole
+        packets and holds what :meth:`held` says; route computes against the specification;
+        credits back upstream."""
+        self.routes_written = {}  # per input VC, the route written now
+        for i in range(len(self.flat)):
             p, v = self.place[i]
             unit = self.seen.inputs[p]
-            fifo, queue = unit.buffers[v], unit.route_queues[v]
-            self.check("input_buffers_never_overflow",
-                       ~(fifo.w_en & ~fifo.w_rdy) & ~(queue.w_en & ~queue.w_rdy))
-            written = Signal(self.router.stage.route_layout, name=f"route_written_{i}")
-            m.d.comb += written.eq(self.router.stage.expand_route(m, queue.w_data))
-            self.check("route_honoured", ~queue.w_en | self.legal(written))
-            self.check("route_honoured", ~queue.w_en | self.computed(unit, written))
-            self._written_framing(i, fifo)
-            self._queued_routes(queue, i)
-            self._contents(i, fifo, queue)
-            owned = Cat(self.owns[i])
-            copies = Cat(own & copying for own, copying in zip(self.owns[i], self.comp.copying))
-            self.check("router_state", ((owned & (owned - 1)) == 0) | (owned == copies))
-            self.check("flits_conserved", ~vc.control.read | owned.any() | self.draining[i])
+            self.check("input_buffers_never_overflow", self.room(unit, v))
+            stored, route = self.route_written(i, unit, v)
+            self.routes_written[i] = route
+            self.check("route_honoured", ~stored | self.legal(route))
+            self.check("route_honoured", ~stored | self.computed(unit, route))
+            self._written_framing(i, unit.buffers[v])
+            self.held(i, unit, v)
         if self.spec is not None:
             self._specified()
         self._credits_back()
+
+    @staticmethod
+    def room(unit, v: int):
+        """No write overflows the buffer or the route queue of VC ``v`` of ``unit``."""
+        fifo, queue = unit.buffers[v], unit.route_queues[v]
+        return ~(fifo.w_en & ~fifo.w_rdy) & ~(queue.w_en & ~queue.w_rdy)
+
+    def route_written(self, i: int, unit, v: int):
+        """Input VC ``i`` (VC ``v`` of ``unit``): whether a route is stored now, and the
+        route stored."""
+        queue = unit.route_queues[v]
+        written = Signal(self.router.stage.route_layout, name=f"route_written_{i}")
+        self.m.d.comb += written.eq(self.router.stage.expand_route(self.m, queue.w_data))
+        return queue.w_en, written
+
+    def held(self, i: int, unit, v: int) -> None:
+        """What input VC ``i`` (VC ``v`` of ``unit``) holds: queued routes, buffer contents,
+        the outputs it owns, and a flit read only for its owned outputs or to drain."""
+        fifo, queue = unit.buffers[v], unit.route_queues[v]
+        self._queued_routes(queue, i)
+        self._contents(i, fifo, queue)
+        owned = Cat(self.owns[i])
+        copies = Cat(own & copying for own, copying in zip(self.owns[i], self.comp.copying))
+        self.check("router_state", ((owned & (owned - 1)) == 0) | (owned == copies))
+        self.check("flits_conserved", ~self.flat[i].control.read | owned.any()
+                   | self.draining[i])
 
     def _specified(self) -> None:
         """Each input port's route compute, as wired into the router, gives what the
@@ -357,7 +396,17 @@ class RouterChecks:
         self.check("router_state", ~started_head | (fifo.level != 0))
         queued = heads - started_head if length == 1 else heads
         self.check("router_state", queue.level == queued)
-        self.check("router_state", vc.port.head == queue.r_rdy)
+        head = queue.r_rdy
+        if self.config.bypass and not self.config.ports[self.place[i][0]].is_pe:
+            # The bypass: a head written now while no route is queued is offered at once,
+            # with the route written; else the queue's front is.
+            arriving = ~queue.r_rdy & queue.w_en
+            head = head | arriving
+            self.check("route_honoured", ~arriving | (
+                vc.port.route.as_value() == self.routes_written[i].as_value()))
+            self.check("route_honoured", ~queue.r_rdy | (
+                vc.port.route.as_value() == queue.r_data.as_value()))
+        self.check("router_state", vc.port.head == head)
         # The split router's registers of "the front flit is a tail", "a flit of the packet
         # was read" and "a last flit that is not its head leaves now".
         front = data.View(layout, fifo.slots[0])
@@ -649,10 +698,8 @@ class RouterChecks:
                    for v, wait in enumerate(waits))
         credit = self.router.port_in(p).credit
         self.check("credits_returned", credit.valid == owed.any())
-        lowest = Const(0, len(credit.payload))
-        for v in reversed(range(len(waits))):
-            lowest = Mux(owed[v], v, lowest)
-        self.check("credits_returned", ~credit.valid | (credit.payload == lowest))
+        self.check("credits_returned", ~credit.valid
+                   | (credit.payload == lowest_index(owed, len(credit.payload))))
         self.check("router_state", waits[0] == 0)
 
     def carried(self, unit, value, first):
@@ -733,10 +780,7 @@ class RouterChecks:
 
     def owner_sum(self, o: int, values: list, width: int):
         """Of ``values`` (one per input VC), output ``o``'s owner's (zero when none)."""
-        total = Const(0, width)
-        for i, value in enumerate(values):
-            total = total | Mux(self.comp.owner[o][i], value, 0)
-        return total
+        return chosen(self.comp.owner[o], values, width)
 
     def outputs(self) -> None:
         """Credit counters against the downstream buffers; whole packets per output."""
@@ -866,7 +910,7 @@ class RouterChecks:
             (owner != 0) & ((owner & (owner - 1)) == 0) & active.any() & (holding != 0)
             & ((holding & (holding - 1)) == 0) & ((holding & ~vcs) == 0)))
         self.check("router_state", comp.held[o] | (holding == 0))
-        if length > 1:
+        if comp.reopens_ahead:
             # The output reopens as its owner's last flit (not its head) leaves, unless the
             # VC it holds has room for exactly one or two longest packets.
             spare = self.seen.outputs[o].spare

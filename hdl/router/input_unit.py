@@ -306,11 +306,18 @@ class InputUnit(wiring.Component):
 
     def _per_packet_route(self, m, vc_port, fifo, queue, write, stored, route):
         """The split router: the route waits once per packet in a queue whose front is a
-        register."""
+        register. With ``RouterConfig.bypass``, a link port offers a head arriving now while
+        its queue is empty (the VC has no packet waiting) with the route just computed: it may
+        be allocated in this cycle. Its route enters the queue all the same and leaves as its
+        head is read, in the next cycle at the earliest, as for any other packet."""
+        front, head = queue.r_data, queue.r_rdy
+        if self.stage.config.bypass and not self._port.is_pe:
+            front = Mux(head, front, self.stage.expand_route(m, route))
+            head = head | (write & stored.first)
         m.d.comb += [fifo.w_en.eq(write), fifo.w_data.eq(stored), vc_port.flit.eq(fifo.r_data),
                      queue.w_en.eq(write & stored.first), queue.w_data.eq(route),
-                     queue.r_en.eq(vc_port.pop), vc_port.route.eq(queue.r_data),
-                     vc_port.head.eq(queue.r_rdy), vc_port.tail.eq(fifo.r_flag),
+                     queue.r_en.eq(vc_port.pop), vc_port.route.eq(front),
+                     vc_port.head.eq(head), vc_port.tail.eq(fifo.r_flag),
                      vc_port.tail_next.eq(fifo.r_flag_next)]
 
     def _front(self, m, vc_port, fifo):

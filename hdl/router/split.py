@@ -30,6 +30,15 @@ class SplitComposition(Composition):
     packet_allocator = PacketAllocator
     islip_allocator = IslipAllocator
 
+    @property
+    def reopens_ahead(self) -> bool:
+        """Whether an output's reopening is a register, worked out a cycle ahead (see
+        :meth:`_output_state`): with packets of several flits, unless the bypass
+        (``RouterConfig.bypass``) puts a longer path in front of the allocation (the route
+        compute of a head arriving now), where the register's LUTs pay for the bypass's
+        multiplexers instead (docs/router.md)."""
+        return self.config.max_packet_length > 1 and not self.config.bypass
+
     def state_layout(self) -> data.StructLayout:
         """``active``: streaming its packet; ``begun``: a flit of it has been read (so the
         flit read next is not its head); ``ending``: ``begun`` and a last flit that is not its
@@ -136,14 +145,15 @@ class SplitComposition(Composition):
             m.d.comb += self.release[o].eq(ending.any())
             # In the cycle its packet's last flit leaves, an output is allocated again unless
             # that flit's VC is tight (:class:`OutputUnit`). With packets of several flits
-            # that is a register, worked out a cycle ahead, so that allocation starts from
+            # (and no bypass: :attr:`reopens_ahead`) that is a register, worked out a cycle
+            # ahead, so that allocation starts from
             # flip-flops (the last flit leaving and the room of its VC were 4 of the 10 logic
             # steps of the router's longest path, measured on ECP5): the owner's last flit,
             # not its head, leaves in the next cycle (a one-flit packet's output waits a
             # cycle), and its VC is not tight then. An output allocated now is not reopened in
             # the next cycle (its packet has read no flit then), and ``held`` covers one
             # released now (its owner's last flit leaving now is not also the next).
-            if config.max_packet_length == 1:
+            if not self.reopens_ahead:
                 reopen = ending.any() & ~self.outputs[o].tight
             else:
                 reopen = Signal(name=f"reopen_{o}")

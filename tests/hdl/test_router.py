@@ -54,13 +54,22 @@ def out_valid(ctx, dut, port):
     return ctx.get(stream.valid if CONFIG.ports[port].is_pe else stream.flit.valid)
 
 
-@pytest.mark.parametrize("pipeline", PIPELINES)
+#: The microarchitectures: the compact router, the split router and the split router with
+#: the bypass.
+MICROARCHITECTURES = [{"pipeline": pipeline} for pipeline in PIPELINES] + [
+    {"pipeline": 3, "bypass": True}]
+
+
+@pytest.mark.parametrize("micro", MICROARCHITECTURES, ids=lambda micro: "-".join(
+    f"{key}{value}" for key, value in micro.items()))
 @pytest.mark.parametrize("src, dst", [(0, 1), (2, 0), (1, 2), (0, 0)])
-def test_zero_load_latency_is_the_pipeline_depth(src, dst, pipeline):
+def test_zero_load_latency_is_the_pipeline_depth(src, dst, micro):
     """A head flit driven in cycle 0 is on the output in cycle ``pipeline``: 2 for the compact
-    router (003 §7.1 router), 3 for the split one (see docs/router.md); the body follows one
-    flit per cycle."""
-    dut = Router(dataclasses.replace(CONFIG, pipeline=pipeline), HeaderRouteCompute)
+    router (003 §7.1 router), 3 for the split one (see docs/router.md), and 2 for the split one
+    with the bypass when it arrives on a link (3 from a PE); the body follows one flit per
+    cycle."""
+    dut = Router(dataclasses.replace(CONFIG, **micro), HeaderRouteCompute)
+    latency = 2 if micro.get("bypass") and not CONFIG.ports[src].is_pe else micro["pipeline"]
 
     async def bench(ctx):
         if CONFIG.ports[dst].is_pe:
@@ -77,17 +86,18 @@ def test_zero_load_latency_is_the_pipeline_depth(src, dst, pipeline):
                 flit = stream.payload if CONFIG.ports[dst].is_pe else stream.flit.payload
                 seen.append((cycle, ctx.get(flit.data)))
             await ctx.tick()
-        assert seen == [(pipeline + i, word) for i, word in enumerate(words)]
+        assert seen == [(latency + i, word) for i, word in enumerate(words)]
 
     simulate(dut, bench)
 
 
-@pytest.mark.parametrize("pipeline", PIPELINES)
-def test_malformed_packets_are_dropped_counted_and_credited(pipeline):
+@pytest.mark.parametrize("micro", MICROARCHITECTURES, ids=lambda micro: "-".join(
+    f"{key}{value}" for key, value in micro.items()))
+def test_malformed_packets_are_dropped_counted_and_credited(micro):
     """Port 3 does not exist on a 3-port router; VC 1 does not exist on port 1; a bubble move
     toward a port without bubble buffers is refused. All three are drained (link credits
     come back for every flit), counted, and a good packet behind them still goes through."""
-    dut = Router(dataclasses.replace(CONFIG, pipeline=pipeline), HeaderRouteCompute)
+    dut = Router(dataclasses.replace(CONFIG, **micro), HeaderRouteCompute)
 
     async def bench(ctx):
         packets = [head(dut, port=3), head(dut, port=1, vc=1), head(dut, port=1, bubble=1),
