@@ -55,9 +55,10 @@ def out_valid(ctx, dut, port):
 
 
 #: The microarchitectures: the compact router, the split router and the split router with
-#: the bypass.
+#: the bypass (its buffers in LUT RAM or in block RAM).
 MICROARCHITECTURES = [{"pipeline": pipeline} for pipeline in PIPELINES] + [
-    {"pipeline": 3, "bypass": True}]
+    {"pipeline": 3, "bypass": True},
+    {"pipeline": 3, "bypass": True, "buffer_memory": "block"}]
 
 
 @pytest.mark.parametrize("micro", MICROARCHITECTURES, ids=lambda micro: "-".join(
