@@ -21,8 +21,9 @@ from pathlib import Path
 
 from peaks import peak_summary
 from provenance import provenance
+from sweeps import add_arguments
 
-from families import CASES, bound_of, network_of, run
+from families import CASES, bound_of, network_of, run_preset
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "allocators"
@@ -34,14 +35,9 @@ POLICIES = {"round-robin": ["--allocator", "round-robin"], "islip1": ["--allocat
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", default="002-kt16,002-dt16")
+    add_arguments(parser, "002-kt16,002-dt16", RESULTS / "allocators.json")
     parser.add_argument("--policies", default="round-robin,islip1,islip2")
     parser.add_argument("--loads", default="0.4,0.45,0.5,0.55")
-    parser.add_argument("--seeds", default="1,2,3")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--measure", type=int, default=3000)
-    parser.add_argument("--out", type=Path, default=RESULTS / "allocators.json")
     args = parser.parse_args()
     seeds = [int(seed) for seed in args.seeds.split(",")]
     loads = [float(load) for load in args.loads.split(",")]
@@ -60,9 +56,9 @@ def main() -> None:
         for policy in policies:
             print(f"{preset} {policy}: loads {args.loads}, seeds {args.seeds}",
                   file=sys.stderr, flush=True)
-            results[policy] = peak_summary(run(preset, loads, seeds, args.jobs, args.warmup,
-                                               args.measure, flags=POLICIES[policy],
-                                               build=BUILD))
+            results[policy] = peak_summary(run_preset(preset, loads, seeds, args.jobs,
+                                                      args.warmup, args.measure,
+                                                      flags=POLICIES[policy], build=BUILD))
             results[policy]["ratio_to_round_robin"] = (
                 results[policy]["peak_accepted"] / results["round-robin"]["peak_accepted"])
             print(f"  peak {results[policy]['peak_accepted']:.4f} at "

@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 
 from bounds import channel_load_bound
-from packet_sizes import run
 from peaks import by_load, peak_summary
 from provenance import provenance
+from sweeps import add_arguments, run
 
 from twinnet.cli.gen_cmd import network_from_words
 
@@ -47,12 +47,7 @@ def light_latency(points: list[dict]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--seeds", default="1,2,3")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--measure", type=int, default=3000)
-    parser.add_argument("--out", type=Path, default=RESULTS / "bypass.json")
+    add_arguments(parser, ",".join(CASES), RESULTS / "bypass.json")
     args = parser.parse_args()
     seeds = [int(seed) for seed in args.seeds.split(",")]
     unknown = [case for case in args.cases.split(",") if case not in CASES]

@@ -21,13 +21,13 @@ Writes ``bench/results/families.json``. Usage::
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from bounds import channel_load_bound
 from peaks import peak_summary
 from provenance import provenance
+from sweeps import add_arguments, run
 
 from twinnet.cli.gen_cmd import network_from_words
 from twinnet.families import family_for
@@ -61,20 +61,11 @@ def bound_of(network) -> float:
     return throughput_bound(paths, family.terminal_count(network), "uniform", balanced=True)
 
 
-def run(preset: str, loads, seeds, jobs: int, warmup: int, measure: int, *, flags=(),
-        build: Path = BUILD) -> dict:
+def run_preset(preset: str, loads, seeds, jobs: int, warmup: int, measure: int, *,
+               flags=(), build: Path = BUILD) -> dict:
     """``twinnet sweep --stalls --json`` of ``preset`` (with ``flags`` after it)."""
-    command = [str(Path(sys.executable).parent / "twinnet"), "sweep", CASES[preset],
-               "--preset", preset, *flags, "--stalls",
-               "--loads", ",".join(f"{load:.4f}" for load in loads),
-               "--seeds", ",".join(map(str, seeds)), "--jobs", str(jobs),
-               "--warmup", str(warmup), "--measure", str(measure),
-               "--out", str(build), "--json"]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"{' '.join([preset, *flags])}: "
-                           f"{done.stderr.strip().splitlines()[-1]}")
-    return json.loads(done.stdout)
+    return run([CASES[preset], "--preset", preset, *flags], loads, seeds, jobs, warmup,
+               measure, build)
 
 
 def link_classes(points: list[dict]) -> dict:
@@ -109,14 +100,9 @@ def summary(preset: str, data: dict, bound: float, seeds) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--seeds", default="1,2,3")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--measure", type=int, default=3000)
+    add_arguments(parser, ",".join(CASES), RESULTS / "families.json")
     parser.add_argument("--link-loads", action="store_true",
                         help="run each case's peak load again with link counters")
-    parser.add_argument("--out", type=Path, default=RESULTS / "families.json")
     args = parser.parse_args()
     seeds = [int(seed) for seed in args.seeds.split(",")]
     previous = json.loads(args.out.read_text())["cases"] if args.out.exists() else {}
@@ -130,14 +116,14 @@ def main() -> None:
         loads = [min(1.0, fraction * min(1.0, bound)) for fraction in LOAD_FRACTIONS]
         print(f"{preset}: {network.name}, bound {bound:.3f} flits/PE/cycle",
               file=sys.stderr, flush=True)
-        data = run(preset, loads, seeds, args.jobs, args.warmup, args.measure)
+        data = run_preset(preset, loads, seeds, args.jobs, args.warmup, args.measure)
         cases[preset] = result = summary(preset, data, bound, seeds)
         if args.link_loads:
             print(f"{preset}: link loads at {result['peak_offered']:.3f} offered",
                   file=sys.stderr, flush=True)
-            again = run(preset, [result["peak_offered"]], seeds, args.jobs, args.warmup,
-                        args.measure, flags=("--link-loads",
-                                             str(BUILD / f"{preset}-links.svg")))
+            again = run_preset(preset, [result["peak_offered"]], seeds, args.jobs,
+                               args.warmup, args.measure,
+                               flags=("--link-loads", str(BUILD / f"{preset}-links.svg")))
             result["peak_link_loads"] = link_classes(again["points"])
         print(f"{preset}: peak {result['peak_accepted']:.3f} at {result['peak_offered']:.3f} "
               f"offered, {100 * result['share_of_bound']:.0f} % of the bound; stalls "

@@ -42,6 +42,7 @@ from bounds import channel_load_bound
 from curves import plot_rows
 from peaks import by_load, peak_summary
 from provenance import provenance
+from sweeps import add_arguments, run
 
 from twinnet.cli.gen_cmd import network_from_words
 
@@ -69,20 +70,6 @@ def words_of(case: str, mix: str) -> list[str]:
     depth = words.index("--buffer-depth") + 1
     words[depth] = str(int(words[depth]) + extra)
     return [*words, *flags]
-
-
-def run(words: list[str], loads, seeds, jobs: int, warmup: int, measure: int,
-        build: Path) -> dict:
-    """``twinnet sweep --stalls --json`` with ``words``."""
-    command = [str(Path(sys.executable).parent / "twinnet"), "sweep", *words, "--stalls",
-               "--loads", ",".join(f"{load:.4f}" for load in loads),
-               "--seeds", ",".join(map(str, seeds)), "--jobs", str(jobs),
-               "--warmup", str(warmup), "--measure", str(measure),
-               "--out", str(build), "--json"]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"{' '.join(words)}: {done.stderr.strip().splitlines()[-1]}")
-    return json.loads(done.stdout)
 
 
 def booksim_run(binary: Path, mix: str, load: float, seed: int, folder: Path) -> dict:
@@ -142,15 +129,10 @@ def plot(result: dict, path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", default=",".join(CASES))
+    add_arguments(parser, ",".join(CASES), RESULTS / "packet_sizes.json")
     parser.add_argument("--mixes", default=",".join(MIXES))
-    parser.add_argument("--seeds", default="1,2,3")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--measure", type=int, default=3000)
     parser.add_argument("--booksim", type=Path, metavar="BINARY",
                         help="BookSim 2's executable: run it beside the 8 x 8 torus")
-    parser.add_argument("--out", type=Path, default=RESULTS / "packet_sizes.json")
     parser.add_argument("--plot", action="store_true",
                         help="only redraw the curves from --out")
     args = parser.parse_args()
