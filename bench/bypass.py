@@ -20,12 +20,9 @@ import json
 import sys
 from pathlib import Path
 
-from bounds import channel_load_bound
 from peaks import by_load, peak_summary
 from provenance import provenance
-from sweeps import add_arguments, run
-
-from twinnet.cli.gen_cmd import network_from_words
+from sweeps import add_arguments, bound_loads, run
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "bypass"
@@ -56,8 +53,7 @@ def main() -> None:
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     cases = {}
     for case in args.cases.split(","):
-        bound = channel_load_bound(network_from_words(CASES[case]))
-        loads = [min(1.0, fraction * min(1.0, bound)) for fraction in LOAD_FRACTIONS]
+        bound, loads = bound_loads(CASES[case], LOAD_FRACTIONS)
         results = {}
         for variant, flags in VARIANTS.items():
             words = [*CASES[case], *flags]

@@ -38,13 +38,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bounds import channel_load_bound
 from curves import plot_rows
 from peaks import by_load, peak_summary
 from provenance import provenance
-from sweeps import add_arguments, run
-
-from twinnet.cli.gen_cmd import network_from_words
+from sweeps import add_arguments, bound_loads, run
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "packet_sizes"
@@ -154,8 +151,7 @@ def main() -> None:
     for case in args.cases.split(","):
         # One set of loads for every mix: the bound of the fixed-length network's routing
         # (the paths, and so the bound in flits, do not depend on the lengths).
-        bound = channel_load_bound(network_from_words(CASES[case]))
-        loads = [min(1.0, fraction * min(1.0, bound)) for fraction in LOAD_FRACTIONS]
+        bound, loads = bound_loads(CASES[case], LOAD_FRACTIONS)
         results = {}
         for mix in mixes:
             words = words_of(case, mix)

@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bounds import channel_load_bound
+
+from twinnet.cli.gen_cmd import network_from_words
+
 
 def run(words: list[str], loads, seeds, jobs: int, warmup: int, measure: int,
         build: Path) -> dict:
@@ -31,3 +35,10 @@ def add_arguments(parser, cases: str, out: Path) -> None:
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--measure", type=int, default=3000)
     parser.add_argument("--out", type=Path, default=out)
+
+
+def bound_loads(words: list[str], fractions) -> tuple[float, list[float]]:
+    """The channel-load bound of the network ``words`` name (:mod:`bounds`) and the offered
+    loads at ``fractions`` of it (of one flit per PE and cycle where the bound is above)."""
+    bound = channel_load_bound(network_from_words(words))
+    return bound, [min(1.0, fraction * min(1.0, bound)) for fraction in fractions]

@@ -1,27 +1,19 @@
-"""The split router with the bypass (``--bypass``: a head arriving on a link while its VC has
-no packet waiting is allocated in its arrival cycle) in generated Verilog on Verilator.
+"""Networks of split routers with the bypass (``--bypass``: a head arriving on a link while
+its VC has no packet waiting is allocated in its arrival cycle) in generated Verilog on
+Verilator.
 
-A single router under random traffic (the cocotb bench of
-:mod:`twinnet.sim_tb.router_cocotb`: every packet once, intact, on the port and VC its header
-named, in order per flow; malformed ones dropped and counted), and small networks through
-``twinnet sim`` with its default check (every packet delivered exactly once, intact, in order
-per pair, at the right PE; the watchdog stops a deadlock) beyond saturation: a 4x3 torus with
-dateline VCs and a 3x3x3 twin torus under the bubble (its cards' internal links bypass too),
-and, in the slow tier, a 4x4 king torus with 2S adaptive routing and broadcast. (The
-Amaranth test ``tests/hdl/test_router.py`` checks the bypass's 2 cycles per link hop.)
+Small networks through ``twinnet sim`` with its default check (every packet delivered
+exactly once, intact, in order per pair, at the right PE; the watchdog stops a deadlock)
+beyond saturation: a 4x3 torus with dateline VCs and a 3x3x3 twin torus under the bubble
+(its cards' internal links bypass too), and, in the slow tier, a 4x4 king torus with 2S
+adaptive routing and broadcast. (The Amaranth test ``tests/hdl/test_router.py`` checks the
+bypass's 2 cycles per link hop, and ``tests/sim/test_router_cocotb.py`` single routers with
+it under random traffic.)
 """
 
-import dataclasses
-
 import pytest
-from test_router_cocotb import CONFIGS
 from tiers import marked
 from variants import BUILD, sim_through_cli
-
-from twinnet.hdl import verilog
-from twinnet.hdl.header_route import HeaderRouteCompute
-from twinnet.hdl.router import Router
-from twinnet.sim_tb import runner
 
 #: name → its flags.
 NETWORKS = {
@@ -31,23 +23,6 @@ NETWORKS = {
     "kt4-2s-b": ["king", "--kind", "KT", "--side", "4", "--routing", "2s", "--broadcast",
                  "--broadcast-fraction", "0.1"],
 }
-
-
-@pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize("name", ["r7-mixed", "r5-vc2"])
-def test_router_random_traffic(name):
-    """The 7-port router of mixed VC counts (1 to 4) and depths, and the 5-port one, with the
-    bypass, under random traffic with random back-pressure (20,000 cycles)."""
-    config = dataclasses.replace(CONFIGS[name], bypass=True)
-    router = Router(config, HeaderRouteCompute)
-    settings = {"name": f"{name}-bypass", "router": config.to_dict(),
-                "format": router.flit_format.describe(), "cycles": 20000, "seed": 1}
-    tests, failures = runner.run(
-        simulator="verilator", verilog=verilog.convert(router, name="router"),
-        toplevel="router", test_module="twinnet.sim_tb.router_cocotb",
-        build_dir=BUILD / f"router-{name}-bypass-verilator", config=settings,
-        testcase=["random_traffic"], public=("clk", "rst", "in_*", "out_*", "drop_count"))
-    assert (tests, failures) == (1, 0)
 
 
 @pytest.mark.usefixtures("verilator")

@@ -46,6 +46,10 @@ CONFIGS.update({f"{name}-p2": dataclasses.replace(config, pipeline=2)
                 for name, config in list(CONFIGS.items())})
 CONFIGS.update({"r5-vc2-ej3": dataclasses.replace(CONFIGS["r5-vc2"], ejection_lanes=3),
                 "r7-mixed-ej2": dataclasses.replace(CONFIGS["r7-mixed"], ejection_lanes=2)})
+# And as split routers with the bypass (a head arriving on a link allocated in its arrival
+# cycle).
+CONFIGS.update({f"{name}-bypass": dataclasses.replace(CONFIGS[name], bypass=True)
+                for name in ("r5-vc2", "r7-mixed")})
 
 # The admission, fairness and throughput tests need one design; random traffic runs on both.
 TESTS = {
@@ -53,13 +57,15 @@ TESTS = {
     "r7-mixed": ["random_traffic"],
 }
 TESTS.update({f"{name}-p2": tests for name, tests in list(TESTS.items())})
-TESTS.update({"r5-vc2-ej3": ["random_traffic"], "r7-mixed-ej2": ["random_traffic"]})
+TESTS.update({name: ["random_traffic"] for name in ("r5-vc2-ej3", "r7-mixed-ej2",
+                                                     "r5-vc2-bypass", "r7-mixed-bypass")})
 
 
-#: The compact designs, the ejection lanes and r7-mixed on Icarus are the slow tier's (they
-#: run on Verilator in the default suite; Icarus runs r5-vc2), and so is r7-mixed with two
-#: lanes per PE port.
-SLOW = {(name, "icarus") for name in CONFIGS if name.endswith(("-p2", "-ej3", "-ej2"))}
+#: The compact designs, the ejection lanes, the bypass and r7-mixed on Icarus are the slow
+#: tier's (they run on Verilator in the default suite; Icarus runs r5-vc2), and so is r7-mixed
+#: with two lanes per PE port.
+SLOW = {(name, "icarus") for name in CONFIGS
+        if name.endswith(("-p2", "-ej3", "-ej2", "-bypass"))}
 SLOW |= {("r7-mixed", "icarus"), ("r7-mixed-ej2", "verilator")}
 
 
