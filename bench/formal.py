@@ -52,7 +52,7 @@ CASES = {
                               "2"],
     # The split router with the bypass: alone, and on the king torus under 2S with broadcast.
     "bypass": ["--bypass"],
-    "bypass-kt8-2s-broadcast": ["king", "--routing", "2s", "--vcs", "2", "--broadcast",
+    "bypass-kt8-2s-broadcast": ["king", "--routing", "2s", "--vcs", "3", "--broadcast",
                                 "--max-packet-length", "2", "--bypass"],
     "mutants": ["--mutant", "all"],
     # Paper presets, at the sizes the proofs take (the report's "sizes" says which).
