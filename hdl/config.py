@@ -133,8 +133,7 @@ class RouterConfig:
             ``"lut"`` (read asynchronously: LUT RAM; the default) or ``"block"`` (read
             synchronously, addressed a cycle ahead: block RAM); the same behaviour.
         bypass: a head arriving on a link while its VC has no packet waiting is allocated
-            in its arrival cycle (the split router with packets of more than one flit: 2
-            cycles per link hop).
+            in its arrival cycle (the split router only: 2 cycles per link hop).
         stall_counters: add the ``stalls`` status outputs, counters of why waiting packets
             were not allocated (:data:`twinnet.hdl.router.stalls.STALL_REASONS`); for
             measurements, off by default.
@@ -174,9 +173,8 @@ class RouterConfig:
         for key in ("bypass", "stall_counters"):
             if not isinstance(getattr(self, key), bool):
                 raise TypeError(f"{key} must be True or False, not {getattr(self, key)!r}")
-        keys = (*MICROARCHITECTURE, "max_packet_length")
-        check_microarchitecture({key: getattr(self, key) for key in keys},
-                                {key: key for key in keys})
+        check_microarchitecture({key: getattr(self, key) for key in MICROARCHITECTURE},
+                                {key: key for key in MICROARCHITECTURE})
         if isinstance(self.ports, (str, bytes, PortConfig)) or not hasattr(self.ports, "__iter__"):
             raise TypeError(f"ports must be a sequence of PortConfig, not {self.ports!r}")
         ports = tuple(self.ports)

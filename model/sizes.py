@@ -117,8 +117,7 @@ def check_microarchitecture(values: dict, names: dict) -> None:
     naming ``names``):
     iterations only with iSLIP; the split router takes one crossbar input per VC and holds
     outputs from head to tail (None: the pipeline's own); several ejection lanes and the
-    bypass only in the split router, the bypass with packets of more than one flit
-    (``values["max_packet_length"]``)."""
+    bypass only in the split router."""
     if values["iterations"] > 1 and values["allocator"] != "islip":
         raise ValueError(f"{names['iterations']} {values['iterations']}: more than one round "
                          f"of matching needs allocator islip, not {values['allocator']}")
@@ -136,10 +135,6 @@ def check_microarchitecture(values: dict, names: dict) -> None:
     if values["bypass"] and values["pipeline"] != 3:
         raise ValueError(f"{names['bypass']}: needs the split router (pipeline 3), not "
                          f"pipeline {values['pipeline']}")
-    if values["bypass"] and values["max_packet_length"] == 1:
-        raise ValueError(f"{names['bypass']}: needs packets of more than one flit, not "
-                         f"{names['max_packet_length']} 1 (a one-flit packet's route leaves its "
-                         "queue as it is allocated)")
 
 
 def check_interfaces(values: dict, names: dict, defaults: dict) -> None:
@@ -228,7 +223,7 @@ class RouterSizes(Configuration):
         "behaves the same cycle for cycle")
     bypass: bool = parameter(
         False, Flag(),
-        "split router only, with packets of more than one flit: a head that arrives on a link "
+        "split router only: a head that arrives on a link "
         "while its VC has no packet waiting is allocated in its arrival cycle, as it is written "
         "into its buffer, and leaves in the next (2 cycles per link hop instead of 3; its "
         "route compute is then in front of the allocation)")

@@ -335,12 +335,25 @@ class RouterChecks:
         return ~(fifo.w_en & ~fifo.w_rdy) & ~(queue.w_en & ~queue.w_rdy)
 
     def route_written(self, i: int, unit, v: int):
-        """Input VC ``i`` (VC ``v`` of ``unit``): whether a route is stored now, and the
-        route stored."""
+        """Input VC ``i`` (VC ``v`` of ``unit``): whether a route is computed now (a route
+        queue's write; with the bypass on a link, a head's write, whose route a packet of one
+        flit allocated at once never queues), and the route."""
         queue = unit.route_queues[v]
         written = Signal(self.router.stage.route_layout, name=f"route_written_{i}")
         self.m.d.comb += written.eq(self.router.stage.expand_route(self.m, queue.w_data))
+        if self.bypasses(unit):
+            return self.head_written(unit, v), written
         return queue.w_en, written
+
+    def bypasses(self, unit) -> bool:
+        """``unit`` offers a head arriving now to the allocators (``RouterConfig.bypass``, on
+        a link)."""
+        return self.config.bypass and not self.config.ports[unit.port_index].is_pe
+
+    def head_written(self, unit, v: int):
+        """A head is written into the buffer of VC ``v`` of ``unit`` now."""
+        fifo = unit.buffers[v]
+        return fifo.w_en & fifo.w_rdy & self.flit_view(fifo.w_data).first
 
     def held(self, i: int, unit, v: int) -> None:
         """What input VC ``i`` (VC ``v`` of ``unit``) holds: queued routes, buffer contents,
@@ -397,10 +410,11 @@ class RouterChecks:
         queued = heads - started_head if length == 1 else heads
         self.check("router_state", queue.level == queued)
         head = queue.r_rdy
-        if self.config.bypass and not self.config.ports[self.place[i][0]].is_pe:
+        p, v = self.place[i]
+        if self.bypasses(self.seen.inputs[p]):
             # The bypass: a head written now while no route is queued is offered at once,
             # with the route written; else the queue's front is.
-            arriving = ~queue.r_rdy & queue.w_en
+            arriving = ~queue.r_rdy & self.head_written(self.seen.inputs[p], v)
             head = head | arriving
             self.check("route_honoured", ~arriving | (
                 vc.port.route.as_value() == self.routes_written[i].as_value()))

@@ -309,13 +309,17 @@ class InputUnit(wiring.Component):
         register. With ``RouterConfig.bypass``, a link port offers a head arriving now while
         its queue is empty (the VC has no packet waiting) with the route just computed: it may
         be allocated in this cycle. Its route enters the queue all the same and leaves as its
-        head is read, in the next cycle at the earliest, as for any other packet."""
-        front, head = queue.r_data, queue.r_rdy
+        head is read, in the next cycle at the earliest, as for any other packet (with packets
+        of one flit, whose routes leave as they are allocated, it is not queued then)."""
+        front, head, queued = queue.r_data, queue.r_rdy, write & stored.first
         if self.stage.config.bypass and not self._port.is_pe:
             front = Mux(head, front, self.stage.expand_route(m, route))
+            # With packets of one flit a route leaves as its packet is allocated (``pop``):
+            # one allocated in its arrival cycle is never queued.
+            queued = queued & ~(vc_port.pop & ~head)
             head = head | (write & stored.first)
         m.d.comb += [fifo.w_en.eq(write), fifo.w_data.eq(stored), vc_port.flit.eq(fifo.r_data),
-                     queue.w_en.eq(write & stored.first), queue.w_data.eq(route),
+                     queue.w_en.eq(queued), queue.w_data.eq(route),
                      queue.r_en.eq(vc_port.pop), vc_port.route.eq(front),
                      vc_port.head.eq(head), vc_port.tail.eq(fifo.r_flag),
                      vc_port.tail_next.eq(fifo.r_flag_next)]

@@ -652,9 +652,7 @@ COMBINATIONS = [
           ("--pipeline 2 --ejection-lanes 2", "--ejection-lanes", ("2", "split router"),
            "compact-router-ejection-lanes"),
           ("--pipeline 2 --bypass", "--bypass", ("split router", "pipeline 2"),
-           "compact-router-bypass"),
-          ("--bypass --max-packet-length 1", "--bypass", ("more than one flit",),
-           "bypass-one-flit-packets")]],
+           "compact-router-bypass")]],
     # AXI4-Stream interface settings: only with --ni axi-stream, a beat that fits in a flit,
     # packets with room for a beat after the head.
     *[_combination(c, words, flag(option), *expected, label=label) for c in WITH_INTERFACES

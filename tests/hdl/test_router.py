@@ -61,6 +61,43 @@ MICROARCHITECTURES = [{"pipeline": pipeline} for pipeline in PIPELINES] + [
     {"pipeline": 3, "bypass": True, "buffer_memory": "block"}]
 
 
+@pytest.mark.parametrize("bypass", [False, True])
+def test_one_flit_packets_take_the_pipeline_or_the_bypass(bypass):
+    """With packets of one flit, heads back to back on one link VC, each to another output,
+    leave 3 cycles (2 with the bypass) after they arrive, one per cycle, and a later one as
+    well: with the bypass the first is allocated as it arrives and its route never queued
+    (else its route would be allocated again, to the next head)."""
+    config = dataclasses.replace(CONFIG, max_packet_length=1, bypass=bypass, ports=tuple(
+        dataclasses.replace(port, buffer_depth=4) for port in CONFIG.ports))
+    dut = Router(config, HeaderRouteCompute)
+    latency = 2 if bypass else 3
+    sent = {0: 1, 1: 2, 6: 1}  # cycle: the output its head names
+
+    async def bench(ctx):
+        stream = dut.port_in(0).flit
+        ctx.set(dut.port_out(2).ready, 1)
+        seen = []
+        for cycle in range(12):
+            if cycle in sent:
+                ctx.set(stream.payload.data, head(dut, port=sent[cycle], vc=0))
+                ctx.set(stream.payload.first, 1)
+                ctx.set(stream.payload.last, 1)
+                ctx.set(stream.payload.vc, 0)
+                ctx.set(stream.valid, 1)
+            else:
+                ctx.set(stream.valid, 0)
+            for port in (1, 2):
+                if out_valid(ctx, dut, port):
+                    out = dut.port_out(port)
+                    flit = out.payload if config.ports[port].is_pe else out.flit.payload
+                    seen.append((cycle, port, ctx.get(flit.data)))
+            await ctx.tick()
+        assert seen == [(cycle + latency, port, head(dut, port=port, vc=0))
+                        for cycle, port in sent.items()]
+
+    simulate(dut, bench)
+
+
 @pytest.mark.parametrize("micro", MICROARCHITECTURES, ids=lambda micro: "-".join(
     f"{key}{value}" for key, value in micro.items()))
 @pytest.mark.parametrize("src, dst", [(0, 1), (2, 0), (1, 2), (0, 0)])

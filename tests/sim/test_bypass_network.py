@@ -4,7 +4,8 @@ Verilator.
 
 Small networks through ``twinnet sim`` with its default check (every packet delivered
 exactly once, intact, in order per pair, at the right PE; the watchdog stops a deadlock)
-beyond saturation: a 4x3 torus with dateline VCs and a 3x3x3 twin torus under the bubble
+beyond saturation: a 4x3 torus with dateline VCs (with packets of 4 flits, and of one) and
+a 3x3x3 twin torus under the bubble
 (its cards' internal links bypass too), and, in the slow tier, a 4x4 king torus with 2S
 adaptive routing and broadcast. (The Amaranth test ``tests/hdl/test_router.py`` checks the
 bypass's 2 cycles per link hop, and ``tests/sim/test_router_cocotb.py`` single routers with
@@ -15,23 +16,26 @@ import pytest
 from tiers import marked
 from variants import BUILD, sim_through_cli
 
-#: name → its flags.
+#: name → its flags, the offered load among them (beyond saturation).
 NETWORKS = {
-    "torus-4x3-vc": ["torus", "--radix", "4,3", "--mode", "vc"],
+    "torus-4x3-vc": ["torus", "--radix", "4,3", "--mode", "vc", "--rate", "0.2"],
+    # Packets of one flit: a route allocated as its head arrives never enters its queue.
+    "torus-4x3-vc-l1": ["torus", "--radix", "4,3", "--mode", "vc", "--max-packet-length", "1",
+                        "--rate", "0.8"],
     "ndt3-k3-D-bubble": ["twin-torus", "--radix", "3,3,3", "--config", "D",
-                         "--mode", "bubble"],
+                         "--mode", "bubble", "--rate", "0.2"],
     "kt4-2s-b": ["king", "--kind", "KT", "--side", "4", "--routing", "2s", "--broadcast",
-                 "--broadcast-fraction", "0.1"],
+                 "--broadcast-fraction", "0.1", "--rate", "0.2"],
 }
 
 
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize("network", marked(NETWORKS, {"kt4-2s-b"}))
 def test_network_traffic_through_the_command_line(network, capsys):
-    """``twinnet sim … --bypass`` beyond saturation (0.2 packets of 4 flits per PE and
-    cycle): it exits 0 (every check passed, no deadlock), and every packet created was
-    delivered; with broadcast, every copy of every broadcast."""
-    argv = ["sim", *NETWORKS[network], "--bypass", "--rate", "0.2", "--packets", "1500",
+    """``twinnet sim … --bypass`` beyond saturation (0.2 packets of 4 flits, or 0.8 of one
+    flit, per PE and cycle): it exits 0 (every check passed, no deadlock), and every packet
+    created was delivered; with broadcast, every copy of every broadcast."""
+    argv = ["sim", *NETWORKS[network], "--bypass", "--packets", "1500",
             "--warmup", "300", "--out", str(BUILD / "bypass"), "--json"]
     data = sim_through_cli(argv, capsys)
     assert data["network"].endswith("_bypass")
