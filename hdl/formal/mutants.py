@@ -42,6 +42,19 @@ class OffByOneOutputUnit(ObservedOutputUnit):
         return self.keep(spare), following
 
 
+class FlippingLinkOutputUnit(ObservedOutputUnit):
+    """A link output's register inverts the top data bit of every head flit it sends (the
+    campaign's survivor 519e4aa512ca, by hand)."""
+
+    def _drive(self, m) -> list:
+        returned = super()._drive(m)
+        if not self.stage.config.ports[self.port_index].is_pe:
+            sent, top = self.flit.payload, 1 << (self.stage.config.flit_width - 1)
+            m.d.sync += self.port.flit.payload.data.eq(
+                sent.data ^ Mux(sent.first, top, 0))
+        return returned
+
+
 class RoomUncheckedOutputUnit(ObservedOutputUnit):
     """Counts a VC free with room for a packet when it has room for L - 1 flits."""
 
@@ -312,6 +325,10 @@ class DoubleGrantComposition(ObservedSplitComposition):
 
 class StillPointerComposition(ObservedSplitComposition):
     islip_allocator = StillPointerIslip
+
+
+class LinkHeadFlipped(FormalRouter):
+    output_unit = FlippingLinkOutputUnit
 
 
 class RoomUnchecked(FormalRouter):
@@ -602,6 +619,8 @@ MUTANTS = {mutant.name: mutant for mutant in [
            router=RouteQueueClears),
     Mutant("route-queue-stale", "a route queue writes its memory in every cycle but those it "
            "should: a queued route is the one written the cycle before", router=RouteQueueStale),
+    Mutant("link-head-flipped", "a link output's register inverts the top data bit of every "
+           "head flit it sends", router=LinkHeadFlipped),
     Mutant("bypass-overtakes", "with the bypass, a head arriving on a link is offered to "
            "the allocators even while a packet of its VC waits, and may overtake it",
            router=BypassOvertakes, settings=(("bypass", True),)),

@@ -106,7 +106,8 @@ PROPERTIES = [
     Property("flits_intact_in_order",
              "every buffer gives back each flit unchanged, after the flits written before it "
              "and before those written after it; a flit read from an input VC leaves "
-             "unchanged on the output its packet holds (or is drained, malformed)"),
+             "unchanged on the output its packet holds (or is drained, malformed), and a link "
+             "output's register sends it unchanged in the next cycle"),
     Property("broadcast_copied",
              "a broadcast is allocated at once every output its route names for a copy, open "
              "ones only, with no unicast grant beside, and then holds exactly those, each on "
@@ -601,6 +602,21 @@ class RouterChecks:
         for o, p in enumerate(self.output_ports):
             if self.config.ports[p].is_pe:
                 self._follow(self.seen.outputs[o].eject, next(starts), f"eject_{o}")
+            else:
+                self._link_register(o, p)
+
+    def _link_register(self, o: int, p: int) -> None:
+        """Output ``o``, link port ``p``: its link register sends, in the cycle after, exactly
+        the flits its output unit is given, unchanged."""
+        m = self.m
+        given = self.seen.outputs[o].flit
+        before = Signal(given.payload.shape(), name=f"link_given_{o}")
+        before_valid = Signal(name=f"link_given_valid_{o}")
+        m.d.sync += [before.eq(given.payload), before_valid.eq(given.valid)]
+        link = self.router.port_out(p).flit
+        self.check("flits_intact_in_order", (link.valid == before_valid) & (~before_valid | (
+            (link.payload.data == before.data) & (link.payload.first == before.first)
+            & (link.payload.last == before.last) & (link.payload.abort == before.abort))))
 
     def crossed(self, i: int, leaving, flit):
         """Where ``leaving`` (read from input VC ``i`` now), ``flit`` is drained or leaves
