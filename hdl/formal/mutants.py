@@ -155,6 +155,15 @@ class InterleavingComposition(ObservedSplitComposition):
         self.m.d.comb += self.avail.eq(-1)
 
 
+class ClosedOutputComposition(ObservedSplitComposition):
+    """Opens output 0 only as its packet's last flit leaves, never while it is idle: it is
+    never allocated (the campaign's survivor a33bafe96940, by hand)."""
+
+    def _output_state(self) -> None:
+        super()._output_state()
+        self.m.d.comb += self.avail[0].eq(self.reopen[0])
+
+
 class DoubleCountingComposition(ObservedSplitComposition):
     """Counts every malformed packet twice."""
 
@@ -325,6 +334,10 @@ class DoubleGrantComposition(ObservedSplitComposition):
 
 class StillPointerComposition(ObservedSplitComposition):
     islip_allocator = StillPointerIslip
+
+
+class OutputNeverOpen(FormalRouter):
+    split_composition = ClosedOutputComposition
 
 
 class LinkHeadFlipped(FormalRouter):
@@ -619,6 +632,8 @@ MUTANTS = {mutant.name: mutant for mutant in [
            router=RouteQueueClears),
     Mutant("route-queue-stale", "a route queue writes its memory in every cycle but those it "
            "should: a queued route is the one written the cycle before", router=RouteQueueStale),
+    Mutant("output-never-open", "an output is opened only as its packet's last flit leaves, "
+           "never while idle, so it is never allocated", router=OutputNeverOpen),
     Mutant("link-head-flipped", "a link output's register inverts the top data bit of every "
            "head flit it sends", router=LinkHeadFlipped),
     Mutant("bypass-overtakes", "with the bypass, a head arriving on a link is offered to "

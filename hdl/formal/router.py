@@ -95,9 +95,9 @@ PROPERTIES = [
              "on drop_count, which is zero from reset"),
     Property("fair_allocation",
              "an input VC that keeps asking for an output is granted it before that output "
-             "is granted P * V - 1 times to others (P input ports, V VCs of its port), and an "
-             "open output that is asked for is granted: within P * V - 1 cycles in which its "
-             "output is open"),
+             "is granted P * V - 1 times to others (P input ports, V VCs of its port): within "
+             "P * V - 1 cycles in which its output is open; an open output that is asked for "
+             "is granted; an output no packet holds is open"),
     Property("flits_conserved",
              "every flit written into an input buffer was accepted there (from a link, "
              "unchanged), every flit read "
@@ -927,6 +927,9 @@ class RouterChecks:
         self.check("whole_packets_per_output", ~granted | comp.avail[o])
         self.check("whole_packets_per_output",
                    ~granted | done | (valid & sent.payload.last))
+        # An output no packet holds may be allocated (the campaign's survivor a33bafe96940
+        # never opened an idle output: every safety property held).
+        self.check("fair_allocation", comp.held[o] | comp.avail[o])
         owner, holding = comp.owner[o], comp.holding[o]
         read_count = self.owner_sum(o, [reader.count for reader in self.reader],
                                     len(self.reader[0].count))
