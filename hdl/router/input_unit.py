@@ -314,9 +314,11 @@ class InputUnit(wiring.Component):
         front, head, queued = queue.r_data, queue.r_rdy, write & stored.first
         if self.stage.config.bypass and not self._port.is_pe:
             front = Mux(head, front, self.stage.expand_route(m, route))
-            # With packets of one flit a route leaves as its packet is allocated (``pop``):
-            # one allocated in its arrival cycle is never queued.
-            queued = queued & ~(vc_port.pop & ~head)
+            if self.stage.config.max_packet_length == 1:
+                # A route leaves as its packet is allocated (``pop``): one allocated in its
+                # arrival cycle is never queued. Longer packets pop as their head is read,
+                # never while the queue is empty.
+                queued = queued & ~(vc_port.pop & ~head)
             head = head | (write & stored.first)
         m.d.comb += [fifo.w_en.eq(write), fifo.w_data.eq(stored), vc_port.flit.eq(fifo.r_data),
                      queue.w_en.eq(queued), queue.w_data.eq(route),
