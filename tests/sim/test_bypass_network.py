@@ -6,7 +6,8 @@ Small networks through ``twinnet sim`` with its default check (every packet deli
 exactly once, intact, in order per pair, at the right PE; the watchdog stops a deadlock)
 beyond saturation: a 4x3 torus with dateline VCs (with packets of 4 flits, and of one) and
 a 3x3x3 twin torus under the bubble
-(its cards' internal links bypass too), and, in the slow tier, a 4x4 king torus with 2S
+(its cards' internal links bypass too), a 2-ary 3-tree of twin switches and a 4x2 twisted
+torus, and, in the slow tier, a 4x4 king torus with 2S
 adaptive routing and broadcast. (The Amaranth test ``tests/hdl/test_router.py`` checks the
 bypass's 2 cycles per link hop, and ``tests/sim/test_router_cocotb.py`` single routers with
 it under random traffic.)
@@ -24,6 +25,9 @@ NETWORKS = {
                         "--rate", "0.8"],
     "ndt3-k3-D-bubble": ["twin-torus", "--radix", "3,3,3", "--config", "D",
                          "--mode", "bubble", "--rate", "0.2"],
+    # Twin switches: the up and down links and the internal link between halves bypass.
+    "ft-2x3": ["fat-tree", "--k", "2", "--n", "3", "--rate", "0.2"],
+    "twisted-4x2": ["twisted", "--radix", "4,2", "--twist", "YX=2", "--rate", "0.2"],
     "kt4-2s-b": ["king", "--kind", "KT", "--side", "4", "--routing", "2s", "--broadcast",
                  "--broadcast-fraction", "0.1", "--rate", "0.2"],
 }
