@@ -6,8 +6,9 @@ torus router (deterministic, 2S adaptive with an escape VC, and the compact one 
 broadcast), the fat-tree twin-switch halves and the twisted torus router, then runs every
 mutant on the default router and proves the routers of paper presets at the sizes the proofs
 take. Writes ``bench/results/formal.json``: per case
-the command, its wall time and ``twinnet prove --json``'s report; the solvers' versions and
-the provenance (commit, tools).
+the command, its wall time, ``twinnet prove --json``'s report and the provenance it was run
+with (commit, tools); the solvers' versions and the provenance of the latest run. (Cases
+without a provenance of their own were run at the file's commit or before it.)
 
 Usage: ``python bench/formal.py [--only NAME ...]`` (one job at a time: each proof uses one
 core; ``--only`` replaces those cases in an earlier result and keeps the others).
@@ -100,6 +101,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="twinnet-formal-") as folder:
         for name, arguments in cases.items():
             results[name] = run_case(name, arguments, Path(folder))
+            # Cases are rerun alone (``--only``) at different commits: each keeps its own.
+            results[name]["provenance"] = provenance()
             verdicts = [p["verdict"] for p in results[name].get("report", {})
                         .get("properties", [])]
             print(f"  {results[name]['seconds']} s, {len(verdicts)} verdicts: "
