@@ -11,8 +11,8 @@ router's in the same run.
 
 Writes ``bench/results/bypass.json`` (cases not run keep their entries). Usage::
 
-    .venv/bin/python bench/bypass.py [--cases torus-8x8,3dt-4x4x4] [--seeds 1,2,3]
-        [--jobs 2]
+    .venv/bin/python bench/bypass.py [--cases torus-8x8,3dt-4x4x4,...,002-kt16]
+        [--seeds 1,2,3] [--jobs 2]
 """
 
 import argparse
@@ -26,10 +26,19 @@ from sweeps import add_arguments, bound_loads, run
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD = Path(__file__).resolve().parents[1] / "build" / "bench" / "bypass"
-#: Each case: its network's words. The 8 x 8 torus with two dateline VCs, and the 3DT of 003
-#: with the bubble (its cards' internal links bypass too).
+#: Each case: its network's words. A network of every family: the 8 x 8 torus with two
+#: dateline VCs, the 3DT of 003 with the bubble (its cards' internal links bypass too), the
+#: fat tree of twin switches (their internal links too), 004's 8 x 4 twisted torus and the
+#: king torus KT8 under 2S adaptive routing; and, run only when named, 002's KT16, whose
+#: router is the largest (256 routers of 10 ports).
 CASES = {"torus-8x8": ["torus", "--radix", "8,8", "--mode", "vc"],
-         "3dt-4x4x4": ["twin-torus", "--preset", "3dt-4x4x4"]}
+         "3dt-4x4x4": ["twin-torus", "--preset", "3dt-4x4x4"],
+         "ft-4x3": ["fat-tree", "--preset", "ft-4x3"],
+         "004-8x4": ["twisted", "--preset", "004-8x4"],
+         "kt8-2s": ["king", "--side", "8", "--routing", "2s", "--vcs", "2"],
+         "002-kt16": ["king", "--preset", "002-kt16"]}
+#: The cases run without ``--cases``.
+DEFAULT_CASES = ("torus-8x8", "3dt-4x4x4", "ft-4x3", "004-8x4", "kt8-2s")
 #: The variants: the flags each adds.
 VARIANTS = {"split": [], "bypass": ["--bypass"]}
 #: Offered loads as fractions of the bound; the first, light, gives the latency.
@@ -44,7 +53,7 @@ def light_latency(points: list[dict]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_arguments(parser, ",".join(CASES), RESULTS / "bypass.json")
+    add_arguments(parser, ",".join(DEFAULT_CASES), RESULTS / "bypass.json")
     args = parser.parse_args()
     seeds = [int(seed) for seed in args.seeds.split(",")]
     unknown = [case for case in args.cases.split(",") if case not in CASES]
@@ -68,6 +77,7 @@ def main() -> None:
                   file=sys.stderr, flush=True)
         split, bypass = results["split"], results["bypass"]
         cases[case] = {"bound": bound, "loads": loads, "variants": results,
+                       "provenance": provenance(),
                        "peak_ratio": bypass["peak_accepted"] / split["peak_accepted"],
                        "light_latency_ratio": bypass["light_latency"] / split["light_latency"]}
         print(f"  bypass / split: peak x{cases[case]['peak_ratio']:.3f}, light-load latency "
