@@ -146,7 +146,9 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
     """The router property set of ``target`` (with bug ``mutant``, checked as the router
     itself is): its verdicts. With packets of one flit the proof is first tried at
     :data:`ONE_FLIT_DEPTH`; unless every property is proven there, the usual flow at
-    :data:`ROUTER_DEPTH` decides (and searches deeper where induction does not close)."""
+    :data:`ROUTER_DEPTH` decides (and searches deeper where induction does not close). A
+    first try stopped at its time limit is the verdict: the deeper induction would take
+    longer still, and no deeper search follows a time limit."""
     unit = f"router {target.name}" + (f" [{mutant}]" if mutant else "")
     invariants = mutant is None or MUTANTS[mutant].invariants
     proof = CompactRouterProof if target.config.pipeline == 2 else RouterProof
@@ -155,7 +157,8 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
     if depth < ROUTER_DEPTH:
         found = sby.prove(top, top.ports(), top.properties, workdir / "short", depth=depth,
                           engine=engine, timeout=timeout, progress=progress)
-        if all(v.verdict == "proven" for v in found):
+        if (all(v.verdict == "proven" for v in found)
+                or any(v.stopped == "timeout" for v in found)):
             return found
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTER_DEPTH,
                      bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress)

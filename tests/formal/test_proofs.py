@@ -221,12 +221,14 @@ def test_a_bug_past_the_base_case_is_failed_with_a_trace_not_bounded(tmp_path, c
     assert {p["verdict"] for p in report["properties"]} == {"failed", "bounded"}
 
 
-def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(tmp_path, capsys):
+@pytest.mark.parametrize("flags", [[], ["--max-packet-length", "1"]], ids=["default", "one-flit"])
+def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(flags, tmp_path, capsys):
     """The default router's proof takes about a minute; stopped after 2 seconds, each of its
     properties is bounded to the steps checked (none, or a few), marked as stopped by the
     time limit rather than by an induction that did not close, no deeper search runs, and
-    the exit status is bounded's."""
-    status = main(["prove", "--timeout", "2", "--json", "--out", str(tmp_path)])
+    the exit status is bounded's. With packets of one flit, the first try (at 2 steps) that
+    stops there is the verdict: no proof at 4 steps follows it."""
+    status = main(["prove", *flags, "--timeout", "2", "--json", "--out", str(tmp_path)])
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert status == 3 and report["status"] == "bounded" and report["timeout"] == 2
@@ -236,6 +238,9 @@ def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(tmp_path, caps
                and p["depth"] < suite.ROUTER_DEPTH for p in router), router
     assert "time limit" in captured.err and "induction did not close" not in captured.err
     assert not list(tmp_path.rglob("bmc.sby"))
+    if flags:
+        router_jobs = [job for job in tmp_path.rglob("job.sby") if "route" not in job.parts]
+        assert router_jobs and all(job.parent.name == "short" for job in router_jobs)
 
 
 def test_summary_steps_are_counted_as_symbiyosys_counts_them():
