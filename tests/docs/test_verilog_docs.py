@@ -4,7 +4,8 @@ Every fenced ``sh`` block preceded by a ``<!-- doc-test: NAME -->`` line is coll
 ``vars`` block (the network name and folders) is replaced by the test's own values; every other
 block runs unchanged in bash, after those variables, from the repository root. The network is
 3DT 3×3×2 (configuration D, bubble): two card modules like the presets, 36 cards, a
-hierarchical Verilator build of about a minute on 2 cores.
+hierarchical Verilator build of about a minute on 2 cores (the slow tier's; the Icarus commands
+run in the default suite).
 """
 
 import importlib.util
@@ -87,6 +88,7 @@ def test_icarus_commands_deliver_both_packets(network):
                      r"\d+ cycles$", result.stdout, re.M), result.stdout
 
 
+@pytest.mark.slow  # about 70 s: the model's C++ built as the docs build it, optimised
 @pytest.mark.usefixtures("verilator")
 def test_verilator_build_and_harness_deliver_every_packet(network):
     variables, manifest = network

@@ -1,8 +1,8 @@
 """Formal proofs (SymbiYosys): the default router's property set is proven by induction, a
 route compute equals its specification, and mutants fail with a counterexample trace.
 
-The whole set (every mutant, the ejection lanes, the family routers) runs in the slow tier
-(``pytest --slow``) and in bench/formal.py.
+The whole set (the compact router, every mutant, the ejection lanes, the family routers) runs in
+the slow tier (``pytest --slow``) and in bench/formal.py.
 """
 
 import functools
@@ -11,7 +11,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from tiers import marked
 
 from twinnet.cli.main import main
 from twinnet.hdl.config import PortConfig, RouterConfig
@@ -42,6 +41,7 @@ def test_default_router_properties_are_proven(tmp_path):
     assert {v.verdict for v in verdicts} == {"proven"}, [v.to_dict() for v in verdicts]
 
 
+@pytest.mark.slow  # about 6 minutes of a core
 def test_compact_router_properties_are_proven(tmp_path):
     """The compact router (pipeline 2: VC and switch allocation in the cycle after the
     buffer write, packets interleaved flit by flit on an output's VCs): every property of
@@ -145,8 +145,9 @@ def test_route_compute_equals_its_specification(tmp_path, params):
 DEFAULT_ROUTER_MUTANTS = [name for name, mutant in MUTANTS.items() if not mutant.broadcast]
 
 
-@pytest.mark.parametrize("mutant", marked(DEFAULT_ROUTER_MUTANTS,
-                                          set(DEFAULT_ROUTER_MUTANTS) - {"tail-dropped"}))
+# All in the slow tier: the default suite's mutant is the deep bug below.
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", DEFAULT_ROUTER_MUTANTS)
 def test_mutant_fails_a_property_with_a_trace(tmp_path, capsys, mutant):
     """The bugged router is proven as any other: a property fails, with its trace, and the
     run exits with status 1."""
@@ -221,7 +222,10 @@ def test_a_bug_past_the_base_case_is_failed_with_a_trace_not_bounded(tmp_path, c
     assert {p["verdict"] for p in report["properties"]} == {"failed", "bounded"}
 
 
-@pytest.mark.parametrize("flags", [[], ["--max-packet-length", "1"]], ids=["default", "one-flit"])
+# The default router's packets in the slow tier (40 s for its netlist; one-flit is the path
+# with a first try at 2 steps).
+@pytest.mark.parametrize("flags", [pytest.param([], marks=pytest.mark.slow),
+                                   ["--max-packet-length", "1"]], ids=["default", "one-flit"])
 def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(flags, tmp_path, capsys):
     """The default router's proof takes about a minute; stopped after 2 seconds, each of its
     properties is bounded to the steps checked (none, or a few), marked as stopped by the

@@ -91,7 +91,7 @@ def test_the_ring_is_drawn_and_analysed_through_the_contract(ring_python, tmp_pa
                                       "deadlock_free": True}
 
 
-def test_the_ring_runs_through_every_command(ring_python, tmp_path):
+def test_the_ring_runs_through_every_command(ring_python, tmp_path, slow_tier):
     run = twinnet(ring_python, tmp_path, "gen", "ring", "--help")
     assert run.returncode == 0 and "ring (FAMILY ring):" in run.stdout
     assert "--nodes NODES" in run.stdout and "--escape {bubble,dateline}" in run.stdout
@@ -131,9 +131,11 @@ def test_the_ring_runs_through_every_command(ring_python, tmp_path):
     assert run.returncode == 0, run.stderr
 
     # AXI4-Stream interfaces, driven by cocotbext-axi: every frame checked (once, whole, byte
-    # for byte, tid its sender, in order per pair), on Icarus, and on Verilator with each PE's
-    # interfaces on a clock of its own and frames of up to 3 packets, reassembled.
-    for simulator, clocks, packets in (("icarus", "shared", "1"), ("verilator", "separate", "3")):
+    # for byte, tid its sender, in order per pair), on Icarus, and in the slow tier on
+    # Verilator too, with each PE's interfaces on a clock of its own and frames of up to 3
+    # packets, reassembled.
+    runs = [("icarus", "shared", "1")] + [("verilator", "separate", "3")] * slow_tier
+    for simulator, clocks, packets in runs:
         run = twinnet(ring_python, tmp_path, "sim", "ring", "--nodes", "5", "--ni",
                       "axi-stream", "--ni-clock", clocks, "--ni-frame-packets", packets,
                       "--packets", "50", "--simulator", simulator, "--out",

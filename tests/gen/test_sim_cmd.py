@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from link_counts import assert_link_packets
+from tiers import marked
 
 from twinnet.cli.main import main
 from twinnet.sim_tb import runner
@@ -115,6 +116,7 @@ def test_failed_checks_exit_1_with_one_line(tmp_path, capsys, monkeypatch, cause
                        f"{tmp_path / 'ndt2_k3_C_Best_bubble-icarus-traffic' / 'test.log'}")
 
 
+@pytest.mark.slow  # a minute of Icarus; test_traffic_network.py's watchdog case is the default's
 def test_a_deadlock_is_reported_as_one(tmp_path, capsys):
     """Twin DOR without deadlock avoidance (mode none) and one-packet buffers under saturating
     uniform traffic on 3x2x3 (003 Example 6.1's shape) deadlocks: the one line says so and
@@ -156,7 +158,9 @@ def test_fat_tree_all_pairs_reports_hops_and_crossings(tmp_path, capsys):
         [(0, 4), (0, 4), (1, 0), (1, 0)]
 
 
-@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+# Verilator in the slow tier (the program's link counters are checked against the model's
+# paths in test_traffic_network.py's 3DT case).
+@pytest.mark.parametrize("simulator", marked(["verilator", "icarus"], {"verilator"}))
 def test_link_loads_are_the_models_paths_and_drawn(tmp_path, capsys, simulator):
     """``twinnet sim --traffic all-pairs --link-loads FILE`` on the 4x4 torus, its link
     counters read by the C++ program on Verilator (which holds them to its own count of the

@@ -40,6 +40,9 @@ def check(data, tmp_path):
     assert stem.with_suffix(".png").stat().st_size > 1000
 
 
+# The slow tier's (70 s): the default suite sweeps on local cores in
+# test_stall_counters_on_the_program, and checks this sweep's figures on a Dask cluster.
+@pytest.mark.slow
 def test_sweep_on_local_cores(tmp_path, capsys):
     data, err = sweep(tmp_path, capsys, "--jobs", "2")
     check(data, tmp_path)
@@ -115,6 +118,7 @@ def test_stall_counters_need_the_program(tmp_path, capsys):
                        "program, not on --simulator icarus")
 
 
+@pytest.mark.slow  # about 45 s on both cores
 def test_knee_of_the_8x8_torus_over_three_seeds(tmp_path, capsys):
     """``--knee 0.01``: from a grid 0.1 apart, bisection brackets the saturation of the 8x8
     torus (DOR, 2 VCs) within 0.01 flits/PE/cycle; the bracket holds by the definition,
@@ -146,6 +150,7 @@ def test_knee_of_the_8x8_torus_over_three_seeds(tmp_path, capsys):
     assert knee["unsaturated"] < data["model_throughput_bound"]
 
 
+@pytest.mark.slow  # 40 s; twinnet sim's link loads run in the default suite
 def test_link_loads_of_every_point_and_blocked_cycles(tmp_path, capsys):
     """``--link-loads``: every point reports every link's counts from the link counters; a
     link's flits are the sum over its VCs (the 3x3 torus in mode vc has 2); at 0.02

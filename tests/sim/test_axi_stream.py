@@ -42,10 +42,12 @@ CASES = {"torus-3x3": ["torus", "--radix", "3,3", "--max-packet-length", "8",
                                 "--ni-frame-packets", "3"],
          "torus-3x3-frames-cdc": ["torus", "--radix", "3,3", "--ni-frame-packets", "4",
                                   "--ni-clock", "separate"]}
+#: The default suite's runs: each torus case on Icarus, Verilator on the plain interfaces and
+#: on multi-packet frames over separate clocks; the others (the king torus with two PEs a node
+#: on the compact router: 65 s) in the slow tier.
 DEFAULT = {("torus-3x3", "icarus"), ("torus-3x3", "verilator"),
-           ("torus-3x3-short", "icarus"), ("king-KT4-p2", "verilator"),
-           ("torus-3x3-cdc", "icarus"), ("torus-3x3-cdc", "verilator"),
-           ("torus-3x3-frames", "icarus"), ("torus-3x3-frames", "verilator"),
+           ("torus-3x3-short", "icarus"),
+           ("torus-3x3-cdc", "icarus"), ("torus-3x3-frames", "icarus"),
            ("fat-tree-2x2-frames", "icarus"), ("torus-3x3-frames-cdc", "verilator")}
 
 

@@ -5,9 +5,8 @@ Verilator.
 Small networks through ``twinnet sim`` with its default check (every packet delivered
 exactly once, intact, in order per pair, at the right PE; the watchdog stops a deadlock)
 beyond saturation: a 4x3 torus with dateline VCs (with packets of 4 flits, and of one) and
-a 3x3x3 twin torus under the bubble
-(its cards' internal links bypass too), a 2-ary 3-tree of twin switches and a 4x2 twisted
-torus, and, in the slow tier, a 4x4 king torus with 2S
+a 4x2 twisted torus, and, in the slow tier, a 3x3x3 twin torus under the bubble (its cards'
+internal links bypass too), a 2-ary 3-tree of twin switches and a 4x4 king torus with 2S
 adaptive routing and broadcast. (The Amaranth test ``tests/hdl/test_router.py`` checks the
 bypass's 2 cycles per link hop, and ``tests/sim/test_router_cocotb.py`` single routers with
 it under random traffic.)
@@ -34,7 +33,8 @@ NETWORKS = {
 
 
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize("network", marked(NETWORKS, {"kt4-2s-b"}))
+@pytest.mark.parametrize("network", marked(NETWORKS, {"ndt3-k3-D-bubble", "ft-2x3",
+                                                    "kt4-2s-b"}))
 def test_network_traffic_through_the_command_line(network, capsys):
     """``twinnet sim … --bypass`` beyond saturation (0.2 packets of 4 flits, or 0.8 of one
     flit, per PE and cycle): it exits 0 (every check passed, no deadlock), and every packet

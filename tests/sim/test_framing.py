@@ -23,9 +23,10 @@ CASES = {"torus-3x3": ["torus", "--radix", "3,3"],
          "fat-tree-2x2": ["fat-tree", "--k", "2", "--n", "2"],
          "twisted-4x2": ["twisted", "--radix", "4,2", "--twist", "YX=2"],
          "twin-3x3": ["twin-torus", "--radix", "3,3"]}
-#: The default suite's (case, simulator) runs; the others in the slow tier.
-DEFAULT = {("torus-3x3", "icarus"), ("torus-3x3", "verilator"), ("torus-3x3-l1", "icarus"),
-           ("torus-3x3-compact", "verilator"), ("king-KT4-p2", "verilator")}
+#: The default suite's (case, simulator) runs (the split router on Icarus, the compact one on
+#: Verilator); the others in the slow tier.
+DEFAULT = {("torus-3x3", "icarus"), ("torus-3x3-l1", "icarus"),
+           ("torus-3x3-compact", "verilator")}
 
 
 @pytest.mark.parametrize("name, simulator",

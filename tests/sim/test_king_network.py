@@ -68,15 +68,11 @@ CASES = {
     "KT4-2s-compact": {"kind": "KT", "side": 4, "routing": "2s"},
 }
 #: The (case, simulator) runs of the default suite; the others in the slow tier
-#: (Icarus runs the king family in DT4-lfsr-dateline and the king mesh in KM4, whose 9 router
-#: kinds cost Verilator a 35 s build for a 2 s simulation; the king torus's routing runs on
-#: Verilator in KT4-dateline and KT4-p3; KM4's 8-port routers make KM5 the slowest case: its
-#: malformed coordinates run in the slow tier, T5's and DT5's here; 2S on KT4 with both ties,
-#: the 002-kt16 preset's routing).
-DEFAULT = {("DT4-lfsr-dateline", "icarus"), ("KM4", "icarus"),
-           ("KT4-dateline", "verilator"), ("T5", "verilator"), ("KT4-p3", "verilator"),
-           ("KT4-2s-bothties", "verilator"), ("DT5-hop-by-hop", "verilator"),
-           ("KT4-2s-compact", "verilator")}
+#: (Icarus runs the king family in DT4-lfsr-dateline, whose diagonal torus under LFSR ties
+#: and a dateline has every link of the king torus; Verilator runs the torus in T5, with its
+#: malformed coordinates, and 2S on KT4 with both ties, the 002-kt16 preset's routing).
+DEFAULT = {("DT4-lfsr-dateline", "icarus"), ("T5", "verilator"),
+           ("KT4-2s-bothties", "verilator")}
 
 
 def simulate(name: str, simulator: str, tests: dict) -> dict:
@@ -130,10 +126,10 @@ def traffic(name: str, network, points: list[dict]) -> list[dict]:
     return results[network_sim.TRAFFIC_TEST]["points"]
 
 
-#: The king torus in the default suite, the torus (whose bubble drains in the twin family's
-#: tests too) in the slow tier.
+#: The slow tier's (35 s a case; the bubble drains in the twin family's default tests).
+@pytest.mark.slow
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize("kind", default_only(["KT", "T"], {"KT"}))
+@pytest.mark.parametrize("kind", ["KT", "T"])
 def test_saturating_traffic_drains_with_the_bubble(kind, slow_tier):
     """10,000 cycles of uniform and of tornado traffic offered at one flit per PE per cycle
     (beyond saturation) on the 8x8 torus and king torus with the bubble: the watchdog never
@@ -313,6 +309,7 @@ def assert_broadcasts_checked(results: list[dict], network) -> None:
     assert pairs["packets"] == nodes * (nodes - 1) and pairs["broadcasts_sent"] == 0
 
 
+@pytest.mark.slow  # 50 s; broadcasts run on the program in test_program_ranks.py
 @pytest.mark.usefixtures("verilator")
 def test_broadcasts_checked_in_hardware_on_the_program():
     """KT4 with broadcast, traffic and checks in hardware on the C++ program

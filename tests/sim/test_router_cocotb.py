@@ -61,12 +61,14 @@ TESTS.update({name: ["random_traffic"] for name in ("r5-vc2-ej3", "r7-mixed-ej2"
                                                      "r5-vc2-bypass", "r7-mixed-bypass")})
 
 
-#: The compact designs, the ejection lanes, the bypass and r7-mixed on Icarus are the slow
-#: tier's (they run on Verilator in the default suite; Icarus runs r5-vc2), and so is r7-mixed
-#: with two lanes per PE port.
+#: The default suite runs r5-vc2 on Icarus, and on Verilator r7-mixed and r5-vc2 on the
+#: compact router and with the bypass; the slow tier the rest (ejection lanes run in a network
+#: in tests/sim/test_ejection_lanes_network.py).
 SLOW = {(name, "icarus") for name in CONFIGS
         if name.endswith(("-p2", "-ej3", "-ej2", "-bypass"))}
-SLOW |= {("r7-mixed", "icarus"), ("r7-mixed-ej2", "verilator")}
+SLOW |= {("r7-mixed", "icarus"), ("r5-vc2", "verilator")}
+SLOW |= {(name, "verilator") for name in ("r7-mixed-ej2", "r7-mixed-p2", "r7-mixed-bypass",
+                                         "r5-vc2-ej3")}
 
 
 @pytest.mark.parametrize("name, simulator",

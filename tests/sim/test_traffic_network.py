@@ -38,7 +38,7 @@ def run(network, simulator: str, case: str, points: list[dict], engine: str = "a
     return results[network_sim.TRAFFIC_TEST]["points"]
 
 
-# Icarus: the slow tier (110 s; Icarus runs the harness in the fat tree's all-pairs test).
+# Icarus: the slow tier (110 s).
 @pytest.mark.parametrize("simulator", marked(runner.SIMULATORS, {"icarus"}), indirect=True)
 def test_torus_zero_load_latency_and_every_pattern(simulator):
     """4x4 torus, DOR: from a node, the ring distances in one dimension are 0, 1, 2, 1, so
@@ -193,6 +193,7 @@ def assert_the_same_every_cycle(build_dir: Path, manifest: dict) -> None:
             assert got == expected, f"threads {key[0]}, plain {key[1]}: cycle {cycle} differs"
 
 
+@pytest.mark.slow  # about a minute; the fat tree's hops run in test_fat_tree_network.py
 def test_fat_tree_link_loads_and_a_short_soak_on_the_program(verilator):
     """The 2-ary 3-tree on the program: under all-pairs every link carries exactly the
     model's paths; then a short soak with back-pressure (8 PEs, 50,000 cycles; the twin
@@ -207,6 +208,7 @@ def test_fat_tree_link_loads_and_a_short_soak_on_the_program(verilator):
     assert_soaked(soak)
 
 
+@pytest.mark.slow  # 75 s of Icarus
 def test_fat_tree_all_pairs_and_saturation_on_icarus(icarus):
     """The 2-ary 3-tree of twin switches: all pairs (8 x 7 packets), then a saturating uniform
     load (every source queue fills up, packets are refused at the source, none is lost in the
@@ -223,6 +225,7 @@ def test_fat_tree_all_pairs_and_saturation_on_icarus(icarus):
     assert 0 < saturated["accepted_flits_per_pe_cycle"] < 1
 
 
+@pytest.mark.slow  # 80 s; the model counts 003's 85 packets a link by brute force by default
 def test_3dt_under_saturation_on_verilator(verilator):
     """3DT 3x3x3 in configuration D, bubble flow control, every PE offering a flit per cycle
     for 5,000 cycles: the network keeps delivering (no watchdog) and drains completely; then
@@ -343,6 +346,7 @@ def test_the_verilog_harness_is_generated_only_for_the_cocotb_engine(tmp_path):
         assert bool(traffic["ports"]) == harness
 
 
+@pytest.mark.slow  # two builds of the 4x4 torus
 def test_input_buffers_in_block_ram_change_no_cycle(verilator):
     """``buffer_memory = "block"`` reads each input VC buffer synchronously, a cycle ahead
     (block RAM on an FPGA): the 4x4 torus counts exactly what it counts with the buffers in
