@@ -331,7 +331,7 @@ def test_broadcasts_checked_in_hardware_on_the_program():
 
 # The slow tier on both simulators: the default suite compares the program with the Verilog
 # harness on the torus's unicast traffic (test_traffic_network.py), and checks broadcasts on
-# the program and, through cocotb, on KT6.
+# the program (on MPI ranks, test_program_ranks.py) and, through cocotb, on KT6.
 @pytest.mark.slow
 @pytest.mark.parametrize("simulator", runner.SIMULATORS, indirect=True)
 @pytest.mark.usefixtures("verilator")  # the program's counts, to compare with

@@ -52,7 +52,8 @@ NETWORKS["torus2-5x3-bubble"] = network((5, 3), "torus", "bubble")
 for _mode in ("vc", "bubble"):
     NETWORKS[f"ndt2-4x4-CBest-{_mode}"] = network((4, 4), "C_Best", _mode)
     NETWORKS[f"ndt4-3x3x2x2-CBest-{_mode}"] = network((3, 3, 2, 2), "C_Best", _mode)
-# The compact router (2 cycles per hop) in the default suite, zero-load latency included.
+# The compact router (2 cycles per hop): the 5x3 torus in the default suite, 3DT with its
+# zero-load latency in the slow tier.
 NETWORKS["ndt3-k3-D-bubble-compact"] = network((3, 3, 3), "D", "bubble", pipeline=2)
 NETWORKS["torus2-5x3-bubble-compact"] = network((5, 3), "torus", "bubble", pipeline=2)
 VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"))

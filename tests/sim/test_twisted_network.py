@@ -93,7 +93,7 @@ def test_every_hop_follows_the_model(name, simulator):
         assert results["malformed_dropped"]["drop_count"] == 30
 
 
-@pytest.mark.slow  # 45 s a case; the king torus's bubble drains saturating traffic by default
+@pytest.mark.slow  # 45 s a case; test_twin_network.py's bubble drains by default
 @pytest.mark.parametrize("escape", ["bubble", "dateline", "bubble-v3"])
 def test_saturating_traffic_drains(escape, verilator):
     """8x4 with t_YX = 4 (``-v3``: three VCs per link, each its own bubble): 20,000 cycles of
