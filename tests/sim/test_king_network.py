@@ -68,9 +68,10 @@ CASES = {
     "KT4-2s-compact": {"kind": "KT", "side": 4, "routing": "2s"},
 }
 #: The (case, simulator) runs of the default suite; the others in the slow tier
-#: (Icarus runs the king family in DT4-lfsr-dateline, whose diagonal torus under LFSR ties
-#: and a dateline has every link of the king torus; Verilator runs the torus in T5, with its
-#: malformed coordinates, and 2S on KT4 with both ties, the 002-kt16 preset's routing).
+#: (Icarus runs the king family in DT4-lfsr-dateline, the diagonal torus, three of the king
+#: torus's four directions, under LFSR ties and a dateline; Verilator runs the torus in T5,
+#: with its malformed coordinates, and 2S on KT4 with both ties, the 002-kt16 preset's
+#: routing).
 DEFAULT = {("DT4-lfsr-dateline", "icarus"), ("T5", "verilator"),
            ("KT4-2s-bothties", "verilator")}
 

@@ -62,8 +62,8 @@ VERILATOR_ONLY = {name for name in NETWORKS if name.startswith(("ndt2-", "ndt4-"
 #: runs 3DT 3x3x3 D bubble (every hop, zero-load latency, the build's reuse) on Verilator;
 #: radix-4 rings in the torus 4x4 with VCs on Verilator, 5x3 with the bubble on Icarus (the
 #: twin family's Icarus case), the compact router on the 5x3 torus. 3DT 3x3x3 A with VCs under
-#: saturation takes 70 s, 2DT 4x4 (C_Best) half a minute a mode. 3DT 4x4x4 takes 1 to 2 minutes a
-#: case on Icarus and about a minute on Verilator, 4DT a minute, 2DT with VCs half of one.
+#: saturation takes 70 s, 2DT 4x4 (C_Best) half a minute a mode, 4DT a minute, and 3DT 4x4x4
+#: 1 to 2 minutes a case on Icarus and about a minute on Verilator.
 SLOW = {(f"ndt3-k4-{name}-{mode}", simulator) for name in ("A", "D")
         for mode in ("vc", "bubble") for simulator in runner.SIMULATORS}
 SLOW |= {(f"ndt3-k3-{name}-{mode}", "icarus") for name in ("A", "D") for mode in ("vc", "bubble")}
