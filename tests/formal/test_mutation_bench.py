@@ -86,6 +86,57 @@ def test_kill_rate_leaves_out_equivalent_mutants_and_errors(mutation):
     assert found["seconds_per_mutant"] == round((19 * 30 + 400 + 5 * 90) / 25, 1)
 
 
+class _Recorded:
+    """A campaign whose checks only record that they ran: each bounded search kills at
+    the first step ``kill_step`` (None: never), the equivalence check proves ``scope``
+    (None: no scope) and the proof proves every property."""
+
+    def __init__(self, mutation, tmp_path, kill_step, scope):
+        self.campaign = mutation.Campaign.__new__(mutation.Campaign)
+        self.campaign.depth, self.calls = mutation.DEPTH, []
+        self.campaign.route_ports = []
+        self.campaign.folder = lambda mutant, unit="", design=None: tmp_path
+        self.campaign.kill = self.kill
+        self.campaign.equivalent = self.equivalent
+        self.campaign.prove = lambda mutant, folder: self.calls.append("prove") or (
+            "proven", None)
+        self.campaign.in_context = lambda mutant, folder: self.calls.append(
+            "context") or (False, ["y"])
+        self.kill_step, self.scope = kill_step, scope
+
+    def kill(self, mutant, folder, command=None, harness=None, *, depth=None, name="bmc"):
+        depth = depth or self.campaign.depth
+        self.calls.append(f"bmc {depth}")
+        if self.kill_step is not None and self.kill_step < depth:
+            return {"properties": ["p"], "step": self.kill_step, "trace": "t.vcd"}
+        return None
+
+    def equivalent(self, mutant, folder):
+        self.calls.append("equivalent")
+        return self.scope, [] if self.scope else ["y"]
+
+
+@pytest.mark.parametrize("kill_step, scope, calls, result", [
+    # Killed in the first steps: nothing else runs.
+    (1, None, ["bmc 3"], "killed"),
+    # Equivalent: the slow last steps never run.
+    (None, "router", ["bmc 3", "equivalent"], "equivalent"),
+    # Killed in the last steps, after the equivalence check failed.
+    (4, None, ["bmc 3", "equivalent", "bmc 5"], "killed"),
+    # Neither: the proof, then the check in context.
+    (None, None, ["bmc 3", "equivalent", "bmc 5", "prove", "context"], "survived"),
+])
+def test_the_first_steps_come_before_the_equivalence_check_and_the_rest_after_it(
+        mutation, tmp_path, kill_step, scope, calls, result):
+    recorded = _Recorded(mutation, tmp_path, kill_step, scope)
+    mutant = {"id": "m", "module": "top.router", "command": "mutate -mode inv"}
+    record = recorded.campaign.classify(mutant)
+    assert recorded.calls == calls
+    assert record["result"] == result
+    if result == "killed":
+        assert (record["step"], record["found_by"]) == (kill_step, "bmc")
+
+
 def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_hold(
         mutation):
     """Properties added to the harness: killed and equivalent mutants stay so, survivors and
