@@ -35,6 +35,9 @@ EXIT_STATUS = {"proven": 0, "failed": 1, "tool-missing": 2, "error": 2, "bounded
 MAX_BMC_DEPTH = 40
 #: The longest time limit ``--timeout`` takes: a week, in seconds.
 MAX_TIMEOUT = 7 * 24 * 3600
+#: ``--induction``'s choices: whether each property's induction step is a job of its own
+#: (None: as the router's size says).
+INDUCTION = {"auto": None, "joint": False, "per-property": True}
 
 
 def register(commands) -> None:
@@ -45,6 +48,7 @@ def register(commands) -> None:
         MAX_BUFFERED_FLITS,
         MAX_PORTS,
         ONE_FLIT_DEPTH,
+        PER_PROPERTY_PORTS,
         PROVE_LENGTH_LIMIT,
         ROUTER_DEPTH,
     )
@@ -91,6 +95,12 @@ def register(commands) -> None:
                              "route compute, and the deeper search), 1 to "
                              f"{MAX_TIMEOUT} (default {TIMEOUT}): a job stopped there leaves "
                              "its undecided properties bounded to the steps checked")
+    parser.add_argument("--induction", choices=tuple(INDUCTION), default="auto",
+                        help="the routers' induction step: joint (one job for all of a "
+                             "router's properties), per-property (a job per property, each "
+                             "taking the others as assumptions one step late: for routers "
+                             "whose joint step does not decide), or auto (per-property for "
+                             f"routers of {PER_PROPERTY_PORTS} ports or more; the default)")
     parser.add_argument("--allow-bounded", action="store_true",
                         help="exit with status 0 when properties are proven or only bounded "
                              "(none failed); without it, bounded exits with status 3")
@@ -215,7 +225,8 @@ def run(args) -> Report:
         print(f"twinnet prove: {name} ({', '.join(t.name for t in targets)})",
               file=sys.stderr, flush=True)
         report = suite.run(targets, args.out / name, mutants=mutants, bmc_depth=bmc_depth,
-                           engine=args.solver, timeout=timeout, progress=say)
+                           engine=args.solver, timeout=timeout, progress=say,
+                           split=INDUCTION[args.induction])
     except (sby.ToolMissing, sby.ProverError) as error:
         status = "tool-missing" if isinstance(error, sby.ToolMissing) else "error"
         report = {"properties": [], "mutants": [], "skipped": [], "error": str(error)}
@@ -223,6 +234,7 @@ def run(args) -> Report:
     else:
         status, message = _outcome(report, allow_bounded=args.allow_bounded)
     report.update(name=name, status=status, bmc_depth=bmc_depth, timeout=timeout, sizes=sizes,
+                  induction=args.induction,
                   seconds=round(time.perf_counter() - started, 1))
     code = EXIT_STATUS[status]
     if status == "bounded" and args.allow_bounded:

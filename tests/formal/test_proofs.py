@@ -11,11 +11,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from amaranth.hdl import Elaboratable, Module, Signal
 
 from twinnet.cli.main import main
 from twinnet.hdl.config import PortConfig, RouterConfig
 from twinnet.hdl.formal import sby, suite
 from twinnet.hdl.formal.mutants import MUTANTS
+from twinnet.hdl.formal.properties import Property, PropertySet
 
 
 def _tools_missing() -> str | None:
@@ -245,6 +247,56 @@ def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(flags, tmp_pat
     if flags:
         router_jobs = [job for job in tmp_path.rglob("job.sby") if "route" not in job.parts]
         assert router_jobs and all(job.parent.name == "short" for job in router_jobs)
+
+
+class _TwoProperties(Elaboratable):
+    """A register pair and two properties of it, for the split induction step. ``swap``:
+    ``a`` and ``b`` (reset 0) swap values every cycle; ``a_is_0`` and ``b_is_0`` each need
+    the other one step before (alone, neither is inductive: ``a`` is the ``b`` before).
+    Otherwise: a counter from 0 (4 bits) and two properties that both say it never reaches
+    5, a real bug at step 5; if a property were taken as an assumption at the step where
+    the other is checked, each would prove the other."""
+
+    def __init__(self, swap: bool):
+        self.swap = swap
+        names = ("a_is_0", "b_is_0") if swap else ("never_5", "never_5_again")
+        self.properties = PropertySet("pair", [Property(name, name) for name in names])
+        self.a, self.b = Signal(4), Signal(4)
+
+    def elaborate(self, platform):
+        m = Module()
+        check = self.properties.check
+        if self.swap:
+            m.d.sync += [self.a.eq(self.b), self.b.eq(self.a)]
+            check(m, "a_is_0", self.a == 0)
+            check(m, "b_is_0", self.b == 0)
+        else:
+            m.d.sync += self.a.eq(self.a + 1)
+            check(m, "never_5", self.a != 5)
+            check(m, "never_5_again", self.a != 5)
+        return m
+
+
+def test_each_propertys_own_induction_step_takes_the_others_one_step_late(tmp_path):
+    top = _TwoProperties(swap=True)
+    found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, split=True)
+    assert {v.name: v.verdict for v in found} == {"a_is_0": "proven", "b_is_0": "proven"}
+    assert sorted(job.name for job in tmp_path.glob("induction-*.sby")) == [
+        "induction-a_is_0.sby", "induction-b_is_0.sby"]
+
+
+def test_no_property_proves_another_at_the_step_it_is_checked(tmp_path):
+    """Both properties' induction steps fail (the counter goes from 4 to 5), and bounded
+    model checking finds the counter at 5 in step 5 (SymbiYosys names the first assertion
+    that fails there; the other stays bounded to the steps searched)."""
+    top = _TwoProperties(swap=False)
+    found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, bmc_depth=8,
+                      split=True)
+    assert all(v.verdict in ("failed", "bounded") and v.induction_trace for v in found)
+    assert all(Path(v.induction_trace).is_file() for v in found)
+    failed = [v for v in found if v.verdict == "failed"]
+    assert failed and all(v.found_by == "bmc" and v.depth == 5 and Path(v.trace).is_file()
+                          for v in failed)
 
 
 def test_summary_steps_are_counted_as_symbiyosys_counts_them():

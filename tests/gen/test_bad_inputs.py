@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2710 in ``VALUE_FLAGS``, 364 missing values, 610
+Case count (pytest items, one per case): 2712 in ``VALUE_FLAGS``, 365 missing values, 610
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3975 in all (``test_case_count`` keeps this sentence honest).
+this count — 3978 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -415,6 +415,7 @@ VALUE_FLAGS = [
     (("prove",), "--mutant", [("empty", ""), ("unknown", "no-such-bug", "credit-off-by-one")],
      ()),
     (("prove",), "--solver", CHOICE, ()),
+    (("prove",), "--induction", CHOICE, ()),
     (("prove",), "--bmc-depth", INTEGER + [above(MAX_BMC_DEPTH)], ()),
     (("prove",), "--timeout", INTEGER + [above(MAX_TIMEOUT)], ()),
     (("board build",), "--board", CHOICE, ()),
