@@ -14,6 +14,7 @@ a caught mutant exits with 1; the JSON's ``mutants`` say which were caught. ``--
 the whole report in every outcome but refused input.
 """
 
+import os
 import sys
 import time
 import warnings
@@ -38,6 +39,8 @@ MAX_TIMEOUT = 7 * 24 * 3600
 #: ``--induction``'s choices: whether each property's induction step is a job of its own
 #: (None: as the router's size says).
 INDUCTION = {"auto": None, "joint": False, "per-property": True}
+#: The most induction steps ``--jobs`` runs at once.
+MAX_JOBS = 256
 
 
 def register(commands) -> None:
@@ -101,6 +104,9 @@ def register(commands) -> None:
                              "taking the others as assumptions one step late: for routers "
                              "whose joint step does not decide), or auto (per-property for "
                              f"routers of {PER_PROPERTY_PORTS} ports or more; the default)")
+    parser.add_argument("--jobs", type=parse.integer, default=None, metavar="N",
+                        help="with one induction step per property, N of them at once, 1 to "
+                             f"{MAX_JOBS} (default: the number of cores)")
     parser.add_argument("--allow-bounded", action="store_true",
                         help="exit with status 0 when properties are proven or only bounded "
                              "(none failed); without it, bounded exits with status 3")
@@ -196,6 +202,8 @@ def run(args) -> Report:
     bmc_depth = checks.check_int("--bmc-depth", args.bmc_depth, minimum=suite.ROUTER_DEPTH + 1,
                                  maximum=MAX_BMC_DEPTH)
     timeout = checks.check_int("--timeout", args.timeout, minimum=1, maximum=MAX_TIMEOUT)
+    jobs = (min(os.cpu_count() or 1, MAX_JOBS) if args.jobs is None
+            else checks.check_int("--jobs", args.jobs, minimum=1, maximum=MAX_JOBS))
     name, targets = targets_from_args(args)
     mutants = [args.mutant] if args.mutant not in (None, "all") else []
     if args.mutant == "all":  # those that apply to every router proven
@@ -226,7 +234,7 @@ def run(args) -> Report:
               file=sys.stderr, flush=True)
         report = suite.run(targets, args.out / name, mutants=mutants, bmc_depth=bmc_depth,
                            engine=args.solver, timeout=timeout, progress=say,
-                           split=INDUCTION[args.induction])
+                           split=INDUCTION[args.induction], jobs=jobs)
     except (sby.ToolMissing, sby.ProverError) as error:
         status = "tool-missing" if isinstance(error, sby.ToolMissing) else "error"
         report = {"properties": [], "mutants": [], "skipped": [], "error": str(error)}

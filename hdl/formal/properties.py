@@ -42,10 +42,13 @@ class PropertySet:
     def __post_init__(self):
         self.by_name = {prop.name: prop for prop in self.properties}
 
-    def check(self, m, name: str, test, *, src_loc_at: int = 0) -> None:
+    def check(self, m, name: str, test, *, src_loc_at: int = 0, part: str | None = None
+              ) -> None:
         """Assert ``test`` as part of property ``name``; the assertion's source location is
         the caller's line (``src_loc_at`` frames further out), which names the property in
-        the prover's report."""
+        the prover's report. Its message is the property's name, ``name.part`` with ``part``:
+        a proof with one induction step per property has one per part of a property that
+        names parts (:func:`~.sby.split_verdicts`)."""
         if name not in self.by_name:
             raise ValueError(f"property {name!r} is not one of {', '.join(self.by_name)}")
         caller = traceback.extract_stack(limit=2 + src_loc_at)[0]
@@ -54,7 +57,8 @@ class PropertySet:
             raise ValueError(f"{location} asserts both {self.locations[location]!r} and "
                              f"{name!r}; one line must state one property")
         if name not in self.left_out:
-            m.d.comb += Assert(test, name, src_loc_at=1 + src_loc_at)
+            message = name if part is None else f"{name}.{part}"
+            m.d.comb += Assert(test, message, src_loc_at=1 + src_loc_at)
 
     def name_at(self, location: str) -> str | None:
         """The property whose assertion is at ``location`` (``file:line``), or None (an

@@ -306,8 +306,8 @@ class RouterChecks:
         layout = self.router.stage.flit_layout
         return data.View(layout, value if len(value) == layout.size else value[:layout.size])
 
-    def check(self, name, test):
-        self.props.check(self.m, name, test, src_loc_at=1)
+    def check(self, name, test, part: str | None = None):
+        self.props.check(self.m, name, test, src_loc_at=1, part=part)
 
     def inputs(self) -> None:
         """Per input VC: its buffer and what stores its routes never overflow (:meth:`room`),
@@ -1128,22 +1128,25 @@ class RouterChecks:
             grants = matches[o]
             asks = [request[o] for request in allocator.requests]
             turns = [turns_before(first, i, inputs) for i in range(inputs)]
+            # One part per output: with one induction step per property, each output's
+            # allocation is a job (the 002 king torus router's 10 outputs of 34 inputs).
+            part = f"{prefix}output_{o}"
             if single:
                 self.check("fair_allocation",
-                           ~(allocator.open[o] & Cat(asks).any()) | grants.any())
+                           ~(allocator.open[o] & Cat(asks).any()) | grants.any(), part)
             bound = inputs - 1
             for i in range(inputs):
                 alone = asks[i] & (allocator.requests[i] == (1 << o))
                 ahead = Cat(asks[j] & (turns[j] < turns[i]) for j in range(inputs) if j != i)
                 self.check("fair_allocation",
-                           ~(allocator.open[o] & alone & ~ahead.any()) | grants[i])
+                           ~(allocator.open[o] & alone & ~ahead.any()) | grants[i], part)
                 if not bounded:
                     continue
                 wait = Signal(range(bound + 2), name=f"{prefix}wait_{o}_{i}")
                 m.d.sync += wait.eq(Mux(asks[i] & ~grants[i],
                                         wait + (grants.any() & ~grants[i]), 0))
-                self.check("fair_allocation", wait <= bound)
-                self.check("fair_allocation", wait + turns[i] <= bound)
+                self.check("fair_allocation", wait <= bound, part)
+                self.check("fair_allocation", wait + turns[i] <= bound, part)
 
     def merged(self) -> None:
         """Each PE port with several ejection lanes: its merger's stream to the PE."""

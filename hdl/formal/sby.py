@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -140,22 +141,37 @@ def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
     return job
 
 
-def split_script(name: str, named: list[str]) -> tuple[str, ...]:
-    """The Yosys commands that leave only property ``name``'s assertions asserted (the
-    library components' own, :data:`LIBRARY`, are those of no property of ``named``) and
-    make every other assertion an assumption one step late: delayed by a register
-    (``chformal -delay 1``) and ignored in the first step, whose register holds no step
-    before it (``-skip 1``; its enable is then a gate, not a register, so SymbiYosys's
-    ``chformal -early``, which undoes a bare delay, leaves it). An assertion's message is
-    its property's name (:meth:`~.properties.PropertySet.check`)."""
-    if name == LIBRARY:
+def split_script(message: str, messages: list[str]) -> tuple[str, ...]:
+    """The Yosys commands that leave asserted only the assertions whose message is
+    ``message`` (a property's name, or ``name.part``; ``""``: the library components' own,
+    which have none), of all the assertions' ``messages``, and make every other assertion
+    an assumption one step late: delayed by a register (``chformal -delay 1``) and ignored
+    in the first step, whose register holds no step before it (``-skip 1``; its enable is
+    then a gate, not a register, so SymbiYosys's ``chformal -early``, which undoes a bare
+    delay, leaves it)."""
+    named = [other for other in messages if other]
+    if not message:
         if not named:
             return ()
         others = " ".join(f"r:FORMAT={other}" for other in named)
     else:
-        others = f"t:$check r:FORMAT={name} %d"
+        others = f"t:$check r:FORMAT={message} %d"
     return (f"select -set others {others}", "chformal -assert -delay 1 @others",
             "chformal -assert -skip 1 @others", "chformal -assert -assert2assume @others")
+
+
+#: A formal cell of an RTLIL netlist, with its parameters.
+CHECK_CELL = re.compile(r"^  cell \$check \S+\n(.*?)^  end$", re.M | re.S)
+
+
+def assertion_messages(rtlil: str) -> list[str]:
+    """The messages of the assertions of the netlist ``rtlil``, each once, in order."""
+    found = {}
+    for cell in CHECK_CELL.finditer(rtlil):
+        if 'parameter \\FLAVOR "assert"' in cell.group(1):
+            message = re.search(r'parameter \\FORMAT "(.*)"', cell.group(1))
+            found.setdefault(message.group(1) if message else "", None)
+    return list(found)
 
 
 def _env() -> dict:
@@ -327,58 +343,72 @@ def _timed_out(found: list[Verdict], overall: str, unit: str, timeout: int, say)
 
 
 def split_verdicts(properties, workdir: Path, *, depth: int, engine: str, timeout: int,
-                   progress=None) -> tuple[list[Verdict], str]:
+                   jobs: int = 1, progress=None) -> tuple[list[Verdict], str]:
     """Per property of ``properties``, the verdict of the base case of ``depth`` steps (one
-    job: every assertion) and of its own induction step (a job each, :func:`split_script`),
-    each job within ``timeout`` seconds; and the base case's overall status. A property's
-    time is the base case's and its own induction step's."""
+    job: every assertion) and of its own induction step (a job each, :func:`split_script`;
+    one per part of a property whose assertions name parts, and the property proven when
+    every part is), ``jobs`` induction steps at once, each job within ``timeout`` seconds;
+    and the base case's overall status. A property's time is the base case's and its own
+    induction steps'."""
     say = progress or (lambda line: None)
     job = write_job(workdir, "basecase", mode="bmc", depth=depth, engine=engine,
                     timeout=timeout)
     say(f"{properties.unit}: base case, {depth} steps")
     statuses, overall, seconds = run_job(job, progress=progress)
     grouped = _grouped(properties, statuses)
-    named = [name for name in grouped if name != LIBRARY]
-    found = []
-    for index, (name, entries) in enumerate(grouped.items()):
+    messages = assertion_messages((workdir / "top.il").read_text())
+    found, steps = [], []  # steps: (verdict, message) of each induction step to run
+    for name, entries in grouped.items():
         failed = [e for e in entries if e.get("base_case")]
-        verdict = Verdict(name, properties.unit, "bounded", f"smtbmc {engine}", depth,
+        verdict = Verdict(name, properties.unit, "proven", f"smtbmc {engine}", depth,
                           round(seconds, 1))
         found.append(verdict)
         if failed:
             trace, verdict.depth = failed[0]["base_case"]
             verdict.verdict, verdict.found_by = "failed", "basecase"
             verdict.trace = _path(workdir, trace)
-            continue
-        if overall != "PASS":  # stopped at the time limit, or failed elsewhere
+        elif overall != "PASS":  # stopped at the time limit, or failed elsewhere
+            verdict.verdict = "bounded"
             verdict.depth = min(((e.get("depth") or 0) for e in entries), default=0)
             verdict.stopped = "timeout" if overall == "TIMEOUT" else None
-            continue
-        say(f"{properties.unit}: induction step of {name} ({index + 1} of {len(grouped)}), "
-            f"{depth} steps")
-        job = write_job(workdir, f"induction-{name}", mode="prove", depth=depth,
-                        engine=engine, timeout=timeout, script=split_script(name, named),
-                        induction_only=True)
-        text, taken = run_log(job, progress=progress)
-        verdict.seconds = round(seconds + taken, 1)
-        if "returned pass for induction" in text:
-            verdict.verdict = "proven"
-        elif "Reached TIMEOUT" in text:
-            verdict.stopped = "timeout"
         else:
+            own = [m for m in messages if m.split(".")[0] == name] if name != LIBRARY else [""]
+            if not own:  # never proven without a job of its own
+                raise ProverError(f"no assertion in {workdir / 'top.il'} has the message "
+                                  f"{name}")
+            steps += [(verdict, message) for message in own]
+
+    def step(index: int) -> tuple[str, float]:
+        verdict, message = steps[index]
+        say(f"{properties.unit}: induction step of {message or verdict.name} ({index + 1} "
+            f"of {len(steps)}), {depth} steps")
+        job = write_job(workdir, f"induction-{message or verdict.name}", mode="prove",
+                        depth=depth, engine=engine, timeout=timeout,
+                        script=split_script(message, messages), induction_only=True)
+        return run_log(job, progress=progress)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for (verdict, _), (text, taken) in zip(steps, pool.map(step, range(len(steps)))):
+            verdict.seconds = round(verdict.seconds + taken, 1)
+            if "returned pass for induction" in text:
+                continue
+            verdict.verdict = "bounded"
+            if "Reached TIMEOUT" in text:
+                verdict.stopped = "timeout"
             traces = [line for line in text.splitlines() if TRACE_LINE.search(line)]
-            trace = TRACE_LINE.search(traces[0]).group(2) if traces else None
-            verdict.induction_trace = _path(workdir, trace)
+            if traces and verdict.induction_trace is None:
+                verdict.induction_trace = _path(workdir, TRACE_LINE.search(traces[0]).group(2))
     return found, overall
 
 
 def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int = 0,
           engine: str | None = None, timeout: int = TIMEOUT, split: bool = False,
-          progress=None) -> list[Verdict]:
+          jobs: int = 1, progress=None) -> list[Verdict]:
     """Prove ``top``'s assertions by k-induction of ``depth`` steps and, where induction does
     not close, search to ``bmc_depth`` steps by bounded model checking (none when it is not
     deeper than ``depth``), each job within ``timeout`` seconds; one verdict per property of
-    ``properties``. ``split``: each property's induction step a job of its own (above).
+    ``properties``. ``split``: each property's induction step a job of its own (above),
+    ``jobs`` of them at once.
     Raises :class:`ToolMissing` when a tool is not installed, :class:`ProverError` when
     SymbiYosys gives no verdicts."""
     say = progress or (lambda line: None)
@@ -387,7 +417,7 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
     if split:
         # An induction step stopped at its time limit stops no other property's search.
         found, overall = split_verdicts(properties, workdir, depth=depth, engine=engine,
-                                        timeout=timeout, progress=progress)
+                                        timeout=timeout, jobs=jobs, progress=progress)
     else:
         job = write_job(workdir, "job", mode="prove", depth=depth, engine=engine,
                         timeout=timeout)

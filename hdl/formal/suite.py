@@ -155,10 +155,12 @@ def _router(target: Target, mutant: str | None):
 
 def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
                  bmc_depth: int = BMC_DEPTH, engine: str | None = None,
-                 timeout: int = sby.TIMEOUT, progress=None, split: bool | None = None) -> list:
+                 timeout: int = sby.TIMEOUT, progress=None, split: bool | None = None,
+                 jobs: int = 1) -> list:
     """The router property set of ``target`` (with bug ``mutant``, checked as the router
     itself is): its verdicts. ``split``: a job per property's induction step (None: as
-    :func:`per_property` says). With packets of one flit the proof is first tried at
+    :func:`per_property` says), ``jobs`` of them at once. With packets of one flit the
+    proof is first tried at
     :data:`ONE_FLIT_DEPTH`; unless every property is proven there, the usual flow at
     :data:`ROUTER_DEPTH` decides (and searches deeper where induction does not close). A
     first try stopped at its time limit is the verdict: the deeper induction would take
@@ -171,13 +173,14 @@ def prove_router(target: Target, workdir: Path, *, mutant: str | None = None,
     split = per_property(target.config) if split is None else split
     if depth < ROUTER_DEPTH:
         found = sby.prove(top, top.ports(), top.properties, workdir / "short", depth=depth,
-                          engine=engine, timeout=timeout, progress=progress, split=split)
+                          engine=engine, timeout=timeout, progress=progress, split=split,
+                          jobs=jobs)
         if (all(v.verdict == "proven" for v in found)
                 or any(v.stopped == "timeout" for v in found)):
             return found
     return sby.prove(top, top.ports(), top.properties, workdir, depth=ROUTER_DEPTH,
                      bmc_depth=bmc_depth, engine=engine, timeout=timeout, progress=progress,
-                     split=split)
+                     split=split, jobs=jobs)
 
 
 def prove_route(target: Target, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
@@ -204,7 +207,7 @@ def applies(target: Target, name: str) -> bool:
 
 def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = BMC_DEPTH,
                  engine: str | None = None, timeout: int = sby.TIMEOUT,
-                 progress=None, split: bool | None = None) -> list:
+                 progress=None, split: bool | None = None, jobs: int = 1) -> list:
     """``target`` with bug ``name`` (:data:`~.mutants.MUTANTS`): the verdicts of the unit it
     concerns. A route mutant needs a target whose route compute it subclasses."""
     mutant = MUTANTS[name]
@@ -216,7 +219,7 @@ def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = B
             target = dataclasses.replace(target, config=dataclasses.replace(
                 target.config, **dict(mutant.settings)))
         return prove_router(target, workdir, mutant=name, bmc_depth=bmc_depth, engine=engine,
-                            timeout=timeout, progress=progress, split=split)
+                            timeout=timeout, progress=progress, split=split, jobs=jobs)
     if not applies(target, name):
         raise ValueError(f"mutant {name} changes the default router's route compute; "
                          f"{target.name} has another")
@@ -227,13 +230,14 @@ def prove_mutant(target: Target, name: str, workdir: Path, *, bmc_depth: int = B
 
 
 def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, bmc_depth, engine,
-                 timeout, progress, split):
+                 timeout, progress, split, jobs):
     for name in mutants:
         if progress is not None:
             progress(f"{target.name}: mutant {name}")
         started = time.perf_counter()
         found = prove_mutant(target, name, workdir / target.name / name, bmc_depth=bmc_depth,
-                             engine=engine, timeout=timeout, progress=progress, split=split)
+                             engine=engine, timeout=timeout, progress=progress, split=split,
+                          jobs=jobs)
         failed = [v for v in found if v.verdict == "failed"]
         report["properties"] += [v.to_dict() for v in found]
         report["mutants"].append({
@@ -245,12 +249,12 @@ def _mutant_runs(target: Target, mutants, workdir: Path, report: dict, *, bmc_de
 
 def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
         engine: str | None = None, timeout: int = sby.TIMEOUT, progress=None,
-        split: bool | None = None) -> dict:
+        split: bool | None = None, jobs: int = 1) -> dict:
     """Prove every target (or, with ``mutants``, look for each bug): ``{"properties": [...],
     "mutants": [...], "skipped": [...]}``, JSON-ready; ``bmc_depth``: the steps of the search
     that follows where induction does not close; ``timeout``: each job's time limit in
     seconds; ``split``: each router property's induction step a job of its own (None: as
-    :func:`per_property` says for each router)."""
+    :func:`per_property` says for each router), ``jobs`` of those at once."""
     report = {"properties": [], "mutants": [], "skipped": []}
     sby.check_tools(engine)
     for target in targets:
@@ -258,11 +262,11 @@ def run(targets: list, workdir: Path, *, mutants=(), bmc_depth: int = BMC_DEPTH,
     for target in targets:
         if mutants:
             _mutant_runs(target, mutants, workdir, report, bmc_depth=bmc_depth, engine=engine,
-                         timeout=timeout, progress=progress, split=split)
+                         timeout=timeout, progress=progress, split=split, jobs=jobs)
             continue
         report["properties"] += [v.to_dict() for v in prove_router(
             target, workdir / target.name / "router", bmc_depth=bmc_depth, engine=engine,
-            timeout=timeout, progress=progress, split=split)]
+            timeout=timeout, progress=progress, split=split, jobs=jobs)]
         route = prove_route(target, workdir / target.name / "route", bmc_depth=bmc_depth,
                             engine=engine, timeout=timeout, progress=progress)
         if route is None:

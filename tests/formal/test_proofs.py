@@ -252,10 +252,11 @@ def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(flags, tmp_pat
 class _TwoProperties(Elaboratable):
     """A register pair and two properties of it, for the split induction step. ``swap``:
     ``a`` and ``b`` (reset 0) swap values every cycle; ``a_is_0`` and ``b_is_0`` each need
-    the other one step before (alone, neither is inductive: ``a`` is the ``b`` before).
-    Otherwise: a counter from 0 (4 bits) and two properties that both say it never reaches
-    5, a real bug at step 5; if a property were taken as an assumption at the step where
-    the other is checked, each would prove the other."""
+    the other one step before (alone, neither is inductive: ``a`` is the ``b`` before), and
+    ``b_is_0`` is stated in two parts, a job each. Otherwise: a counter from 0 (4 bits) and
+    two properties that both say it never reaches 5, a real bug at step 5; if a property
+    were taken as an assumption at the step where the other is checked, each would prove the
+    other."""
 
     def __init__(self, swap: bool):
         self.swap = swap
@@ -269,7 +270,8 @@ class _TwoProperties(Elaboratable):
         if self.swap:
             m.d.sync += [self.a.eq(self.b), self.b.eq(self.a)]
             check(m, "a_is_0", self.a == 0)
-            check(m, "b_is_0", self.b == 0)
+            check(m, "b_is_0", self.b[0] == 0, part="bit_0")  # a job per part
+            check(m, "b_is_0", self.b[1:] == 0, part="bits_1_to_3")
         else:
             m.d.sync += self.a.eq(self.a + 1)
             check(m, "never_5", self.a != 5)
@@ -279,10 +281,11 @@ class _TwoProperties(Elaboratable):
 
 def test_each_propertys_own_induction_step_takes_the_others_one_step_late(tmp_path):
     top = _TwoProperties(swap=True)
-    found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, split=True)
+    found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, split=True,
+                      jobs=2)  # two induction steps at once
     assert {v.name: v.verdict for v in found} == {"a_is_0": "proven", "b_is_0": "proven"}
     assert sorted(job.name for job in tmp_path.glob("induction-*.sby")) == [
-        "induction-a_is_0.sby", "induction-b_is_0.sby"]
+        "induction-a_is_0.sby", "induction-b_is_0.bit_0.sby", "induction-b_is_0.bits_1_to_3.sby"]
 
 
 def test_no_property_proves_another_at_the_step_it_is_checked(tmp_path):

@@ -39,9 +39,9 @@ The cases come from tables:
 plus a check that every value flag the parser has is covered, and one subprocess case: output
 piped into a reader that has gone must not end in a ``BrokenPipeError`` traceback.
 
-Case count (pytest items, one per case): 2712 in ``VALUE_FLAGS``, 365 missing values, 610
+Case count (pytest items, one per case): 2722 in ``VALUE_FLAGS``, 366 missing values, 610
 combinations, 272 TOML, 16 output paths, 1 flag-coverage check, 1 broken pipe and 1 check of
-this count — 3978 in all (``test_case_count`` keeps this sentence honest).
+this count — 3989 in all (``test_case_count`` keeps this sentence honest).
 """
 
 import argparse
@@ -96,6 +96,7 @@ MAX_BEAT_BYTES = _constant("MAX_BEAT_BYTES", 64, "twinnet.model.sizes")
 MAX_USER_BITS = _constant("MAX_USER_BITS", 64, "twinnet.model.sizes")
 MAX_BMC_DEPTH = _constant("MAX_BMC_DEPTH", 40, "twinnet.cli.prove_cmd")
 MAX_TIMEOUT = _constant("MAX_TIMEOUT", 604800, "twinnet.cli.prove_cmd")
+MAX_PROVE_JOBS = _constant("MAX_JOBS", 256, "twinnet.cli.prove_cmd")
 MAX_ID_BITS = _constant("MAX_ID_BITS", 16, "twinnet.model.sizes")
 MAX_FRAME_PACKETS = _constant("MAX_FRAME_PACKETS", 64, "twinnet.model.sizes")
 
@@ -416,6 +417,7 @@ VALUE_FLAGS = [
      ()),
     (("prove",), "--solver", CHOICE, ()),
     (("prove",), "--induction", CHOICE, ()),
+    (("prove",), "--jobs", INTEGER + [above(MAX_PROVE_JOBS)], ()),
     (("prove",), "--bmc-depth", INTEGER + [above(MAX_BMC_DEPTH)], ()),
     (("prove",), "--timeout", INTEGER + [above(MAX_TIMEOUT)], ()),
     (("board build",), "--board", CHOICE, ()),
