@@ -65,6 +65,8 @@ CASES = {
     "preset-004-16x8": ["--preset", "004-16x8"],
     "preset-ft-4x3": ["--preset", "ft-4x3"],
     "preset-002-dt16": ["--preset", "002-dt16"],
+    # 10 ports: one induction step per property, as many at once as there are cores.
+    "preset-002-kt16": ["--preset", "002-kt16"],
     "preset-003-vc": ["--preset", "003-vc"],
     "preset-003-torus": ["--preset", "003-torus"],
     "preset-004-8x4": ["--preset", "004-8x4"],
