@@ -22,7 +22,9 @@ case checks every assertion together (``mode bmc`` of ``depth`` steps), then eac
 induction step checks its own assertions at the last step and takes every other assertion
 as an assumption one step late (:func:`split_script`), so at the steps before the last only,
 as SymbiYosys's induction takes the property's own. Every property passing its own step is
-the induction step of them all together (no property is assumed where it is checked), and
+the induction step of them all together (no property is assumed where it is checked); when
+one does not pass, the others' steps took it for granted, so none is proven by them (each is
+then bounded, and searched deeper as any other), and
 each solver call faces one property instead of their disjunction: the 002 king torus
 router's induction, undecided after 2 hours 20 minutes in one job, takes minutes per
 property (docs/formal.md).
@@ -398,6 +400,11 @@ def split_verdicts(properties, workdir: Path, *, depth: int, engine: str, timeou
             traces = [line for line in text.splitlines() if TRACE_LINE.search(line)]
             if traces and verdict.induction_trace is None:
                 verdict.induction_trace = _path(workdir, TRACE_LINE.search(traces[0]).group(2))
+    # A property's step took every other property for granted before the last step: only
+    # when every step passes do they all hold. Otherwise none is proven by them.
+    if any(verdict.verdict != "proven" for verdict, _ in steps):
+        for verdict, _ in steps:
+            verdict.verdict = "bounded" if verdict.verdict == "proven" else verdict.verdict
     return found, overall
 
 

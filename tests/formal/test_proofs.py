@@ -250,37 +250,48 @@ def test_a_proof_stopped_at_its_time_limit_is_bounded_and_says_so(flags, tmp_pat
 
 
 class _TwoProperties(Elaboratable):
-    """A register pair and two properties of it, for the split induction step. ``swap``:
-    ``a`` and ``b`` (reset 0) swap values every cycle; ``a_is_0`` and ``b_is_0`` each need
-    the other one step before (alone, neither is inductive: ``a`` is the ``b`` before), and
-    ``b_is_0`` is stated in two parts, a job each. Otherwise: a counter from 0 (4 bits) and
-    two properties that both say it never reaches 5, a real bug at step 5; if a property
-    were taken as an assumption at the step where the other is checked, each would prove the
-    other."""
+    """A register pair and two properties of it, for the split induction step.
 
-    def __init__(self, swap: bool):
-        self.swap = swap
-        names = ("a_is_0", "b_is_0") if swap else ("never_5", "never_5_again")
-        self.properties = PropertySet("pair", [Property(name, name) for name in names])
+    - ``swap``: ``a`` and ``b`` (reset 0) swap values every cycle; ``a_is_0`` and ``b_is_0``
+      each need the other one step before (alone, neither is inductive: ``a`` is the ``b``
+      before), and ``b_is_0`` is stated in two parts, a job each.
+    - ``copies``: a counter ``a`` from 0 and two properties that both say it never reaches
+      5, a real bug at step 5; if a property were taken as an assumption at the step where
+      the other is checked, each would prove the other.
+    - ``leans``: the same counter, ``never_5`` of it, and ``b_is_0`` of a flag ``b`` set once
+      the counter has been 5: ``b_is_0``'s step passes by taking ``never_5`` for granted
+      before the last step, but ``never_5`` is false, and so is ``b_is_0`` (from step 6)."""
+
+    NAMES = {"swap": ("a_is_0", "b_is_0"), "copies": ("never_5", "never_5_again"),
+             "leans": ("never_5", "b_is_0")}
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.properties = PropertySet("pair", [Property(name, name)
+                                               for name in self.NAMES[kind]])
         self.a, self.b = Signal(4), Signal(4)
 
     def elaborate(self, platform):
         m = Module()
         check = self.properties.check
-        if self.swap:
+        if self.kind == "swap":
             m.d.sync += [self.a.eq(self.b), self.b.eq(self.a)]
             check(m, "a_is_0", self.a == 0)
             check(m, "b_is_0", self.b[0] == 0, part="bit_0")  # a job per part
             check(m, "b_is_0", self.b[1:] == 0, part="bits_1_to_3")
-        else:
-            m.d.sync += self.a.eq(self.a + 1)
-            check(m, "never_5", self.a != 5)
+            return m
+        m.d.sync += self.a.eq(self.a + 1)
+        check(m, "never_5", self.a != 5)
+        if self.kind == "copies":
             check(m, "never_5_again", self.a != 5)
+        else:
+            m.d.sync += self.b.eq(self.b | (self.a == 5))
+            check(m, "b_is_0", self.b == 0)
         return m
 
 
 def test_each_propertys_own_induction_step_takes_the_others_one_step_late(tmp_path):
-    top = _TwoProperties(swap=True)
+    top = _TwoProperties("swap")
     found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, split=True,
                       jobs=2)  # two induction steps at once
     assert {v.name: v.verdict for v in found} == {"a_is_0": "proven", "b_is_0": "proven"}
@@ -292,7 +303,7 @@ def test_no_property_proves_another_at_the_step_it_is_checked(tmp_path):
     """Both properties' induction steps fail (the counter goes from 4 to 5), and bounded
     model checking finds the counter at 5 in step 5 (SymbiYosys names the first assertion
     that fails there; the other stays bounded to the steps searched)."""
-    top = _TwoProperties(swap=False)
+    top = _TwoProperties("copies")
     found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, bmc_depth=8,
                       split=True)
     assert all(v.verdict in ("failed", "bounded") and v.induction_trace for v in found)
@@ -300,6 +311,15 @@ def test_no_property_proves_another_at_the_step_it_is_checked(tmp_path):
     failed = [v for v in found if v.verdict == "failed"]
     assert failed and all(v.found_by == "bmc" and v.depth == 5 and Path(v.trace).is_file()
                           for v in failed)
+
+
+def test_a_step_that_took_a_failing_property_for_granted_proves_nothing(tmp_path):
+    top = _TwoProperties("leans")
+    found = {v.name: v for v in sby.prove(top, [top.a, top.b], top.properties, tmp_path,
+                                          depth=2, bmc_depth=8, split=True)}
+    assert found["b_is_0"].induction_trace is None  # its own step passed ...
+    assert found["b_is_0"].verdict == "bounded"  # ... but leaned on never_5
+    assert (found["never_5"].verdict, found["never_5"].depth) == ("failed", 5)
 
 
 def test_summary_steps_are_counted_as_symbiyosys_counts_them():
