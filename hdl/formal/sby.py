@@ -250,9 +250,11 @@ def summary_failures(log: str) -> dict:
     return failures
 
 
-def _grouped(properties, statuses: list[dict]) -> dict:
+def _grouped(properties, statuses: list[dict], overall: str = "") -> dict:
     """The assertions' statuses by the property of ``properties`` each states (library
-    components' own under :data:`LIBRARY`), in the property set's order."""
+    components' own under :data:`LIBRARY`), in the property set's order. A job stopped at its
+    time limit (``overall``) before listing its assertions has none: then every property
+    asserted, with no status."""
     grouped = {}
     for status in statuses:
         if status.get("kind") != "ASSERT":
@@ -261,6 +263,9 @@ def _grouped(properties, statuses: list[dict]) -> dict:
         grouped.setdefault(name, []).append(status)
     names = [prop.name for prop in properties.properties if prop.name in grouped]
     names += [LIBRARY] if LIBRARY in grouped else []
+    if not grouped and overall == "TIMEOUT":
+        asserted = set(properties.locations.values()) - properties.left_out
+        return {prop.name: [] for prop in properties.properties if prop.name in asserted}
     return {name: grouped[name] for name in names}
 
 
@@ -272,10 +277,7 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
              seconds: float, workdir: Path) -> list[Verdict]:
     """Per property of ``properties`` (a :class:`~.properties.PropertySet`), the verdict its
     assertions add up to in a ``mode prove`` job of ``depth``."""
-    grouped = _grouped(properties, statuses)
-    if not grouped and overall == "TIMEOUT":  # stopped before the assertions were listed
-        asserted = set(properties.locations.values()) - properties.left_out
-        grouped = {prop.name: [] for prop in properties.properties if prop.name in asserted}
+    grouped = _grouped(properties, statuses, overall)
     results = []
     for name, entries in grouped.items():
         failed = [e for e in entries if e.get("base_case")]
@@ -357,7 +359,7 @@ def split_verdicts(properties, workdir: Path, *, depth: int, engine: str, timeou
                     timeout=timeout)
     say(f"{properties.unit}: base case, {depth} steps")
     statuses, overall, seconds = run_job(job, progress=progress)
-    grouped = _grouped(properties, statuses)
+    grouped = _grouped(properties, statuses, overall)
     messages = assertion_messages((workdir / "top.il").read_text())
     found, steps = [], []  # steps: (verdict, message) of each induction step to run
     for name, entries in grouped.items():
