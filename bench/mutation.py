@@ -10,10 +10,14 @@ the router for them are never mutated), and each mutant is classified:
   an input's route compute is first checked the same way by the route compute's own proof
   unit (``twinnet prove``'s ``route`` unit: the route computes against their specification),
   with the same mutation applied to that input's route compute there. The search runs in two
-  parts: the first :data:`QUICK_DEPTH` steps, then the equivalence check below, then the rest
-  of the steps (an equivalent mutant does not wait for the deepest, slowest steps; a mutant
-  proven equal at the router's ports that a property on the router's inner state would have
-  caught in those steps counts as equivalent: the order turns no survivor into a kill);
+  parts: the first :data:`QUICK_DEPTH` steps, every property in one job, then the
+  equivalence check below, then all the steps again with one job per property (each on its
+  own cone of logic: the other assertions removed, with the logic only they read; a failure
+  found so is one of a run from reset, as the joint job's, and the deepest steps of the
+  002-t16 router take minutes per property where the joint job took over an hour). An
+  equivalent mutant does not wait for the deepest, slowest steps; a mutant proven equal at
+  the router's ports that a property on the router's inner state would have caught in those
+  steps counts as equivalent: the order turns no survivor into a kill;
 - ``equivalent``: proven equivalent to the original by Yosys's equivalence checking
   (``equiv_make``, ``equiv_simple``, ``equiv_induct``, ``equiv_status``), original against
   mutant, with free inputs and from any state: first the mutated module with its submodules,
@@ -22,8 +26,11 @@ the router for them are never mutated), and each mutant is classified:
   ports count as outputs (a mutant of the further read ports through which the proof reads a
   buffer's slots changes no port of the router: it is equivalent there);
 - otherwise the proof itself runs on the mutant (``twinnet prove``'s k-induction of
-  :func:`~twinnet.hdl.formal.suite.router_depth` steps): when a property's induction does not
-  close, bounded model checking goes on to :data:`DEEP_DEPTH` steps, as ``twinnet prove`` does,
+  :func:`~twinnet.hdl.formal.suite.router_depth` steps; only its induction step when
+  ``--depth`` steps of bounded model checking have covered its base case): when induction
+  does not close and the check in context below does not settle the mutant, bounded model
+  checking goes on to :data:`DEEP_DEPTH` steps, as ``twinnet prove`` does, one job per
+  property (those whose induction failed first, each within :data:`DEEP_TIMEOUT` seconds),
   and a failure there kills the mutant (``found_by``: ``deep``);
 - ``equivalent`` in context (``equivalent_in``: ``context``), for a mutant the proof does not
   kill: every signal of the router and its harness (the router's ports among them) proven equal
@@ -40,7 +47,8 @@ the router for them are never mutated), and each mutant is classified:
   equal are recorded (among them the changed behaviour that no property checks), and whether
   the proof proves every property of the mutant (``proof``: ``proven``: no property constrains
   the change, or no reachable state shows it) or only bounded them (``bounded``: no failure
-  within :data:`DEEP_DEPTH` steps).
+  within :data:`DEEP_DEPTH` steps; ``deep_reached``: the steps checked of each property whose
+  job reached its time limit).
 
 Results go to a JSON file after each mutant (a rerun skips the mutants it already holds),
 with the commit and tools' versions, the seed, the mutate command and source location of
@@ -87,6 +95,9 @@ QUICK_DEPTH = 3
 #: that :data:`DEPTH` steps do not kill: two steps more (on the default router's mutants,
 #: step 5 takes about a minute on one core, step 6 three, step 7 about six).
 DEEP_DEPTH = 7
+#: Seconds each property's job of the deeper search may take (it checks one property at a
+#: time); one that reaches it is recorded with the steps it checked (``deep_reached``).
+DEEP_TIMEOUT = 3600
 #: Steps of history that Yosys's equivalence check considers (``-seq``).
 EQUIV_SEQ = 4
 #: Steps of induction (and of the base case from reset) of the check in context.
@@ -308,6 +319,8 @@ class Campaign:
         self.design = work / "design"
         sby.write_design(self.harness, self.harness.ports(), self.design)
         self.design_hash = logic_hash((self.design / "top.il").read_text())
+        #: The assertions' messages: a job each in the searches after the first steps.
+        self.messages = sby.assertion_messages((self.design / "top.il").read_text())
         alone = RouterAlone(_formal_router(target))
         sby.write_design(alone, alone.ports(), work / "router-alone")
         self.router_hash = logic_hash((work / "router-alone" / "top.il").read_text())
@@ -413,8 +426,8 @@ class Campaign:
              harness=None, *, depth: int | None = None, name: str = "bmc") -> dict | None:
         """Bounded model checking to ``depth`` steps (``--depth`` by default) of the harness
         (``harness``, whose design is in ``folder``; the router's by default) with
-        ``command`` (``mutant``'s by default) applied: the failure found (``properties``,
-        ``step``, ``trace``) or None."""
+        ``command`` (``mutant``'s by default) applied, every property in one job: the
+        failure found (``properties``, ``step``, ``trace``) or None."""
 
         statuses, overall = self._job(mutant, folder, name, "bmc", depth or self.depth,
                                       command)
@@ -424,40 +437,88 @@ class Campaign:
                                f"see {folder / name / 'logfile.txt'}")
         return failure
 
-    def prove(self, mutant: dict, folder: Path) -> tuple[str, dict | None]:
-        """The router's proof on ``mutant``, as ``twinnet prove`` runs it: ``("proven",
-        None)`` when induction closes on every property; else a failure of the base case
-        or of bounded model checking to :data:`DEEP_DEPTH` steps (``("killed", failure)``,
-        with ``induction``: the properties whose induction did not close), or
-        ``("bounded", {"induction": ...})``."""
-        from twinnet.hdl.formal import suite
+    def kill_each(self, mutant: dict, folder: Path, *, depth: int, name: str,
+                  first: tuple[str, ...] = (), timeout: int = 24 * 3600
+                  ) -> tuple[dict | None, dict[str, int]]:
+        """Bounded model checking to ``depth`` steps of the router's harness in ``folder``
+        with ``mutant`` applied, one job per property (:func:`~twinnet.hdl.formal.sby.
+        alone_script`: the other assertions and the logic only they read removed), the
+        properties named in ``first`` first, each job within ``timeout`` seconds, up to the
+        first failure: it (as :meth:`kill`'s, with ``bmc``: ``per property``) or None, and
+        the steps checked of each property whose job reached its time limit."""
+        from twinnet.hdl.formal import sby
 
-        statuses, overall = self._job(mutant, folder, "prove", "prove",
-                                      suite.router_depth(self.target.config))
-        failure = self._failure(statuses, folder)
-        if failure is not None:
-            return "killed", failure
-        if overall == "PASS":
-            return "proven", None
-        induction = sorted({self.harness.properties.name_at(s.get("location", ""))
-                            for s in statuses if s.get("induction")} - {None})
-        failure = self.kill(mutant, folder, depth=DEEP_DEPTH, name="deep")
-        if failure is None:
-            return "bounded", {"induction": induction}
-        return "killed", {**failure, "induction": induction}
+        order = sorted(self.messages, key=lambda m: m.split(".")[0] not in first)
+        short = {}
+        for message in order:
+            job = f"{name}-{message or sby.LIBRARY}"
+            statuses, overall = self._job(mutant, folder, job, "bmc", depth,
+                                          script=sby.alone_script(message, self.messages),
+                                          timeout=timeout)
+            failure = self._failure(statuses, folder)
+            if failure is not None:
+                return {**failure, "bmc": "per property"}, short
+            if overall == "TIMEOUT":
+                short[message or sby.LIBRARY] = min(
+                    (s.get("depth") or 0 for s in statuses if s.get("kind") == "ASSERT"),
+                    default=0)
+            elif overall not in ("PASS", "BASECASE"):
+                raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
+                                   f"see {folder / job / 'logfile.txt'}")
+        return None, short
+
+    def prove(self, mutant: dict, folder: Path) -> tuple[str, dict | None]:
+        """The router's proof on ``mutant`` (k-induction of ``twinnet prove``'s depth):
+        ``("proven", None)`` when induction closes on every property; else a failure of the
+        base case (``("killed", failure)``) or ``("bounded", {"induction": ...})``, the
+        properties whose induction did not close. When ``--depth`` reaches the proof's
+        depth, bounded model checking has checked its base case already: only the
+        induction step runs."""
+        from twinnet.hdl.formal import sby, suite
+
+        depth = suite.router_depth(self.target.config)
+        if depth <= self.depth:
+            job = sby.write_job(folder, "induction", mode="prove", depth=depth,
+                                engine=self.engine, timeout=24 * 3600,
+                                script=(mutant["command"],), induction_only=True)
+            text, _ = sby.run_log(job)
+            self._tidy(folder / "induction")
+            if "returned pass for induction" in text:
+                return "proven", None
+            if "returned FAIL for induction" not in text:
+                raise RuntimeError(f"the induction step gave no verdict on mutant "
+                                   f"{mutant['id']}; see {folder / 'induction' / 'logfile.txt'}")
+            locations = sby.summary_failures(text)["induction"]
+        else:
+            statuses, overall = self._job(mutant, folder, "prove", "prove", depth)
+            failure = self._failure(statuses, folder)
+            if failure is not None:
+                return "killed", failure
+            if overall == "PASS":
+                return "proven", None
+            locations = [s.get("location", "") for s in statuses if s.get("induction")]
+        induction = sorted({self.harness.properties.name_at(location)
+                            for location in locations} - {None})
+        return "bounded", {"induction": induction}
 
     def _job(self, mutant: dict, folder: Path, name: str, mode: str, depth: int,
-             command: str | None = None) -> tuple[list[dict], str]:
+             command: str | None = None, *, script: tuple[str, ...] = (),
+             timeout: int = 24 * 3600) -> tuple[list[dict], str]:
         """SymbiYosys job ``name`` of ``mode`` to ``depth`` steps on the design in ``folder``
-        with ``command`` (``mutant``'s by default) applied: its statuses and overall status."""
+        with ``command`` (``mutant``'s by default) applied, then ``script``: its statuses
+        and overall status."""
         from twinnet.hdl.formal import sby
 
         job = sby.write_job(folder, name, mode=mode, depth=depth, engine=self.engine,
-                            timeout=24 * 3600, script=(command or mutant["command"],))
+                            timeout=timeout, script=(command or mutant["command"], *script))
         statuses, overall, _ = sby.run_job(job)
-        for copy in ("src", "model"):  # top.il and its models: kept are logs and traces
-            shutil.rmtree(folder / name / copy, ignore_errors=True)
+        self._tidy(folder / name)
         return statuses, overall
+
+    @staticmethod
+    def _tidy(job: Path) -> None:
+        for copy in ("src", "model"):  # top.il and its models: kept are logs and traces
+            shutil.rmtree(job / copy, ignore_errors=True)
 
     def _failure(self, statuses: list[dict], folder: Path, harness=None) -> dict | None:
         """The assertions of ``statuses`` (of a job in ``folder``) that failed (base case or
@@ -584,12 +645,13 @@ class Campaign:
                 scope, signals = self.equivalent(mutant, folder)
                 if scope is None:
                     record["units"].append("router")
-                    failure = self.kill(mutant, folder)
+                    failure, _ = self.kill_each(mutant, folder, depth=self.depth, name="bmc")
             if failure is not None:
                 failure.update(unit="router", found_by="bmc")
         if failure is not None:
             record.update(result="killed", **failure)
             return self._finish(record, folder, started)
+        new = False  # the proof ran now (the deeper search then follows)
         if earlier is not None and earlier.get("result") == "survived" and "proof" in earlier:
             # Only the check in context is new.
             proof, signals = earlier["proof"], earlier["unproven_signals"]
@@ -607,6 +669,7 @@ class Campaign:
             if proof == "killed":
                 record.update(result="killed", unit="router", found_by="deep", **failure)
                 return self._finish(record, folder, started)
+            new = True
         same, context = self.in_context(mutant, folder)
         if same:
             record.update(result="equivalent", equivalent_in="context", proof=proof,
@@ -614,6 +677,17 @@ class Campaign:
                               "proven equal in every run the neighbours' assumptions allow "
                               "(Yosys equivalence check in context)")
             return self._finish(record, folder, started)
+        if proof == "bounded" and new:
+            # The deeper search, last: a mutant equivalent in context cannot fail there.
+            deep, short = self.kill_each(mutant, folder, depth=DEEP_DEPTH, name="deep",
+                                         first=tuple(failure["induction"]),
+                                         timeout=DEEP_TIMEOUT)
+            if deep is not None:
+                record.update(result="killed", unit="router", found_by="deep", **failure,
+                              **deep)
+                return self._finish(record, folder, started)
+            if short:
+                failure["deep_reached"] = short
         record.update(
             result="survived", proof=proof, unproven_signals=signals[:40],
             unproven_count=len(signals), context_signals=context[:40],
@@ -621,7 +695,9 @@ class Campaign:
             why=f"no property fails within {self.depth} steps"
             + (", and the proof proves every property of the mutant"
                if proof == "proven" else
-               f" nor within {DEEP_DEPTH}, where induction does not close")
+               f" nor within {DEEP_DEPTH}, where induction does not close"
+               + "".join(f" ({name} checked to {steps} steps only: the time limit)"
+                         for name, steps in (failure or {}).get("deep_reached", {}).items()))
             + "; these router signals differ or are not proven equal")
         return self._finish(record, folder, started)
 
@@ -799,7 +875,10 @@ def run(args: argparse.Namespace) -> dict:
         "router": campaign.target.name, "preset": args.preset, "sizes": campaign.sizes,
         "seed": args.seed, "count": args.count, "depth": args.depth, "pool": drawn,
         "quick_depth": QUICK_DEPTH if args.depth > QUICK_DEPTH else None,
-        "deep_depth": DEEP_DEPTH, "equiv_seq": EQUIV_SEQ, "engine": f"smtbmc {campaign.engine}",
+        "deep_depth": DEEP_DEPTH, "deep_timeout": DEEP_TIMEOUT,
+        # The searches that run one job per property.
+        "per_property": ["bmc", "deep"], "equiv_seq": EQUIV_SEQ,
+        "engine": f"smtbmc {campaign.engine}",
         "design_sha256": campaign.design_hash, "router_sha256": campaign.router_hash,
         "draw_sha256": (earlier or {}).get("draw_sha256", (earlier or {}).get(
             "design_sha256", campaign.design_hash)),

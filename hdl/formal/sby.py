@@ -151,15 +151,35 @@ def split_script(message: str, messages: list[str]) -> tuple[str, ...]:
     in the first step, whose register holds no step before it (``-skip 1``; its enable is
     then a gate, not a register, so SymbiYosys's ``chformal -early``, which undoes a bare
     delay, leaves it)."""
+    select = _others(message, messages)
+    if select is None:
+        return ()
+    return (select, "chformal -assert -delay 1 @others", "chformal -assert -skip 1 @others",
+            "chformal -assert -assert2assume @others")
+
+
+def alone_script(message: str, messages: list[str]) -> tuple[str, ...]:
+    """The Yosys commands that leave asserted only the assertions whose message is
+    ``message`` (as :func:`split_script`) and remove every other assertion, with the logic
+    that only they read: bounded model checking of one property on its own cone of logic.
+    A failure it finds is one of the whole design's, on a run from reset (no assertion was
+    made an assumption)."""
+    select = _others(message, messages)
+    if select is None:
+        return ()
+    return (select, "chformal -assert -remove @others", "opt_clean")
+
+
+def _others(message: str, messages: list[str]) -> str | None:
+    """The Yosys command that selects, as ``others``, the formal cells whose message is not
+    ``message`` (of all the assertions' ``messages``; ``""``: the cells with none), or None
+    when there are none."""
     named = [other for other in messages if other]
     if not message:
         if not named:
-            return ()
-        others = " ".join(f"r:FORMAT={other}" for other in named)
-    else:
-        others = f"t:$check r:FORMAT={message} %d"
-    return (f"select -set others {others}", "chformal -assert -delay 1 @others",
-            "chformal -assert -skip 1 @others", "chformal -assert -assert2assume @others")
+            return None
+        return "select -set others " + " ".join(f"r:FORMAT={other}" for other in named)
+    return f"select -set others t:$check r:FORMAT={message} %d"
 
 
 #: A formal cell of an RTLIL netlist, with its parameters.

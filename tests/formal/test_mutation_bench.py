@@ -89,24 +89,34 @@ def test_kill_rate_leaves_out_equivalent_mutants_and_errors(mutation):
 class _Recorded:
     """A campaign whose checks only record that they ran: each bounded search kills at
     the first step ``kill_step`` (None: never), the equivalence check proves ``scope``
-    (None: no scope) and the proof proves every property."""
+    (None: no scope), the proof ends ``proof`` (its induction failing on ``p`` when
+    ``bounded``) and the check in context proves ``context``."""
 
-    def __init__(self, mutation, tmp_path, kill_step, scope):
+    def __init__(self, mutation, tmp_path, kill_step, scope, proof="proven", context=False):
         self.campaign = mutation.Campaign.__new__(mutation.Campaign)
         self.campaign.depth, self.calls = mutation.DEPTH, []
         self.campaign.route_ports = []
         self.campaign.folder = lambda mutant, unit="", design=None: tmp_path
         self.campaign.kill = self.kill
+        self.campaign.kill_each = self.kill_each
         self.campaign.equivalent = self.equivalent
         self.campaign.prove = lambda mutant, folder: self.calls.append("prove") or (
-            "proven", None)
+            proof, {"induction": ["p"]} if proof == "bounded" else None)
         self.campaign.in_context = lambda mutant, folder: self.calls.append(
-            "context") or (False, ["y"])
+            "context") or (context, [] if context else ["y"])
         self.kill_step, self.scope = kill_step, scope
 
     def kill(self, mutant, folder, command=None, harness=None, *, depth=None, name="bmc"):
         depth = depth or self.campaign.depth
         self.calls.append(f"bmc {depth}")
+        return self._found(depth)
+
+    def kill_each(self, mutant, folder, *, depth, name, first=(), timeout=None):
+        self.calls.append(f"{name} {depth} each" + (f" {','.join(first)} first" if first
+                                                     else ""))
+        return self._found(depth), {}
+
+    def _found(self, depth):
         if self.kill_step is not None and self.kill_step < depth:
             return {"properties": ["p"], "step": self.kill_step, "trace": "t.vcd"}
         return None
@@ -121,10 +131,10 @@ class _Recorded:
     (1, None, ["bmc 3"], "killed"),
     # Equivalent: the slow last steps never run.
     (None, "router", ["bmc 3", "equivalent"], "equivalent"),
-    # Killed in the last steps, after the equivalence check failed.
-    (4, None, ["bmc 3", "equivalent", "bmc 5"], "killed"),
+    # Killed in the last steps (a job per property), after the equivalence check failed.
+    (4, None, ["bmc 3", "equivalent", "bmc 5 each"], "killed"),
     # Neither: the proof, then the check in context.
-    (None, None, ["bmc 3", "equivalent", "bmc 5", "prove", "context"], "survived"),
+    (None, None, ["bmc 3", "equivalent", "bmc 5 each", "prove", "context"], "survived"),
 ])
 def test_the_first_steps_come_before_the_equivalence_check_and_the_rest_after_it(
         mutation, tmp_path, kill_step, scope, calls, result):
@@ -135,6 +145,28 @@ def test_the_first_steps_come_before_the_equivalence_check_and_the_rest_after_it
     assert record["result"] == result
     if result == "killed":
         assert (record["step"], record["found_by"]) == (kill_step, "bmc")
+
+
+@pytest.mark.parametrize("kill_step, context, result", [
+    (6, False, "killed"),        # found by the deeper search, the failing induction's first
+    (None, False, "survived"),   # nowhere
+    (6, True, "equivalent"),     # equivalent in context: no deeper search runs
+])
+def test_the_deeper_search_comes_last_where_induction_does_not_close(
+        mutation, tmp_path, kill_step, context, result):
+    recorded = _Recorded(mutation, tmp_path, kill_step, None, proof="bounded",
+                         context=context)
+    mutant = {"id": "m", "module": "top.router", "command": "mutate -mode inv"}
+    record = recorded.campaign.classify(mutant)
+    calls = ["bmc 3", "equivalent", "bmc 5 each", "prove", "context"]
+    if not context:
+        calls.append(f"deep {mutation.DEEP_DEPTH} each p first")
+    assert recorded.calls == calls
+    assert record["result"] == result
+    if result == "killed":
+        assert (record["step"], record["found_by"], record["induction"]) == (6, "deep", ["p"])
+    if result == "survived":
+        assert (record["proof"], record["induction"]) == ("bounded", ["p"])
 
 
 def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_hold(
@@ -296,7 +328,8 @@ def test_a_mutant_only_an_observer_sees_is_equivalent_at_the_router_ports(
         assert signals == ["y"]
 
 
-def _buffer_harness(mutation, tmp_path, *, neighbour_keeps_protocol: bool) -> dict[str, str]:
+def _buffer_harness(mutation, tmp_path, *, neighbour_keeps_protocol: bool,
+                    named: list | None = None) -> dict[str, str]:
     """A buffer of two entries (``level``) as ``top.router`` in a harness that asserts its
     level never passes 2 (and is 0 in the first cycle) and, when
     ``neighbour_keeps_protocol``, assumes its neighbour never pushes while it is full;
@@ -304,11 +337,12 @@ def _buffer_harness(mutation, tmp_path, *, neighbour_keeps_protocol: bool) -> di
     this is the first cycle after reset (``first``, from a register ``started``). Returns the
     names of its cells: the write enable's ``$and`` (``push`` and not ``full``) and the
     ``$not`` of ``started``."""
-    from amaranth.hdl import Assert, Assume, Elaboratable, Module, Signal
+    from amaranth.hdl import Assume, Elaboratable, Module, Signal
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
     from twinnet.hdl.formal import sby
+    from twinnet.hdl.formal.properties import Property, PropertySet
 
     class Buffer(wiring.Component):
         push: In(1)
@@ -331,17 +365,22 @@ def _buffer_harness(mutation, tmp_path, *, neighbour_keeps_protocol: bool) -> di
     class Harness(Elaboratable):
         def __init__(self):
             self.router = Buffer()
+            self.properties = PropertySet("buffer", [
+                Property("level_in_range", "the level never passes 2"),
+                Property("empty_at_first", "the level is 0 in the first cycle")])
 
         def elaborate(self, platform):
             m = Module()
             m.submodules.router = router = self.router
             if neighbour_keeps_protocol:
                 m.d.comb += Assume(~(router.push & router.full))
-            m.d.comb += [Assert(router.level <= 2),
-                         Assert(~router.first | (router.level == 0))]
+            self.properties.check(m, "level_in_range", router.level <= 2)
+            self.properties.check(m, "empty_at_first", ~router.first | (router.level == 0))
             return m
 
     harness = Harness()
+    if named is not None:
+        named.append(harness)
     sby.write_design(harness, [harness.router.push, harness.router.pop], tmp_path)
     mutation.yosys([*sby.PREPARE, "write_rtlil prepared.il"], tmp_path, "prepare")
     text = (tmp_path / "prepared.il").read_text()  # the cells as the mutants name them
@@ -382,6 +421,67 @@ def test_a_mutant_only_an_illegal_neighbour_sees_is_equivalent_in_context(
     assert (signals == []) == expected
     if cell == "not":  # every signal proven equal by induction: the base case tells
         assert signals == ["(the base case from reset fails: see base-context.txt)"]
+
+
+def _buffer_campaign(mutation, tmp_path, *, keeps: bool, depth: int):
+    """The campaign of the buffer harness (its assertions named as properties), with the
+    cells of :func:`_buffer_harness`."""
+    from twinnet.hdl.formal import sby
+
+    try:
+        engine = sby.check_tools()
+    except sby.ToolMissing as missing:
+        pytest.skip(str(missing))
+    named = []
+    cells = _buffer_harness(mutation, tmp_path, neighbour_keeps_protocol=keeps, named=named)
+    campaign = mutation.Campaign.__new__(mutation.Campaign)
+    campaign.harness, campaign.engine, campaign.depth = named[0], engine, depth
+    campaign.messages = sby.assertion_messages((tmp_path / "top.il").read_text())
+    campaign.target = type("Target", (), {"config": type("Config", (), {
+        "max_packet_length": 1})()})()
+    return campaign, cells
+
+
+@pytest.mark.parametrize("first, jobs", [
+    ((), ["bmc-level_in_range"]),  # the failing property's job first: it stops there
+    (("empty_at_first",), ["bmc-empty_at_first", "bmc-level_in_range"]),
+])
+def test_the_search_per_property_finds_the_whole_designs_failure(
+        mutation, tmp_path, first, jobs):
+    """A buffer that writes when full, with a neighbour that may push into it: the level
+    wraps past 2 at step 3 (pushes at steps 0 to 2). One job per property, each with the
+    other's assertions removed, finds it where the joint search does, at the same step."""
+    campaign, cells = _buffer_campaign(mutation, tmp_path, keeps=False, depth=5)
+    assert campaign.messages == ["level_in_range", "empty_at_first"]
+    mutant = {"id": "m", "command": f"mutate -mode const1 -module top.router -cell "
+                                    f"{cells['and']} -port B -portbit 0"}
+    failure, short = campaign.kill_each(mutant, tmp_path, depth=5, name="bmc", first=first)
+    assert short == {}
+    assert (failure["properties"], failure["step"], failure["bmc"]) == (
+        ["level_in_range"], 3, "per property")
+    assert Path(failure["trace"]).exists()
+    assert sorted(path.name for path in tmp_path.iterdir()
+                  if path.is_dir() and path.name.startswith("bmc")) == sorted(jobs)
+    joint = campaign.kill(mutant, tmp_path, name="joint")
+    assert (joint["properties"], joint["step"]) == (["level_in_range"], 3)
+    # The original passes both jobs.
+    original = {"id": "o", "command": "opt_clean"}
+    assert campaign.kill_each(original, tmp_path, depth=5, name="none") == (None, {})
+
+
+@pytest.mark.parametrize("keeps, proof, induction", [
+    (True, "proven", None),
+    # The neighbour may push into the full buffer: the level's induction step fails (from a
+    # full buffer), and the proof names it.
+    (False, "bounded", {"induction": ["level_in_range"]}),
+])
+def test_the_proof_of_a_mutant_runs_only_its_induction_step(
+        mutation, tmp_path, keeps, proof, induction):
+    campaign, cells = _buffer_campaign(mutation, tmp_path, keeps=keeps, depth=5)
+    mutant = {"id": "m", "command": f"mutate -mode const1 -module top.router -cell "
+                                    f"{cells['and']} -port B -portbit 0"}
+    assert campaign.prove(mutant, tmp_path) == (proof, induction)
+    assert "basecase" not in (tmp_path / "induction" / "logfile.txt").read_text()
 
 
 @pytest.mark.parametrize("text", ["not json", "[1]", '{"seed": 1}'])
