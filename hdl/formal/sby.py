@@ -27,7 +27,8 @@ one does not pass, the others' steps took it for granted, so none is proven by t
 then bounded, and searched deeper as any other), and
 each solver call faces one property instead of their disjunction: the 002 king torus
 router's induction, undecided after 2 hours 20 minutes in one job, takes minutes per
-property (docs/formal.md).
+property (docs/formal.md). The deeper search is then a job per bounded property too, each
+on the property's own cone of logic (:func:`deeper_each`).
 """
 
 import json
@@ -461,10 +462,63 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
     say(f"{properties.unit}: induction did not close"
         + (f" ({', '.join(induction)})" if induction else "")
         + f"; bounded model checking to {bmc_depth} steps")
+    if split:
+        return deeper_each(found, workdir, depth=bmc_depth, engine=engine, timeout=timeout,
+                           jobs=jobs, progress=progress)
     job = write_job(workdir, "bmc", mode="bmc", depth=bmc_depth, engine=engine,
                     timeout=timeout)
     statuses, overall, seconds = run_job(job, progress=progress)
     found = deeper(found, properties, statuses, overall, depth=bmc_depth, seconds=seconds,
                    workdir=workdir)
     _timed_out(found, overall, properties.unit, timeout, say)
+    return found
+
+
+def deeper_each(found: list[Verdict], workdir: Path, *, depth: int, engine: str,
+                timeout: int, jobs: int = 1, progress=None) -> list[Verdict]:
+    """``found`` (a unit's verdicts) after bounded model checking of ``depth`` steps with
+    one job per bounded property (per part of one whose assertions name parts), each on the
+    property's own cone of logic (:func:`alone_script`), ``jobs`` at once, each within
+    ``timeout`` seconds: a property whose assertions fail is ``failed`` with its job's trace
+    and step (the earliest of its parts'); one whose jobs pass is bounded to ``depth``, or,
+    where a job reached its time limit, to the steps that job checked (``stopped``)."""
+    say = progress or (lambda line: None)
+    messages = assertion_messages((workdir / "top.il").read_text())
+    runs = [(verdict, message) for verdict in found if verdict.verdict == "bounded"
+            for message in (messages if verdict.name != LIBRARY else [""])
+            if message.split(".")[0] == (verdict.name if verdict.name != LIBRARY else "")]
+
+    def run(index: int) -> tuple[list[dict], str, float]:
+        verdict, message = runs[index]
+        say(f"{verdict.unit}: bounded model checking of {message or verdict.name} alone "
+            f"({index + 1} of {len(runs)}), {depth} steps")
+        job = write_job(workdir, f"bmc-{message or verdict.name}", mode="bmc", depth=depth,
+                        engine=engine, timeout=timeout, script=alone_script(message, messages))
+        return run_job(job, progress=progress)
+
+    reached = {}  # the steps checked of each bounded property, the fewest of its parts'
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for (verdict, message), (statuses, overall, seconds) in zip(
+                runs, pool.map(run, range(len(runs)))):
+            verdict.seconds = round(verdict.seconds + seconds, 1)
+            failed = [s["base_case"] for s in statuses
+                      if s.get("kind") == "ASSERT" and s.get("base_case")]
+            if failed:
+                trace, step = min(failed, key=lambda found: found[1])
+                if verdict.verdict != "failed" or step < verdict.depth:
+                    verdict.verdict, verdict.depth, verdict.found_by = "failed", step, "bmc"
+                    verdict.trace = _path(workdir, trace)
+                continue
+            steps = depth
+            if overall == "TIMEOUT":
+                verdict.stopped = "timeout"
+                steps = min((s.get("depth") or 0 for s in statuses
+                             if s.get("kind") == "ASSERT"), default=0)
+            elif overall != "PASS":
+                raise ProverError(f"SymbiYosys ended {overall}; see "
+                                  f"{workdir / f'bmc-{message or verdict.name}' / 'logfile.txt'}")
+            reached[verdict.name] = min(reached.get(verdict.name, steps), steps)
+    for verdict in found:
+        if verdict.verdict == "bounded" and verdict.name in reached:
+            verdict.depth = max(verdict.depth, reached[verdict.name])
     return found

@@ -304,25 +304,40 @@ def test_each_propertys_own_induction_step_takes_the_others_one_step_late(tmp_pa
 
 def test_no_property_proves_another_at_the_step_it_is_checked(tmp_path):
     """Both properties' induction steps fail (the counter goes from 4 to 5), and bounded
-    model checking finds the counter at 5 in step 5 (SymbiYosys names the first assertion
-    that fails there; the other stays bounded to the steps searched)."""
+    model checking, a job per property on its own, finds the counter at 5 in step 5 for
+    each."""
     top = _TwoProperties("copies")
     found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, bmc_depth=8,
                       split=True)
-    assert all(v.verdict in ("failed", "bounded") and v.induction_trace for v in found)
-    assert all(Path(v.induction_trace).is_file() for v in found)
-    failed = [v for v in found if v.verdict == "failed"]
-    assert failed and all(v.found_by == "bmc" and v.depth == 5 and Path(v.trace).is_file()
-                          for v in failed)
+    assert all(v.induction_trace and Path(v.induction_trace).is_file() for v in found)
+    assert all(v.verdict == "failed" and v.found_by == "bmc" and v.depth == 5
+               and Path(v.trace).is_file() for v in found)
+    assert sorted(job.name for job in tmp_path.glob("bmc-*.sby")) == [
+        "bmc-never_5.sby", "bmc-never_5_again.sby"]
 
 
 def test_a_step_that_took_a_failing_property_for_granted_proves_nothing(tmp_path):
+    """``b_is_0``'s own induction step passes by taking ``never_5`` for granted, so it is
+    not proven; its own bounded model checking then finds it false from step 6, a step
+    after ``never_5``, which the joint search (stopping at step 5) never reached."""
     top = _TwoProperties("leans")
     found = {v.name: v for v in sby.prove(top, [top.a, top.b], top.properties, tmp_path,
                                           depth=2, bmc_depth=8, split=True)}
     assert found["b_is_0"].induction_trace is None  # its own step passed ...
-    assert found["b_is_0"].verdict == "bounded"  # ... but leaned on never_5
-    assert (found["never_5"].verdict, found["never_5"].depth) == ("failed", 5)
+    assert (found["b_is_0"].verdict, found["b_is_0"].depth) == ("failed", 6)  # ... but
+    assert (found["never_5"].verdict, found["never_5"].depth) == ("failed", 5)  # leaned
+
+
+def test_the_deeper_search_per_property_bounds_what_it_does_not_fail(tmp_path):
+    """The counter reaches 5 only at step 5: bounded model checking of 4 steps, a job per
+    property (two at once), finds nothing, and both properties are bounded to 4 steps."""
+    top = _TwoProperties("leans")
+    found = sby.prove(top, [top.a, top.b], top.properties, tmp_path, depth=2, bmc_depth=4,
+                      split=True, jobs=2)
+    assert [(v.name, v.verdict, v.depth, v.stopped) for v in found] == [
+        ("never_5", "bounded", 4, None), ("b_is_0", "bounded", 4, None)]
+    assert sorted(job.name for job in tmp_path.glob("bmc-*.sby")) == [
+        "bmc-b_is_0.sby", "bmc-never_5.sby"]
 
 
 def test_summary_steps_are_counted_as_symbiyosys_counts_them():
