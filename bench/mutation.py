@@ -450,13 +450,15 @@ class Campaign:
 
         order = sorted(self.messages, key=lambda m: m.split(".")[0] not in first)
         short = {}
+        prepared = sby.write_prepared(folder, (mutant["command"],), "mutant.il")
         for message in order:
             job = f"{name}-{message or sby.LIBRARY}"
             statuses, overall = self._job(mutant, folder, job, "bmc", depth,
                                           script=sby.alone_script(message, self.messages),
-                                          timeout=timeout)
+                                          timeout=timeout, prepared=prepared)
             failure = self._failure(statuses, folder)
             if failure is not None:
+                (folder / prepared).unlink()
                 return {**failure, "bmc": "per property"}, short
             if overall == "TIMEOUT":
                 short[message or sby.LIBRARY] = min(
@@ -465,6 +467,7 @@ class Campaign:
             elif overall not in ("PASS", "BASECASE"):
                 raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
                                    f"see {folder / job / 'logfile.txt'}")
+        (folder / prepared).unlink()
         return None, short
 
     def prove(self, mutant: dict, folder: Path) -> tuple[str, dict | None]:
@@ -503,14 +506,18 @@ class Campaign:
 
     def _job(self, mutant: dict, folder: Path, name: str, mode: str, depth: int,
              command: str | None = None, *, script: tuple[str, ...] = (),
-             timeout: int = 24 * 3600) -> tuple[list[dict], str]:
+             timeout: int = 24 * 3600, prepared: str | None = None
+             ) -> tuple[list[dict], str]:
         """SymbiYosys job ``name`` of ``mode`` to ``depth`` steps on the design in ``folder``
         with ``command`` (``mutant``'s by default) applied, then ``script``: its statuses
-        and overall status."""
+        and overall status. ``prepared``: the design, mutated, as
+        :func:`~twinnet.hdl.formal.sby.write_prepared` wrote it (only ``script`` runs)."""
         from twinnet.hdl.formal import sby
 
+        if prepared is None:
+            script = (command or mutant["command"], *script)
         job = sby.write_job(folder, name, mode=mode, depth=depth, engine=self.engine,
-                            timeout=timeout, script=(command or mutant["command"], *script))
+                            timeout=timeout, script=script, prepared=prepared)
         statuses, overall, _ = sby.run_job(job)
         self._tidy(folder / name)
         return statuses, overall
