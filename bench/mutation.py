@@ -304,6 +304,11 @@ def equiv_verdict(status_file: Path) -> tuple[int | None, list[str]]:
 class Campaign:
     """One router's mutants: its proof harness, design and work folder."""
 
+    #: Called as ``checkpoint(id, record)`` with a mutant's ``pending`` record each time one
+    #: of its stages finishes (``stages``: their outcomes), so that a run stopped before the
+    #: verdict goes on from there (:meth:`classify`'s ``earlier``).
+    checkpoint = None
+
     def __init__(self, preset: str | None, work: Path, depth: int):
         from twinnet.hdl.formal import sby
         from twinnet.hdl.formal.route_spec import RouteComputeProof
@@ -438,18 +443,24 @@ class Campaign:
         return failure
 
     def kill_each(self, mutant: dict, folder: Path, *, depth: int, name: str,
-                  first: tuple[str, ...] = (), timeout: int = 24 * 3600
+                  first: tuple[str, ...] = (), timeout: int = 24 * 3600,
+                  done: tuple[str, ...] = (), passed=None
                   ) -> tuple[dict | None, dict[str, int]]:
         """Bounded model checking to ``depth`` steps of the router's harness in ``folder``
         with ``mutant`` applied, one job per property (:func:`~twinnet.hdl.formal.sby.
         alone_script`: the other assertions and the logic only they read removed), the
         properties named in ``first`` first, each job within ``timeout`` seconds, up to the
         first failure: it (as :meth:`kill`'s, with ``bmc``: ``per property``) or None, and
-        the steps checked of each property whose job reached its time limit."""
+        the steps checked of each property whose job reached its time limit. The messages
+        in ``done`` passed in an earlier run and are not checked again; ``passed(message,
+        steps)`` is called as each job passes (``steps``: None) or reaches its time limit."""
         from twinnet.hdl.formal import sby
 
-        order = sorted(self.messages, key=lambda m: m.split(".")[0] not in first)
+        order = [message for message in sorted(
+            self.messages, key=lambda m: m.split(".")[0] not in first) if message not in done]
         short = {}
+        if not order:
+            return None, short
         prepared = sby.write_prepared(folder, (mutant["command"],), "mutant.il")
         for message in order:
             job = f"{name}-{message or sby.LIBRARY}"
@@ -467,6 +478,8 @@ class Campaign:
             elif overall not in ("PASS", "BASECASE"):
                 raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
                                    f"see {folder / job / 'logfile.txt'}")
+            if passed is not None:
+                passed(message, short.get(message or sby.LIBRARY))
         (folder / prepared).unlink()
         return None, short
 
@@ -620,8 +633,11 @@ class Campaign:
 
     def classify(self, mutant: dict, earlier: dict | None = None) -> dict:
         """``mutant``'s record; ``earlier``: its survivor's record from an earlier run,
-        before the proof stage or the check in context: the checks it went through are not
-        run again."""
+        before the proof stage or the check in context, or its ``pending`` record (the
+        stages an interrupted run finished, :attr:`checkpoint`): the checks it went through
+        are not run again."""
+        from twinnet.hdl.formal import sby
+
         if mutant.get("unplaced"):
             raise RuntimeError(f"cell {mutant['cell']} of {mutant['module']} (or its port "
                                f"{mutant.get('port')}) is not in this design: a harness "
@@ -631,10 +647,20 @@ class Campaign:
         record = {key: mutant[key] for key in mutant if key != "id"}
         failure, command = None, self.route_command(mutant)
         record["units"] = []  # the units run, in order
-        if earlier is not None and earlier.get("result") == "survived":
+        stages = {}  # the stages finished, for a run that stops before the verdict
+        if earlier is not None and earlier.get("result") in ("survived", "pending"):
             started -= earlier["seconds"]  # its time so far counts
             record["units"] = list(earlier["units"])
             command = None if "route" in record["units"] else command
+            stages = dict(earlier.get("stages", {}))
+
+        def mark(stage: str, value) -> None:
+            stages[stage] = value
+            if self.checkpoint is not None:
+                self.checkpoint(mutant["id"], {
+                    **record, "result": "pending", "stages": dict(stages),
+                    "seconds": round(time.perf_counter() - started, 1)})
+
         if command is not None:  # the route compute's unit first: it takes seconds
             route = self.folder(mutant, "route", self.route_design)
             record["units"].append("route")
@@ -642,24 +668,38 @@ class Campaign:
             (route / "top.il").unlink(missing_ok=True)
             if failure is not None:
                 failure.update(unit="route", unit_command=command)
-        scope, signals = None, None  # the equivalence check's verdict, once it has run
-        if failure is None and "router" not in record["units"]:
+            else:
+                mark("route", "passed")
+        scope, signals = None, stages.get("equivalent")  # the equivalence check's verdict
+        if failure is None and (earlier or {}).get("result") != "survived":
             # The first steps, then the equivalence check, then the rest of the steps.
-            if self.depth > QUICK_DEPTH:
+            if self.depth > QUICK_DEPTH and "quick" not in stages:
                 record["units"].append("quick")
                 failure = self.kill(mutant, folder, depth=QUICK_DEPTH, name="quick")
-            if failure is None:
+                if failure is None:
+                    mark("quick", "passed")
+            if failure is None and signals is None:
                 scope, signals = self.equivalent(mutant, folder)
                 if scope is None:
+                    mark("equivalent", signals)
+            if failure is None and scope is None and not stages.get("bmc_done"):
+                if "router" not in record["units"]:
                     record["units"].append("router")
-                    failure, _ = self.kill_each(mutant, folder, depth=self.depth, name="bmc")
+                failure, _ = self.kill_each(
+                    mutant, folder, depth=self.depth, name="bmc",
+                    done=tuple(stages.get("bmc", ())),
+                    passed=lambda message, _: mark("bmc", [*stages.get("bmc", ()), message]))
+                if failure is None:
+                    mark("bmc_done", True)
             if failure is not None:
                 failure.update(unit="router", found_by="bmc")
         if failure is not None:
             record.update(result="killed", **failure)
             return self._finish(record, folder, started)
         new = False  # the proof ran now (the deeper search then follows)
-        if earlier is not None and earlier.get("result") == "survived" and "proof" in earlier:
+        if "proof" in stages:
+            proof, failure, new = stages["proof"]["proof"], stages["proof"]["failure"], True
+        elif earlier is not None and earlier.get("result") == "survived" and "proof" in earlier:
             # Only the check in context is new.
             proof, signals = earlier["proof"], earlier["unproven_signals"]
             failure = {"induction": earlier["induction"]} if "induction" in earlier else None
@@ -677,7 +717,13 @@ class Campaign:
                 record.update(result="killed", unit="router", found_by="deep", **failure)
                 return self._finish(record, folder, started)
             new = True
-        same, context = self.in_context(mutant, folder)
+            mark("proof", {"proof": proof, "failure": failure})
+        if "context" in stages:
+            same, context = False, stages["context"]
+        else:
+            same, context = self.in_context(mutant, folder)
+            if not same:
+                mark("context", context)
         if same:
             record.update(result="equivalent", equivalent_in="context", proof=proof,
                           why="every signal named in the original's and the mutant's harness "
@@ -686,9 +732,19 @@ class Campaign:
             return self._finish(record, folder, started)
         if proof == "bounded" and new:
             # The deeper search, last: a mutant equivalent in context cannot fail there.
-            deep, short = self.kill_each(mutant, folder, depth=DEEP_DEPTH, name="deep",
-                                         first=tuple(failure["induction"]),
-                                         timeout=DEEP_TIMEOUT)
+            short = dict(stages.get("deep_short", {}))
+
+            def deep_passed(message: str, steps: int | None) -> None:
+                if steps is not None:
+                    short[message or sby.LIBRARY] = steps
+                    mark("deep_short", dict(short))
+                mark("deep", [*stages.get("deep", ()), message])
+
+            deep, new_short = self.kill_each(
+                mutant, folder, depth=DEEP_DEPTH, name="deep",
+                first=tuple(failure["induction"]), timeout=DEEP_TIMEOUT,
+                done=tuple(stages.get("deep", ())), passed=deep_passed)
+            short.update(new_short)
             if deep is not None:
                 record.update(result="killed", unit="router", found_by="deep", **failure,
                               **deep)
@@ -759,9 +815,9 @@ def stands(record: dict | None, design_hash: str, route_unit: bool) -> bool:
     properties it failed are still asserted; more assumptions keep an equivalence in
     context). A survivor stands only on the same harness, and only once every check has run
     on it (the route unit, the router-wide equivalence check and the proof, the check in
-    context: a survivor from before one of them was added is checked again); an error never
-    stands."""
-    if record is None or record["result"] == "error":
+    context: a survivor from before one of them was added is checked again); an error, or a
+    mutant a stopped run left ``pending``, never stands."""
+    if record is None or record["result"] in ("error", "pending"):
         return False
     if record["result"] != "survived":
         return True
@@ -774,9 +830,9 @@ def summary(records: list[dict]) -> dict:
     """Counts by result, the kill rate (killed / (killed + survived)) and the mean time of a
     classified mutant (one job's time: with ``--jobs J`` the campaign takes about 1/J)."""
     counts = {kind: sum(r["result"] == kind for r in records)
-              for kind in ("killed", "equivalent", "survived", "error")}
+              for kind in ("killed", "equivalent", "survived", "error", "pending")}
     relevant = counts["killed"] + counts["survived"]
-    seconds = [r["seconds"] for r in records if r["result"] != "error"]
+    seconds = [r["seconds"] for r in records if r["result"] not in ("error", "pending")]
     return {"classified": len(seconds), **counts,
             "kill_rate": round(counts["killed"] / relevant, 4) if relevant else None,
             "seconds_per_mutant": round(sum(seconds) / len(seconds), 1) if seconds else None}
@@ -913,6 +969,14 @@ def run(args: argparse.Namespace) -> dict:
         temporary = args.out.with_suffix(".tmp")
         temporary.write_text(json.dumps(report, indent=2) + "\n")
         temporary.replace(args.out)
+
+    def checkpoint(mutant_id: str, record: dict) -> None:
+        with lock:
+            done[mutant_id] = {"id": mutant_id, "design_sha256": campaign.design_hash,
+                               **record}
+            write()
+
+    campaign.checkpoint = checkpoint
 
     def check(mutant: dict) -> None:
         earlier_record = done.get(mutant["id"])

@@ -111,10 +111,15 @@ class _Recorded:
         self.calls.append(f"bmc {depth}")
         return self._found(depth)
 
-    def kill_each(self, mutant, folder, *, depth, name, first=(), timeout=None):
+    def kill_each(self, mutant, folder, *, depth, name, first=(), timeout=None, done=(),
+                  passed=None):
         self.calls.append(f"{name} {depth} each" + (f" {','.join(first)} first" if first
                                                      else ""))
-        return self._found(depth), {}
+        found = self._found(depth)
+        for message in ("p", "q"):
+            if found is None and message not in done and passed is not None:
+                passed(message, None)
+        return found, {}
 
     def _found(self, depth):
         if self.kill_step is not None and self.kill_step < depth:
@@ -167,6 +172,34 @@ def test_the_deeper_search_comes_last_where_induction_does_not_close(
         assert (record["step"], record["found_by"], record["induction"]) == (6, "deep", ["p"])
     if result == "survived":
         assert (record["proof"], record["induction"]) == ("bounded", ["p"])
+
+
+def test_a_stopped_run_goes_on_from_the_stages_it_finished(mutation, tmp_path):
+    """A run stopped during the check in context leaves the mutant pending with the stages
+    before it; the next run starts at the check in context, and the pending record never
+    counts as a verdict."""
+    recorded = _Recorded(mutation, tmp_path, None, None, proof="bounded")
+    saved = []
+    recorded.campaign.checkpoint = lambda mutant_id, record: saved.append(record)
+
+    def stopped(mutant, folder):
+        raise RuntimeError("stopped")
+
+    recorded.campaign.in_context = stopped
+    mutant = {"id": "m", "module": "top.router", "command": "mutate -mode inv"}
+    with pytest.raises(RuntimeError):
+        recorded.campaign.classify(mutant)
+    pending = saved[-1]
+    assert pending["result"] == "pending"
+    assert pending["stages"] == {"quick": "passed", "equivalent": ["y"], "bmc": ["p", "q"],
+                                 "bmc_done": True,
+                                 "proof": {"proof": "bounded", "failure": {"induction": ["p"]}}}
+    assert not mutation.stands({"design_sha256": "a", **pending}, "a", False)
+    assert mutation.summary([pending])["classified"] == 0
+    again = _Recorded(mutation, tmp_path, None, None, proof="bounded")
+    record = again.campaign.classify(mutant, pending)
+    assert again.calls == ["context", f"deep {mutation.DEEP_DEPTH} each p first"]
+    assert (record["result"], record["induction"]) == ("survived", ["p"])
 
 
 def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_hold(
