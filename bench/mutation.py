@@ -681,7 +681,8 @@ class Campaign:
             if failure is None and signals is None:
                 scope, signals = self.equivalent(mutant, folder)
                 if scope is None:
-                    mark("equivalent", signals)
+                    mark("equivalent_count", len(signals))
+                    mark("equivalent", signals[:40])  # as the verdict keeps them
             if failure is None and scope is None and not stages.get("bmc_done"):
                 if "router" not in record["units"]:
                     record["units"].append("router")
@@ -723,7 +724,8 @@ class Campaign:
         else:
             same, context = self.in_context(mutant, folder)
             if not same:
-                mark("context", context)
+                mark("context_count", len(context))
+                mark("context", context[:40])
         if same:
             record.update(result="equivalent", equivalent_in="context", proof=proof,
                           why="every signal named in the original's and the mutant's harness "
@@ -753,8 +755,9 @@ class Campaign:
                 failure["deep_reached"] = short
         record.update(
             result="survived", proof=proof, unproven_signals=signals[:40],
-            unproven_count=len(signals), context_signals=context[:40],
-            context_count=len(context), **(failure or {}),
+            unproven_count=stages.get("equivalent_count", len(signals)),
+            context_signals=context[:40],
+            context_count=stages.get("context_count", len(context)), **(failure or {}),
             why=f"no property fails within {self.depth} steps"
             + (", and the proof proves every property of the mutant"
                if proof == "proven" else

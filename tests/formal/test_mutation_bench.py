@@ -191,7 +191,8 @@ def test_a_stopped_run_goes_on_from_the_stages_it_finished(mutation, tmp_path):
         recorded.campaign.classify(mutant)
     pending = saved[-1]
     assert pending["result"] == "pending"
-    assert pending["stages"] == {"quick": "passed", "equivalent": ["y"], "bmc": ["p", "q"],
+    assert pending["stages"] == {"quick": "passed", "equivalent_count": 1, "equivalent": ["y"],
+                                 "bmc": ["p", "q"],
                                  "bmc_done": True,
                                  "proof": {"proof": "bounded", "failure": {"induction": ["p"]}}}
     assert not mutation.stands({"design_sha256": "a", **pending}, "a", False)
