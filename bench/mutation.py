@@ -841,6 +841,13 @@ def summary(records: list[dict]) -> dict:
             "seconds_per_mutant": round(sum(seconds) / len(seconds), 1) if seconds else None}
 
 
+def work_order(todo: list[dict], done: dict[str, dict]) -> list[dict]:
+    """The mutants to check, in the order drawn, except that a mutant a stopped run left
+    ``pending`` comes after the fresh ones: it has already taken a long run, and it would
+    otherwise hold a job for the whole of the next while quick kills wait behind it."""
+    return sorted(todo, key=lambda m: (done.get(m["id"]) or {}).get("result") == "pending")
+
+
 def _positive(name: str, text: str, minimum: int = 1) -> int:
     try:
         value = int(text)
@@ -958,7 +965,7 @@ def run(args: argparse.Namespace) -> dict:
         return stands(done.get(mutant["id"]), campaign.design_hash,
                       campaign.route_command(mutant) is not None)
 
-    todo = [m for m in mutants if not settled(m)]
+    todo = work_order([m for m in mutants if not settled(m)], done)
     say(f"{len(mutants) - len(todo)} already classified, {len(todo)} to check "
         f"(depth {args.depth}, {args.jobs} at once)")
 

@@ -203,6 +203,14 @@ def test_a_stopped_run_goes_on_from_the_stages_it_finished(mutation, tmp_path):
     assert (record["result"], record["induction"]) == ("survived", ["p"])
 
 
+def test_pending_mutants_wait_until_the_fresh_ones_are_checked(mutation):
+    """A pending mutant goes after the fresh ones; otherwise the order drawn stands."""
+    todo = [{"id": name} for name in ("a", "b", "c", "d", "e")]
+    done = {"b": {"result": "pending"}, "c": {"result": "error"}, "d": {"result": "pending"}}
+    order = [m["id"] for m in mutation.work_order(todo, done)]
+    assert order == ["a", "c", "e", "b", "d"]
+
+
 def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_hold(
         mutation):
     """Properties added to the harness: killed and equivalent mutants stay so, survivors and
