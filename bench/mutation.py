@@ -462,19 +462,17 @@ class Campaign:
         if not order:
             return None, short
         prepared = sby.write_prepared(folder, (mutant["command"],), "mutant.il")
-        for message in order:
+        for message, statuses, overall, _ in sby.alone_jobs(
+                folder, self.messages, order, name=name, depth=depth, engine=self.engine,
+                timeout=timeout, prepared=prepared):
             job = f"{name}-{message or sby.LIBRARY}"
-            statuses, overall = self._job(mutant, folder, job, "bmc", depth,
-                                          script=sby.alone_script(message, self.messages),
-                                          timeout=timeout, prepared=prepared)
+            self._tidy(folder / job)
             failure = self._failure(statuses, folder)
             if failure is not None:
                 (folder / prepared).unlink()
                 return {**failure, "bmc": "per property"}, short
             if overall == "TIMEOUT":
-                short[message or sby.LIBRARY] = min(
-                    (s.get("depth") or 0 for s in statuses if s.get("kind") == "ASSERT"),
-                    default=0)
+                short[message or sby.LIBRARY] = sby.steps_checked(statuses)
             elif overall not in ("PASS", "BASECASE"):
                 raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
                                    f"see {folder / job / 'logfile.txt'}")
@@ -518,19 +516,14 @@ class Campaign:
         return "bounded", {"induction": induction}
 
     def _job(self, mutant: dict, folder: Path, name: str, mode: str, depth: int,
-             command: str | None = None, *, script: tuple[str, ...] = (),
-             timeout: int = 24 * 3600, prepared: str | None = None
-             ) -> tuple[list[dict], str]:
+             command: str | None = None) -> tuple[list[dict], str]:
         """SymbiYosys job ``name`` of ``mode`` to ``depth`` steps on the design in ``folder``
-        with ``command`` (``mutant``'s by default) applied, then ``script``: its statuses
-        and overall status. ``prepared``: the design, mutated, as
-        :func:`~twinnet.hdl.formal.sby.write_prepared` wrote it (only ``script`` runs)."""
+        with ``command`` (``mutant``'s by default) applied: its statuses and overall
+        status."""
         from twinnet.hdl.formal import sby
 
-        if prepared is None:
-            script = (command or mutant["command"], *script)
         job = sby.write_job(folder, name, mode=mode, depth=depth, engine=self.engine,
-                            timeout=timeout, script=script, prepared=prepared)
+                            timeout=24 * 3600, script=(command or mutant["command"],))
         statuses, overall, _ = sby.run_job(job)
         self._tidy(folder / name)
         return statuses, overall

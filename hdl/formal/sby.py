@@ -493,55 +493,80 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
     return found
 
 
+def alone_jobs(workdir: Path, messages: list[str], order: list[str], *, name: str,
+               depth: int, engine: str, timeout: int, prepared: str, jobs: int = 1,
+               progress=None):
+    """Bounded model checking of ``depth`` steps, one SymbiYosys job (``{name}-{message}``)
+    per assertion message of ``order`` (a property or part of ``messages``, alone:
+    :func:`alone_script`), on the netlist :func:`write_prepared` wrote (``prepared``), each
+    within ``timeout`` seconds, ``jobs`` at once. Yields ``(message, statuses, overall,
+    seconds)`` (:func:`run_job`) in the order of ``order``; with one job at a time, each
+    starts only once the one before has been taken, so a caller that stops at a failure
+    runs none after it."""
+    say = progress or (lambda line: None)
+
+    def run(index: int):
+        message = order[index]
+        say(f"bounded model checking of {message or LIBRARY} alone ({index + 1} of "
+            f"{len(order)}), {depth} steps")
+        job = write_job(workdir, f"{name}-{message or LIBRARY}", mode="bmc", depth=depth,
+                        engine=engine, timeout=timeout, script=alone_script(message, messages),
+                        prepared=prepared)
+        return (message, *run_job(job, progress=progress))
+
+    if jobs == 1:
+        yield from map(run, range(len(order)))
+        return
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(run, range(len(order)))
+
+
+def steps_checked(statuses: list[dict]) -> int:
+    """The steps that a job stopped at its time limit checked of every assertion it holds."""
+    return min((s.get("depth") or 0 for s in statuses if s.get("kind") == "ASSERT"),
+               default=0)
+
+
 def deeper_each(found: list[Verdict], workdir: Path, *, depth: int, engine: str,
                 timeout: int, jobs: int = 1, progress=None) -> list[Verdict]:
     """``found`` (a unit's verdicts) after bounded model checking of ``depth`` steps with
     one job per bounded property (per part of one whose assertions name parts), each on the
-    property's own cone of logic (:func:`alone_script`), ``jobs`` at once, each within
+    property's own cone of logic (:func:`alone_jobs`), ``jobs`` at once, each within
     ``timeout`` seconds: a property whose assertions fail is ``failed`` with its job's trace
     and step (the earliest of its parts'); one whose jobs pass is bounded to ``depth``, or,
     where a job reached its time limit, to the steps that job checked (``stopped``)."""
-    say = progress or (lambda line: None)
     messages = assertion_messages((workdir / "top.il").read_text())
     runs = [(verdict, message) for verdict in found if verdict.verdict == "bounded"
             for message in (messages if verdict.name != LIBRARY else [""])
             if message.split(".")[0] == (verdict.name if verdict.name != LIBRARY else "")]
-
-    prepared = write_prepared(workdir) if runs else None
-
-    def run(index: int) -> tuple[list[dict], str, float]:
-        verdict, message = runs[index]
-        say(f"{verdict.unit}: bounded model checking of {message or verdict.name} alone "
-            f"({index + 1} of {len(runs)}), {depth} steps")
-        job = write_job(workdir, f"bmc-{message or verdict.name}", mode="bmc", depth=depth,
-                        engine=engine, timeout=timeout, script=alone_script(message, messages),
-                        prepared=prepared)
-        return run_job(job, progress=progress)
-
+    if not runs:
+        return found
+    prepared = write_prepared(workdir)
+    unit = runs[0][0].unit
+    searches = alone_jobs(workdir, messages, [message for _, message in runs], name="bmc",
+                          depth=depth, engine=engine, timeout=timeout, prepared=prepared,
+                          jobs=jobs, progress=progress and (lambda line: progress(
+                              f"{unit}: {line}")))
     reached = {}  # the steps checked of each bounded property, the fewest of its parts'
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for (verdict, message), (statuses, overall, seconds) in zip(
-                runs, pool.map(run, range(len(runs)))):
-            verdict.seconds = round(verdict.seconds + seconds, 1)
-            failed = [s["base_case"] for s in statuses
-                      if s.get("kind") == "ASSERT" and s.get("base_case")]
-            if failed:
-                trace, step = min(failed, key=lambda found: found[1])
-                if verdict.verdict != "failed" or step < verdict.depth:
-                    verdict.verdict, verdict.depth, verdict.found_by = "failed", step, "bmc"
-                    verdict.trace = _path(workdir, trace)
-                continue
-            steps = depth
-            if overall == "TIMEOUT":
-                verdict.stopped = "timeout"
-                steps = min((s.get("depth") or 0 for s in statuses
-                             if s.get("kind") == "ASSERT"), default=0)
-            elif overall != "PASS":
-                raise ProverError(f"SymbiYosys ended {overall}; see "
-                                  f"{workdir / f'bmc-{message or verdict.name}' / 'logfile.txt'}")
-            reached[verdict.name] = min(reached.get(verdict.name, steps), steps)
-    if prepared:
-        (workdir / prepared).unlink()
+    for (verdict, _), (message, statuses, overall, seconds) in zip(runs, searches):
+        verdict.seconds = round(verdict.seconds + seconds, 1)
+        failed = [s["base_case"] for s in statuses
+                  if s.get("kind") == "ASSERT" and s.get("base_case")]
+        if failed:
+            trace, step = min(failed, key=lambda found: found[1])
+            if verdict.verdict != "failed" or step < verdict.depth:
+                verdict.verdict, verdict.depth, verdict.found_by = "failed", step, "bmc"
+                verdict.trace = _path(workdir, trace)
+            continue
+        steps = depth
+        if overall == "TIMEOUT":
+            verdict.stopped = "timeout"
+            steps = steps_checked(statuses)
+        elif overall != "PASS":
+            raise ProverError(f"SymbiYosys ended {overall}; see "
+                              f"{workdir / f'bmc-{message or LIBRARY}' / 'logfile.txt'}")
+        reached[verdict.name] = min(reached.get(verdict.name, steps), steps)
+    (workdir / prepared).unlink()
     for verdict in found:
         if verdict.verdict == "bounded" and verdict.name in reached:
             verdict.depth = max(verdict.depth, reached[verdict.name])
