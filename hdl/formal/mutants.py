@@ -248,6 +248,18 @@ class StillPointerIslip(ObservedIslipAllocator):
         return m
 
 
+class AcceptSkipsIslip(ObservedIslipAllocator):
+    """Never keeps the last output among those after an input's last accept: an input that
+    accepted the output before it puts the lowest output offering it first instead (the
+    002-t16 campaign's mutant 1cfc7374f3fd, an accept pointer bit stuck at 0, in every
+    input)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.sync += [pointer[-1].eq(0) for pointer in self.accept_pointers]
+        return m
+
+
 class StaleRouteQueue(ObservedRouteQueue):
     """Writes its memory in every cycle but those it should: a route that waits behind the
     front is whatever was written in the cycle before its own (the campaign's survivor
@@ -336,6 +348,10 @@ class StillPointerComposition(ObservedSplitComposition):
     islip_allocator = StillPointerIslip
 
 
+class AcceptSkipsComposition(ObservedSplitComposition):
+    islip_allocator = AcceptSkipsIslip
+
+
 class OutputNeverOpen(FormalRouter):
     split_composition = ClosedOutputComposition
 
@@ -414,6 +430,10 @@ class IslipGrantsTwice(FormalRouter):
 
 class IslipPointerStill(FormalRouter):
     split_composition = StillPointerComposition
+
+
+class IslipAcceptSkips(FormalRouter):
+    split_composition = AcceptSkipsComposition
 
 
 class CreditsForgottenInputUnit(ObservedInputUnit):
@@ -610,6 +630,10 @@ MUTANTS = {mutant.name: mutant for mutant in [
            settings=(("allocator", "islip"), ("iterations", 2))),
     Mutant("islip-pointer-still", "iSLIP never moves an output's grant pointer (2 rounds)",
            router=IslipPointerStill, settings=(("allocator", "islip"), ("iterations", 2))),
+    Mutant("islip-accept-skips", "iSLIP's accept pointers never keep the last output "
+           "among those after the last accepted (2 rounds, 2 ejection lanes, so that an "
+           "input is offered two outputs)", router=IslipAcceptSkips,
+           settings=(("allocator", "islip"), ("iterations", 2), ("ejection_lanes", 2))),
     Mutant("room-unchecked", "an output VC counts as free for a packet with one credit too "
            "few", router=RoomUnchecked),
     Mutant("room-one-short", "an output's free flags count one credit fewer than its "

@@ -23,6 +23,7 @@ from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, Mux, Signal, 
 from amaranth.lib import data
 from amaranth.lib.wiring import In
 
+from .. import onehot
 from ..config import FRAMING_ERRORS
 from .allocator import first_in_turn, first_of_mask, turns_before
 from .environment import downstream, upstream
@@ -97,7 +98,11 @@ PROPERTIES = [
              "an input VC that keeps asking for an output is granted it before that output "
              "is granted P * V - 1 times to others (P input ports, V VCs of its port): within "
              "P * V - 1 cycles in which its output is open; an open output that is asked for "
-             "is granted; an output no packet holds is open"),
+             "is granted; an output no packet holds is open; with iSLIP, its first round "
+             "follows its pointers (each open output offered to the input asking for it first "
+             "from its grant pointer, each input taking the output offering it first from its "
+             "accept pointer), and a pointer moves only with a first-round match, to the "
+             "requesters after the one matched"),
     Property("flits_conserved",
              "every flit written into an input buffer was accepted there (from a link, "
              "unchanged), every flit read "
@@ -1078,7 +1083,9 @@ class RouterChecks:
         asking for it, bounded through the arbiters' priorities (see :mod:`.allocator`)."""
         if self.comp.stage.islip:
             comp = self.comp
-            self.islip_fairness(comp.allocator, comp.grants, not comp.stage.multiple_requests)
+            # Each input VC asks for one output unless adaptive packets or ejection lanes
+            # ask for several.
+            self.islip_fairness(comp.allocator, comp.grants, comp.allocator.one_request)
             return
         m, comp, ports = self.m, self.comp, self.config.port_count
         allocator = comp.allocator
@@ -1109,11 +1116,13 @@ class RouterChecks:
     def islip_fairness(self, allocator, matches, single: bool, prefix: str = "") -> None:
         """iSLIP's form of :meth:`fairness` on ``allocator`` (an
         :class:`~.stages.ObservedIslipAllocator`; ``matches[o]``: the inputs matched to
-        output o), on each output's grant pointer. Always: an input that asks for an open
+        output o), on its pointers. Always: its first round follows them
+        (:meth:`_islip_first_round`), and an input that asks for an open
         output alone, and that no input asking for it precedes from the output's pointer, is
         matched to it (it is offered the output in the first round and nothing else). Where
         ``single`` (each input asks for one output: in the split router, no adaptive packet
-        asks for several), an open output some input asks for is matched, and an input that
+        asks for several, nor a packet for a PE port with several ejection lanes), an open
+        output some input asks for is matched, and an input that
         keeps asking sees fewer matches of its output to others than the inputs ahead of it
         from the pointer; with several requests per input that bound holds for one round,
         where every match moves the pointer, and is not claimed for more. ``prefix``: of the
@@ -1121,6 +1130,7 @@ class RouterChecks:
         m = self.m
         inputs = allocator.input_count
         bounded = single or allocator.iterations == 1
+        first_round = self._islip_first_round(allocator, matches, prefix)
         for o in range(allocator.output_count):
             first, ok = first_of_mask(m, allocator.grant_pointers[o], inputs,
                                       f"{prefix}first_{o}")
@@ -1128,6 +1138,8 @@ class RouterChecks:
             grants = matches[o]
             asks = [request[o] for request in allocator.requests]
             turns = [turns_before(first, i, inputs) for i in range(inputs)]
+            self._islip_pointer(allocator.grant_pointers[o], first_round[o], inputs,
+                                f"{prefix}grant_pointer_{o}", f"{prefix}output_{o}")
             # One part per output: with one induction step per property, each output's
             # allocation is a job (the 002 king torus router's 10 outputs of 34 inputs).
             part = f"{prefix}output_{o}"
@@ -1147,6 +1159,67 @@ class RouterChecks:
                                         wait + (grants.any() & ~grants[i]), 0))
                 self.check("fair_allocation", wait <= bound, part)
                 self.check("fair_allocation", wait + turns[i] <= bound, part)
+
+    def _islip_first_round(self, allocator, matches, prefix: str) -> list:
+        """iSLIP's first round worked out from ``allocator``'s pointers and requests, per
+        output the input it matches there (one-hot, or zero), checked to stand among
+        ``matches``: each open output offers itself to the input asking for it that comes
+        first from its grant pointer, and each input offered outputs accepts the one that
+        comes first from its accept pointer (with ``one_request`` an input is offered only
+        the output it asks for, and takes it). Each accept pointer is one the input can
+        hold, and moves only as :meth:`_islip_pointer` says."""
+        m = self.m
+        inputs, outputs = allocator.input_count, allocator.output_count
+        # Signals, not expressions: each is read many times below.
+        offers = [Signal(inputs, name=f"{prefix}offered_{o}") for o in range(outputs)]
+        for o in range(outputs):
+            turns = self._turns(allocator.grant_pointers[o], inputs, f"{prefix}grant_turn_{o}")
+            asks = [allocator.requests[i][o] & allocator.open[o] for i in range(inputs)]
+            m.d.comb += offers[o].eq(Cat(
+                asks[i] & ~Cat(asks[j] & (turns[j] < turns[i])
+                               for j in range(inputs) if j != i).any()
+                for i in range(inputs)))
+        matched = offers
+        taken = [Signal(outputs, name=f"{prefix}accepted_{i}")
+                 for i in range(inputs if allocator.accept_pointers else 0)]
+        for i in range(len(taken)):
+            turns = self._turns(allocator.accept_pointers[i], outputs,
+                                f"{prefix}accept_turn_{i}")
+            offered = [offers[o][i] for o in range(outputs)]
+            m.d.comb += taken[i].eq(Cat(
+                offered[o] & ~Cat(offered[k] & (turns[k] < turns[o])
+                                  for k in range(outputs) if k != o).any()
+                for o in range(outputs)))
+            self._islip_pointer(allocator.accept_pointers[i], taken[i], outputs,
+                                f"{prefix}accept_pointer_{i}", None)
+        if taken:
+            matched = [Cat(taken[i][o] for i in range(inputs)) for o in range(outputs)]
+        for o in range(outputs):
+            self.check("fair_allocation", (matched[o] & ~matches[o]) == 0,
+                       f"{prefix}output_{o}")
+        return matched
+
+    def _turns(self, pointer, count: int, name: str) -> list:
+        """Per requester of a round-robin ``pointer`` over ``count`` (a mask of the
+        requesters after the last served, :func:`twinnet.hdl.onehot.after`), the requesters
+        served before it when all ask (signals ``name_k``); the mask must be one the
+        arbiter can hold (``router_state``)."""
+        first, ok = first_of_mask(self.m, pointer, count, f"{name}_first")
+        self.check("router_state", ok)
+        turns = [Signal(range(count), name=f"{name}_{k}") for k in range(count)]
+        self.m.d.comb += [turn.eq(turns_before(first, k, count))
+                          for k, turn in enumerate(turns)]
+        return turns
+
+    def _islip_pointer(self, pointer, chosen, count: int, name: str, part) -> None:
+        """An iSLIP pointer over ``count`` requesters moves only with a first-round match
+        (``chosen``, one-hot, or zero), to the requesters after the one matched: a ghost
+        register follows that rule from reset, and the pointer must equal it."""
+        if count == 1:
+            return
+        ghost = Signal(count, name=name)
+        self.m.d.sync += ghost.eq(Mux(chosen.any(), onehot.after(chosen, count), ghost))
+        self.check("fair_allocation", pointer == ghost, part)
 
     def merged(self) -> None:
         """Each PE port with several ejection lanes: its merger's stream to the PE."""

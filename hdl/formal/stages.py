@@ -199,12 +199,13 @@ class ObservedPacketAllocator(PacketAllocator):
 
 
 class ObservedIslipAllocator(IslipAllocator):
-    """An :class:`IslipAllocator` that keeps its grant pointers (``grant_pointers[o]``: the
-    inputs after the last output ``o`` matched in a first round)."""
+    """An :class:`IslipAllocator` that keeps its pointers: ``grant_pointers[o]``, the inputs
+    after the last output ``o`` matched in a first round, and ``accept_pointers[i]``, the
+    outputs after the last input ``i`` accepted in one (none with ``one_request``)."""
 
     def _pointers(self):
-        self.grant_pointers, accept = super()._pointers()
-        return self.grant_pointers, accept
+        self.grant_pointers, self.accept_pointers = super()._pointers()
+        return self.grant_pointers, self.accept_pointers
 
 
 class ObservedSplitComposition(SplitComposition):
