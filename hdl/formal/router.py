@@ -98,11 +98,9 @@ PROPERTIES = [
              "an input VC that keeps asking for an output is granted it before that output "
              "is granted P * V - 1 times to others (P input ports, V VCs of its port): within "
              "P * V - 1 cycles in which its output is open; an open output that is asked for "
-             "is granted; an output no packet holds is open; with iSLIP, its first round "
-             "follows its pointers (each open output offered to the input asking for it first "
-             "from its grant pointer, each input taking the output offering it first from its "
-             "accept pointer), and a pointer moves only with a first-round match, to the "
-             "requesters after the one matched"),
+             "is granted; an output no packet holds is open; with iSLIP, its first round's "
+             "matches stand, and each grant and accept pointer moves only with a first-round "
+             "match, to the requesters after the one matched"),
     Property("flits_conserved",
              "every flit written into an input buffer was accepted there (from a link, "
              "unchanged), every flit read "
@@ -1116,7 +1114,7 @@ class RouterChecks:
     def islip_fairness(self, allocator, matches, single: bool, prefix: str = "") -> None:
         """iSLIP's form of :meth:`fairness` on ``allocator`` (an
         :class:`~.stages.ObservedIslipAllocator`; ``matches[o]``: the inputs matched to
-        output o), on its pointers. Always: its first round follows them
+        output o), on its pointers. Always: its pointers move as its first round says
         (:meth:`_islip_first_round`), and an input that asks for an open
         output alone, and that no input asking for it precedes from the output's pointer, is
         matched to it (it is offered the output in the first round and nothing else). Where
@@ -1161,55 +1159,19 @@ class RouterChecks:
                 self.check("fair_allocation", wait + turns[i] <= bound, part)
 
     def _islip_first_round(self, allocator, matches, prefix: str) -> list:
-        """iSLIP's first round worked out from ``allocator``'s pointers and requests, per
-        output the input it matches there (one-hot, or zero), checked to stand among
-        ``matches``: each open output offers itself to the input asking for it that comes
-        first from its grant pointer, and each input offered outputs accepts the one that
-        comes first from its accept pointer (with ``one_request`` an input is offered only
-        the output it asks for, and takes it). Each accept pointer is one the input can
-        hold, and moves only as :meth:`_islip_pointer` says."""
-        m = self.m
-        inputs, outputs = allocator.input_count, allocator.output_count
-        # Signals, not expressions: each is read many times below.
-        offers = [Signal(inputs, name=f"{prefix}offered_{o}") for o in range(outputs)]
-        for o in range(outputs):
-            turns = self._turns(allocator.grant_pointers[o], inputs, f"{prefix}grant_turn_{o}")
-            asks = [allocator.requests[i][o] & allocator.open[o] for i in range(inputs)]
-            m.d.comb += offers[o].eq(Cat(
-                asks[i] & ~Cat(asks[j] & (turns[j] < turns[i])
-                               for j in range(inputs) if j != i).any()
-                for i in range(inputs)))
-        matched = offers
-        taken = [Signal(outputs, name=f"{prefix}accepted_{i}")
-                 for i in range(inputs if allocator.accept_pointers else 0)]
-        for i in range(len(taken)):
-            turns = self._turns(allocator.accept_pointers[i], outputs,
-                                f"{prefix}accept_turn_{i}")
-            offered = [offers[o][i] for o in range(outputs)]
-            m.d.comb += taken[i].eq(Cat(
-                offered[o] & ~Cat(offered[k] & (turns[k] < turns[o])
-                                  for k in range(outputs) if k != o).any()
-                for o in range(outputs)))
-            self._islip_pointer(allocator.accept_pointers[i], taken[i], outputs,
+        """iSLIP's first round as ``allocator`` matched it (per output, the input, one-hot,
+        or zero), checked to stand among ``matches`` (later rounds only add matches); each
+        accept pointer is a mask the input can hold, and moves only as
+        :meth:`_islip_pointer` says."""
+        outputs = allocator.output_count
+        for i, pointer in enumerate(allocator.accept_pointers):
+            _, ok = first_of_mask(self.m, pointer, outputs, f"{prefix}accept_first_{i}")
+            self.check("router_state", ok)
+            self._islip_pointer(pointer, allocator.first_accepted[i], outputs,
                                 f"{prefix}accept_pointer_{i}", None)
-        if taken:
-            matched = [Cat(taken[i][o] for i in range(inputs)) for o in range(outputs)]
-        for o in range(outputs):
-            self.check("fair_allocation", (matched[o] & ~matches[o]) == 0,
-                       f"{prefix}output_{o}")
-        return matched
-
-    def _turns(self, pointer, count: int, name: str) -> list:
-        """Per requester of a round-robin ``pointer`` over ``count`` (a mask of the
-        requesters after the last served, :func:`twinnet.hdl.onehot.after`), the requesters
-        served before it when all ask (signals ``name_k``); the mask must be one the
-        arbiter can hold (``router_state``)."""
-        first, ok = first_of_mask(self.m, pointer, count, f"{name}_first")
-        self.check("router_state", ok)
-        turns = [Signal(range(count), name=f"{name}_{k}") for k in range(count)]
-        self.m.d.comb += [turn.eq(turns_before(first, k, count))
-                          for k, turn in enumerate(turns)]
-        return turns
+        for o, match in enumerate(allocator.first_match):
+            self.check("fair_allocation", (match & ~matches[o]) == 0, f"{prefix}output_{o}")
+        return allocator.first_match
 
     def _islip_pointer(self, pointer, chosen, count: int, name: str, part) -> None:
         """An iSLIP pointer over ``count`` requesters moves only with a first-round match

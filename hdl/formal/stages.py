@@ -201,11 +201,17 @@ class ObservedPacketAllocator(PacketAllocator):
 class ObservedIslipAllocator(IslipAllocator):
     """An :class:`IslipAllocator` that keeps its pointers: ``grant_pointers[o]``, the inputs
     after the last output ``o`` matched in a first round, and ``accept_pointers[i]``, the
-    outputs after the last input ``i`` accepted in one (none with ``one_request``)."""
+    outputs after the last input ``i`` accepted in one (none with ``one_request``); and its
+    first round's matches: ``first_match[o]``, the input output ``o`` matched there
+    (one-hot, or zero), and ``first_accepted[i]``, the output input ``i`` accepted."""
 
     def _pointers(self):
         self.grant_pointers, self.accept_pointers = super()._pointers()
         return self.grant_pointers, self.accept_pointers
+
+    def _move_pointers(self, m, grant_above, match, accept_above, accepted=()):
+        self.first_match, self.first_accepted = list(match), list(accepted)
+        super()._move_pointers(m, grant_above, match, accept_above, accepted)
 
 
 class ObservedSplitComposition(SplitComposition):

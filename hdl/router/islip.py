@@ -78,6 +78,17 @@ class IslipAllocator(CheckedComponent):
                 [] if self.one_request else
                 [Signal(outputs, name=f"accept_above_{i}") for i in range(inputs)])
 
+    def _move_pointers(self, m, grant_above, match, accept_above, accepted=()):
+        """The first round's pointer moves: output o's grant pointer to the inputs after
+        ``match[o]`` (one-hot, the input it matched), input i's accept pointer to the outputs
+        after ``accepted[i]`` (the output it accepted); a pointer without a match stays."""
+        for above, chosen in zip(grant_above, match):
+            with m.If(chosen.any()):
+                m.d.sync += above.eq(onehot.after(chosen, self.input_count))
+        for above, chosen in zip(accept_above, accepted):
+            with m.If(chosen.any()):
+                m.d.sync += above.eq(onehot.after(chosen, self.output_count))
+
     def elaborate(self, platform):
         m = Module()
         inputs, outputs = self.input_count, self.output_count
@@ -92,9 +103,7 @@ class IslipAllocator(CheckedComponent):
                                    grant_above[o], inputs, f"offer_{r}_{o}")
                        for o in range(outputs)]
             if self.one_request:
-                for o in range(outputs):
-                    with m.If(offered[o].any()):
-                        m.d.sync += grant_above[o].eq(onehot.after(offered[o], inputs))
+                self._move_pointers(m, grant_above, offered, [])
                 matched = offered
                 break
             accepted = [first_after(m, Cat(offered[o][i] for o in range(outputs)),
@@ -104,12 +113,7 @@ class IslipAllocator(CheckedComponent):
             m.d.comb += [match[o].eq(Cat(accepted[i][o] for i in range(inputs)))
                          for o in range(outputs)]
             if r == 0:
-                for o in range(outputs):
-                    with m.If(match[o].any()):
-                        m.d.sync += grant_above[o].eq(onehot.after(match[o], inputs))
-                for i in range(inputs):
-                    with m.If(accepted[i].any()):
-                        m.d.sync += accept_above[i].eq(onehot.after(accepted[i], outputs))
+                self._move_pointers(m, grant_above, match, accept_above, accepted)
             matched = [each | new for each, new in zip(matched, match)]
             if r + 1 < self.iterations:
                 next_in = Signal(inputs, name=f"free_in_{r + 1}")
