@@ -462,11 +462,10 @@ class Campaign:
         if not order:
             return None, short
         prepared = sby.write_prepared(folder, (mutant["command"],), "mutant.il")
-        for message, statuses, overall, _ in sby.alone_jobs(
+        for message, job, statuses, overall, _ in sby.alone_jobs(
                 folder, self.messages, order, name=name, depth=depth, engine=self.engine,
                 timeout=timeout, prepared=prepared):
-            job = f"{name}-{message or sby.LIBRARY}"
-            self._tidy(folder / job)
+            self._tidy(job)
             failure = self._failure(statuses, folder)
             if failure is not None:
                 (folder / prepared).unlink()
@@ -475,7 +474,7 @@ class Campaign:
                 short[message or sby.LIBRARY] = sby.steps_checked(statuses)
             elif overall not in ("PASS", "BASECASE"):
                 raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
-                                   f"see {folder / job / 'logfile.txt'}")
+                                   f"see {job / 'logfile.txt'}")
             if passed is not None:
                 passed(message, short.get(message or sby.LIBRARY))
         (folder / prepared).unlink()

@@ -1114,21 +1114,22 @@ class RouterChecks:
     def islip_fairness(self, allocator, matches, single: bool, prefix: str = "") -> None:
         """iSLIP's form of :meth:`fairness` on ``allocator`` (an
         :class:`~.stages.ObservedIslipAllocator`; ``matches[o]``: the inputs matched to
-        output o), on its pointers. Always: its pointers move as its first round says
-        (:meth:`_islip_first_round`), and an input that asks for an open
-        output alone, and that no input asking for it precedes from the output's pointer, is
-        matched to it (it is offered the output in the first round and nothing else). Where
-        ``single`` (each input asks for one output: in the split router, no adaptive packet
-        asks for several, nor a packet for a PE port with several ejection lanes), an open
-        output some input asks for is matched, and an input that
-        keeps asking sees fewer matches of its output to others than the inputs ahead of it
-        from the pointer; with several requests per input that bound holds for one round,
-        where every match moves the pointer, and is not claimed for more. ``prefix``: of the
-        names of the proof's signals."""
+        output o), on its pointers. Always: its first round's matches stand among
+        ``matches`` (later rounds only add matches), its pointers move as that round says
+        (:meth:`_islip_pointer`, :meth:`_islip_accept_pointers`), and an input that asks for
+        an open output alone, and that no input asking for it precedes from the output's
+        pointer, is matched to it (it is offered the output in the first round and nothing
+        else). Where ``single`` (each input asks for one output: in the split router, no
+        adaptive packet asks for several, nor a packet for a PE port with several ejection
+        lanes), an open output some input asks for is matched, and an input that keeps asking
+        sees fewer matches of its output to others than the inputs ahead of it from the
+        pointer; with several requests per input that bound holds for one round, where every
+        match moves the pointer, and is not claimed for more. ``prefix``: of the names of the
+        proof's signals."""
         m = self.m
         inputs = allocator.input_count
         bounded = single or allocator.iterations == 1
-        first_round = self._islip_first_round(allocator, matches, prefix)
+        self._islip_accept_pointers(allocator, prefix)
         for o in range(allocator.output_count):
             first, ok = first_of_mask(m, allocator.grant_pointers[o], inputs,
                                       f"{prefix}first_{o}")
@@ -1136,11 +1137,13 @@ class RouterChecks:
             grants = matches[o]
             asks = [request[o] for request in allocator.requests]
             turns = [turns_before(first, i, inputs) for i in range(inputs)]
-            self._islip_pointer(allocator.grant_pointers[o], first_round[o], inputs,
-                                f"{prefix}grant_pointer_{o}", f"{prefix}output_{o}")
             # One part per output: with one induction step per property, each output's
             # allocation is a job (the 002 king torus router's 10 outputs of 34 inputs).
             part = f"{prefix}output_{o}"
+            first_match = allocator.first_match[o]
+            self._islip_pointer(allocator.grant_pointers[o], first_match, inputs,
+                                f"{prefix}grant_pointer_{o}", part)
+            self.check("fair_allocation", (first_match & ~grants) == 0, part)
             if single:
                 self.check("fair_allocation",
                            ~(allocator.open[o] & Cat(asks).any()) | grants.any(), part)
@@ -1158,20 +1161,16 @@ class RouterChecks:
                 self.check("fair_allocation", wait <= bound, part)
                 self.check("fair_allocation", wait + turns[i] <= bound, part)
 
-    def _islip_first_round(self, allocator, matches, prefix: str) -> list:
-        """iSLIP's first round as ``allocator`` matched it (per output, the input, one-hot,
-        or zero), checked to stand among ``matches`` (later rounds only add matches); each
-        accept pointer is a mask the input can hold, and moves only as
-        :meth:`_islip_pointer` says."""
+    def _islip_accept_pointers(self, allocator, prefix: str) -> None:
+        """Each of ``allocator``'s accept pointers is a mask its input can hold, and moves
+        only as :meth:`_islip_pointer` says, with the output its input accepted in the first
+        round."""
         outputs = allocator.output_count
         for i, pointer in enumerate(allocator.accept_pointers):
             _, ok = first_of_mask(self.m, pointer, outputs, f"{prefix}accept_first_{i}")
             self.check("router_state", ok)
             self._islip_pointer(pointer, allocator.first_accepted[i], outputs,
                                 f"{prefix}accept_pointer_{i}", None)
-        for o, match in enumerate(allocator.first_match):
-            self.check("fair_allocation", (match & ~matches[o]) == 0, f"{prefix}output_{o}")
-        return allocator.first_match
 
     def _islip_pointer(self, pointer, chosen, count: int, name: str, part) -> None:
         """An iSLIP pointer over ``count`` requesters moves only with a first-round match

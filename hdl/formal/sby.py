@@ -499,10 +499,10 @@ def alone_jobs(workdir: Path, messages: list[str], order: list[str], *, name: st
     """Bounded model checking of ``depth`` steps, one SymbiYosys job (``{name}-{message}``)
     per assertion message of ``order`` (a property or part of ``messages``, alone:
     :func:`alone_script`), on the netlist :func:`write_prepared` wrote (``prepared``), each
-    within ``timeout`` seconds, ``jobs`` at once. Yields ``(message, statuses, overall,
-    seconds)`` (:func:`run_job`) in the order of ``order``; with one job at a time, each
-    starts only once the one before has been taken, so a caller that stops at a failure
-    runs none after it."""
+    within ``timeout`` seconds, ``jobs`` at once. Yields ``(message, folder, statuses,
+    overall, seconds)`` (the job's folder, then :func:`run_job`'s) in the order of
+    ``order``; with one job at a time, each starts only once the one before has been taken,
+    so a caller that stops at a failure runs none after it."""
     say = progress or (lambda line: None)
 
     def run(index: int):
@@ -512,7 +512,7 @@ def alone_jobs(workdir: Path, messages: list[str], order: list[str], *, name: st
         job = write_job(workdir, f"{name}-{message or LIBRARY}", mode="bmc", depth=depth,
                         engine=engine, timeout=timeout, script=alone_script(message, messages),
                         prepared=prepared)
-        return (message, *run_job(job, progress=progress))
+        return (message, job.with_suffix(""), *run_job(job, progress=progress))
 
     if jobs == 1:
         yield from map(run, range(len(order)))
@@ -548,7 +548,7 @@ def deeper_each(found: list[Verdict], workdir: Path, *, depth: int, engine: str,
                           jobs=jobs, progress=progress and (lambda line: progress(
                               f"{unit}: {line}")))
     reached = {}  # the steps checked of each bounded property, the fewest of its parts'
-    for (verdict, _), (message, statuses, overall, seconds) in zip(runs, searches):
+    for (verdict, _), (_, folder, statuses, overall, seconds) in zip(runs, searches):
         verdict.seconds = round(verdict.seconds + seconds, 1)
         failed = [s["base_case"] for s in statuses
                   if s.get("kind") == "ASSERT" and s.get("base_case")]
@@ -563,8 +563,7 @@ def deeper_each(found: list[Verdict], workdir: Path, *, depth: int, engine: str,
             verdict.stopped = "timeout"
             steps = steps_checked(statuses)
         elif overall != "PASS":
-            raise ProverError(f"SymbiYosys ended {overall}; see "
-                              f"{workdir / f'bmc-{message or LIBRARY}' / 'logfile.txt'}")
+            raise ProverError(f"SymbiYosys ended {overall}; see {folder / 'logfile.txt'}")
         reached[verdict.name] = min(reached.get(verdict.name, steps), steps)
     (workdir / prepared).unlink()
     for verdict in found:
