@@ -51,13 +51,13 @@ CASES = {
                                  "--allocator", "islip", "--iterations", "4"],
     "compact-kt8-broadcast": ["king", "--broadcast", "--pipeline", "2", "--max-packet-length",
                               "2"],
-    # The split router with the bypass: alone (packets of 1 to 3 flits, and of one flit),
-    # and on the king torus under 2S with broadcast (packets of one flit: with 3 VCs, 2-flit
-    # packets buffer more flits than the proofs take).
-    "bypass": ["--bypass"],
-    "bypass-one-flit": ["--bypass", "--max-packet-length", "1"],
-    "bypass-kt8-2s-broadcast": ["king", "--routing", "2s", "--vcs", "3", "--broadcast",
-                                "--max-packet-length", "1", "--bypass"],
+    # The split router without its bypass (the presets' router); with it (the default), with
+    # packets of one flit, and on the king torus under 2S with broadcast (packets of one flit:
+    # with 3 VCs, 2-flit packets buffer more flits than the proofs take).
+    "nobypass": ["--no-bypass"],
+    "one-flit": ["--max-packet-length", "1"],
+    "kt8-2s-broadcast": ["king", "--routing", "2s", "--vcs", "3", "--broadcast",
+                         "--max-packet-length", "1"],
     "mutants": ["--mutant", "all"],
     # Paper presets, at the sizes the proofs take (the report's "sizes" says which).
     "preset-003-bubble": ["--preset", "003-bubble"],
@@ -127,8 +127,9 @@ def main() -> None:
             solvers[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             solvers[package] = None
-    if args.only and args.out.exists():  # keep the other cases of an earlier run
-        results = {**json.loads(args.out.read_text())["cases"], **results}
+    if args.only and args.out.exists():  # keep the other cases of an earlier run (of CASES)
+        earlier = json.loads(args.out.read_text())["cases"]
+        results = {**{name: case for name, case in earlier.items() if name in CASES}, **results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"cases": results, "solvers": solvers,
                                     "provenance": provenance()}, indent=2) + "\n")

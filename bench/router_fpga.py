@@ -86,12 +86,16 @@ def preset_router(preset: str, *flags: str):
     return fpga.router_kind(network, family_for(network))[1]
 
 
+#: The split router without its bypass (the ``-p3`` configurations).
+SPLIT = {"pipeline": 3, "bypass": False}
+
 #: Name → a function building the router to measure: a name without suffix is the compact
 #: router (``pipeline=2``, 2 cycles per hop), as the results recorded under it; ``-p3`` the
-#: same router with ``pipeline=3`` (the split router, 3 cycles per hop, the default);
-#: ``-islip`` the split router with ``allocator="islip"`` (one round); ``-bram`` with its input
-#: buffers in block RAM (``buffer_memory="block"``); ``-bypass`` the split router with
-#: ``bypass=True`` (a link head allocated in its arrival cycle: 2 cycles per link hop);
+#: same router with ``pipeline=3`` and ``bypass=False`` (the split router without its bypass,
+#: 3 cycles per hop); ``-islip`` that router with ``allocator="islip"`` (one round); ``-bram``
+#: with its input buffers in block RAM (``buffer_memory="block"``); ``-bypass`` the split
+#: router with its bypass (a link head allocated in its arrival cycle: 2 cycles per link hop;
+#: the default);
 #: ``preset-`` a preset's router as its
 #: network builds it.
 CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCompute),
@@ -101,21 +105,21 @@ CONFIGS = {"default": lambda: Router(replace(CONFIG, pipeline=2), HeaderRouteCom
                                            king.router_ports(KING, (0, 0))),
            "king-kt8-2s": lambda: king.router(replace(KING_2S, pipeline=2),
                                               king.router_ports(KING_2S, (0, 0))),
-           "default-p3": lambda: Router(replace(CONFIG, pipeline=3), HeaderRouteCompute),
+           "default-p3": lambda: Router(replace(CONFIG, **SPLIT), HeaderRouteCompute),
            "default-p3-bypass": lambda: Router(replace(CONFIG, pipeline=3, bypass=True),
                                                HeaderRouteCompute),
-           "small-buffers-p3": lambda: Router(replace(CONFIG_SMALL, pipeline=3),
+           "small-buffers-p3": lambda: Router(replace(CONFIG_SMALL, **SPLIT),
                                               HeaderRouteCompute),
-           "king-kt8-p3": lambda: king.router(replace(KING, pipeline=3),
+           "king-kt8-p3": lambda: king.router(replace(KING, **SPLIT),
                                               king.router_ports(KING, (0, 0))),
-           "king-kt8-2s-p3": lambda: king.router(replace(KING_2S, pipeline=3),
+           "king-kt8-2s-p3": lambda: king.router(replace(KING_2S, **SPLIT),
                                                  king.router_ports(KING_2S, (0, 0))),
-           "default-p3-islip": lambda: Router(replace(CONFIG, pipeline=3, allocator="islip"),
+           "default-p3-islip": lambda: Router(replace(CONFIG, **SPLIT, allocator="islip"),
                                               HeaderRouteCompute),
            "king-kt8-2s-p3-islip": lambda: king.router(
-               replace(KING_2S, pipeline=3, allocator="islip"),
+               replace(KING_2S, **SPLIT, allocator="islip"),
                king.router_ports(KING_2S, (0, 0))),
-           "default-p3-bram": lambda: Router(replace(CONFIG, pipeline=3, buffer_memory="block"),
+           "default-p3-bram": lambda: Router(replace(CONFIG, **SPLIT, buffer_memory="block"),
                                              HeaderRouteCompute),
            **{f"preset-{preset}": lambda preset=preset: preset_router(preset)
               for preset in PRESETS},

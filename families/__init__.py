@@ -77,10 +77,16 @@ def family_words() -> dict[str, tuple[Family, dict]]:
     return words
 
 
+#: What every preset fixes besides its own values: the split router without its bypass, the
+#: router that the papers' figures, the presets' FPGA reports and their proofs were measured
+#: with (docs/router.md; ``--bypass`` gives it back).
+PRESET_ROUTER = {"bypass": False}
+
+
 def presets() -> dict[str, dict]:
     """Every family's presets, name → configuration values (with ``family``: the family's
-    name or one of its words)."""
-    return {name: values for each in families().values()
+    name or one of its words; :data:`PRESET_ROUTER` under each)."""
+    return {name: {**PRESET_ROUTER, **values} for each in families().values()
             for name, values in each.presets.items()}
 
 

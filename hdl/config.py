@@ -22,6 +22,7 @@ from twinnet.model.sizes import (  # noqa: F401
     MAX_EJECTION_LANES,
     MAX_ITERATIONS,
     MICROARCHITECTURE,
+    NATIVE_BYPASS,
     NATIVE_HOLD,
     NATIVE_SWITCH_INPUTS,
     PIPELINES,
@@ -133,7 +134,8 @@ class RouterConfig:
             ``"lut"`` (read asynchronously: LUT RAM; the default) or ``"block"`` (read
             synchronously, addressed a cycle ahead: block RAM); the same behaviour.
         bypass: a head arriving on a link while its VC has no packet waiting is allocated
-            in its arrival cycle (the split router only: 2 cycles per link hop).
+            in its arrival cycle: 2 cycles per link hop (None: the pipeline's own,
+            :data:`NATIVE_BYPASS`: the split router's; the compact router has none).
         stall_counters: add the ``stalls`` status outputs, counters of why waiting packets
             were not allocated (:data:`twinnet.hdl.router.stalls.STALL_REASONS`); for
             measurements, off by default.
@@ -152,7 +154,7 @@ class RouterConfig:
     hold: str | None = None
     ejection_lanes: int = 1
     buffer_memory: str = "lut"
-    bypass: bool = False
+    bypass: bool | None = None
     stall_counters: bool = False
 
     def __post_init__(self):
@@ -170,8 +172,8 @@ class RouterConfig:
         checks.check_int("ejection_lanes", self.ejection_lanes, minimum=1,
                          maximum=MAX_EJECTION_LANES)
         checks.check_choice("buffer_memory", self.buffer_memory, BUFFER_MEMORIES)
-        for key in ("bypass", "stall_counters"):
-            if not isinstance(getattr(self, key), bool):
+        for key, allowed in (("bypass", (bool, type(None))), ("stall_counters", bool)):
+            if not isinstance(getattr(self, key), allowed):
                 raise TypeError(f"{key} must be True or False, not {getattr(self, key)!r}")
         check_microarchitecture({key: getattr(self, key) for key in MICROARCHITECTURE},
                                 {key: key for key in MICROARCHITECTURE})
@@ -196,9 +198,15 @@ class RouterConfig:
         return (self.switch_inputs or NATIVE_SWITCH_INPUTS[self.pipeline]) == "vc"
 
     @property
+    def bypasses(self) -> bool:
+        """Link heads are allocated in their arrival cycle (``bypass``, else the pipeline's
+        own)."""
+        return NATIVE_BYPASS[self.pipeline] if self.bypass is None else self.bypass
+
+    @property
     def hop_cycles(self) -> int:
         """Zero-load cycles per link hop: the pipeline's, 2 with the bypass."""
-        return 2 if self.bypass else self.pipeline
+        return 2 if self.bypasses else self.pipeline
 
     @property
     def holds_outputs(self) -> bool:

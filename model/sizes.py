@@ -80,6 +80,9 @@ MAX_REASSEMBLY_BEATS = 1 << 16
 #: Each microarchitecture's own switch inputs and hold (the split router takes only these).
 NATIVE_SWITCH_INPUTS = {2: "port", 3: "vc"}
 NATIVE_HOLD = {2: "flit", 3: "packet"}
+#: Whether link heads are allocated in their arrival cycle (the bypass), per pipeline where
+#: ``bypass`` is not given: the split router's own; the compact router has none.
+NATIVE_BYPASS = {2: False, 3: True}
 
 
 def default_depth(max_packet_length: int) -> int:
@@ -221,12 +224,12 @@ class RouterSizes(Configuration):
         "FPGA; the default) or block (read synchronously, addressed a cycle ahead: block RAM, "
         "ECP5 DP16KD or iCE40 EBR, for deep buffers or FPGAs without LUT RAM); the router "
         "behaves the same cycle for cycle")
-    bypass: bool = parameter(
-        False, Flag(),
-        "split router only: a head that arrives on a link "
-        "while its VC has no packet waiting is allocated in its arrival cycle, as it is written "
-        "into its buffer, and leaves in the next (2 cycles per link hop instead of 3; its "
-        "route compute is then in front of the allocation)")
+    bypass: bool | None = parameter(
+        None, Flag(),
+        "a head that arrives on a link while its VC has no packet waiting is allocated in its "
+        "arrival cycle, as it is written into its buffer, and leaves in the next (2 cycles "
+        "per link hop instead of 3; its route compute is then in front of the allocation); "
+        "default: the pipeline's own (split: on, --no-bypass turns it off; compact: none)")
 
     ni: str = parameter(
         "flits", Choice(NETWORK_INTERFACES),
@@ -320,11 +323,12 @@ class RouterSizes(Configuration):
     @property
     def microarchitecture(self) -> dict:
         """The router's microarchitecture, as :class:`twinnet.hdl.config.RouterConfig` takes
-        it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs``, ``hold`` (the
-        pipeline's own where not given), ``ejection_lanes``, ``buffer_memory`` and
-        ``bypass``."""
+        it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs``, ``hold``,
+        ``ejection_lanes``, ``buffer_memory`` and ``bypass`` (``switch_inputs``, ``hold`` and
+        ``bypass``: the pipeline's own where not given)."""
         pipeline = self.pipeline
-        native = {"switch_inputs": NATIVE_SWITCH_INPUTS[pipeline], "hold": NATIVE_HOLD[pipeline]}
+        native = {"switch_inputs": NATIVE_SWITCH_INPUTS[pipeline], "hold": NATIVE_HOLD[pipeline],
+                  "bypass": NATIVE_BYPASS[pipeline]}
         return {key: native[key] if key in native and getattr(self, key) is None
                 else getattr(self, key) for key in MICROARCHITECTURE}
 
@@ -358,8 +362,8 @@ class RouterSizes(Configuration):
         ``_compact`` (the compact router; ``_p<N>`` elsewhere in a king name counts PEs),
         ``_islip<N>`` (iSLIP with N rounds), ``_vcin`` / ``_hold`` (the compact router with a
         crossbar input per VC / outputs held from head to tail), ``_ej<N>`` (N ejection lanes
-        per PE port), ``_bram`` (input buffers in block RAM), ``_bypass`` (heads allocated in
-        their arrival cycle)."""
+        per PE port), ``_bram`` (input buffers in block RAM), ``_nobypass`` (the split router
+        without its bypass)."""
         suffix = ""
         if self.flit_width != DEFAULT_FLIT_WIDTH:
             suffix += f"_w{self.flit_width}"
@@ -380,8 +384,8 @@ class RouterSizes(Configuration):
             suffix += f"_ej{self.ejection_lanes}"
         if self.buffer_memory != "lut":
             suffix += "_bram"
-        if self.bypass:
-            suffix += "_bypass"
+        if micro["bypass"] != NATIVE_BYPASS[self.pipeline]:  # only the split router has one
+            suffix += "_nobypass"
         if self.ni == "axi-stream":
             suffix += f"_axis{self.beat_bytes}" + (f"u{self.ni_user_bits}"
                                                   if self.ni_user_bits else "")

@@ -352,7 +352,7 @@ class RouterChecks:
     def bypasses(self, unit) -> bool:
         """``unit`` offers a head arriving now to the allocators (``RouterConfig.bypass``, on
         a link)."""
-        return self.config.bypass and not self.config.ports[unit.port_index].is_pe
+        return self.config.bypasses and not self.config.ports[unit.port_index].is_pe
 
     def head_written(self, unit, v: int):
         """A head is written into the buffer of VC ``v`` of ``unit`` now."""

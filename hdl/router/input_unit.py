@@ -312,7 +312,7 @@ class InputUnit(wiring.Component):
         head is read, in the next cycle at the earliest, as for any other packet (with packets
         of one flit, whose routes leave as they are allocated, it is not queued then)."""
         front, head, queued = queue.r_data, queue.r_rdy, write & stored.first
-        if self.stage.config.bypass and not self._port.is_pe:
+        if self.stage.config.bypasses and not self._port.is_pe:
             front = Mux(head, front, self.stage.expand_route(m, route))
             if self.stage.config.max_packet_length == 1:
                 # A route leaves as its packet is allocated (``pop``): one allocated in its

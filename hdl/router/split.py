@@ -37,7 +37,7 @@ class SplitComposition(Composition):
         (``RouterConfig.bypass``) puts a longer path in front of the allocation (the route
         compute of a head arriving now), where the register's LUTs pay for the bypass's
         multiplexers instead (docs/router.md)."""
-        return self.config.max_packet_length > 1 and not self.config.bypass
+        return self.config.max_packet_length > 1 and not self.config.bypasses
 
     def state_layout(self) -> data.StructLayout:
         """``active``: streaming its packet; ``begun``: a flit of it has been read (so the

@@ -131,12 +131,13 @@ def test_generates_a_plain_torus(tmp_path, capsys):
 
 
 def test_preset_sizes_change_within_its_shape():
-    """``--k`` alone keeps the preset's dimension count; the name encodes non-default sizes."""
+    """``--k`` alone keeps the preset's dimension count; the name encodes non-default sizes
+    (and a preset's router without the bypass: ``_nobypass``)."""
     network = network_from_args(parse("--preset", "2d-8x8", "--k", "3"))
     assert network.topology.radices == (3, 3) and network.topology.card_count == 1
     network = network_from_args(parse("--preset", "3dt-4x4x4", "--flit-width", "64",
                                       "--max-packet-length", "8", "--buffer-depth", "24"))
-    assert network.name == "ndt3_k4_D_bubble_w64_l8_d24"
+    assert network.name == "ndt3_k4_D_bubble_w64_l8_d24_nobypass"
     compact = network_from_args(parse("--pipeline", "2"))
     assert compact.name == "ndt3_k4_D_bubble_compact"
     # A buffer of the default depth (2 x packet length) gives the same Verilog, the same name.

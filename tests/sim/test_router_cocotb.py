@@ -46,9 +46,9 @@ CONFIGS.update({f"{name}-p2": dataclasses.replace(config, pipeline=2)
                 for name, config in list(CONFIGS.items())})
 CONFIGS.update({"r5-vc2-ej3": dataclasses.replace(CONFIGS["r5-vc2"], ejection_lanes=3),
                 "r7-mixed-ej2": dataclasses.replace(CONFIGS["r7-mixed"], ejection_lanes=2)})
-# And as split routers with the bypass (a head arriving on a link allocated in its arrival
-# cycle).
-CONFIGS.update({f"{name}-bypass": dataclasses.replace(CONFIGS[name], bypass=True)
+# And as split routers without their bypass (a head arriving on a link allocated a cycle
+# after its write, from its route queue).
+CONFIGS.update({f"{name}-nobypass": dataclasses.replace(CONFIGS[name], bypass=False)
                 for name in ("r5-vc2", "r7-mixed")})
 
 # The admission, fairness and throughput tests need one design; random traffic runs on both.
@@ -58,16 +58,16 @@ TESTS = {
 }
 TESTS.update({f"{name}-p2": tests for name, tests in list(TESTS.items())})
 TESTS.update({name: ["random_traffic"] for name in ("r5-vc2-ej3", "r7-mixed-ej2",
-                                                     "r5-vc2-bypass", "r7-mixed-bypass")})
+                                                     "r5-vc2-nobypass", "r7-mixed-nobypass")})
 
 
 #: The default suite runs r5-vc2 on Icarus, and on Verilator r7-mixed and r5-vc2 on the
-#: compact router and with the bypass; the slow tier the rest (ejection lanes run in a network
+#: compact router and without the bypass; the slow tier the rest (ejection lanes run in a network
 #: in tests/sim/test_ejection_lanes_network.py).
 SLOW = {(name, "icarus") for name in CONFIGS
-        if name.endswith(("-p2", "-ej3", "-ej2", "-bypass"))}
+        if name.endswith(("-p2", "-ej3", "-ej2", "-nobypass"))}
 SLOW |= {("r7-mixed", "icarus"), ("r5-vc2", "verilator")}
-SLOW |= {(name, "verilator") for name in ("r7-mixed-ej2", "r7-mixed-p2", "r7-mixed-bypass",
+SLOW |= {(name, "verilator") for name in ("r7-mixed-ej2", "r7-mixed-p2", "r7-mixed-nobypass",
                                          "r5-vc2-ej3")}
 
 
