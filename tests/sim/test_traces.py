@@ -32,10 +32,11 @@ def hand_trace(tmp_path):
                          indirect=["simulator"])
 def test_zero_load_latency_of_each_packet_is_the_hand_calculation(tmp_path, capsys, check,
                                                                   simulator):
-    """The split router takes 3 cycles per router from a flit entering it to that flit leaving
-    it (docs/router.md), so a packet crossing H links passes H + 1 routers: its head leaves
-    3 (H + 1) cycles after it was accepted, and its tail L - 1 cycles after its head (one flit
-    per cycle): network latency 3 (H + 1) + L - 1. Its hops are H; each packet once."""
+    """The split router takes 3 cycles from a flit entering it at a PE port to that flit
+    leaving it, and 2 from a link (its bypass; docs/router.md), so a packet crossing H links
+    passes H + 1 routers: its head leaves 3 + 2 H cycles after it was accepted, and its tail
+    L - 1 cycles after its head (one flit per cycle): network latency 3 + 2 H + L - 1. Its
+    hops are H; each packet once."""
     out = tmp_path / "times.csv"
     status = main(["sim", *NETWORK, "--trace", str(hand_trace(tmp_path)), "--check", check,
                    "--simulator", simulator, "--latencies", str(out), "--json",
@@ -48,7 +49,7 @@ def test_zero_load_latency_of_each_packet_is_the_hand_calculation(tmp_path, caps
         assert (int(row["cycle"]), int(row["source"]), int(row["destination"]),
                 int(row["length"])) == (cycle, source, destination, length)
         assert int(row["hops"]) == links
-        assert int(row["network_latency"]) == 3 * (links + 1) + length - 1, row
+        assert int(row["network_latency"]) == 3 + 2 * links + length - 1, row
         assert int(row["tail_out"]) - int(row["head_out"]) == length - 1
         assert int(row["latency"]) == int(row["tail_out"]) - cycle
     results = json.loads(captured.out)["results"]

@@ -28,8 +28,9 @@ from twinnet.model.twin_routing import path
 from twinnet.sim_tb import network_sim, runner
 
 #: The fixed part of a PE-to-PE latency at zero load, as documented in docs/network.md (head
-#: accepted at the source PE port → head ejected at the destination); each router adds its
-#: pipeline's cycles per hop.
+#: accepted at the source PE port → head ejected at the destination); the first router adds
+#: its pipeline's cycles, each further one 2 (the compact router's pipeline, the split
+#: router's bypass).
 LATENCY_CONSTANT = 0
 
 
@@ -137,7 +138,7 @@ def check_every_hop(name: str, simulator: str, slow_tier: bool) -> None:
         assert len({(s, d) for s, d, _ in latencies}) == pairs and all(s != d for s, d, _ in
                                                                          latencies)
         wrong = [(s, d, got) for s, d, got in latencies
-                 if got != len(path(twin, pes[s], pes[d])) * config.pipeline
+                 if got != config.pipeline + 2 * (len(path(twin, pes[s], pes[d])) - 1)
                  + LATENCY_CONSTANT]
         assert wrong == []
 
