@@ -30,6 +30,7 @@ from twinnet.model.sizes import (  # noqa: F401
     RouterSizes,
     check_microarchitecture,
     check_pipeline,
+    resolve_microarchitecture,
 )
 
 #: Port roles: a link to another router, the link between the two halves of a twin router (a
@@ -192,16 +193,22 @@ class RouterConfig:
 
     # Derived values.
 
+    @cached_property
+    def microarchitecture(self) -> dict:
+        """The knobs of :data:`MICROARCHITECTURE` as built: each not given (None) is the
+        pipeline's own."""
+        return resolve_microarchitecture({key: getattr(self, key) for key in MICROARCHITECTURE})
+
     @property
     def switch_inputs_per_vc(self) -> bool:
         """One crossbar input per input VC (else one per input port)."""
-        return (self.switch_inputs or NATIVE_SWITCH_INPUTS[self.pipeline]) == "vc"
+        return self.microarchitecture["switch_inputs"] == "vc"
 
     @property
     def bypasses(self) -> bool:
         """Link heads are allocated in their arrival cycle (``bypass``, else the pipeline's
         own)."""
-        return NATIVE_BYPASS[self.pipeline] if self.bypass is None else self.bypass
+        return self.microarchitecture["bypass"]
 
     @property
     def hop_cycles(self) -> int:
@@ -211,7 +218,7 @@ class RouterConfig:
     @property
     def holds_outputs(self) -> bool:
         """An allocated packet holds its output from head to tail (else only an output VC)."""
-        return (self.hold or NATIVE_HOLD[self.pipeline]) == "packet"
+        return self.microarchitecture["hold"] == "packet"
 
     @property
     def port_count(self) -> int:

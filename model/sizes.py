@@ -115,6 +115,16 @@ MICROARCHITECTURE = ("pipeline", "allocator", "iterations", "switch_inputs", "ho
                      "ejection_lanes", "buffer_memory", "bypass")
 
 
+def resolve_microarchitecture(values: dict) -> dict:
+    """``values`` of :data:`MICROARCHITECTURE` with each knob not given (None) set to the
+    pipeline's own: the router as built."""
+    pipeline = values["pipeline"]
+    native = {"switch_inputs": NATIVE_SWITCH_INPUTS[pipeline], "hold": NATIVE_HOLD[pipeline],
+              "bypass": NATIVE_BYPASS[pipeline]}
+    return {key: native[key] if values[key] is None else values[key]
+            for key in MICROARCHITECTURE}
+
+
 def check_microarchitecture(values: dict, names: dict) -> None:
     """The knobs go together (``values`` of :data:`MICROARCHITECTURE`; raises ``ValueError``
     naming ``names``):
@@ -326,11 +336,7 @@ class RouterSizes(Configuration):
         it: ``pipeline``, ``allocator``, ``iterations``, ``switch_inputs``, ``hold``,
         ``ejection_lanes``, ``buffer_memory`` and ``bypass`` (``switch_inputs``, ``hold`` and
         ``bypass``: the pipeline's own where not given)."""
-        pipeline = self.pipeline
-        native = {"switch_inputs": NATIVE_SWITCH_INPUTS[pipeline], "hold": NATIVE_HOLD[pipeline],
-                  "bypass": NATIVE_BYPASS[pipeline]}
-        return {key: native[key] if key in native and getattr(self, key) is None
-                else getattr(self, key) for key in MICROARCHITECTURE}
+        return resolve_microarchitecture({key: getattr(self, key) for key in MICROARCHITECTURE})
 
     @property
     def beat(self) -> dict:

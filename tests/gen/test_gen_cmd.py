@@ -96,6 +96,12 @@ def test_generates_verilog_and_manifest(tmp_path, capsys):
     assert top.count("ndt2_k3_C_Best_vc_card0 ") == 9 and top.count("ndt2_k3_C_Best_vc_card1 ") == 9
     manifest = json.loads((folder / "ndt2_k3_C_Best_vc.manifest.json").read_text())
     assert manifest["top"] == "ndt2_k3_C_Best_vc" and manifest["derived"]["pe_count"] == 18
+    # The knobs as given (none) and the router as built: the split router's own, with the
+    # bypass (docs/router.md).
+    assert manifest["parameters"]["bypass"] is None
+    assert manifest["derived"]["microarchitecture"] == {
+        "pipeline": 3, "allocator": "round-robin", "iterations": 1, "switch_inputs": "vc",
+        "hold": "packet", "ejection_lanes": 1, "buffer_memory": "lut", "bypass": True}
     widths = {port["name"]: port["width"] for port in manifest["ports"]}
     assert widths["pe_in_valid"] == 18 and widths["pe_in_data"] == 18 * 32
     # 9 nodes x (2 cards x (2 external ports + internal link)) links.
@@ -118,15 +124,18 @@ def test_2d_presets_are_the_plain_tori_of_the_comparison():
 
 
 def test_generates_a_plain_torus(tmp_path, capsys):
-    assert main(["gen", "--radix", "4,3", "--config", "torus", "--mode", "vc",
+    assert main(["gen", "--radix", "4,3", "--config", "torus", "--mode", "vc", "--no-bypass",
                  "--out", str(tmp_path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     names = sorted(p.rsplit("/", 1)[-1] for p in data["files"])
-    assert names == ["torus2_4x3_vc.manifest.json", "torus2_4x3_vc.v", "torus2_4x3_vc_card0.v"]
-    folder = tmp_path / "torus2_4x3_vc"
-    assert (folder / "torus2_4x3_vc.v").read_text().count("torus2_4x3_vc_card0 ") == 12
-    manifest = json.loads((folder / "torus2_4x3_vc.manifest.json").read_text())
+    top = "torus2_4x3_vc_nobypass"
+    assert names == [f"{top}.manifest.json", f"{top}.v", f"{top}_card0.v"]
+    folder = tmp_path / top
+    assert (folder / f"{top}.v").read_text().count(f"{top}_card0 ") == 12
+    manifest = json.loads((folder / f"{top}.manifest.json").read_text())
     assert manifest["derived"]["pe_count"] == 12
+    assert manifest["parameters"]["bypass"] is False
+    assert manifest["derived"]["microarchitecture"]["bypass"] is False
     assert len(manifest["links"]) == 12 * 4  # 4 external ports per router, no internal link
 
 
