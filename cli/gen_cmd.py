@@ -186,9 +186,8 @@ def _form(each) -> dict:
     """How the command line reads parameter ``each``'s flag: argparse's ``action``,
     ``choices`` or ``type``."""
     domain = each.domain
-    if isinstance(domain, schema.Flag):  # with no default of its own, --no-<flag> too
-        return {"action": "store_true" if each.default is False
-                else argparse.BooleanOptionalAction}
+    if isinstance(domain, schema.Flag):  # (argparse adds the --no-<flag> of each.flags)
+        return {"action": argparse.BooleanOptionalAction if each.negatable else "store_true"}
     if isinstance(domain, schema.Choice) and domain.fold is None:
         return {"choices": domain.choices}
     if isinstance(domain, schema.Integer):

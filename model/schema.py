@@ -214,6 +214,17 @@ class Parameter:
     def default_for(self, values: dict):
         return self.default(values) if callable(self.default) else self.default
 
+    @property
+    def negatable(self) -> bool:
+        """A :class:`Flag` with no default of its own (None: derived from the others) is
+        given on or off."""
+        return isinstance(self.domain, Flag) and self.default is not False
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Its command-line options: ``flag``, and ``--no-<flag>`` where it is negatable."""
+        return (self.flag, f"--no-{self.flag[2:]}") if self.negatable else (self.flag,)
+
 
 def parameter(default, domain, help: str, *, flag: str | None = None):
     """A dataclass field that is a parameter (see :class:`Parameter`); a callable ``default``

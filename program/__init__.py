@@ -30,8 +30,9 @@ evaluation with the clock input flipped is one clock cycle. Every cycle the prog
 carries what the last edge changed to the inputs it drives, then settles the combinational
 paths between models: it evaluates, without an edge, the models whose changed inputs reach an
 output within a cycle (read from the Verilog by
-:func:`twinnet.program.verilog.inputs_reaching_outputs`: on twinnet's routers none does,
-so routers are evaluated once a cycle), carries their outputs, and again until nothing
+:func:`twinnet.program.verilog.inputs_reaching_outputs`: on twinnet's routers none does but
+a link's input with the bypass, which reaches the stall counters' ``waits``, so routers are
+evaluated once a cycle otherwise), carries their outputs, and again until nothing
 changes. Then the clock edge comes to every awake model. A router whose whole state
 (Verilator's root of the model: registers, ports and its scheduler's flags), but for the bytes
 that follow the clock, is the same after an edge as after the one before is asleep: with

@@ -71,8 +71,9 @@ def _bool(value: bool) -> str:
 
 
 class _Settling:
-    """Whether an input of a module reaches one of its outputs within a cycle, read from the
-    module's Verilog in ``rtl`` (every input, for Verilog that cannot be read)."""
+    """Whether a port of a module is on a path within a cycle: an input that reaches one of
+    its outputs, or an output that one of its inputs reaches; read from the module's Verilog
+    in ``rtl`` (every port, for Verilog that cannot be read)."""
 
     def __init__(self, rtl: Path):
         self.rtl = Path(rtl)
@@ -81,8 +82,10 @@ class _Settling:
     def __call__(self, module: str, port: str) -> bool:
         if module not in self.found:
             try:
-                self.found[module] = verilog.inputs_reaching_outputs(
-                    (self.rtl / f"{module}.v").read_text(), module)
+                paths = verilog.paths_within_a_cycle((self.rtl / f"{module}.v").read_text(),
+                                                     module)
+                self.found[module] = {output for output, inputs in paths.items() if inputs} \
+                    | set().union(*paths.values())
             except verilog.UnreadableVerilog:
                 self.found[module] = None
         return self.found[module] is None or port in self.found[module]
@@ -167,9 +170,9 @@ def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dic
     with the harness's ``source`` and ``sink`` for its format ``fmt`` (their module names and
     the network's in ``harness_modules``) and the per-terminal ``(source constants, sink
     constants)`` values. ``rtl`` is the folder of the modules' Verilog (``<module>.v``), read
-    for the inputs that reach an output within a cycle
-    (:func:`twinnet.program.verilog.inputs_reaching_outputs`; every input when it cannot
-    be read).
+    for the inputs that reach an output within a cycle and the outputs they reach
+    (:func:`twinnet.program.verilog.paths_within_a_cycle`; every port when it cannot be
+    read).
 
     It holds data only: the model classes, the ports the program reaches, one row per wire,
     terminal and link, the constants; ``link_counters``, ``(LinkCounters, module name)`` or
@@ -249,8 +252,9 @@ def write_tables(netlist, modules: dict, fmt, source, sink, harness_modules: dic
               "// The router kinds: X(number, model class).",
               *_define("TWINNET_KINDS(X)", (f"X({position}, V{modules[kind]})"
                                             for position, kind in enumerate(kinds))),
-              "// Per router kind, the ports the tables number: P(member, whether it reaches "
-              "an output within a cycle)."]
+              "// Per router kind, the ports the tables number: P(member, whether it is on a "
+              "path within a cycle: an input that reaches an output, an output an input "
+              "reaches)."]
     settles = _Settling(rtl)
     for position, kind in enumerate(kinds):
         lines += _define(f"TWINNET_PORTS_{position}(P)", (

@@ -26,8 +26,9 @@ double sc_time_stamp() { return 0; }
 
 // A port of a model: where Verilator keeps its value and in how many bytes (a value of up to
 // 8 bits in a uint8_t, 16 in a uint16_t, 32 in a uint32_t, 64 in a uint64_t, wider ones in
-// 32-bit words), and whether it is an input that reaches an output within a cycle (after it
-// changes, the model is evaluated before the clock edge).
+// 32-bit words), and whether it is on a path within a cycle: an input that reaches an output
+// (after it changes, the model is evaluated before the clock edge), or an output such an input
+// reaches (it may not drive another rank's region).
 struct Port {
     void* at;
     int bytes;
@@ -213,6 +214,7 @@ struct Departure {
 struct Remote {
     void* at;
     int bytes, target;
+    bool settles;  // (received: the input reaches an output within a cycle)
 };
 
 // A source's or a sink's ports.
@@ -435,10 +437,10 @@ template <class Source, class Sink> struct Engine {
                 if (local(row[0])) {
                     const Port& from = models[row[0]]->ports[row[1]];
                     if (ranks.size == 1) taps.push_back({from.at, to->at, from.bytes, at, false});
-                    else tapped.push_back({from.at, from.bytes, at});
+                    else tapped.push_back({from.at, from.bytes, at, false});
                 }
                 if (counters && ranks.size > 1)
-                    tapped_into[rank_of[row[0]]].push_back({to->at, to->bytes, at});
+                    tapped_into[rank_of[row[0]]].push_back({to->at, to->bytes, at, false});
             }
             counted_links = true;
         }
@@ -454,13 +456,13 @@ template <class Source, class Sink> struct Engine {
                 wires.push_back({from.at, to.at, from.bytes, row[2], to.settles});
             } else if (from_here) {
                 const Port& from = models[row[0]]->ports[row[1]];
-                sent[rank_of[row[2]]].push_back({from.at, from.bytes, row[2]});
+                if (from.settles)
+                    fail("an output that an input reaches within a cycle drives another "
+                         "rank's region");
+                sent[rank_of[row[2]]].push_back({from.at, from.bytes, row[2], false});
             } else if (to_here) {
                 const Port& to = models[row[2]]->ports[row[3]];
-                if (to.settles)
-                    fail("an input that reaches an output within a cycle is driven from "
-                         "another rank's region");
-                received[rank_of[row[0]]].push_back({to.at, to.bytes, row[2]});
+                received[rank_of[row[0]]].push_back({to.at, to.bytes, row[2], to.settles});
             }
         }
         sent_bytes.assign(ranks.size, {});
@@ -829,8 +831,9 @@ template <class Source, class Sink> struct Engine {
     }
 
     // The wires between regions: each rank sends what its routers drive into the others'
-    // regions and writes what it receives into its routers' inputs (marking those that
-    // change), in the tables' order of wires.
+    // regions (registers' values: final for the cycle) and writes what it receives into its
+    // routers' inputs (marking those that change, to settle before the edge where the input
+    // reaches an output within a cycle), in the tables' order of wires.
     void exchange() {
         if (ranks.size == 1) return;
         for (int p = 0; p < ranks.size; p++) {
@@ -846,7 +849,7 @@ template <class Source, class Sink> struct Engine {
             for (const Remote& wire : received[p]) {
                 if (std::memcmp(wire.at, at, wire.bytes)) {
                     std::memcpy(wire.at, at, wire.bytes);
-                    mark(wire.target, false);
+                    mark(wire.target, wire.settles);
                 }
                 at += wire.bytes;
             }

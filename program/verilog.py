@@ -5,9 +5,11 @@ models, written by Yosys (Amaranth's backend).
 register taking both edges of the clock, so that flipping the clock input once is one clock
 cycle (one evaluation of a model instead of two).
 
-:func:`inputs_reaching_outputs` says which input ports of a module reach an output port
-without passing a register: the inputs whose change can change an output within a clock
-cycle. The program evaluates a model between clock edges only after such an input changed.
+:func:`paths_within_a_cycle` says which input ports of a module reach each output port
+without passing a register, :func:`inputs_reaching_outputs` which inputs reach one: the inputs
+whose change can change an output within a clock cycle. The program evaluates a model between
+clock edges only after such an input changed, and an output such an input reaches may not
+drive another rank's region (its value is exchanged once per cycle).
 
 The reading over-approximates, so that no path is missed. Signals are followed whole, except
 that a signal assigned in parts with constant bit ranges (``assign x[32] = ...``) is followed
@@ -316,11 +318,17 @@ def both_edges(text: str) -> str:
     return text.replace(RISING, BOTH)
 
 
-def inputs_reaching_outputs(text: str, top: str) -> set[str]:
-    """The input ports of module ``top`` in Verilog ``text`` that reach one of its output
-    ports without passing a register (their Verilog names). Raises
-    :class:`UnreadableVerilog` for a construct it does not read (see the module docstring)."""
+def paths_within_a_cycle(text: str, top: str) -> dict[str, set[str]]:
+    """Each output port of module ``top`` in Verilog ``text`` → the input ports that reach it
+    without passing a register (their Verilog names). Raises :class:`UnreadableVerilog` for a
+    construct it does not read (see the module docstring)."""
     modules = _modules(text)
     if top not in modules:
         raise UnreadableVerilog(f"no module {top}")
-    return set().union(*_summaries(modules)[top].values())
+    return _summaries(modules)[top]
+
+
+def inputs_reaching_outputs(text: str, top: str) -> set[str]:
+    """The input ports of module ``top`` in Verilog ``text`` that reach one of its output
+    ports without passing a register (:func:`paths_within_a_cycle`)."""
+    return set().union(*paths_within_a_cycle(text, top).values())

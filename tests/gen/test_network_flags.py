@@ -11,7 +11,8 @@ from twinnet.model.twisted_network import TwistedNetworkConfig
 
 def test_plain_over_a_presets_split():
     network = network_from_words(["--preset", "ft-4x2", "--plain"])
-    assert network.plain and network.name == "fattree_k4_n2_plain_d16"
+    # (A preset's router is the split router without the bypass.)
+    assert network.plain and network.name == "fattree_k4_n2_plain_d16_nobypass"
     # And a split over a plain file's switches, with the preset's buffers kept.
     network = network_from_words(["--preset", "ft-4x2", "--split", "paired"])
     assert network.split == "paired" and network.buffer_depth == 16

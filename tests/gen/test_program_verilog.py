@@ -16,6 +16,7 @@ from twinnet.program.verilog import (
     UnreadableVerilog,
     both_edges,
     inputs_reaching_outputs,
+    paths_within_a_cycle,
 )
 
 #: ``q`` is a register of ``d``; ``y`` is ``a`` through an ``always @*`` block chosen by ``s``;
@@ -152,3 +153,26 @@ def test_the_generated_models_have_no_path_through_a_router(tmp_path):
              for module in (router, source, sink)}
     assert found == {router: set(), source: {"constants", "from_trace"},
                      sink: {"refuse_rate"}}
+
+
+@pytest.mark.parametrize("bypass", [True, False])
+def test_with_stall_counters_only_the_waits_are_reached_from_a_link(tmp_path, bypass):
+    """With the stall counters, the same router's ``waits`` say which output VCs a packet
+    that could be allocated now and was not would take. With the bypass, a head arriving on
+    a link counts from its arrival cycle: each link's flit (its valid and payload, and the
+    node's constants its route is computed from) reaches every ``waits`` output within the
+    cycle, and no other output (the links' flits and credits stay registers, so the traffic
+    program's ranks still exchange registers' values). Without the bypass nothing does."""
+    from twinnet.gen.generate import generate_network
+
+    network = TwinNetworkConfig.from_dict({"radices": [4, 4], "configuration": "torus",
+                                           "mode": "vc", "bypass": bypass})
+    files = generate_network(network, tmp_path, traffic=True, stalls=True, harness=False)
+    manifest = json.loads(files[-1].read_text())
+    (router,) = set(manifest["modules"].values())
+    paths = paths_within_a_cycle((tmp_path / f"{router}.v").read_text(), router)
+    links = range(4)  # ports 0-3 are the torus's links, port 4 the PE's
+    links_in = {f"in_{p}__flit__{part}" for p in links for part in ("valid", "payload")}
+    reached = {output: inputs for output, inputs in paths.items() if inputs}
+    assert reached == ({f"waits__out_{o}": links_in | {"node_static"} for o in range(5)}
+                       if bypass else {})

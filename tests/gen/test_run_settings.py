@@ -43,7 +43,7 @@ def test_every_flag_is_a_network_flag_a_setting_or_a_file(command, capsys):
     from twinnet.model.sizes import RouterSizes
 
     network = {"--preset", "--toml"} | set(family_flags()) | {
-        each.flag for each in RouterSizes.fields()}
+        flag for each in RouterSizes.fields() for flag in each.flags}
     declared = {each.flag for each in SETTINGS.values() if each.flag}
     # (Flags named inside help texts are flags of the same commands, or of 'twinnet gen'.)
     stray = shown - network - declared - OTHER_FLAGS - {"--out", "--ni", "--broadcast"}

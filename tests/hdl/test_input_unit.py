@@ -21,9 +21,11 @@ PORTS = (PortConfig("network", vc_count=2, buffer_depth=DEPTH, bubble=True),
          PortConfig("pe", vc_count=1, buffer_depth=DEPTH))
 
 
-@pytest.mark.parametrize("pipeline", [2, 3])
-def test_flits_routes_and_credits_match_the_model(pipeline):
-    config = RouterConfig(16, LENGTH, PORTS, pipeline=pipeline)
+@pytest.mark.parametrize(("pipeline", "bypass"), [(2, False), (3, False), (3, True)])
+def test_flits_routes_and_credits_match_the_model(pipeline, bypass):
+    """With the bypass (the split router's own), a head arriving on the link while its VC has
+    no packet waiting is offered in its arrival cycle, with its route just computed."""
+    config = RouterConfig(16, LENGTH, PORTS, pipeline=pipeline, bypass=bypass)
     flit_format = FlitFormat(config, header_layout(config))
     stage = StageConfig(config, flit_format.head_layout)
     dut = InputUnit(stage, 0, HeaderRouteCompute(config, 0))
@@ -77,14 +79,16 @@ def test_flits_routes_and_credits_match_the_model(pipeline):
                 ctx.set(dut.vcs[v].read, reading[v])
                 # The route of the VC's next packet: beside its head flit at the front
                 # (compact), or at the front of the route queue until the head is read (split).
-                at_front = flits[v] and flits[v][0][1] if pipeline == 2 else routes[v]
+                arriving = bypass and send and first and vc == v and not routes[v]
+                at_front = (flits[v] and flits[v][0][1] if pipeline == 2
+                            else routes[v] or arriving)
                 if pipeline == 3:
-                    assert ctx.get(dut.vcs[v].head) == bool(routes[v])
+                    assert ctx.get(dut.vcs[v].head) == bool(at_front)
                     popping[v] = reading[v] and flits[v][0][1]
                     ctx.set(dut.vcs[v].pop, popping[v])
                 if at_front:
                     got = dut.vcs[v].route
-                    port, mask, drop = routes[v][0]
+                    port, mask, drop = route[v] if arriving else routes[v][0]
                     assert (ctx.get(got.port), ctx.get(got.drop)) == (port, drop)
                     if not drop:
                         assert ctx.get(got.mask) == mask
