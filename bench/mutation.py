@@ -58,8 +58,8 @@ harness elaborates it, has the same logic hash, ``router_sha256``) keeps the mut
 (``drawn``) and the verdicts that still hold (:func:`stands`), and checks the others again;
 each verdict records the design it was made on.
 
-Usage: ``python bench/mutation.py [--preset 002-t16] [--count N] [--seed S] [--depth D]
-[--jobs J] [--resume]``.
+Usage: ``python bench/mutation.py [--preset 002-t16 | --no-bypass] [--count N] [--seed S]
+[--depth D] [--jobs J] [--resume]``.
 """
 
 import argparse
@@ -309,7 +309,7 @@ class Campaign:
     #: verdict goes on from there (:meth:`classify`'s ``earlier``).
     checkpoint = None
 
-    def __init__(self, preset: str | None, work: Path, depth: int):
+    def __init__(self, preset: str | None, work: Path, depth: int, bypass: bool | None = None):
         from twinnet.hdl.formal import sby
         from twinnet.hdl.formal.route_spec import RouteComputeProof
         from twinnet.hdl.formal.router import RouterProof
@@ -317,7 +317,7 @@ class Campaign:
 
         self.preset, self.work, self.depth = preset, work, depth
         self.engine = sby.check_tools()
-        target, self.sizes = _target(preset)
+        target, self.sizes = _target(preset, bypass)
         self.target = target
         self.harness = RouterProof(_formal_router(target), f"router {target.name}",
                                    spec=target.spec)
@@ -773,13 +773,14 @@ def _formal_router(target):
     return FormalRouter(target.config, target.route_compute)
 
 
-def _target(preset: str | None):
-    """The router to mutate: the proofs' default router, or ``preset``'s at the sizes
-    ``twinnet prove --preset`` proves it at (and those sizes)."""
+def _target(preset: str | None, bypass: bool | None = None):
+    """The router to mutate: the proofs' default router (``bypass`` given: with or without
+    the bypass), or ``preset``'s at the sizes ``twinnet prove --preset`` proves it at (and
+    those sizes)."""
     from twinnet.hdl.formal import suite
 
     if preset is None:
-        return suite.lone_router(), None
+        return suite.lone_router(bypass=bypass), None
     from amaranth.hdl import UnusedElaboratable
 
     from twinnet.cli import prove_cmd
@@ -861,6 +862,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="mutate this preset's router at the sizes 'twinnet prove "
                              "--preset' proves it at (e.g. 002-t16); default: the proofs' "
                              "default router")
+    parser.add_argument("--no-bypass", dest="bypass", action="store_false", default=None,
+                        help="mutate the proofs' default router without the bypass (the "
+                             "presets' split router; results in mutation-nobypass.json)")
     parser.add_argument("--count", default="200", metavar="N", help="mutants (default 200)")
     parser.add_argument("--seed", default="1", metavar="S",
                         help="seed of mutate -list (default 1)")
@@ -884,9 +888,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.jobs > (os.cpu_count() or 1):
         raise UsageError(f"--jobs must be at most {os.cpu_count()} (the cores), not "
                          f"{args.jobs}")
-    suffix = f"-{args.preset}" if args.preset else ""
-    args.out = args.out or RESULTS / f"mutation{suffix}.json"
-    args.work = args.work or ROOT / "out" / "mutation" / (args.preset or "default")
+    if args.preset and args.bypass is not None:
+        raise UsageError("--no-bypass: a preset's router is the one it builds (every preset's "
+                         "split router is without the bypass); give one of them")
+    name = args.preset or ("nobypass" if args.bypass is False else None)
+    args.out = args.out or RESULTS / f"mutation{f'-{name}' if name else ''}.json"
+    args.work = args.work or ROOT / "out" / "mutation" / (name or "default")
     return args
 
 
@@ -906,7 +913,7 @@ def run(args: argparse.Namespace) -> dict:
             raise UsageError(f"--resume: {args.out} is not a result file of this bench "
                              f"({type(error).__name__}: {error})") from None
     say("writing the design")
-    campaign = Campaign(args.preset, args.work, args.depth)
+    campaign = Campaign(args.preset, args.work, args.depth, args.bypass)
     if earlier is not None:
         for key, value in (("seed", args.seed), ("depth", args.depth)):
             if earlier.get(key) != value:
@@ -938,6 +945,7 @@ def run(args: argparse.Namespace) -> dict:
             versions[package] = None
     report = {
         "router": campaign.target.name, "preset": args.preset, "sizes": campaign.sizes,
+        "bypass": campaign.target.config.bypasses,
         "seed": args.seed, "count": args.count, "depth": args.depth, "pool": drawn,
         "quick_depth": QUICK_DEPTH if args.depth > QUICK_DEPTH else None,
         "deep_depth": DEEP_DEPTH, "deep_timeout": DEEP_TIMEOUT,

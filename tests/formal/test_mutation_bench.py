@@ -68,6 +68,7 @@ def test_harness_and_clock_mutants_are_left_out(mutation):
     (["--jobs", "two"], r"--jobs must be an integer >= 1, not 'two'"),
     (["--depth", "99"], r"--depth must be at most 40, not 99"),
     (["--bogus"], r"unrecognized arguments: --bogus"),
+    (["--preset", "002-t16", "--no-bypass"], r"--no-bypass: a preset's router is the one"),
 ])
 def test_bad_values_are_refused(mutation, argv, message):
     with pytest.raises(mutation.UsageError, match=message):
@@ -535,3 +536,11 @@ def test_a_result_file_that_is_not_one_is_refused_in_one_line(mutation, tmp_path
     assert error.startswith(f"mutation: --resume: {out} is not a result file")
     assert error.count("\n") == 1
     assert out.read_text() == text and not (tmp_path / "mutation.tmp").exists()
+
+
+def test_the_router_without_the_bypass_has_its_own_result_file(mutation):
+    args = mutation.parse(["--no-bypass"])
+    assert args.bypass is False and args.out.name == "mutation-nobypass.json"
+    assert args.work.name == "nobypass"
+    default = mutation.parse([])
+    assert default.bypass is None and default.out.name == "mutation.json"
