@@ -1,6 +1,6 @@
 """The split router with the bypass against the split router: latency and throughput.
 
-The bypass (``--bypass``, docs/router.md) allocates a head that arrives on a link while its
+The bypass (the split router's own, ``--bypass``/``--no-bypass``, docs/router.md) allocates a head that arrives on a link while its
 VC has no packet waiting in its arrival cycle: 2 cycles per link hop instead of 3. For each
 case (a network) the script runs ``twinnet sweep --stalls`` on Verilator, every packet
 checked end to end, with and without the bypass, at the same offered loads (fractions of the
@@ -40,7 +40,7 @@ CASES = {"torus-8x8": ["torus", "--radix", "8,8", "--mode", "vc"],
 #: The cases run without ``--cases``.
 DEFAULT_CASES = ("torus-8x8", "3dt-4x4x4", "ft-4x3", "004-8x4", "kt8-2s")
 #: The variants: the flags each adds.
-VARIANTS = {"split": [], "bypass": ["--bypass"]}
+VARIANTS = {"split": ["--no-bypass"], "bypass": ["--bypass"]}
 #: Offered loads as fractions of the bound; the first, light, gives the latency.
 LOAD_FRACTIONS = (0.1, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
