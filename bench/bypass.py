@@ -1,7 +1,8 @@
 """The split router with the bypass against the split router: latency and throughput.
 
-The bypass (the split router's own, ``--bypass``/``--no-bypass``, docs/router.md) allocates a head that arrives on a link while its
-VC has no packet waiting in its arrival cycle: 2 cycles per link hop instead of 3. For each
+The bypass (the split router's own, ``--bypass``/``--no-bypass``, docs/router.md) allocates
+a head that arrives on a link while its VC has no packet waiting in its arrival cycle: 2
+cycles per link hop instead of 3. For each
 case (a network) the script runs ``twinnet sweep --stalls`` on Verilator, every packet
 checked end to end, with and without the bypass, at the same offered loads (fractions of the
 routing's channel-load bound, :mod:`bounds`, and a light load) and seeds. Per case and
