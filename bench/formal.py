@@ -11,7 +11,8 @@ with (commit, tools); the solvers' versions and the provenance of the latest run
 without a provenance of their own were run at the file's commit or before it.)
 
 Usage: ``python bench/formal.py [--only NAME ...]`` (one job at a time: each proof uses one
-core; ``--only`` replaces those cases in an earlier result and keeps the others).
+core; each case replaces its own in an earlier result as it ends, and the others stay, so
+``--only`` runs some again and a run stopped midway keeps the cases it finished).
 """
 
 import argparse
@@ -95,6 +96,37 @@ def run_case(name: str, arguments: list[str], out: Path) -> dict:
     return result
 
 
+def solver_versions() -> dict:
+    """The installed solvers' versions (None where one is missing)."""
+    versions = {}
+    for package in SOLVERS:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def write(out: Path, results: dict) -> None:
+    """Write the cases run so far (with trace names only: the work folder goes) beside the
+    other cases of an earlier run."""
+    results = json.loads(json.dumps(results))
+    for case in results.values():
+        for prop in case.get("report", {}).get("properties", []):
+            for key in ("trace", "induction_trace"):
+                if prop.get(key):
+                    prop[key] = Path(prop[key]).name
+        for mutant in case.get("report", {}).get("mutants", []):
+            if mutant.get("trace"):
+                mutant["trace"] = Path(mutant["trace"]).name
+    if out.exists():
+        earlier = json.loads(out.read_text())["cases"]
+        results = {**{name: case for name, case in earlier.items() if name in CASES}, **results}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"cases": results, "solvers": solver_versions(),
+                               "provenance": provenance()}, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", choices=CASES, metavar="NAME",
@@ -113,26 +145,8 @@ def main() -> None:
             print(f"  {results[name]['seconds']} s, {len(verdicts)} verdicts: "
                   f"{', '.join(sorted(set(verdicts))) or results[name].get('error')}",
                   file=sys.stderr, flush=True)
-    for case in results.values():  # the work folder is gone: keep trace names only
-        for prop in case.get("report", {}).get("properties", []):
-            for key in ("trace", "induction_trace"):
-                if prop.get(key):
-                    prop[key] = Path(prop[key]).name
-        for mutant in case.get("report", {}).get("mutants", []):
-            if mutant.get("trace"):
-                mutant["trace"] = Path(mutant["trace"]).name
-    solvers = {}
-    for package in SOLVERS:
-        try:
-            solvers[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            solvers[package] = None
-    if args.only and args.out.exists():  # keep the other cases of an earlier run (of CASES)
-        earlier = json.loads(args.out.read_text())["cases"]
-        results = {**{name: case for name, case in earlier.items() if name in CASES}, **results}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"cases": results, "solvers": solvers,
-                                    "provenance": provenance()}, indent=2) + "\n")
+            # Written after every case, so that a run stopped midway keeps the cases it ran.
+            write(args.out, results)
     print(f"wrote {args.out}", file=sys.stderr)
 
 
