@@ -21,11 +21,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from provenance import provenance  # noqa: E402
+from provenance import package_versions, provenance  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: The cases: name -> ``twinnet prove`` arguments.
@@ -97,17 +96,6 @@ def run_case(name: str, arguments: list[str], out: Path) -> dict:
     return result
 
 
-def solver_versions() -> dict:
-    """The installed solvers' versions (None where one is missing)."""
-    versions = {}
-    for package in SOLVERS:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return versions
-
-
 def write(out: Path, results: dict) -> None:
     """Write the cases run so far (with trace names only: the work folder goes) beside the
     other cases of an earlier run."""
@@ -124,7 +112,7 @@ def write(out: Path, results: dict) -> None:
         earlier = json.loads(out.read_text())["cases"]
         results = {**{name: case for name, case in earlier.items() if name in CASES}, **results}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"cases": results, "solvers": solver_versions(),
+    out.write_text(json.dumps({"cases": results, "solvers": package_versions(SOLVERS),
                                "provenance": provenance()}, indent=2) + "\n")
 
 

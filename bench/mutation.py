@@ -78,7 +78,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from provenance import ROOT, provenance  # noqa: E402
+from provenance import ROOT, package_versions, provenance  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: Mutants drawn by ``mutate -list`` before filtering: a fixed pool, so that a larger
@@ -898,8 +898,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from importlib import metadata
-
     from twinnet.hdl.formal import sby
 
     say = lambda line: print(f"mutation: {line}", file=sys.stderr, flush=True)  # noqa: E731
@@ -937,12 +935,7 @@ def run(args: argparse.Namespace) -> dict:
     done = {r["id"]: {"design_sha256": earlier["design_sha256"], **r,
                       "src": [relative_source(x) for x in r.get("src", [])]}
             for r in (earlier or {}).get("mutants", [])}
-    versions = {}
-    for package in SOLVERS:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
+    versions = package_versions(SOLVERS)
     report = {
         "router": campaign.target.name, "preset": args.preset, "sizes": campaign.sizes,
         "bypass": campaign.target.config.bypasses,

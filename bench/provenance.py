@@ -19,15 +19,21 @@ def _git(*args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def provenance() -> dict:
-    """``commit`` (None outside a checkout), ``dirty`` (uncommitted changes to tracked files),
-    ``python`` and the installed version of each of :data:`PACKAGES` (None when missing)."""
+def package_versions(names) -> dict:
+    """The installed version of each named package (None when missing)."""
     versions = {}
-    for name in PACKAGES:
+    for name in names:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
+    return versions
+
+
+def provenance() -> dict:
+    """``commit`` (None outside a checkout), ``dirty`` (uncommitted changes to tracked files),
+    ``python`` and the installed version of each of :data:`PACKAGES` (None when missing)."""
+    versions = package_versions(PACKAGES)
     status = _git("status", "--porcelain", "--untracked-files=no")
     return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None
             else None, "python": platform.python_version(), "versions": versions}
