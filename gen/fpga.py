@@ -236,11 +236,13 @@ def check_tools(devices) -> None:
 
 
 def _run(command, workdir: Path, log: str) -> float:
+    """Run ``command`` in ``workdir`` with its output going to the file ``log`` there as it
+    is printed (a long place and route can be followed with ``tail -f``): its wall time."""
     started = time.perf_counter()
-    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
-    text = result.stdout + result.stderr
-    (workdir / log).write_text(text)
+    with open(workdir / log, "w") as out:
+        result = subprocess.run(command, cwd=workdir, stdout=out, stderr=subprocess.STDOUT)
     if result.returncode:
+        text = (workdir / log).read_text()
         raise FpgaError(failure_line(command[0], text, result.returncode))
     return time.perf_counter() - started
 
