@@ -22,6 +22,7 @@ Usage::
 
     .venv/bin/python bench/router_fpga.py [--configs default,small-buffers,king-kt8,king-kt8-2s]
         [--devices ecp5-25f,ice40-up5k,ice40-hx8k] [--seeds 1,2,3] [--keep DIR]
+        [--nextpnr-router router2]
 
 Each placed device records ``ns_per_hop``: the router's zero-load cycles per link hop
 (``hop_cycles``: its pipeline's, 2 with the bypass) over its Fmax.
@@ -151,7 +152,8 @@ def generation_times(make_router) -> dict:
             "verilog_bytes": len(runs[-1][2])}
 
 
-def measure(name: str, devices: list[str], seed: int, keep: Path | None) -> dict:
+def measure(name: str, devices: list[str], seed: int, keep: Path | None,
+            nextpnr_router: str) -> dict:
     """Generation time, then :func:`twinnet.gen.fpga.measure`: the router alone per device
     family, place-and-route per device (a device it does not fit records nextpnr's line)."""
     make_router = CONFIGS[name]
@@ -168,7 +170,8 @@ def measure(name: str, devices: list[str], seed: int, keep: Path | None) -> dict
 
     workdir = Path(keep or tempfile.mkdtemp(prefix="router_fpga_"))
     try:
-        results.update(fpga.measure(design, devices, workdir, seed=seed, progress=say,
+        results.update(fpga.measure(design, devices, workdir, seed=seed,
+                                    nextpnr_router=nextpnr_router, progress=say,
                                     keep_going=True))
     finally:
         if not keep:
@@ -196,6 +199,9 @@ def main(argv=None) -> int:
                              "by_seed, and the first seed's at its top")
     parser.add_argument("--configs", default=",".join(CONFIGS),
                         help=f"comma-separated, from {', '.join(CONFIGS)}")
+    parser.add_argument("--nextpnr-router", choices=fpga.NEXTPNR_ROUTERS,
+                        default=fpga.NEXTPNR_ROUTERS[0],
+                        help=f"nextpnr's router (default {fpga.NEXTPNR_ROUTERS[0]})")
     parser.add_argument("--keep", type=Path, help="keep the work files in this folder")
     args = parser.parse_args(argv)
     devices = [d for d in args.devices.split(",") if d]
@@ -216,7 +222,8 @@ def main(argv=None) -> int:
         parser.error(f"--seeds {args.seeds}: give integers separated by commas, e.g. 1,2,3")
     for name in configs:
         keep = args.keep / name if args.keep else None
-        runs = {seed: measure(name, devices, seed, keep) for seed in seeds}
+        runs = {seed: measure(name, devices, seed, keep, args.nextpnr_router)
+                for seed in seeds}
         results[name] = {**runs[seeds[0]], "provenance": provenance()}
         if len(seeds) > 1:
             results[name]["by_seed"] = {str(seed): run["placed"] for seed, run in runs.items()}

@@ -26,7 +26,7 @@ MAX_SEED = 2**31 - 1
 
 
 def register(commands) -> None:
-    from twinnet.gen.fpga import DEVICES, MAX_NETWORK_ROUTERS
+    from twinnet.gen.fpga import DEVICES, MAX_NETWORK_ROUTERS, NEXTPNR_ROUTERS
 
     parser = commands.add_parser(
         "fpga", help="synthesise, place and route a router or a small network",
@@ -52,6 +52,11 @@ def register(commands) -> None:
                         help=f"comma-separated, from {', '.join(DEVICES)} (default ecp5-25f)")
     parser.add_argument("--seed", type=parse.integer, default=1,
                         help=f"nextpnr's placement seed, 0 to {MAX_SEED} (default 1)")
+    parser.add_argument("--nextpnr-router", choices=NEXTPNR_ROUTERS,
+                        default=NEXTPNR_ROUTERS[0],
+                        help=f"nextpnr's router (default {NEXTPNR_ROUTERS[0]}, nextpnr's own); "
+                             f"{NEXTPNR_ROUTERS[1]} finishes large, congested designs that "
+                             f"{NEXTPNR_ROUTERS[0]} does not")
     parser.add_argument("--keep", type=parse.path, metavar="DIR",
                         help="keep the Verilog, netlists, logs and nextpnr reports in DIR")
     add_json_flag(parser)
@@ -110,12 +115,13 @@ def run(args) -> Report:
     print(f"twinnet fpga: {network.name} ({args.design}) on {', '.join(devices)}",
           file=sys.stderr, flush=True)
     say(f"Verilog: {', '.join(design.sources)}")
+    nextpnr = {"seed": args.seed, "nextpnr_router": args.nextpnr_router}
     try:
         if args.keep:
-            results = measure(design, devices, args.keep, seed=args.seed, progress=say)
+            results = measure(design, devices, args.keep, progress=say, **nextpnr)
         else:
             with tempfile.TemporaryDirectory(prefix="twinnet-fpga-") as folder:
-                results = measure(design, devices, Path(folder), seed=args.seed, progress=say)
+                results = measure(design, devices, Path(folder), progress=say, **nextpnr)
     except FpgaError as error:
         raise CheckFailed(f"fpga: {network.name}: {error}") from None
     results["parameters"] = network.to_dict()

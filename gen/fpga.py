@@ -70,6 +70,10 @@ DEVICES = {
 #: The clock nextpnr is asked for, in MHz: low, so that placement is not traded for timing;
 #: the report's Fmax is what the placed design reaches.
 TARGET_MHZ = 25
+#: nextpnr's routers (its ``--router``). router1, nextpnr's default, placed every figure of the
+#: docs unless they say otherwise; router2 routes large, congested designs that router1 does
+#: not finish (KT16's router on the ECP5-85F, docs/router.md).
+NEXTPNR_ROUTERS = ("router1", "router2")
 #: Routers a whole-network design may have: the biggest ECP5 (85F) holds about twenty of the
 #: default 5-port routers, and Yosys takes minutes per ten.
 MAX_NETWORK_ROUTERS = 32
@@ -323,9 +327,10 @@ def critical_path(report: dict) -> dict | None:
             "logic_steps": sum(step["type"] == "logic" for step in steps)}
 
 
-def place_and_route(workdir: Path, device_name: str, sources, *, seed: int = 1) -> dict:
+def place_and_route(workdir: Path, device_name: str, sources, *, seed: int = 1,
+                    nextpnr_router: str = NEXTPNR_ROUTERS[0]) -> dict:
     """Synthesise the harness (``harness.v`` plus ``sources``) and place and route it on
-    ``device_name``."""
+    ``device_name`` with nextpnr's ``nextpnr_router``."""
     device = DEVICES[device_name]
     tag = f"{device_name}_harness"
     cells, synth_s = synthesize(workdir, device.synth, ["harness.v", *sources], "top", tag)
@@ -338,7 +343,8 @@ def place_and_route(workdir: Path, device_name: str, sources, *, seed: int = 1) 
     if over:
         raise FpgaError(over)
     pnr_s = pack_s + _run([*command, "--report", report.name, "--freq", str(TARGET_MHZ),
-                           "--timing-allow-fail", "--seed", str(seed)],
+                           "--timing-allow-fail", "--seed", str(seed),
+                           "--router", nextpnr_router],
                           workdir, f"{device_name}_nextpnr.log")
     data = json.loads(report.read_text())
     fmax = {net: round(values["achieved"], 2) for net, values in data.get("fmax", {}).items()}
@@ -347,13 +353,15 @@ def place_and_route(workdir: Path, device_name: str, sources, *, seed: int = 1) 
     return {"harness_synth": summarise_cells(cells), "utilization": used,
             "available": {kind: data["utilization"][kind]["available"] for kind in used},
             "fmax_mhz": fmax, "fmax_mhz_min": min(fmax.values()) if fmax else None,
-            "critical_path": critical_path(data),
+            "critical_path": critical_path(data), "nextpnr_router": nextpnr_router,
             "synth_s": round(synth_s, 1), "pnr_s": round(pnr_s, 1)}
 
 
-def measure(design: Design, devices, workdir: Path, *, seed: int = 1, progress=None,
+def measure(design: Design, devices, workdir: Path, *, seed: int = 1,
+            nextpnr_router: str = NEXTPNR_ROUTERS[0], progress=None,
             keep_going: bool = False) -> dict:
-    """Synthesis of the design alone per device family, then place-and-route per device.
+    """Synthesis of the design alone per device family, then place-and-route per device
+    (nextpnr's ``seed`` and ``nextpnr_router``).
     ``keep_going``: record a device's :class:`FpgaError` as ``{"error": …}`` and go on
     (else raise it)."""
     from twinnet.hdl import verilog
@@ -373,8 +381,8 @@ def measure(design: Design, devices, workdir: Path, *, seed: int = 1, progress=N
     for device in devices:
         say(f"{device}: synthesising the harness, placing and routing")
         try:
-            results["placed"][device] = place_and_route(workdir, device, list(design.sources),
-                                                        seed=seed)
+            results["placed"][device] = place_and_route(
+                workdir, device, list(design.sources), seed=seed, nextpnr_router=nextpnr_router)
         except FpgaError as error:
             if not keep_going:
                 raise FpgaError(f"{device}: {error}") from None

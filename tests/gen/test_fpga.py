@@ -120,10 +120,11 @@ def test_a_refused_design_is_one_line_before_any_tool_runs(capsys, monkeypatch, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("design", ["router", "network"])
-def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design):
+@pytest.mark.parametrize("design, nextpnr_router", [
+    ("router", "router1"), ("network", "router1"), ("router", "router2")])
+def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design, nextpnr_router):
     status = main(["fpga", *SMALL_TORUS, "--design", design, "--device",
-                   "ecp5-25f,ice40-hx8k", "--json"])
+                   "ecp5-25f,ice40-hx8k", "--nextpnr-router", nextpnr_router, "--json"])
     out = capsys.readouterr().out
     assert status == 0
     results = json.loads(out)
@@ -135,6 +136,7 @@ def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design):
         placed = results["placed"][device]
         assert placed["fmax_mhz_min"] > 10
         assert placed["critical_path"]["delay_ns"] > 0
+        assert placed["nextpnr_router"] == nextpnr_router
 
 
 @pytest.mark.slow
