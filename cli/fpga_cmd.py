@@ -55,8 +55,8 @@ def register(commands) -> None:
     parser.add_argument("--nextpnr-router", choices=NEXTPNR_ROUTERS,
                         default=NEXTPNR_ROUTERS[0],
                         help=f"nextpnr's router (default {NEXTPNR_ROUTERS[0]}, nextpnr's own); "
-                             f"{NEXTPNR_ROUTERS[1]} finishes large, congested designs that "
-                             f"{NEXTPNR_ROUTERS[0]} does not")
+                             f"{NEXTPNR_ROUTERS[1]}, its other, for large, congested designs "
+                             f"that {NEXTPNR_ROUTERS[0]} routes slowly")
     parser.add_argument("--keep", type=parse.path, metavar="DIR",
                         help="keep the Verilog, netlists, logs and nextpnr reports in DIR")
     add_json_flag(parser)

@@ -71,8 +71,8 @@ DEVICES = {
 #: the report's Fmax is what the placed design reaches.
 TARGET_MHZ = 25
 #: nextpnr's routers (its ``--router``). router1, nextpnr's default, placed every figure of the
-#: docs unless they say otherwise; router2 routes large, congested designs that router1 does
-#: not finish (KT16's router on the ECP5-85F, docs/router.md).
+#: docs unless they say otherwise; router2, its other, negotiates congestion over the whole
+#: design at once, for large, congested designs that router1 routes slowly (docs/router.md).
 NEXTPNR_ROUTERS = ("router1", "router2")
 #: Routers a whole-network design may have: the biggest ECP5 (85F) holds about twenty of the
 #: default 5-port routers, and Yosys takes minutes per ten.
