@@ -427,6 +427,7 @@ VALUE_FLAGS = [
                              ("empty-item", "ecp5-25f,,ice40-up5k"),
                              ("repeated", "ecp5-25f,ecp5-25f", "twice")], ()),
     (("fpga",), "--seed", SEED + [above(FPGA_MAX_SEED)], ()),
+    (("fpga",), "--nextpnr-router", CHOICE + [("near-miss", "router3")], ()),
     (("fpga",), "--keep", EMPTY_PATH + [
         ("a-file", "/dev/null", re.compile(r"--keep names a file \(give a folder\)")),
         ("under-a-file", "/dev/null/keep", re.compile(r"--keep lies under a file"))], ()),
