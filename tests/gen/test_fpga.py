@@ -122,9 +122,10 @@ def test_a_refused_design_is_one_line_before_any_tool_runs(capsys, monkeypatch, 
 @pytest.mark.slow
 @pytest.mark.parametrize("design, nextpnr_router", [
     ("router", "router1"), ("network", "router1"), ("router", "router2")])
-def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design, nextpnr_router):
+def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, tmp_path, design, nextpnr_router):
     status = main(["fpga", *SMALL_TORUS, "--design", design, "--device",
-                   "ecp5-25f,ice40-hx8k", "--nextpnr-router", nextpnr_router, "--json"])
+                   "ecp5-25f,ice40-hx8k", "--nextpnr-router", nextpnr_router, "--keep",
+                   str(tmp_path), "--json"])
     out = capsys.readouterr().out
     assert status == 0
     results = json.loads(out)
@@ -137,6 +138,9 @@ def test_a_router_and_a_2x2_torus_on_ecp5_and_ice40(capsys, design, nextpnr_rout
         assert placed["fmax_mhz_min"] > 10
         assert placed["critical_path"]["delay_ns"] > 0
         assert placed["nextpnr_router"] == nextpnr_router
+        # nextpnr's own log says which router ran: router2 announces itself.
+        log = (tmp_path / f"{device}_nextpnr.log").read_text()
+        assert ("Running router2" in log) == (nextpnr_router == "router2")
 
 
 @pytest.mark.slow
