@@ -41,7 +41,7 @@ from pathlib import Path
 from provenance import provenance
 
 from twinnet.cli.gen_cmd import network_from_words
-from twinnet.families import family_for
+from twinnet.families import family_for, presets
 from twinnet.gen import fpga
 from twinnet.hdl import king, verilog
 from twinnet.hdl.config import PortConfig, RouterConfig
@@ -74,10 +74,9 @@ KING_2S = KingNetworkConfig.from_dict({"kind": "KT", "side": 8, "routing": "2s"}
 #: --preset NAME`` takes it) is measured as ``preset-NAME``: 002's T16, DT16 and KT16 (4 VCs of
 #: 32 flits, 2 PEs, iSLIP: 6, 8 and 10 ports), 003's 3DT 4x4x4 card (one 128-flit VC per
 #: link; with 2 dateline VCs of 32 flits, 4 on the internal link) and 2-D torus router (one
-#: 128-flit VC per link), the fat tree's first switch half, 004's 8x4 and 16x8 twisted tori (4
-#: bubble VCs of 16 flits).
-PRESETS = ("002-t16", "002-dt16", "002-kt16", "003-bubble", "003-vc", "003-torus", "ft-4x3",
-           "004-8x4", "004-16x8")
+#: 128-flit VC per link), the fat trees' first switch half, 004's twisted tori and their
+#: untwisted peers (4 bubble VCs of 16 flits).
+PRESETS = tuple(name for name in presets() if name.startswith(("002-", "003-", "004-", "ft-")))
 
 
 def preset_router(preset: str, *flags: str):
