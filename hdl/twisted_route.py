@@ -55,8 +55,8 @@ def is_pe(label: str) -> bool:
 def _modulo(value, d: int, multiples: int):
     """``value % d`` for ``0 <= value < multiples * d``. A power of two keeps its low bits;
     any other ``d`` is taken off as often as it fits, every multiple compared at once (the
-    comparators in parallel, then one AND-OR), where ``%`` would build a divider's rows in
-    series (50 to 60 logic steps on 004's 24x12 and 48x12 routers, the path of their cycle)."""
+    comparators in parallel, then one AND-OR), where ``%`` builds a divider's rows in series
+    (docs/router.md measures both on 004's 24x12 and 48x12 routers)."""
     if d & (d - 1) == 0:
         return value % d
     width = (d - 1).bit_length()
