@@ -10,14 +10,17 @@ the router for them are never mutated), and each mutant is classified:
   an input's route compute is first checked the same way by the route compute's own proof
   unit (``twinnet prove``'s ``route`` unit: the route computes against their specification),
   with the same mutation applied to that input's route compute there. The search runs in two
-  parts: the first :data:`QUICK_DEPTH` steps, every property in one job, then the
-  equivalence check below, then all the steps again with one job per property (each on its
-  own cone of logic: the other assertions removed, with the logic only they read; a failure
-  found so is one of a run from reset, as the joint job's, and the deepest steps of the
-  002-t16 router take minutes per property where the joint job took over an hour). An
-  equivalent mutant does not wait for the deepest, slowest steps; a mutant proven equal at
-  the router's ports that a property on the router's inner state would have caught in those
-  steps counts as equivalent: the order turns no survivor into a kill;
+  parts: the first ``--quick-depth`` steps (:data:`QUICK_DEPTH` by default), every property
+  in one job, then the equivalence check below, then all the steps again with one job per
+  property (each on its own cone of logic: the other assertions removed, with the logic only
+  they read; a failure found so is one of a run from reset, as the joint job's, and the
+  deepest steps of the 002-t16 router take minutes per property where the joint job took
+  over an hour). An equivalent mutant does not wait for the deepest, slowest steps; a mutant
+  proven equal at the router's ports that a property on the router's inner state would have
+  caught in those steps counts as equivalent: the order turns no survivor into a kill. With
+  ``--quick-depth`` equal to ``--depth`` the first job is the whole search (the default
+  router's: its 5 steps take 3 minutes in one job, unmutated, and 6 to 9 in one job per
+  property) and no job per property runs;
 - ``equivalent``: proven equivalent to the original by Yosys's equivalence checking
   (``equiv_make``, ``equiv_simple``, ``equiv_induct``, ``equiv_status``), original against
   mutant, with free inputs and from any state: first the mutated module with its submodules,
@@ -59,7 +62,7 @@ harness elaborates it, has the same logic hash, ``router_sha256``) keeps the mut
 each verdict records the design it was made on.
 
 Usage: ``python bench/mutation.py [--preset 002-t16 | --no-bypass] [--count N] [--seed S]
-[--depth D] [--jobs J] [--resume]``.
+[--depth D] [--quick-depth Q] [--jobs J] [--resume]``.
 """
 
 import argparse
@@ -86,8 +89,9 @@ RESULTS = ROOT / "bench" / "results"
 POOL = 2000
 #: Steps of bounded model checking that kill a mutant (SymbiYosys's ``depth``).
 DEPTH = 5
-#: Steps of bounded model checking tried first, before the equivalence check; the rest of
-#: the search to ``--depth`` steps comes after it. On the 002-t16 router 6 of the first 7
+#: Steps of bounded model checking tried first (``--quick-depth``'s default), before the
+#: equivalence check; the rest of the search to ``--depth`` steps comes after it. On the
+#: 002-t16 router 6 of the first 7
 #: kills came within 3 steps, in under a minute, while one mutant's step 3 alone took about
 #: 45 minutes: an equivalent mutant no longer waits for the whole search.
 QUICK_DEPTH = 3
@@ -309,13 +313,15 @@ class Campaign:
     #: verdict goes on from there (:meth:`classify`'s ``earlier``).
     checkpoint = None
 
-    def __init__(self, preset: str | None, work: Path, depth: int, bypass: bool | None = None):
+    def __init__(self, preset: str | None, work: Path, depth: int, bypass: bool | None = None,
+                 quick_depth: int = QUICK_DEPTH):
         from twinnet.hdl.formal import sby
         from twinnet.hdl.formal.route_spec import RouteComputeProof
         from twinnet.hdl.formal.router import RouterProof
         from twinnet.hdl.formal.stages import RouterAlone
 
         self.preset, self.work, self.depth = preset, work, depth
+        self.quick_depth = min(quick_depth, depth)
         self.engine = sby.check_tools()
         target, self.sizes = _target(preset, bypass)
         self.target = target
@@ -665,11 +671,14 @@ class Campaign:
         scope, signals = None, stages.get("equivalent")  # the equivalence check's verdict
         if failure is None and (earlier or {}).get("result") != "survived":
             # The first steps, then the equivalence check, then the rest of the steps.
-            if self.depth > QUICK_DEPTH and "quick" not in stages:
+            if "quick" not in stages:
                 record["units"].append("quick")
-                failure = self.kill(mutant, folder, depth=QUICK_DEPTH, name="quick")
+                record["quick_depth"] = self.quick_depth
+                failure = self.kill(mutant, folder, depth=self.quick_depth, name="quick")
                 if failure is None:
                     mark("quick", "passed")
+                    if self.quick_depth == self.depth:  # the whole search, in one job
+                        mark("bmc_done", True)
             if failure is None and signals is None:
                 scope, signals = self.equivalent(mutant, folder)
                 if scope is None:
@@ -870,6 +879,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="seed of mutate -list (default 1)")
     parser.add_argument("--depth", default=str(DEPTH), metavar="D",
                         help=f"steps of bounded model checking (default {DEPTH})")
+    parser.add_argument("--quick-depth", metavar="Q",
+                        help=f"steps of the first search, every property in one job, before "
+                             f"the equivalence check (default {QUICK_DEPTH}, or --depth if "
+                             "smaller; at most --depth, which makes it the whole search)")
     parser.add_argument("--jobs", default="1", metavar="J",
                         help="mutants checked at once (default 1; one core each)")
     parser.add_argument("--resume", action="store_true",
@@ -883,8 +896,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.seed = _positive("--seed", args.seed, 0)
     args.depth = _positive("--depth", args.depth)
     args.jobs = _positive("--jobs", args.jobs)
+    args.quick_depth = (min(QUICK_DEPTH, args.depth) if args.quick_depth is None
+                        else _positive("--quick-depth", args.quick_depth))
     if args.depth > 40:
         raise UsageError(f"--depth must be at most 40, not {args.depth}")
+    if args.quick_depth > args.depth:
+        raise UsageError(f"--quick-depth must be at most --depth ({args.depth}), not "
+                         f"{args.quick_depth}")
     if args.jobs > (os.cpu_count() or 1):
         raise UsageError(f"--jobs must be at most {os.cpu_count()} (the cores), not "
                          f"{args.jobs}")
@@ -911,7 +929,7 @@ def run(args: argparse.Namespace) -> dict:
             raise UsageError(f"--resume: {args.out} is not a result file of this bench "
                              f"({type(error).__name__}: {error})") from None
     say("writing the design")
-    campaign = Campaign(args.preset, args.work, args.depth, args.bypass)
+    campaign = Campaign(args.preset, args.work, args.depth, args.bypass, args.quick_depth)
     if earlier is not None:
         for key, value in (("seed", args.seed), ("depth", args.depth)):
             if earlier.get(key) != value:
@@ -940,7 +958,8 @@ def run(args: argparse.Namespace) -> dict:
         "router": campaign.target.name, "preset": args.preset, "sizes": campaign.sizes,
         "bypass": campaign.target.config.bypasses,
         "seed": args.seed, "count": args.count, "depth": args.depth, "pool": drawn,
-        "quick_depth": QUICK_DEPTH if args.depth > QUICK_DEPTH else None,
+        # (Each record made since says its own: an earlier run's may differ.)
+        "quick_depth": campaign.quick_depth,
         "deep_depth": DEEP_DEPTH, "deep_timeout": DEEP_TIMEOUT,
         # The searches that run one job per property.
         "per_property": ["bmc", "deep"], "equiv_seq": EQUIV_SEQ,

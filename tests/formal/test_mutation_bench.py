@@ -69,6 +69,9 @@ def test_harness_and_clock_mutants_are_left_out(mutation):
     (["--depth", "99"], r"--depth must be at most 40, not 99"),
     (["--bogus"], r"unrecognized arguments: --bogus"),
     (["--preset", "002-t16", "--no-bypass"], r"--no-bypass: a preset's router is the one"),
+    (["--depth", "4", "--quick-depth", "5"], r"--quick-depth must be at most --depth \(4\), "
+                                             r"not 5"),
+    (["--quick-depth", "0"], r"--quick-depth must be an integer >= 1, not 0"),
 ])
 def test_bad_values_are_refused(mutation, argv, message):
     with pytest.raises(mutation.UsageError, match=message):
@@ -93,9 +96,11 @@ class _Recorded:
     (None: no scope), the proof ends ``proof`` (its induction failing on ``p`` when
     ``bounded``) and the check in context proves ``context``."""
 
-    def __init__(self, mutation, tmp_path, kill_step, scope, proof="proven", context=False):
+    def __init__(self, mutation, tmp_path, kill_step, scope, proof="proven", context=False,
+                 quick_depth=3):
         self.campaign = mutation.Campaign.__new__(mutation.Campaign)
         self.campaign.depth, self.calls = mutation.DEPTH, []
+        self.campaign.quick_depth = quick_depth
         self.campaign.route_ports = []
         self.campaign.folder = lambda mutant, unit="", design=None: tmp_path
         self.campaign.kill = self.kill
@@ -151,6 +156,28 @@ def test_the_first_steps_come_before_the_equivalence_check_and_the_rest_after_it
     assert record["result"] == result
     if result == "killed":
         assert (record["step"], record["found_by"]) == (kill_step, "bmc")
+
+
+@pytest.mark.parametrize("kill_step, scope, calls, result", [
+    (4, None, ["bmc 5"], "killed"),
+    (None, "router", ["bmc 5", "equivalent"], "equivalent"),
+    (None, None, ["bmc 5", "equivalent", "prove", "context"], "survived"),
+])
+def test_a_first_search_of_every_step_is_the_whole_search(
+        mutation, tmp_path, kill_step, scope, calls, result):
+    """With ``--quick-depth`` equal to ``--depth`` the first job searches every step, and
+    no job per property runs after it."""
+    recorded = _Recorded(mutation, tmp_path, kill_step, scope, quick_depth=mutation.DEPTH)
+    mutant = {"id": "m", "module": "top.router", "command": "mutate -mode inv"}
+    record = recorded.campaign.classify(mutant)
+    assert recorded.calls == calls
+    assert (record["result"], record["quick_depth"]) == (result, mutation.DEPTH)
+
+
+def test_the_first_search_is_no_deeper_than_the_whole(mutation):
+    assert mutation.parse(["--depth", "2"]).quick_depth == 2
+    assert mutation.parse([]).quick_depth == mutation.QUICK_DEPTH
+    assert mutation.parse(["--quick-depth", "5"]).quick_depth == 5
 
 
 @pytest.mark.parametrize("kill_step, context, result", [
