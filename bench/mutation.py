@@ -10,17 +10,17 @@ the router for them are never mutated), and each mutant is classified:
   an input's route compute is first checked the same way by the route compute's own proof
   unit (``twinnet prove``'s ``route`` unit: the route computes against their specification),
   with the same mutation applied to that input's route compute there. The search runs in two
-  parts: the first ``--quick-depth`` steps (:data:`QUICK_DEPTH` by default), every property
-  in one job, then the equivalence check below, then all the steps again with one job per
-  property (each on its own cone of logic: the other assertions removed, with the logic only
-  they read; a failure found so is one of a run from reset, as the joint job's, and the
-  deepest steps of the 002-t16 router take minutes per property where the joint job took
-  over an hour). An equivalent mutant does not wait for the deepest, slowest steps; a mutant
-  proven equal at the router's ports that a property on the router's inner state would have
-  caught in those steps counts as equivalent: the order turns no survivor into a kill. With
-  ``--quick-depth`` equal to ``--depth`` the first job is the whole search (the default
-  router's: its 5 steps take 3 minutes in one job, unmutated, and 6 to 9 in one job per
-  property) and no job per property runs;
+  parts: the first :data:`QUICK_DEPTH` steps, every property in one job, then the
+  equivalence check below, then all the steps again with one job per property (each on its
+  own cone of logic: the other assertions removed, with the logic only they read; a failure
+  found so is one of a run from reset, as the joint job's, and the deepest steps of the
+  002-t16 router take minutes per property where the joint job took over an hour). An
+  equivalent mutant does not wait for the deepest, slowest steps; a mutant proven equal at
+  the router's ports that a property on the router's inner state would have caught in those
+  steps counts as equivalent: the order turns no survivor into a kill. With ``--joint``
+  every search is one job of every property: the first is the whole search, before the
+  equivalence check (the default router's 5 steps take 3 minutes in one job, unmutated, and
+  6 to 9 in one job per property);
 - ``equivalent``: proven equivalent to the original by Yosys's equivalence checking
   (``equiv_make``, ``equiv_simple``, ``equiv_induct``, ``equiv_status``), original against
   mutant, with free inputs and from any state: first the mutated module with its submodules,
@@ -62,7 +62,7 @@ harness elaborates it, has the same logic hash, ``router_sha256``) keeps the mut
 each verdict records the design it was made on.
 
 Usage: ``python bench/mutation.py [--preset 002-t16 | --no-bypass] [--count N] [--seed S]
-[--depth D] [--quick-depth Q] [--jobs J] [--resume]``.
+[--depth D] [--joint] [--jobs J] [--resume]``.
 """
 
 import argparse
@@ -89,9 +89,9 @@ RESULTS = ROOT / "bench" / "results"
 POOL = 2000
 #: Steps of bounded model checking that kill a mutant (SymbiYosys's ``depth``).
 DEPTH = 5
-#: Steps of bounded model checking tried first (``--quick-depth``'s default), before the
-#: equivalence check; the rest of the search to ``--depth`` steps comes after it. On the
-#: 002-t16 router 6 of the first 7
+#: Steps of bounded model checking tried first, before the equivalence check (all of
+#: ``--depth`` with ``--joint``); the rest of the search to ``--depth`` steps comes after it.
+#: On the 002-t16 router 6 of the first 7
 #: kills came within 3 steps, in under a minute, while one mutant's step 3 alone took about
 #: 45 minutes: an equivalent mutant no longer waits for the whole search.
 QUICK_DEPTH = 3
@@ -100,7 +100,8 @@ QUICK_DEPTH = 3
 #: step 5 takes about a minute on one core, step 6 three, step 7 about six).
 DEEP_DEPTH = 7
 #: Seconds each property's job of the deeper search may take (it checks one property at a
-#: time); one that reaches it is recorded with the steps it checked (``deep_reached``).
+#: time; with ``--joint``, the one job of every property); one that reaches it is recorded
+#: with the steps it checked (``deep_reached``).
 DEEP_TIMEOUT = 3600
 #: Steps of history that Yosys's equivalence check considers (``-seq``).
 EQUIV_SEQ = 4
@@ -314,14 +315,17 @@ class Campaign:
     checkpoint = None
 
     def __init__(self, preset: str | None, work: Path, depth: int, bypass: bool | None = None,
-                 quick_depth: int = QUICK_DEPTH):
+                 joint: bool = False):
         from twinnet.hdl.formal import sby
         from twinnet.hdl.formal.route_spec import RouteComputeProof
         from twinnet.hdl.formal.router import RouterProof
         from twinnet.hdl.formal.stages import RouterAlone
 
         self.preset, self.work, self.depth = preset, work, depth
-        self.quick_depth = min(quick_depth, depth)
+        #: Every search one job of every property (``--joint``); else jobs per property
+        #: after the first steps.
+        self.joint = joint
+        self.quick_depth = depth if joint else min(QUICK_DEPTH, depth)
         self.engine = sby.check_tools()
         target, self.sizes = _target(preset, bypass)
         self.target = target
@@ -486,6 +490,25 @@ class Campaign:
         (folder / prepared).unlink()
         return None, short
 
+    def kill_joint(self, mutant: dict, folder: Path) -> tuple[dict | None, dict[str, int]]:
+        """The deeper search in one job of every property (``--joint``): bounded model
+        checking to :data:`DEEP_DEPTH` steps within :data:`DEEP_TIMEOUT` seconds, as
+        :meth:`kill_each`'s result (the steps checked under :data:`sby.LIBRARY`'s name when
+        the job reached its time limit)."""
+        from twinnet.hdl.formal import sby
+
+        statuses, overall = self._job(mutant, folder, "deep", "bmc", DEEP_DEPTH,
+                                      timeout=DEEP_TIMEOUT)
+        failure = self._failure(statuses, folder)
+        if failure is not None:
+            return failure, {}
+        if overall == "TIMEOUT":
+            return None, {sby.LIBRARY: sby.steps_checked(statuses)}
+        if overall not in ("PASS", "BASECASE"):
+            raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
+                               f"see {folder / 'deep' / 'logfile.txt'}")
+        return None, {}
+
     def prove(self, mutant: dict, folder: Path) -> tuple[str, dict | None]:
         """The router's proof on ``mutant`` (k-induction of ``twinnet prove``'s depth):
         ``("proven", None)`` when induction closes on every property; else a failure of the
@@ -521,14 +544,14 @@ class Campaign:
         return "bounded", {"induction": induction}
 
     def _job(self, mutant: dict, folder: Path, name: str, mode: str, depth: int,
-             command: str | None = None) -> tuple[list[dict], str]:
+             command: str | None = None, timeout: int = 24 * 3600) -> tuple[list[dict], str]:
         """SymbiYosys job ``name`` of ``mode`` to ``depth`` steps on the design in ``folder``
         with ``command`` (``mutant``'s by default) applied: its statuses and overall
         status."""
         from twinnet.hdl.formal import sby
 
         job = sby.write_job(folder, name, mode=mode, depth=depth, engine=self.engine,
-                            timeout=24 * 3600, script=(command or mutant["command"],))
+                            timeout=timeout, script=(command or mutant["command"],))
         statuses, overall, _ = sby.run_job(job)
         self._tidy(folder / name)
         return statuses, overall
@@ -743,10 +766,13 @@ class Campaign:
                     mark("deep_short", dict(short))
                 mark("deep", [*stages.get("deep", ()), message])
 
-            deep, new_short = self.kill_each(
-                mutant, folder, depth=DEEP_DEPTH, name="deep",
-                first=tuple(failure["induction"]), timeout=DEEP_TIMEOUT,
-                done=tuple(stages.get("deep", ())), passed=deep_passed)
+            if self.joint:
+                deep, new_short = self.kill_joint(mutant, folder)
+            else:
+                deep, new_short = self.kill_each(
+                    mutant, folder, depth=DEEP_DEPTH, name="deep",
+                    first=tuple(failure["induction"]), timeout=DEEP_TIMEOUT,
+                    done=tuple(stages.get("deep", ())), passed=deep_passed)
             short.update(new_short)
             if deep is not None:
                 record.update(result="killed", unit="router", found_by="deep", **failure,
@@ -879,10 +905,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="seed of mutate -list (default 1)")
     parser.add_argument("--depth", default=str(DEPTH), metavar="D",
                         help=f"steps of bounded model checking (default {DEPTH})")
-    parser.add_argument("--quick-depth", metavar="Q",
-                        help=f"steps of the first search, every property in one job, before "
-                             f"the equivalence check (default {QUICK_DEPTH}, or --depth if "
-                             "smaller; at most --depth, which makes it the whole search)")
+    parser.add_argument("--joint", action="store_true",
+                        help="every search one job of every property: the first to DEPTH "
+                             "steps, before the equivalence check, and the deeper one (default: "
+                             f"the first {QUICK_DEPTH} steps so, the rest one job per property; "
+                             "the default router's 5 steps take 3 minutes in one job, 6 to 9 in "
+                             "jobs per property)")
     parser.add_argument("--jobs", default="1", metavar="J",
                         help="mutants checked at once (default 1; one core each)")
     parser.add_argument("--resume", action="store_true",
@@ -896,13 +924,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.seed = _positive("--seed", args.seed, 0)
     args.depth = _positive("--depth", args.depth)
     args.jobs = _positive("--jobs", args.jobs)
-    args.quick_depth = (min(QUICK_DEPTH, args.depth) if args.quick_depth is None
-                        else _positive("--quick-depth", args.quick_depth))
     if args.depth > 40:
         raise UsageError(f"--depth must be at most 40, not {args.depth}")
-    if args.quick_depth > args.depth:
-        raise UsageError(f"--quick-depth must be at most --depth ({args.depth}), not "
-                         f"{args.quick_depth}")
     if args.jobs > (os.cpu_count() or 1):
         raise UsageError(f"--jobs must be at most {os.cpu_count()} (the cores), not "
                          f"{args.jobs}")
@@ -929,7 +952,7 @@ def run(args: argparse.Namespace) -> dict:
             raise UsageError(f"--resume: {args.out} is not a result file of this bench "
                              f"({type(error).__name__}: {error})") from None
     say("writing the design")
-    campaign = Campaign(args.preset, args.work, args.depth, args.bypass, args.quick_depth)
+    campaign = Campaign(args.preset, args.work, args.depth, args.bypass, args.joint)
     if earlier is not None:
         for key, value in (("seed", args.seed), ("depth", args.depth)):
             if earlier.get(key) != value:
@@ -962,7 +985,7 @@ def run(args: argparse.Namespace) -> dict:
         "quick_depth": campaign.quick_depth,
         "deep_depth": DEEP_DEPTH, "deep_timeout": DEEP_TIMEOUT,
         # The searches that run one job per property.
-        "per_property": ["bmc", "deep"], "equiv_seq": EQUIV_SEQ,
+        "per_property": [] if args.joint else ["bmc", "deep"], "equiv_seq": EQUIV_SEQ,
         "engine": f"smtbmc {campaign.engine}",
         "design_sha256": campaign.design_hash, "router_sha256": campaign.router_hash,
         "draw_sha256": (earlier or {}).get("draw_sha256", (earlier or {}).get(

@@ -69,9 +69,6 @@ def test_harness_and_clock_mutants_are_left_out(mutation):
     (["--depth", "99"], r"--depth must be at most 40, not 99"),
     (["--bogus"], r"unrecognized arguments: --bogus"),
     (["--preset", "002-t16", "--no-bypass"], r"--no-bypass: a preset's router is the one"),
-    (["--depth", "4", "--quick-depth", "5"], r"--quick-depth must be at most --depth \(4\), "
-                                             r"not 5"),
-    (["--quick-depth", "0"], r"--quick-depth must be an integer >= 1, not 0"),
 ])
 def test_bad_values_are_refused(mutation, argv, message):
     with pytest.raises(mutation.UsageError, match=message):
@@ -97,10 +94,14 @@ class _Recorded:
     ``bounded``) and the check in context proves ``context``."""
 
     def __init__(self, mutation, tmp_path, kill_step, scope, proof="proven", context=False,
-                 quick_depth=3):
+                 joint=False):
         self.campaign = mutation.Campaign.__new__(mutation.Campaign)
         self.campaign.depth, self.calls = mutation.DEPTH, []
-        self.campaign.quick_depth = quick_depth
+        self.campaign.joint = joint
+        self.campaign.quick_depth = mutation.DEPTH if joint else mutation.QUICK_DEPTH
+        self.campaign.kill_joint = lambda mutant, folder: (
+            self.calls.append(f"deep {mutation.DEEP_DEPTH}") or (
+                self._found(mutation.DEEP_DEPTH), {}))
         self.campaign.route_ports = []
         self.campaign.folder = lambda mutant, unit="", design=None: tmp_path
         self.campaign.kill = self.kill
@@ -158,26 +159,23 @@ def test_the_first_steps_come_before_the_equivalence_check_and_the_rest_after_it
         assert (record["step"], record["found_by"]) == (kill_step, "bmc")
 
 
-@pytest.mark.parametrize("kill_step, scope, calls, result", [
-    (4, None, ["bmc 5"], "killed"),
-    (None, "router", ["bmc 5", "equivalent"], "equivalent"),
-    (None, None, ["bmc 5", "equivalent", "prove", "context"], "survived"),
+@pytest.mark.parametrize("kill_step, scope, proof, calls, result", [
+    (4, None, "proven", ["bmc 5"], "killed"),
+    (None, "router", "proven", ["bmc 5", "equivalent"], "equivalent"),
+    (None, None, "proven", ["bmc 5", "equivalent", "prove", "context"], "survived"),
+    (6, None, "bounded", ["bmc 5", "equivalent", "prove", "context", "deep 7"], "killed"),
 ])
-def test_a_first_search_of_every_step_is_the_whole_search(
-        mutation, tmp_path, kill_step, scope, calls, result):
-    """With ``--quick-depth`` equal to ``--depth`` the first job searches every step, and
-    no job per property runs after it."""
-    recorded = _Recorded(mutation, tmp_path, kill_step, scope, quick_depth=mutation.DEPTH)
+def test_joint_searches_are_one_job_each(
+        mutation, tmp_path, kill_step, scope, proof, calls, result):
+    """With ``--joint`` the first job searches every step, no job per property runs, and the
+    deeper search is one job too."""
+    recorded = _Recorded(mutation, tmp_path, kill_step, scope, proof=proof, joint=True)
     mutant = {"id": "m", "module": "top.router", "command": "mutate -mode inv"}
     record = recorded.campaign.classify(mutant)
     assert recorded.calls == calls
     assert (record["result"], record["quick_depth"]) == (result, mutation.DEPTH)
-
-
-def test_the_first_search_is_no_deeper_than_the_whole(mutation):
-    assert mutation.parse(["--depth", "2"]).quick_depth == 2
-    assert mutation.parse([]).quick_depth == mutation.QUICK_DEPTH
-    assert mutation.parse(["--quick-depth", "5"]).quick_depth == 5
+    if result == "killed":
+        assert record["found_by"] == ("deep" if kill_step >= mutation.DEPTH else "bmc")
 
 
 @pytest.mark.parametrize("kill_step, context, result", [
