@@ -17,7 +17,7 @@ import dataclasses
 from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib import data
 
-from .allocator import first_in_turn, turns_before
+from .allocator import turns_before
 from .router import PROPERTIES, RouterChecks, RouterProof, chosen, lowest_index
 
 _TEXTS = {
@@ -357,8 +357,7 @@ class CompactChecks(RouterChecks):
         starts = [sum(config.vc_counts[:p]) for p in range(ports)]
         for o in range(len(self.output_ports)):
             arbiter = allocator.port_arbiters[o]
-            first, ok = first_in_turn(m, arbiter, f"va_first_port_{o}")
-            self.check("router_state", ok)
+            first = self.turn(arbiter, f"va_first_port_{o}")
             open_ = ~allocator.blocked[o]
             forward = [Cat(allocator.vc_arbiters[p].grant[v] & allocator.requests[starts[p] + v][o]
                            for v in range(count)).any()
@@ -372,8 +371,7 @@ class CompactChecks(RouterChecks):
                 self.check("fair_allocation", wait + turns_before(first, p, ports) <= ports - 1)
         for p, count in enumerate(config.vc_counts):
             arbiter = allocator.vc_arbiters[p]
-            first, ok = first_in_turn(m, arbiter, f"va_first_vc_{p}")
-            self.check("router_state", ok)
+            first = self.turn(arbiter, f"va_first_vc_{p}")
             granted = Cat(allocator.grant[starts[p] + v] for v in range(count))
             asking = Cat((allocator.requests[starts[p] + v] & ~allocator.blocked).any()
                          for v in range(count))
@@ -397,8 +395,7 @@ class CompactChecks(RouterChecks):
                 if count == 1:
                     continue
                 arbiter = switch.vc_arbiters[o][g]
-                first, ok = first_in_turn(m, arbiter, f"sa_first_{o}_{g}")
-                self.check("router_state", ok)
+                first = self.turn(arbiter, f"sa_first_{o}_{g}")
                 crossing = arbiter.grant & switch.accepted[o][g].replicate(count)
                 for v in range(count):
                     asks = switch.requests[starts[g] + v][o]

@@ -7,7 +7,7 @@ a subclass overriding one method; a route mutant is a route compute subclass ove
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Mux, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, DomainRenamer, Module, Mux, Signal
 
 from .. import onehot
 from ..header_route import HeaderRouteCompute
@@ -228,6 +228,19 @@ class WinnerFirstArbiter(ObservedArbiter):
         return above
 
 
+class TurnKeepingArbiter(ObservedArbiter):
+    """Keeps its turn through a reset: its priority register has no reset (the default
+    router's campaign's survivors 130ca3f678f5 and 12d639b894f0, a turn's reset multiplexer
+    tied off, in every arbiter)."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.kept = ClockDomain(reset_less=True, local=True)
+        m.d.comb += ClockSignal("kept").eq(ClockSignal("sync"))
+        m.submodules.turn = DomainRenamer("kept")(super().elaborate(platform))
+        return m
+
+
 class EveryRequesterIslip(ObservedIslipAllocator):
     """Matches an open output to every input asking for it: one output granted twice."""
 
@@ -332,6 +345,14 @@ class WinnerFirstAllocator(ObservedPacketAllocator):
     arbiter = WinnerFirstArbiter
 
 
+class TurnKeepingAllocator(ObservedPacketAllocator):
+    arbiter = TurnKeepingArbiter
+
+
+class TurnKeepingComposition(ObservedSplitComposition):
+    packet_allocator = TurnKeepingAllocator
+
+
 class WinnerFirstComposition(ObservedSplitComposition):
     packet_allocator = WinnerFirstAllocator
 
@@ -422,6 +443,10 @@ class ArbiterStarves(FormalRouter):
 
 class ArbiterKeepsWinner(FormalRouter):
     split_composition = WinnerFirstComposition
+
+
+class ArbiterKeepsTurn(FormalRouter):
+    split_composition = TurnKeepingComposition
 
 
 class IslipGrantsTwice(FormalRouter):
@@ -625,6 +650,8 @@ MUTANTS = {mutant.name: mutant for mutant in [
     Mutant("arbiter-keeps-winner", "the packet allocator's arbiters, after a grant is used, "
            "put the winner first again instead of the requester after it",
            router=ArbiterKeepsWinner),
+    Mutant("arbiter-keeps-turn", "the packet allocator's arbiters keep their turn through a "
+           "reset: their priority registers have no reset", router=ArbiterKeepsTurn),
     Mutant("islip-grants-twice", "iSLIP matches an open output to every input VC asking for "
            "it (2 rounds)", router=IslipGrantsTwice,
            settings=(("allocator", "islip"), ("iterations", 2))),

@@ -98,9 +98,11 @@ PROPERTIES = [
              "an input VC that keeps asking for an output is granted it before that output "
              "is granted P * V - 1 times to others (P input ports, V VCs of its port): within "
              "P * V - 1 cycles in which its output is open; an open output that is asked for "
-             "is granted; an output no packet holds is open; with iSLIP, its first round's "
-             "matches stand, and each grant and accept pointer moves only with a first-round "
-             "match, to the requesters after the one matched"),
+             "is granted; an output no packet holds is open; a round-robin arbiter's turn "
+             "is the lowest requester's in the cycle after a reset; with iSLIP, its first "
+             "round's matches stand, and each grant and accept pointer is zero after a reset "
+             "and moves only with a first-round match, to the requesters after the one "
+             "matched"),
     Property("flits_conserved",
              "every flit written into an input buffer was accepted there (from a link, "
              "unchanged), every flit read "
@@ -249,6 +251,10 @@ class RouterChecks:
         self.upstream = {p: upstream(m, router, p) for p in self.config.link_ports}
         self.downstream = {o: downstream(m, router, o, packets=seen.outputs[o].slotted)
                            for o in self.config.link_ports}
+        # Low in the cycle after a reset (and the first), high from the next on: a register
+        # of the proof's own that the reset clears.
+        self.started = Signal(name="started")
+        m.d.sync += self.started.eq(1)
         self.views()
         # Per input VC: the framing its buffer is written with and read with.
         self.writer, self.reader = [], []
@@ -577,8 +583,6 @@ class RouterChecks:
         """PE port ``p``'s framing counters add exactly the events of this cycle."""
         m = self.m
         counts = getattr(self.router, f"framing_{p}")
-        started = Signal(name=f"framing_started_{p}")
-        m.d.sync += started.eq(1)
         for error in FRAMING_ERRORS:
             count = getattr(counts, error)
             before = Signal.like(count, name=f"{error}_before_{p}")
@@ -586,8 +590,8 @@ class RouterChecks:
             m.d.sync += [before.eq(count), event.eq(events[error])]
             limit = (1 << len(count)) - 1
             expected = Mux(before == limit, limit, before + event)
-            self.check("bad_framing_counted", ~started | (count == expected))
-            self.check("bad_framing_counted", started | (count == 0))
+            self.check("bad_framing_counted", ~self.started | (count == expected))
+            self.check("bad_framing_counted", self.started | (count == 0))
 
     def buffers(self, track) -> None:
         """Every flit buffer gives back what was written, in order (:meth:`_follow`); a flit
@@ -1065,16 +1069,15 @@ class RouterChecks:
         """drop_count adds ``drops`` (malformed packets whose dropping starts now) in the next
         cycle, saturating, from zero at reset."""
         m, config = self.m, self.config
-        started = Signal(name="started")
         before = Signal.like(self.router.drop_count, name="drop_count_before")
         counted = Signal(range(len(self.flat) + 1), name="drops_before")
-        m.d.sync += [started.eq(1), before.eq(self.router.drop_count), counted.eq(drops)]
+        m.d.sync += [before.eq(self.router.drop_count), counted.eq(drops)]
         limit = (1 << config.drop_count_width) - 1
         expected = Mux(before + counted > limit, limit, before + counted)
         self.check("malformed_drained_and_counted_once",
-                   ~started | (self.router.drop_count == expected))
+                   ~self.started | (self.router.drop_count == expected))
         self.check("malformed_drained_and_counted_once",
-                   started | (self.router.drop_count == 0))
+                   self.started | (self.router.drop_count == 0))
 
     def fairness(self) -> None:
         """Per output and input VC, the grants of the output to others while the VC keeps
@@ -1088,8 +1091,7 @@ class RouterChecks:
         m, comp, ports = self.m, self.comp, self.config.port_count
         allocator = comp.allocator
         for o in range(len(self.output_ports)):
-            port_first, port_ok = first_in_turn(m, allocator.port_arbiters[o], f"first_port_{o}")
-            self.check("router_state", port_ok)
+            port_first = self.turn(allocator.port_arbiters[o], f"first_port_{o}")
             grants = comp.grants[o]
             # Work-conserving: an open output some input VC asks for is granted, so the bound
             # below in grants to others is one in cycles in which the output is open.
@@ -1098,9 +1100,7 @@ class RouterChecks:
             for i in range(len(self.flat)):
                 p, v = self.place[i]
                 count = self.config.vc_counts[p]
-                vc_first, vc_ok = first_in_turn(m, allocator.vc_arbiters[o][p],
-                                                f"first_vc_{o}_{i}")
-                self.check("router_state", vc_ok)
+                vc_first = self.turn(allocator.vc_arbiters[o][p], f"first_vc_{o}_{i}")
                 bound = ports * count - 1
                 asks, granted = allocator.requests[i][o], grants[i]
                 wait = Signal(range(bound + 2), name=f"wait_{o}_{i}")
@@ -1110,6 +1110,16 @@ class RouterChecks:
                             + ports * turns_before(vc_first, v, count))
                 # The strong form: fewer grants to others remain than requesters ahead.
                 self.check("fair_allocation", wait + position <= bound)
+
+    def turn(self, arbiter, name: str):
+        """The requester round-robin ``arbiter`` (an :class:`~.stages.ObservedArbiter`) serves
+        first; its priority state is one it can reach (``router_state``) and, in the cycle
+        after a reset, the lowest requester's turn (``fair_allocation``)."""
+        first, ok = first_in_turn(self.m, arbiter, name)
+        self.check("router_state", ok)
+        if arbiter.priority is not None:
+            self.check("fair_allocation", self.started | (arbiter.priority == 0))
+        return first
 
     def islip_fairness(self, allocator, matches, single: bool, prefix: str = "") -> None:
         """iSLIP's form of :meth:`fairness` on ``allocator`` (an
