@@ -438,19 +438,27 @@ class Campaign:
                                          f"-module top.route_{match.group(1)} ")
 
     def kill(self, mutant: dict, folder: Path, command: str | None = None,
-             harness=None, *, depth: int | None = None, name: str = "bmc") -> dict | None:
+             harness=None, *, depth: int | None = None, name: str = "bmc",
+             timeout: int = 24 * 3600) -> tuple[dict | None, dict[str, int]]:
         """Bounded model checking to ``depth`` steps (``--depth`` by default) of the harness
         (``harness``, whose design is in ``folder``; the router's by default) with
-        ``command`` (``mutant``'s by default) applied, every property in one job: the
-        failure found (``properties``, ``step``, ``trace``) or None."""
+        ``command`` (``mutant``'s by default) applied, every property in one job within
+        ``timeout`` seconds, as :meth:`kill_each`'s result: the failure found
+        (``properties``, ``step``, ``trace``) or None, and the steps checked (under
+        :data:`sby.LIBRARY`'s name) when the job reached its time limit."""
+        from twinnet.hdl.formal import sby
 
         statuses, overall = self._job(mutant, folder, name, "bmc", depth or self.depth,
-                                      command)
+                                      command, timeout)
         failure = self._failure(statuses, folder, harness)
-        if failure is None and overall not in ("PASS", "BASECASE"):
+        if failure is not None:
+            return failure, {}
+        if overall == "TIMEOUT":
+            return None, {sby.LIBRARY: sby.steps_checked(statuses)}
+        if overall not in ("PASS", "BASECASE"):
             raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
                                f"see {folder / name / 'logfile.txt'}")
-        return failure
+        return None, {}
 
     def kill_each(self, mutant: dict, folder: Path, *, depth: int, name: str,
                   first: tuple[str, ...] = (), timeout: int = 24 * 3600,
@@ -489,25 +497,6 @@ class Campaign:
                 passed(message, short.get(message or sby.LIBRARY))
         (folder / prepared).unlink()
         return None, short
-
-    def kill_joint(self, mutant: dict, folder: Path) -> tuple[dict | None, dict[str, int]]:
-        """The deeper search in one job of every property (``--joint``): bounded model
-        checking to :data:`DEEP_DEPTH` steps within :data:`DEEP_TIMEOUT` seconds, as
-        :meth:`kill_each`'s result (the steps checked under :data:`sby.LIBRARY`'s name when
-        the job reached its time limit)."""
-        from twinnet.hdl.formal import sby
-
-        statuses, overall = self._job(mutant, folder, "deep", "bmc", DEEP_DEPTH,
-                                      timeout=DEEP_TIMEOUT)
-        failure = self._failure(statuses, folder)
-        if failure is not None:
-            return failure, {}
-        if overall == "TIMEOUT":
-            return None, {sby.LIBRARY: sby.steps_checked(statuses)}
-        if overall not in ("PASS", "BASECASE"):
-            raise RuntimeError(f"SymbiYosys ended {overall} on mutant {mutant['id']}; "
-                               f"see {folder / 'deep' / 'logfile.txt'}")
-        return None, {}
 
     def prove(self, mutant: dict, folder: Path) -> tuple[str, dict | None]:
         """The router's proof on ``mutant`` (k-induction of ``twinnet prove``'s depth):
@@ -685,7 +674,7 @@ class Campaign:
         if command is not None:  # the route compute's unit first: it takes seconds
             route = self.folder(mutant, "route", self.route_design)
             record["units"].append("route")
-            failure = self.kill(mutant, route, command, self.route_harness)
+            failure, _ = self.kill(mutant, route, command, self.route_harness)
             (route / "top.il").unlink(missing_ok=True)
             if failure is not None:
                 failure.update(unit="route", unit_command=command)
@@ -697,7 +686,7 @@ class Campaign:
             if "quick" not in stages:
                 record["units"].append("quick")
                 record["quick_depth"] = self.quick_depth
-                failure = self.kill(mutant, folder, depth=self.quick_depth, name="quick")
+                failure, _ = self.kill(mutant, folder, depth=self.quick_depth, name="quick")
                 if failure is None:
                     mark("quick", "passed")
                     if self.quick_depth == self.depth:  # the whole search, in one job
@@ -767,7 +756,8 @@ class Campaign:
                 mark("deep", [*stages.get("deep", ()), message])
 
             if self.joint:
-                deep, new_short = self.kill_joint(mutant, folder)
+                deep, new_short = self.kill(mutant, folder, depth=DEEP_DEPTH, name="deep",
+                                            timeout=DEEP_TIMEOUT)
             else:
                 deep, new_short = self.kill_each(
                     mutant, folder, depth=DEEP_DEPTH, name="deep",

@@ -99,9 +99,6 @@ class _Recorded:
         self.campaign.depth, self.calls = mutation.DEPTH, []
         self.campaign.joint = joint
         self.campaign.quick_depth = mutation.DEPTH if joint else mutation.QUICK_DEPTH
-        self.campaign.kill_joint = lambda mutant, folder: (
-            self.calls.append(f"deep {mutation.DEEP_DEPTH}") or (
-                self._found(mutation.DEEP_DEPTH), {}))
         self.campaign.route_ports = []
         self.campaign.folder = lambda mutant, unit="", design=None: tmp_path
         self.campaign.kill = self.kill
@@ -113,10 +110,11 @@ class _Recorded:
             "context") or (context, [] if context else ["y"])
         self.kill_step, self.scope = kill_step, scope
 
-    def kill(self, mutant, folder, command=None, harness=None, *, depth=None, name="bmc"):
+    def kill(self, mutant, folder, command=None, harness=None, *, depth=None, name="bmc",
+             timeout=None):
         depth = depth or self.campaign.depth
-        self.calls.append(f"bmc {depth}")
-        return self._found(depth)
+        self.calls.append(f"{'deep' if name == 'deep' else 'bmc'} {depth}")
+        return self._found(depth), {}
 
     def kill_each(self, mutant, folder, *, depth, name, first=(), timeout=None, done=(),
                   passed=None):
@@ -530,7 +528,8 @@ def test_the_search_per_property_finds_the_whole_designs_failure(
     assert Path(failure["trace"]).exists()
     assert sorted(path.name for path in tmp_path.iterdir()
                   if path.is_dir() and path.name.startswith("bmc")) == sorted(jobs)
-    joint = campaign.kill(mutant, tmp_path, name="joint")
+    joint, short = campaign.kill(mutant, tmp_path, name="joint")
+    assert short == {}
     assert (joint["properties"], joint["step"]) == (["level_in_range"], 3)
     # The original passes both jobs.
     original = {"id": "o", "command": "opt_clean"}
