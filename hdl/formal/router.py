@@ -1092,6 +1092,8 @@ class RouterChecks:
         allocator = comp.allocator
         for o in range(len(self.output_ports)):
             port_first = self.turn(allocator.port_arbiters[o], f"first_port_{o}")
+            vc_firsts = [self.turn(arbiter, f"first_vc_{o}_{p}")
+                         for p, arbiter in enumerate(allocator.vc_arbiters[o])]
             grants = comp.grants[o]
             # Work-conserving: an open output some input VC asks for is granted, so the bound
             # below in grants to others is one in cycles in which the output is open.
@@ -1100,7 +1102,7 @@ class RouterChecks:
             for i in range(len(self.flat)):
                 p, v = self.place[i]
                 count = self.config.vc_counts[p]
-                vc_first = self.turn(allocator.vc_arbiters[o][p], f"first_vc_{o}_{i}")
+                vc_first = vc_firsts[p]
                 bound = ports * count - 1
                 asks, granted = allocator.requests[i][o], grants[i]
                 wait = Signal(range(bound + 2), name=f"wait_{o}_{i}")
