@@ -976,7 +976,7 @@ def run(args: argparse.Namespace) -> dict:
         "deep_depth": DEEP_DEPTH, "deep_timeout": DEEP_TIMEOUT,
         # The searches that run one job per property.
         "per_property": [] if args.joint else ["bmc", "deep"], "equiv_seq": EQUIV_SEQ,
-        "engine": f"smtbmc {campaign.engine}",
+        "engine": {mode: sby.engine_line(campaign.engine, mode) for mode in sby.SMTBMC_OPTIONS},
         "design_sha256": campaign.design_hash, "router_sha256": campaign.router_hash,
         "draw_sha256": (earlier or {}).get("draw_sha256", (earlier or {}).get(
             "design_sha256", campaign.design_hash)),

@@ -223,11 +223,27 @@ def test_a_bug_past_the_base_case_is_failed_with_a_trace_not_bounded(tmp_path, c
     assert [p["name"] for p in failed] == ["credit_accounting"]
     [found] = failed
     assert found["found_by"] == "bmc" and found["depth"] >= suite.ROUTER_DEPTH
+    assert found["engine"] == sby.engine_line(sby.solver(), "bmc")
     inductions = [p["induction_trace"] for p in report["properties"] if p["induction_trace"]]
     assert Path(found["trace"]).is_file() and inductions
     assert all(Path(trace).is_file() for trace in inductions)
     # No other property is claimed beyond the steps checked.
     assert {p["verdict"] for p in report["properties"]} == {"failed", "bounded"}
+
+
+def test_each_mode_runs_with_its_own_engine_options(tmp_path):
+    """Bounded model checking runs on the gate-level model (``--syn``), k-induction on the
+    word-level one (:data:`sby.SMTBMC_OPTIONS`), the induction step alone with
+    ``--induction``."""
+    def engines(**job) -> str:
+        text = sby.write_job(tmp_path, "job", depth=3, engine="yices", timeout=10,
+                             **job).read_text()
+        return text.split("[engines]\n")[1].split("\n")[0]
+
+    assert engines(mode="bmc") == "smtbmc --syn yices"
+    assert engines(mode="prove") == "smtbmc yices"
+    assert engines(mode="prove", induction_only=True) == "smtbmc --induction yices"
+    assert engines(mode="bmc", options=()) == "smtbmc yices"
 
 
 # The default router's packets in the slow tier (40 s for its netlist; one-flit is the path
