@@ -248,19 +248,44 @@ def port_rank(mutant: dict, cell: Cell) -> int | None:
     return [p for p in cell.ports if unnumbered(p) == unnumbered(port)].index(port)
 
 
+def numbered_order(name: str) -> int:
+    """The number Yosys appended to cell ``name`` (in the order it made its cells; -1 for a
+    name without one)."""
+    found = re.search(r"\$(\d+)$", name)
+    return int(found.group(1)) if found else -1
+
+
+def cell_rank(mutant: dict, module: dict[str, Cell]) -> list[int] | None:
+    """``[place, count]``: of the ``count`` cells of ``module`` (its cells) with the signature
+    of ``mutant``'s cell, the place of that cell in the order Yosys numbered them (None when
+    the cell is not there)."""
+    cell = module.get(mutant["cell"])
+    if cell is None:
+        return None
+    same = sorted((name for name, other in module.items()
+                   if other.signature == cell.signature), key=numbered_order)
+    return [same.index(mutant["cell"]), len(same)]
+
+
 def placed(mutant: dict, cells: dict[str, dict[str, Cell]]) -> dict | None:
     """``mutant`` (with the ``signature`` of its cell where it was drawn, and its port's
     ``port_rank``) on a design whose cells are ``cells`` (:func:`cell_signatures`): itself
     when its cell is there, the same (or, a submodule's instance, under the same name); with
     its cell renamed when one cell alone of its module has that signature (a name Yosys
-    numbered, shifted), and its port renamed to the one in the same place among those of its
-    unnumbered name; else None."""
+    numbered, shifted), or, where several have, to the one in its place among them in the
+    order Yosys numbered them (``cell_rank``, when as many have it as where it was drawn:
+    e.g. the like gates of a memory's address decoder, made in the same order); and its port
+    renamed to the one in the same place among those of its unnumbered name; else None."""
     module = cells.get(mutant["module"], {})
     name, signature = mutant["cell"], mutant.get("signature")
     if name in module and (module[name].signature == signature or not name.startswith("$")):
         found = mutant
     else:
-        same = [other for other, cell in module.items() if cell.signature == signature]
+        same = sorted((other for other, cell in module.items() if cell.signature == signature),
+                      key=numbered_order)
+        rank = mutant.get("cell_rank")
+        if rank is not None and len(same) == rank[1] > 1:
+            same = [same[rank[0]]]
         if signature is None or len(same) != 1:
             return None
         command = mutant["command"].replace(f" -cell {name} ", f" -cell {same[0]} ")
@@ -381,7 +406,8 @@ class Campaign:
                 mutant["src"] = [relative_source(s) for s in mutant["src"]]
                 cell = signatures.get(mutant["module"], {}).get(mutant["cell"])
                 if cell is not None:
-                    mutant.update(signature=cell.signature, port_rank=port_rank(mutant, cell))
+                    mutant.update(signature=cell.signature, port_rank=port_rank(mutant, cell),
+                                  cell_rank=cell_rank(mutant, signatures[mutant["module"]]))
             left_out = {"pool": len(pool), "left_out": len(pool) - len(kept)}
         elif earlier.get("drawn"):
             kept, left_out = earlier["drawn"], earlier["pool"]

@@ -298,6 +298,16 @@ def test_a_carried_mutant_finds_its_cell_by_signature(mutation):
     clash = mutation.cell_signatures(design(5045, twin=True))
     assert mutation.placed({**gate, "cell": "$57"}, clash) is None
     assert mutation.placed(gate, clash) == gate  # its own name, its signature
+    # Like cells, all renumbered: each follows its place in the order Yosys made them.
+    twins = mutation.cell_signatures(design(5040, twin=True))["top.router.fifo"]
+    second = {**gate, "cell": "$and$99", "command": gate["command"].replace("$56", "$and$99"),
+              "cell_rank": mutation.cell_rank({"cell": "$and$99"}, twins)}
+    assert second["cell_rank"] == [1, 2]
+    shifted = mutation.cell_signatures(design(5045, twin=True).replace("$56", "$58")
+                                       .replace("$99", "$101"))
+    assert mutation.placed(second, shifted)["cell"] == "$and$101"
+    assert mutation.placed({**second, "cell_rank": [0, 2]}, shifted)["cell"] == "$58"
+    assert mutation.placed({**second, "cell_rank": [1, 3]}, shifted) is None  # not as drawn
 
 
 # Two modules as Amaranth writes them: the same route compute in a router (ports numbered in
