@@ -155,7 +155,7 @@ def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
     ``mode`` by default)."""
     job = workdir / f"{name}.sby"
     options = SMTBMC_OPTIONS[mode] if options is None else options
-    line = engine_line(engine, mode, (*options, "--induction") if induction_only else options)
+    line = engine_line(engine, options=(*options, "--induction") if induction_only else options)
     design = prepared or "top.il"
     job.write_text("\n".join([
         "[options]", f"mode {mode}", f"depth {depth}", f"timeout {timeout}", "",
