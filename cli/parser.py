@@ -10,14 +10,46 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse with the project's error form: one line ``twinnet: <command>: <message>``,
     exit status 2 (argparse's own form is a usage block plus the message). Abbreviated flags
     are not accepted (``--n`` must not silently mean ``--no-trace``). ``-h``/``--help`` print
-    :class:`Help`'s text."""
+    :class:`Help`'s text. A parser lists what was added to it: its ``arguments`` (the
+    actions ``add_argument`` returned) and its ``commands`` (each subcommand's parser, by
+    name)."""
 
     def __init__(self, *args, add_help: bool = True, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, add_help=False, **kwargs)
+        self.arguments: list[argparse.Action] = []
+        self.commands: dict[str, ArgumentParser] = {}
         if add_help:
             self.add_argument("-h", "--help", action=Help, nargs=0, default=argparse.SUPPRESS,
                               help="show this help message and exit")
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.arguments.append(action)
+        return action
+
+    def add_argument_group(self, *args, **kwargs):
+        group = super().add_argument_group(*args, **kwargs)
+        add_argument = group.add_argument
+
+        def add(*names, **options) -> argparse.Action:
+            action = add_argument(*names, **options)
+            self.arguments.append(action)
+            return action
+
+        group.add_argument = add
+        return group
+
+    def add_subparsers(self, **kwargs):
+        subcommands = super().add_subparsers(**kwargs)
+        add_parser = subcommands.add_parser
+
+        def add(name: str, **options) -> ArgumentParser:
+            parser = self.commands[name] = add_parser(name, **options)
+            return parser
+
+        subcommands.add_parser = add
+        return subcommands
 
     def parse_known_args(self, args=None, namespace=None):
         # The words this parser is given (a subcommand's parser: those after its name), for

@@ -1057,13 +1057,10 @@ def test_unusable_output_folder(assert_usage_error, command, label, out):
 
 def _value_flags(parser: argparse.ArgumentParser, words=()) -> set[tuple[str, str]]:
     """(subcommand, long flag) for every option of the parser that takes a value."""
-    found = set()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, subparser in action.choices.items():
-                found |= _value_flags(subparser, (*words, name))
-        elif action.option_strings and action.nargs != 0:
-            found.add((" ".join(words), max(action.option_strings, key=len)))
+    found = {(" ".join(words), max(action.option_strings, key=len))
+             for action in parser.arguments if action.option_strings and action.nargs != 0}
+    for name, subparser in parser.commands.items():
+        found |= _value_flags(subparser, (*words, name))
     return found
 
 
