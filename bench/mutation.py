@@ -62,8 +62,12 @@ harness elaborates it, has the same logic hash, ``router_sha256``) keeps the mut
 (``drawn``) and the verdicts that still hold (:func:`stands`), and checks the others again;
 each verdict records the design it was made on.
 
+A survivor can be searched further, one property to more steps (``--deeper
+ID:PROPERTY:STEPS``): a failure there kills it (``found_by``: ``deeper``), with the search
+recorded (``deeper``).
+
 Usage: ``python bench/mutation.py [--preset 002-t16 | --no-bypass] [--count N] [--seed S]
-[--depth D] [--joint] [--jobs J] [--resume]``.
+[--depth D] [--joint] [--jobs J] [--resume | --deeper ID:PROPERTY:STEPS]``.
 """
 
 import argparse
@@ -981,6 +985,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="mutants checked at once (default 1; one core each)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the mutants OUT already classifies and check the others")
+    parser.add_argument("--deeper", metavar="ID:PROPERTY:STEPS",
+                        help="search survivor ID of OUT further instead: bounded model "
+                             "checking of PROPERTY alone to STEPS steps (more than the deeper "
+                             f"search's {DEEP_DEPTH}, at most 40) within {DEEP_TIMEOUT} s; a "
+                             "failure kills it (found_by: deeper)")
     parser.add_argument("--out", type=Path, metavar="OUT",
                         help="result file (default bench/results/mutation[-PRESET].json)")
     parser.add_argument("--work", type=Path, metavar="DIR",
@@ -998,6 +1007,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.preset and args.bypass is not None:
         raise UsageError("--no-bypass: a preset's router is the one it builds (every preset's "
                          "split router is without the bypass); give one of them")
+    if args.deeper is not None:
+        ident, _, rest = args.deeper.partition(":")
+        prop, _, steps = rest.partition(":")
+        if not (ident and prop and steps):
+            raise UsageError(f"--deeper must be ID:PROPERTY:STEPS, not {args.deeper!r}")
+        steps = _positive("--deeper's STEPS", steps)
+        if not DEEP_DEPTH < steps <= 40:
+            raise UsageError(f"--deeper's STEPS must be {DEEP_DEPTH + 1} to 40 (the deeper "
+                             f"search already checks {DEEP_DEPTH}), not {steps}")
+        args.deeper = (ident, prop, steps)
     name = args.preset or ("nobypass" if args.bypass is False else None)
     args.out = args.out or RESULTS / f"mutation{f'-{name}' if name else ''}.json"
     args.work = args.work or ROOT / "out" / "mutation" / (name or "default")
@@ -1119,9 +1138,62 @@ def run(args: argparse.Namespace) -> dict:
     return report
 
 
+def deeper(args: argparse.Namespace) -> dict:
+    """``--deeper ID:PROPERTY:STEPS``: survivor ID of the result file searched further, its
+    property PROPERTY alone to STEPS steps (:meth:`Campaign.kill_each`); the record, killed
+    (``found_by``: ``deeper``) when the property fails, is written back with the search
+    (``deeper``: the property, steps, seconds and, at the time limit, the steps checked).
+    Returns it."""
+    ident, prop, steps = args.deeper
+    say = lambda line: print(f"mutation: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        report = json.loads(args.out.read_text())
+        record = next((r for r in report["mutants"] if r.get("id") == ident), None)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"--deeper: {args.out} is not a result file of this bench "
+                         f"({type(error).__name__}: {error})") from None
+    if record is None or record.get("result") != "survived":
+        raise UsageError(f"--deeper: {ident} is not a survivor in {args.out}")
+    say("writing the design")
+    campaign = Campaign(args.preset, args.work, args.depth, args.bypass, args.joint)
+    if record["design_sha256"] != campaign.design_hash:
+        raise UsageError(f"--deeper: {ident} was classified on design "
+                         f"{record['design_sha256'][:8]}, not this one "
+                         f"({campaign.design_hash[:8]}): run the campaign with --resume first")
+    names = sorted({message.split(".")[0] for message in campaign.messages})
+    if prop not in names:
+        raise UsageError(f"--deeper: {prop!r} is not a property of this harness (one of "
+                         f"{', '.join(names)})")
+    say(f"{ident}: {prop} alone to {steps} steps")
+    started = time.perf_counter()
+    failure, short = campaign.kill_each(
+        record, campaign.folder(record), depth=steps, name=f"deeper{steps}", first=(prop,),
+        timeout=DEEP_TIMEOUT,
+        done=tuple(m for m in campaign.messages if m.split(".")[0] != prop))
+    search = {"property": prop, "steps": steps,
+              "seconds": round(time.perf_counter() - started, 1), **short}
+    record["deeper"] = search
+    record["seconds"] = round(record["seconds"] + search["seconds"], 1)  # its time in all
+    if failure is not None:
+        record.update(result="killed", found_by="deeper", **failure,
+                      why=f"{prop} fails at step {failure['step']} of a search of {steps} "
+                          f"steps (--deeper), beyond the deeper search's {DEEP_DEPTH}")
+    report["summary"] = summary(report["mutants"])
+    temporary = args.out.with_suffix(".tmp")
+    temporary.write_text(json.dumps(report, indent=2) + "\n")
+    temporary.replace(args.out)
+    say(f"{ident}: {record['result']} ({record.get('why', '')}) {search['seconds']} s; "
+        f"wrote {args.out}: {json.dumps(report['summary'])}")
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        run(parse(argv))
+        args = parse(argv)
+        if args.deeper is not None:
+            deeper(args)
+        else:
+            run(args)
     except UsageError as error:
         print(f"mutation: {error}", file=sys.stderr)
         return 2

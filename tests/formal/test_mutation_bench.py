@@ -3,6 +3,7 @@ equivalence check on a two-gate router (no prover runs here: the campaign itself
 benchmark)."""
 
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
@@ -69,6 +70,12 @@ def test_harness_and_clock_mutants_are_left_out(mutation):
     (["--depth", "99"], r"--depth must be at most 40, not 99"),
     (["--bogus"], r"unrecognized arguments: --bogus"),
     (["--preset", "002-t16", "--no-bypass"], r"--no-bypass: a preset's router is the one"),
+    (["--deeper", "e362bdde7f94"], r"--deeper must be ID:PROPERTY:STEPS, not 'e362bdde7f94'"),
+    (["--deeper", "e362bdde7f94:router_state:"], r"--deeper must be ID:PROPERTY:STEPS"),
+    (["--deeper", "e362bdde7f94:router_state:ten"],
+     r"--deeper's STEPS must be an integer >= 1, not 'ten'"),
+    (["--deeper", "e362bdde7f94:router_state:7"], r"--deeper's STEPS must be 8 to 40"),
+    (["--deeper", "e362bdde7f94:router_state:41"], r"--deeper's STEPS must be 8 to 40"),
 ])
 def test_bad_values_are_refused(mutation, argv, message):
     with pytest.raises(mutation.UsageError, match=message):
@@ -583,3 +590,34 @@ def test_the_router_without_the_bypass_has_its_own_result_file(mutation):
     assert args.work.name == "nobypass"
     default = mutation.parse([])
     assert default.bypass is None and default.out.name == "mutation.json"
+
+
+def test_a_survivor_searched_deeper_is_killed_where_its_property_fails(
+        mutation, tmp_path, monkeypatch, capsys):
+    """``--deeper``: the survivor's property alone, to more steps than the deeper search's;
+    the record becomes killed with the failing step, and the summary counts it."""
+    campaign, cells = _buffer_campaign(mutation, tmp_path, keeps=False, depth=5)
+    campaign.design, campaign.work, campaign.design_hash = tmp_path, tmp_path / "work", "d" * 64
+    survivor = {"id": "m", "result": "survived", "design_sha256": "d" * 64, "seconds": 1.0,
+                "command": f"mutate -mode const1 -module top.router -cell {cells['and']} "
+                           "-port B -portbit 0"}
+    out = tmp_path / "mutation.json"
+    out.write_text(json.dumps({"mutants": [survivor, {"id": "k", "result": "killed",
+                                                            "seconds": 2.0}]}))
+    monkeypatch.setattr(mutation, "Campaign", lambda *args, **kwargs: campaign)
+    bad = mutation.parse(["--deeper", "k:level_in_range:8", "--out", str(out)])
+    with pytest.raises(mutation.UsageError, match="k is not a survivor"):
+        mutation.deeper(bad)
+    bad = mutation.parse(["--deeper", "m:no_such_property:8", "--out", str(out)])
+    with pytest.raises(mutation.UsageError, match="'no_such_property' is not a property"):
+        mutation.deeper(bad)
+    record = mutation.deeper(mutation.parse(["--deeper", "m:level_in_range:8", "--out",
+                                             str(out)]))
+    # Writes into the full buffer: two pushes fill it (steps 0 and 1), a third writes
+    # anyway, so the level reads 3 at step 3.
+    assert (record["result"], record["found_by"], record["properties"], record["step"]) == (
+        "killed", "deeper", ["level_in_range"], 3)
+    assert record["deeper"]["property"] == "level_in_range" and record["deeper"]["steps"] == 8
+    written = json.loads(out.read_text())
+    assert written["mutants"][0] == record
+    assert (written["summary"]["killed"], written["summary"]["survived"]) == (2, 0)
