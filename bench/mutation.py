@@ -739,7 +739,7 @@ class Campaign:
         self._tidy(folder / "context")
         if "returned pass for basecase" in text and "returned pass for induction" in text:
             return True, []
-        if "Reached TIMEOUT" in text:
+        if sby.reached_time_limit(text):
             return False, [f"(no verdict in context within {CONTEXT_TIMEOUT} s)"]
         traces = {found.group(1) or "basecase": found.group(2)
                   for found in sby.TRACE_LINE.finditer(text)}
@@ -1037,9 +1037,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError("--no-bypass: a preset's router is the one it builds (every preset's "
                          "split router is without the bypass); give one of them")
     if args.deeper is not None:
-        ident, _, rest = args.deeper.partition(":")
-        prop, _, steps = rest.partition(":")
-        if not (ident and prop and steps):
+        ident, prop, steps = (args.deeper.split(":") + ["", ""])[:3]
+        if not (ident and prop and steps) or args.deeper.count(":") != 2:
             raise UsageError(f"--deeper must be ID:PROPERTY:STEPS, not {args.deeper!r}")
         steps = _positive("--deeper's STEPS", steps)
         if not DEEP_DEPTH < steps <= 40:

@@ -255,6 +255,11 @@ def run_log(job: Path, *, progress=None) -> tuple[str, float]:
     return (log.read_text() if log.exists() else ""), time.perf_counter() - started
 
 
+def reached_time_limit(log: str) -> bool:
+    """SymbiYosys's ``log`` says the job stopped at its time limit."""
+    return "Reached TIMEOUT" in log
+
+
 def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     """Run ``job``; return its per-assertion statuses, the overall status (``PASS``;
     ``BASECASE``: the base case passed, induction did not close; ``TIMEOUT``: stopped at
@@ -269,7 +274,7 @@ def run_job(job: Path, *, progress=None) -> tuple[list[dict], str, float]:
     base_case_passed = "returned pass for basecase" in text
     if overall != "PASS" and base_case_passed:
         overall = "BASECASE"
-    if "Reached TIMEOUT" in text:
+    if reached_time_limit(text):
         overall = "TIMEOUT"
     listing = subprocess.run([tool("yowasp-sby"), "--status", "--statusfmt", "jsonl",
                               job.name], cwd=job.parent, env=_env(), capture_output=True,
@@ -457,7 +462,7 @@ def split_verdicts(properties, workdir: Path, *, depth: int, engine: str, timeou
             if "returned pass for induction" in text:
                 continue
             verdict.verdict = "bounded"
-            if "Reached TIMEOUT" in text:
+            if reached_time_limit(text):
                 verdict.stopped = "timeout"
             traces = [line for line in text.splitlines() if TRACE_LINE.search(line)]
             if traces and verdict.induction_trace is None:

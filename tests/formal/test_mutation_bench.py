@@ -72,6 +72,8 @@ def test_harness_and_clock_mutants_are_left_out(mutation):
     (["--preset", "002-t16", "--no-bypass"], r"--no-bypass: a preset's router is the one"),
     (["--deeper", "e362bdde7f94"], r"--deeper must be ID:PROPERTY:STEPS, not 'e362bdde7f94'"),
     (["--deeper", "e362bdde7f94:router_state:"], r"--deeper must be ID:PROPERTY:STEPS"),
+    (["--deeper", "e362bdde7f94:router_state:8:9"],
+     r"--deeper must be ID:PROPERTY:STEPS, not 'e362bdde7f94:router_state:8:9'"),
     (["--deeper", "e362bdde7f94:router_state:ten"],
      r"--deeper's STEPS must be an integer >= 1, not 'ten'"),
     (["--deeper", "e362bdde7f94:router_state:7"], r"--deeper's STEPS must be 8 to 40"),
