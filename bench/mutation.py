@@ -1153,7 +1153,7 @@ def run(args: argparse.Namespace) -> dict:
             detail = (f"{', '.join(record['properties'])} at step {record['step']}"
                       if record["result"] == "killed"
                       else record.get("why") or record.get("error", ""))
-            classified = sum(m["id"] in done for m in mutants)
+            classified = sum(settled(m) for m in mutants)  # not those left pending
             say(f"[{classified}/{len(mutants)}] {mutant['id']} {mutant['mode']} "
                 f"{mutant['module']} {mutant['cell']}: {record['result']} ({detail}) "
                 f"{record['seconds']} s")
