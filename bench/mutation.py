@@ -564,7 +564,7 @@ class Campaign:
 
     def kill_each(self, mutant: dict, folder: Path, *, depth: int, name: str,
                   first: tuple[str, ...] = (), timeout: int = 24 * 3600,
-                  done: tuple[str, ...] = (), passed=None
+                  done: tuple[str, ...] = (), passed=None, skip: int = 0
                   ) -> tuple[dict | None, dict[str, int]]:
         """Bounded model checking to ``depth`` steps of the router's harness in ``folder``
         with ``mutant`` applied, one job per property (:func:`~twinnet.hdl.formal.sby.
@@ -573,7 +573,8 @@ class Campaign:
         first failure: it (as :meth:`kill`'s, with ``bmc``: ``per property``) or None, and
         the steps checked of each property whose job reached its time limit. The messages
         in ``done`` passed in an earlier run and are not checked again; ``passed(message,
-        steps)`` is called as each job passes (``steps``: None) or reaches its time limit."""
+        steps)`` is called as each job passes (``steps``: None) or reaches its time limit;
+        the first ``skip`` steps, which an earlier search checked, are not checked again."""
         from twinnet.hdl.formal import sby
 
         order = [message for message in sorted(
@@ -584,7 +585,7 @@ class Campaign:
         prepared = sby.write_prepared(folder, (mutant["command"],), "mutant.il")
         for message, job, statuses, overall, _ in sby.alone_jobs(
                 folder, self.messages, order, name=name, depth=depth, engine=self.engine,
-                timeout=timeout, prepared=prepared):
+                timeout=timeout, prepared=prepared, skip=skip):
             self._tidy(job)
             failure = self._failure(statuses, folder)
             if failure is not None:
@@ -1166,11 +1167,31 @@ def run(args: argparse.Namespace) -> dict:
     return report
 
 
+def checked_before(record: dict, prop: str, depth: int) -> int:
+    """The steps of survivor ``record``'s property ``prop`` (every part of it) that its
+    searches checked with no failure: the deeper search's :data:`DEEP_DEPTH` where the
+    proof did not close (fewer where its time limit stopped it), else the campaign's
+    ``depth``; more where an earlier ``--deeper`` search of ``prop`` got further. A search
+    stopped at its time limit counts the steps SymbiYosys reports for it, at most one
+    fewer than it finished."""
+    def least(reached: dict, steps: int) -> int:
+        return min((n for message, n in reached.items() if message.split(".")[0] == prop),
+                   default=steps)
+
+    steps = (least(record.get("deep_reached", {}), DEEP_DEPTH)
+             if record.get("proof") == "bounded" else depth)
+    earlier = record.get("deeper")
+    if earlier is not None and earlier["property"] == prop:
+        steps = max(steps, least(earlier.get("reached", {}), earlier["steps"]))
+    return steps
+
+
 def deeper(args: argparse.Namespace) -> dict:
     """``--deeper ID:PROPERTY:STEPS``: survivor ID of the result file searched further, its
     property PROPERTY alone to STEPS steps (:meth:`Campaign.kill_each`); the record, killed
     (``found_by``: ``deeper``) when the property fails, is written back with the search
-    (``deeper``: the property, steps, seconds and, at the time limit, the steps checked).
+    (``deeper``: the property, steps, the steps skipped (:func:`checked_before`), seconds,
+    at the time limit the steps checked (``reached``), and the search before it, if any).
     Returns it."""
     ident, prop, steps = args.deeper
     say = lambda line: print(f"mutation: {line}", file=sys.stderr, flush=True)  # noqa: E731
@@ -1182,6 +1203,10 @@ def deeper(args: argparse.Namespace) -> dict:
                          f"({type(error).__name__}: {error})") from None
     if record is None or record.get("result") != "survived":
         raise UsageError(f"--deeper: {ident} is not a survivor in {args.out}")
+    skip = checked_before(record, prop, report["depth"])
+    if skip >= steps:
+        raise UsageError(f"--deeper: {prop} of {ident} is already checked to {skip} steps; "
+                         f"give more than {skip}")
     say("writing the design")
     campaign = Campaign(args.preset, args.work, args.depth, args.bypass, args.joint)
     if record["design_sha256"] != campaign.design_hash:
@@ -1192,14 +1217,18 @@ def deeper(args: argparse.Namespace) -> dict:
     if prop not in names:
         raise UsageError(f"--deeper: {prop!r} is not a property of this harness (one of "
                          f"{', '.join(names)})")
-    say(f"{ident}: {prop} alone to {steps} steps")
+    say(f"{ident}: {prop} alone to {steps} steps (the first {skip} checked before)")
     started = time.perf_counter()
     failure, short = campaign.kill_each(
         record, campaign.folder(record), depth=steps, name=f"deeper{steps}", first=(prop,),
-        timeout=DEEP_TIMEOUT,
+        timeout=DEEP_TIMEOUT, skip=skip,
         done=tuple(m for m in campaign.messages if m.split(".")[0] != prop))
-    search = {"property": prop, "steps": steps,
-              "seconds": round(time.perf_counter() - started, 1), **short}
+    search = {"property": prop, "steps": steps, "skipped": skip,
+              "seconds": round(time.perf_counter() - started, 1)}
+    if short:
+        search["reached"] = short  # the steps checked at the time limit
+    if "deeper" in record:
+        search["before"] = record["deeper"]
     record["deeper"] = search
     record["seconds"] = round(record["seconds"] + search["seconds"], 1)  # its time in all
     if failure is not None:

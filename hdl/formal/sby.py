@@ -146,19 +146,23 @@ PREPARE = ("read_rtlil top.il", "prep -top top",
 def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
               timeout: int, script: tuple[str, ...] = (), induction_only: bool = False,
               prepared: str | None = None,
-              options: tuple[str, ...] | None = None) -> Path:
+              options: tuple[str, ...] | None = None, skip: int = 0) -> Path:
     """A SymbiYosys job ``name`` of ``mode`` (``prove`` or ``bmc``) on ``workdir/top.il``;
     ``script``: Yosys commands run after :data:`PREPARE` (e.g. a ``mutate`` of the design);
     ``induction_only``: of ``mode prove``, only the induction step (``smtbmc --induction``);
     ``prepared``: a netlist of ``workdir`` that :func:`write_prepared` wrote, read instead
     of preparing ``top.il`` again; ``options``: smtbmc's (:data:`SMTBMC_OPTIONS`'s of
-    ``mode`` by default)."""
+    ``mode`` by default); ``skip``: of ``mode bmc``, the first steps not checked (SymbiYosys's
+    ``skip``: a search that an earlier one checked to that many steps goes on from there)."""
+    if skip and mode != "bmc":
+        raise ValueError(f"skip is for bounded model checking, not mode {mode}")
     job = workdir / f"{name}.sby"
     options = SMTBMC_OPTIONS[mode] if options is None else options
     line = engine_line(engine, options=(*options, "--induction") if induction_only else options)
     design = prepared or "top.il"
     job.write_text("\n".join([
-        "[options]", f"mode {mode}", f"depth {depth}", f"timeout {timeout}", "",
+        "[options]", f"mode {mode}", f"depth {depth}", f"timeout {timeout}",
+        *((f"skip {skip}",) if skip else ()), "",
         "[engines]", line, "",
         "[script]", *((f"read_rtlil {prepared}",) if prepared else PREPARE), *script, "",
         "[files]", design, ""]))
@@ -520,11 +524,12 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
 
 def alone_jobs(workdir: Path, messages: list[str], order: list[str], *, name: str,
                depth: int, engine: str, timeout: int, prepared: str, jobs: int = 1,
-               progress=None):
+               progress=None, skip: int = 0):
     """Bounded model checking of ``depth`` steps, one SymbiYosys job (``{name}-{message}``)
     per assertion message of ``order`` (a property or part of ``messages``, alone:
     :func:`alone_script`), on the netlist :func:`write_prepared` wrote (``prepared``), each
-    within ``timeout`` seconds, ``jobs`` at once. Yields ``(message, folder, statuses,
+    within ``timeout`` seconds, ``jobs`` at once, the first ``skip`` steps not checked
+    (:func:`write_job`). Yields ``(message, folder, statuses,
     overall, seconds)`` (the job's folder, then :func:`run_job`'s) in the order of
     ``order``; with one job at a time, each starts only once the one before has been taken,
     so a caller that stops at a failure runs none after it."""
@@ -536,7 +541,7 @@ def alone_jobs(workdir: Path, messages: list[str], order: list[str], *, name: st
             f"{len(order)}), {depth} steps")
         job = write_job(workdir, f"{name}-{message or LIBRARY}", mode="bmc", depth=depth,
                         engine=engine, timeout=timeout, script=alone_script(message, messages),
-                        prepared=prepared)
+                        prepared=prepared, skip=skip)
         return (message, job.with_suffix(""), *run_job(job, progress=progress))
 
     if jobs == 1:

@@ -604,8 +604,8 @@ def test_a_survivor_searched_deeper_is_killed_where_its_property_fails(
                 "command": f"mutate -mode const1 -module top.router -cell {cells['and']} "
                            "-port B -portbit 0"}
     out = tmp_path / "mutation.json"
-    out.write_text(json.dumps({"mutants": [survivor, {"id": "k", "result": "killed",
-                                                            "seconds": 2.0}]}))
+    out.write_text(json.dumps({"depth": 2, "mutants": [survivor, {
+        "id": "k", "result": "killed", "seconds": 2.0}]}))
     monkeypatch.setattr(mutation, "Campaign", lambda *args, **kwargs: campaign)
     bad = mutation.parse(["--deeper", "k:level_in_range:8", "--out", str(out)])
     with pytest.raises(mutation.UsageError, match="k is not a survivor"):
@@ -623,6 +623,46 @@ def test_a_survivor_searched_deeper_is_killed_where_its_property_fails(
     written = json.loads(out.read_text())
     assert written["mutants"][0] == record
     assert (written["summary"]["killed"], written["summary"]["survived"]) == (2, 0)
+
+
+def test_a_deeper_search_skips_the_steps_checked_before(mutation, tmp_path, monkeypatch):
+    """A survivor whose deeper search passed 7 steps: ``--deeper`` checks from step 7 on,
+    so the buffer's overflow, first possible at step 3, is found at step 7 (three pushes
+    into the full buffer at steps 4 to 6, after four idle steps); a search of no more steps
+    than were checked is refused before anything is built."""
+    campaign, cells = _buffer_campaign(mutation, tmp_path, keeps=False, depth=5)
+    campaign.design, campaign.work, campaign.design_hash = tmp_path, tmp_path / "work", "d" * 64
+    survivor = {"id": "m", "result": "survived", "design_sha256": "d" * 64, "seconds": 1.0,
+                "proof": "bounded", "command": f"mutate -mode const1 -module top.router "
+                                               f"-cell {cells['and']} -port B -portbit 0"}
+    out = tmp_path / "mutation.json"
+    searched = {**survivor, "deeper": {"property": "level_in_range", "steps": 9}}
+    out.write_text(json.dumps({"depth": 5, "mutants": [searched]}))
+    built = []
+    monkeypatch.setattr(mutation, "Campaign", lambda *a, **k: built.append(1) or campaign)
+    with pytest.raises(mutation.UsageError, match="already checked to 9 steps; give more "
+                                                  "than 9"):
+        mutation.deeper(mutation.parse(["--deeper", "m:level_in_range:9", "--out", str(out)]))
+    assert built == []
+    out.write_text(json.dumps({"depth": 5, "mutants": [survivor]}))
+    record = mutation.deeper(mutation.parse(["--deeper", "m:level_in_range:9", "--out",
+                                             str(out)]))
+    assert (record["result"], record["step"], record["deeper"]["skipped"]) == ("killed", 7, 7)
+
+
+@pytest.mark.parametrize("record, expected", [
+    ({"proof": "proven"}, 5),                                   # the campaign's depth only
+    ({"proof": "bounded"}, 7),                                  # the deeper search's
+    ({"proof": "bounded", "deep_reached": {"p": 4, "q": 2}}, 4),  # stopped at its time limit
+    ({"proof": "bounded", "deep_reached": {"p.a": 6, "p.b": 3}}, 3),  # its least part
+    ({"proof": "bounded", "deeper": {"property": "p", "steps": 12}}, 12),
+    ({"proof": "bounded", "deeper": {"property": "p", "steps": 12, "reached": {"p": 9}}}, 9),
+    ({"proof": "bounded", "deeper": {"property": "q", "steps": 12}}, 7),  # another property
+])
+def test_steps_checked_before_come_from_every_search_of_the_property(
+        mutation, record, expected):
+    assert mutation.DEEP_DEPTH == 7
+    assert mutation.checked_before(record, "p", 5) == expected
 
 
 @pytest.mark.parametrize("pairs", [1, 32, 33, 1025, 40000])
