@@ -114,6 +114,9 @@ EQUIV_SEQ = 4
 CONTEXT_DEPTH = 2
 #: Seconds the check in context may take; one that reaches it settles nothing.
 CONTEXT_TIMEOUT = 3600
+#: The check in context's reading when SymbiYosys stopped with neither verdict nor trace
+#: (e.g. its model reader failing): the check is run again by the next ``--resume``.
+NO_CONTEXT_VERDICT = "(no verdict in context: see context/logfile.txt)"
 #: Techmap rules that turn the check in context's ``$equiv`` cells into comparisons.
 EQUIV_TO_COMPARE = Path(__file__).resolve().parent / "equiv_to_compare.il"
 #: The check in context's one assertion: every pair of :data:`EQUIV_TO_COMPARE` equal.
@@ -745,7 +748,7 @@ class Campaign:
         traces = {found.group(1) or "basecase": found.group(2)
                   for found in sby.TRACE_LINE.finditer(text)}
         if not traces:
-            return False, ["(no verdict in context: see context/logfile.txt)"]
+            return False, [NO_CONTEXT_VERDICT]
         base = "basecase" in traces
         trace = folder / traces["basecase" if base else "induction"]
         note = f"(the base case from reset fails: see {trace.relative_to(folder)})"
@@ -824,9 +827,13 @@ class Campaign:
         if "proof" in stages:
             proof, failure, new = stages["proof"]["proof"], stages["proof"]["failure"], True
         elif earlier is not None and earlier.get("result") == "survived" and "proof" in earlier:
-            # Only the check in context is new.
+            # Only the check in context is new: the rest of the survivor's record stands.
             proof, signals = earlier["proof"], earlier["unproven_signals"]
-            failure = {"induction": earlier["induction"]} if "induction" in earlier else None
+            stages.setdefault("equivalent_count", earlier.get("unproven_count", len(signals)))
+            failure = {key: earlier[key] for key in ("induction", "deep_reached")
+                       if key in earlier} or None
+            if "deeper" in earlier:
+                record["deeper"] = earlier["deeper"]
         else:
             if signals is None:
                 scope, signals = self.equivalent(mutant, folder)
@@ -842,7 +849,7 @@ class Campaign:
                 return self._finish(record, folder, started)
             new = True
             mark("proof", {"proof": proof, "failure": failure})
-        if "context" in stages:
+        if stages.get("context", [NO_CONTEXT_VERDICT]) != [NO_CONTEXT_VERDICT]:
             same, context = False, stages["context"]
         else:
             same, context = self.in_context(mutant, folder)
@@ -946,14 +953,16 @@ def stands(record: dict | None, design_hash: str, route_unit: bool) -> bool:
     properties it failed are still asserted; more assumptions keep an equivalence in
     context). A survivor stands only on the same harness, and only once every check has run
     on it (the route unit, the router-wide equivalence check and the proof, the check in
-    context: a survivor from before one of them was added is checked again); an error, or a
-    mutant a stopped run left ``pending``, never stands."""
+    context: a survivor from before one of them was added is checked again, as is one whose
+    check in context stopped with no verdict and no trace, :data:`NO_CONTEXT_VERDICT`); an
+    error, or a mutant a stopped run left ``pending``, never stands."""
     if record is None or record["result"] in ("error", "pending"):
         return False
     if record["result"] != "survived":
         return True
     return (record["design_sha256"] == design_hash and "proof" in record
             and "context_count" in record
+            and record.get("context_signals") != [NO_CONTEXT_VERDICT]
             and (not route_unit or "route" in record.get("units", ())))
 
 

@@ -260,6 +260,31 @@ def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_h
     assert not stands({k: v for k, v in survivor.items() if k != "context_count"}, "a", True)
     assert not stands({"result": "error", "design_sha256": "a"}, "a", False)
     assert not stands(None, "a", False)
+    # A check in context with no verdict but its time limit stands; one that failed to run
+    # (the prover's model reader) is run again.
+    timed = [f"(no verdict in context within {mutation.CONTEXT_TIMEOUT} s)"]
+    assert stands({**survivor, "context_signals": timed}, "a", True)
+    assert not stands({**survivor, "context_signals": [mutation.NO_CONTEXT_VERDICT]}, "a", True)
+
+
+def test_a_survivor_whose_check_in_context_failed_to_run_has_only_that_check_again(
+        mutation, tmp_path):
+    """Its searches, proof and deeper search stand; the check in context runs, and finding
+    the mutant not equivalent it stays a survivor with its earlier findings."""
+    earlier = {"id": "m", "result": "survived", "design_sha256": "a", "seconds": 100.0,
+               "units": ["quick", "router"], "proof": "bounded", "unproven_signals": ["x"],
+               "unproven_count": 7, "context_signals": [mutation.NO_CONTEXT_VERDICT],
+               "context_count": 1, "induction": ["p"], "deep_reached": {"q": 4},
+               "deeper": {"property": "p", "steps": 10, "skipped": 7, "seconds": 50.0}}
+    recorded = _Recorded(mutation, tmp_path, None, None, proof="bounded")
+    mutant = {"id": "m", "module": "top.router", "command": "mutate -mode inv"}
+    record = recorded.campaign.classify(mutant, earlier)
+    assert recorded.calls == ["context"]
+    assert (record["result"], record["context_signals"], record["unproven_count"]) == (
+        "survived", ["y"], 7)
+    assert (record["induction"], record["deep_reached"], record["deeper"]) == (
+        ["p"], {"q": 4}, earlier["deeper"])
+    assert record["seconds"] >= 100.0
 
 
 def test_a_carried_mutant_finds_its_cell_by_signature(mutation):
