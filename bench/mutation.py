@@ -384,6 +384,30 @@ def all_pairs_equal(rtlil: str) -> tuple[str, list[str]]:
     return "\n".join([rtlil[:end], *lines]) + rtlil[end:], names
 
 
+def mutated_wires(mutant: dict, rtlil: str) -> list[str]:
+    """The wires of the harness's flattened netlist ``rtlil`` (as the check in context names
+    them) that ``mutant`` drives itself: the wire its cell's output drives (``wire``), or
+    the port of a submodule's instance it changes, each with its views (``name[i]``,
+    ``name.field``). The check in context leaves them out of its pairs, so that a change no
+    logic reads can be shown unobservable; every signal that reads them is still compared.
+    (An instance's output port is no wire of the instance that the mutant drives, only of
+    its parent: leaving the instance's own out only drops a pair that is equal anyway.)"""
+    if mutant.get("wire"):
+        module, base = mutant["module"], mutant["wire"]
+    elif not mutant.get("cell", "$").startswith("$") and mutant.get("port"):
+        module, base = f"{mutant['module']}.{mutant['cell']}", mutant["port"]
+    else:
+        return []
+    block = re.search(rf"^module {re.escape(chr(92) + module)}\n(.*?)^end$", rtlil,
+                      re.M | re.S)
+    if block is None:
+        return []
+    path = module.removeprefix("top.")
+    return [f"{path}.{name}" for name in re.findall(r"^  wire\b.*\s\\(\S+)$", block.group(1),
+                                                    re.M)
+            if name == base or name.startswith((f"{base}[", f"{base}."))]
+
+
 def unequal_pairs(vcd: Path, names: list[str]) -> list[str]:
     """The signals of ``names`` (the pairs of :func:`all_pairs_equal`, in order) whose
     original and mutant copies differ in the last step of the check in context's trace
@@ -713,24 +737,27 @@ class Campaign:
         (folder / f"equiv-{name}.log").unlink()  # long; the status file holds the verdict
         return unproven == 0, signals
 
-    def in_context(self, mutant: dict, folder: Path) -> tuple[bool, list[str]]:
+    def in_context(self, mutant: dict, folder: Path) -> tuple[bool, list[str], list[str]]:
         """The check in context (see the module's docstring) in ``folder`` (job
-        ``context``): (every signal named in both the original's and the mutant's harness
-        proven equal, from reset and by induction; the pairs that differ in the
-        counterexample's last step, after a note when it is the base case's, or why there
-        is no verdict)."""
+        ``context``): (every signal named in both the original's and the mutant's harness,
+        but the wires the mutant drives itself (:func:`mutated_wires`), proven equal, from
+        reset and by induction; the pairs that differ in the counterexample's last step,
+        after a note when it is the base case's, or why there is no verdict; the wires left
+        out)."""
         from twinnet.hdl.formal import sby
 
         shutil.copyfile(EQUIV_TO_COMPARE, folder / EQUIV_TO_COMPARE.name)  # Yosys reads
         # only files in the folder it runs in
+        left_out = mutated_wires(mutant, (folder / "top.il").read_text())
+        (folder / "context-left-out.txt").write_text("".join(f"{n}\n" for n in left_out))
         miter = folder / "context.il"
         yosys([*sby.PREPARE, mutant["command"], "flatten", "chformal -lower",
                "chformal -assume -remove", "chformal -assert -remove", "rename top gate",
                "design -stash gate",
                *sby.PREPARE, "flatten", "chformal -lower", "chformal -assert -assert2assume",
                "rename top gold", "design -copy-from gate -as gate gate",
-               "equiv_make gold gate equiv", "hierarchy -top equiv",
-               f"techmap -map {EQUIV_TO_COMPARE.name} t:$equiv",
+               "equiv_make -blacklist context-left-out.txt gold gate equiv",
+               "hierarchy -top equiv", f"techmap -map {EQUIV_TO_COMPARE.name} t:$equiv",
                f"write_rtlil {miter.name}"], folder, "context-miter")
         (folder / "context-miter.log").unlink()  # long; the job's log tells the verdict
         netlist, names = all_pairs_equal(miter.read_text())
@@ -742,17 +769,17 @@ class Campaign:
         miter.unlink()
         self._tidy(folder / "context")
         if "returned pass for basecase" in text and "returned pass for induction" in text:
-            return True, []
+            return True, [], left_out
         if sby.reached_time_limit(text):
-            return False, [f"(no verdict in context within {CONTEXT_TIMEOUT} s)"]
+            return False, [f"(no verdict in context within {CONTEXT_TIMEOUT} s)"], left_out
         traces = {found.group(1) or "basecase": found.group(2)
                   for found in sby.TRACE_LINE.finditer(text)}
         if not traces:
-            return False, [NO_CONTEXT_VERDICT]
+            return False, [NO_CONTEXT_VERDICT], left_out
         base = "basecase" in traces
         trace = folder / traces["basecase" if base else "induction"]
         note = f"(the base case from reset fails: see {trace.relative_to(folder)})"
-        return False, ([note] if base else []) + unequal_pairs(trace, names)
+        return False, ([note] if base else []) + unequal_pairs(trace, names), left_out
 
     def classify(self, mutant: dict, earlier: dict | None = None) -> dict:
         """``mutant``'s record; ``earlier``: its survivor's record from an earlier run,
@@ -849,17 +876,21 @@ class Campaign:
                 return self._finish(record, folder, started)
             new = True
             mark("proof", {"proof": proof, "failure": failure})
-        if stages.get("context", [NO_CONTEXT_VERDICT]) != [NO_CONTEXT_VERDICT]:
-            same, context = False, stages["context"]
+        if (stages.get("context", [NO_CONTEXT_VERDICT]) != [NO_CONTEXT_VERDICT]
+                and "context_left_out" in stages):
+            same, context, left_out = False, stages["context"], stages["context_left_out"]
         else:
-            same, context = self.in_context(mutant, folder)
+            same, context, left_out = self.in_context(mutant, folder)
             if not same:
                 mark("context_count", len(context))
                 mark("context", context[:40])
+                mark("context_left_out", left_out)
+        record["context_left_out"] = left_out
         if same:
             record.update(result="equivalent", equivalent_in="context", proof=proof,
                           why="every signal named in the original's and the mutant's harness "
-                              "proven equal in every run the neighbours' assumptions allow "
+                              + ("but the wires it drives itself " if left_out else "")
+                              + "proven equal in every run the neighbours' assumptions allow "
                               "(Yosys equivalence check in context)")
             return self._finish(record, folder, started)
         if proof == "bounded" and new:
@@ -953,7 +984,8 @@ def stands(record: dict | None, design_hash: str, route_unit: bool) -> bool:
     properties it failed are still asserted; more assumptions keep an equivalence in
     context). A survivor stands only on the same harness, and only once every check has run
     on it (the route unit, the router-wide equivalence check and the proof, the check in
-    context: a survivor from before one of them was added is checked again, as is one whose
+    context, and of that check the wires it leaves out: a survivor from before one of them
+    was added is checked again, as is one whose
     check in context stopped with no verdict and no trace, :data:`NO_CONTEXT_VERDICT`); an
     error, or a mutant a stopped run left ``pending``, never stands."""
     if record is None or record["result"] in ("error", "pending"):
@@ -961,7 +993,7 @@ def stands(record: dict | None, design_hash: str, route_unit: bool) -> bool:
     if record["result"] != "survived":
         return True
     return (record["design_sha256"] == design_hash and "proof" in record
-            and "context_count" in record
+            and "context_count" in record and "context_left_out" in record
             and record.get("context_signals") != [NO_CONTEXT_VERDICT]
             and (not route_unit or "route" in record.get("units", ())))
 

@@ -116,7 +116,7 @@ class _Recorded:
         self.campaign.prove = lambda mutant, folder: self.calls.append("prove") or (
             proof, {"induction": ["p"]} if proof == "bounded" else None)
         self.campaign.in_context = lambda mutant, folder: self.calls.append(
-            "context") or (context, [] if context else ["y"])
+            "context") or (context, [] if context else ["y"], ["w"])
         self.kill_step, self.scope = kill_step, scope
 
     def kill(self, mutant, folder, command=None, harness=None, *, depth=None, name="bmc",
@@ -250,7 +250,7 @@ def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_h
     errors are checked again; on the same harness a survivor stands once every check ran."""
     stands = mutation.stands
     survivor = {"result": "survived", "design_sha256": "a", "proof": "proven",
-                "context_count": 3, "units": ["route", "router"]}
+                "context_count": 3, "context_left_out": [], "units": ["route", "router"]}
     for result in ("killed", "equivalent"):
         assert stands({"result": result, "design_sha256": "a"}, "b", False)
     assert stands(survivor, "a", True)
@@ -258,6 +258,9 @@ def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_h
     assert not stands({**survivor, "units": ["router"]}, "a", True)  # the route unit is new
     assert stands({**survivor, "units": ["router"]}, "a", False)
     assert not stands({k: v for k, v in survivor.items() if k != "context_count"}, "a", True)
+    # checked in context before it left out the wires a mutant drives itself: again
+    assert not stands({k: v for k, v in survivor.items() if k != "context_left_out"}, "a",
+                      True)
     assert not stands({"result": "error", "design_sha256": "a"}, "a", False)
     assert not stands(None, "a", False)
     # A check in context with no verdict but its time limit stands; one that failed to run
@@ -280,8 +283,8 @@ def test_a_survivor_whose_check_in_context_failed_to_run_has_only_that_check_aga
     mutant = {"id": "m", "module": "top.router", "command": "mutate -mode inv"}
     record = recorded.campaign.classify(mutant, earlier)
     assert recorded.calls == ["context"]
-    assert (record["result"], record["context_signals"], record["unproven_count"]) == (
-        "survived", ["y"], 7)
+    assert (record["result"], record["context_signals"], record["unproven_count"],
+            record["context_left_out"]) == ("survived", ["y"], 7, ["w"])
     assert (record["induction"], record["deep_reached"], record["deeper"]) == (
         ["p"], {"q": 4}, earlier["deeper"])
     assert record["seconds"] >= 100.0
@@ -527,7 +530,8 @@ def test_a_mutant_only_an_illegal_neighbour_sees_is_equivalent_in_context(
     mutant = {"module": "top.router",
               "command": f"mutate -mode {mode} -module top.router -cell {cells[cell]} "
                          f"-port {port} -portbit 0"}
-    same, signals = campaign.in_context(mutant, tmp_path)
+    same, signals, left_out = campaign.in_context(mutant, tmp_path)
+    assert left_out == []  # a primitive cell's input: no wire of its own
     assert same == expected
     assert (signals == []) == expected
     if cell == "not":  # induction from two equal cycles never sees it: the base case does,
@@ -713,3 +717,34 @@ def test_every_pair_equal_is_one_and_of_shallow_terms(mutation, pairs):
     read = [w for c in concatenations for w in c.split()]
     assert all(read.count(out) == 1 for out in outputs[:-1])
     assert all(read.count(f"\\pairs_equal_{g}") == 1 for g, _ in grouped)
+
+
+MUTATED_NETLIST = """module \\top.router.request_2_3
+  wire width 24 input 12  \\free_one
+  wire width 4 \\free_one[0]
+  wire width 4 \\free_one[1]
+  wire width 24 \\free_one_two
+  wire width 6 \\to
+end
+module \\top.router.output_0
+  attribute \\src "output_unit.py:181"
+  wire width 3 \\next_packets_out_2
+  wire width 3 \\packets_out_2
+end
+"""
+
+
+@pytest.mark.parametrize("mutant, expected", [
+    # an instance's input port: the port's wire inside it, with its views, and no other
+    ({"module": "top.router", "cell": "request_2_3", "port": "free_one"},
+     ["router.request_2_3.free_one", "router.request_2_3.free_one[0]",
+      "router.request_2_3.free_one[1]"]),
+    # a cell's output that drives a named wire: that wire (the register reading it stays)
+    ({"module": "top.router.output_0", "cell": "$280", "port": "Y",
+      "wire": "next_packets_out_2"}, ["router.output_0.next_packets_out_2"]),
+    ({"module": "top.router.output_0", "cell": "$17", "port": "A"}, []),  # a cell's input
+    ({"module": "top.router", "cell": "no_such", "port": "x"}, []),  # no such module
+])
+def test_the_check_in_context_leaves_out_only_the_wires_a_mutant_drives(
+        mutation, mutant, expected):
+    assert mutation.mutated_wires(mutant, MUTATED_NETLIST) == expected
