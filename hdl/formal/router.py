@@ -71,8 +71,11 @@ PROPERTIES = [
              "a packet ready to be allocated asks for its route's output exactly when a VC "
              "its route allows there is free with room for it (for two packets where the "
              "move enters a ring), and for nothing else; a broadcast asks for its copies "
-             "exactly when every copy's VC is free with the room it needs (deterministic "
-             "routing; under adaptive routing the choice among grades is not stated)"),
+             "exactly when every copy's VC is free with the room it needs; under adaptive "
+             "routing (the split router) a packet asks for the open outputs of its best "
+             "grade with a free adaptive VC, waits while all of them are held, and asks for "
+             "its escape move only when neither grade has one, exactly when the escape's "
+             "VC is free with the room it needs"),
     Property("credits_returned",
              "while an input port owes its upstream router credits (flits read, their "
              "credits not yet sent), it sends one every cycle, for the lowest VC it owes one "
@@ -1004,12 +1007,14 @@ class RouterChecks:
             self._copies()
         if not adaptive:
             self._requests()
+        elif self.router.stage.split and len(self.config.outputs) == self.config.port_count:
+            self._adaptive_requests()
 
-    def _requests(self) -> None:
-        """Deterministic routing: each input VC's request against the output units' free
-        flags (a PE port with several lanes offers what any lane offers)."""
-        config = self.config
-        free = {}  # (port, packets) -> per output VC, that VC is free for them
+    def _free(self) -> dict:
+        """(port, packets) -> per output VC of the port, that VC is free for that many whole
+        packets, from the output units' flags (a PE port with several lanes offers what any
+        lane offers)."""
+        config, free = self.config, {}
         for p in range(config.port_count):
             units = [self.seen.outputs[o] for o in config.lanes_of(p)]
             for packets, name in ((1, "free_one"), (2, "free_two")):
@@ -1017,14 +1022,53 @@ class RouterChecks:
                 for unit in units:
                     flags = [flag | bit for flag, bit in zip(flags, getattr(unit, name))]
                 free[p, packets] = flags
+        return free
+
+    def _escape_fits(self, route, free):
+        """One of the VCs ``route`` allows at its port is free with the room it needs."""
+        fits = Const(0, 1)
+        for p in range(self.config.port_count):
+            for w in range(self.config.output_vc_counts[p]):
+                fits = fits | ((route.port == p) & route.mask[w] & Mux(
+                    route.bubble, free[p, 2][w], free[p, 1][w]))
+        return fits
+
+    def _adaptive_requests(self) -> None:
+        """Adaptive routing on the split router (002 §3.3.2, one lane per port): a unicast
+        packet ready to be allocated takes the best grade among its outputs with a free
+        adaptive VC (grade 1 if one has one, else grade 2) and asks for that grade's outputs
+        open this cycle (every one with iSLIP, else the lowest-numbered); while all of them
+        are held it waits and asks for nothing; only when no output of either grade has a
+        free adaptive VC does it ask for its escape move, exactly when the escape's VC is
+        free with the room it needs."""
+        config, comp, free = self.config, self.comp, self._free()
+        adaptive = self.router.adaptive_vcs
+        ports = config.port_count
+        adaptive_free = Cat(Cat(flag for w, flag in enumerate(free[p, 1])
+                                if adaptive >> w & 1).any() for p in range(ports))
+        open_ = Cat(comp.avail[self.output_ports.index(p)] for p in range(ports))
         for vc in self.flat:
             request, route = vc.request, vc.port.route
             ready = self.ready(vc) & ~route.drop
-            fits = Const(0, 1)
-            for p in range(config.port_count):
-                for w in range(config.output_vc_counts[p]):
-                    fits = fits | ((route.port == p) & route.mask[w] & Mux(
-                        route.bubble, free[p, 2][w], free[p, 1][w]))
+            if self.fanout:
+                ready = ready & ~route.multi
+            first = route.grade_1 & adaptive_free
+            grade = Mux(first.any(), first, route.grade_2 & adaptive_free)
+            best = grade & open_
+            if not self.router.stage.multiple_requests:
+                best = onehot.lowest(best, ports)
+            escape = ~grade.any() & self._escape_fits(route, free)
+            self.check("requests_made", request.to == Mux(
+                ready & best.any(), best, Mux(ready & escape, Const(1, ports) << route.port, 0)))
+
+    def _requests(self) -> None:
+        """Deterministic routing: each input VC's request against the output units' free
+        flags (a PE port with several lanes offers what any lane offers)."""
+        free = self._free()
+        for vc in self.flat:
+            request, route = vc.request, vc.port.route
+            ready = self.ready(vc) & ~route.drop
+            fits = self._escape_fits(route, free)
             if self.fanout:
                 copy_free = Const(1, 1)
                 for p, w in enumerate(self.comp.free.copy_vc):
