@@ -985,9 +985,9 @@ def stands(record: dict | None, design_hash: str, route_unit: bool) -> bool:
     context). A survivor stands only on the same harness, and only once every check has run
     on it (the route unit, the router-wide equivalence check and the proof, the check in
     context, and of that check the wires it leaves out: a survivor from before one of them
-    was added is checked again, as is one whose
-    check in context stopped with no verdict and no trace, :data:`NO_CONTEXT_VERDICT`); an
-    error, or a mutant a stopped run left ``pending``, never stands."""
+    was added is checked again, as is one whose check in context stopped with no verdict
+    and no trace, :data:`NO_CONTEXT_VERDICT`); an error, or a mutant a stopped run left
+    ``pending``, never stands."""
     if record is None or record["result"] in ("error", "pending"):
         return False
     if record["result"] != "survived":
