@@ -1024,8 +1024,9 @@ class RouterChecks:
                 free[p, packets] = flags
         return free
 
-    def _escape_fits(self, route, free):
-        """One of the VCs ``route`` allows at its port is free with the room it needs."""
+    def _route_fits(self, route, free):
+        """One of the VCs ``route`` allows at its port (the escape move's, under adaptive
+        routing) is free with the room it needs."""
         fits = Const(0, 1)
         for p in range(self.config.port_count):
             for w in range(self.config.output_vc_counts[p]):
@@ -1057,7 +1058,7 @@ class RouterChecks:
             best = grade & open_
             if not self.router.stage.multiple_requests:
                 best = onehot.lowest(best, ports)
-            escape = ~grade.any() & self._escape_fits(route, free)
+            escape = ~grade.any() & self._route_fits(route, free)
             self.check("requests_made", request.to == Mux(
                 ready & best.any(), best, Mux(ready & escape, Const(1, ports) << route.port, 0)))
 
@@ -1068,7 +1069,7 @@ class RouterChecks:
         for vc in self.flat:
             request, route = vc.request, vc.port.route
             ready = self.ready(vc) & ~route.drop
-            fits = self._escape_fits(route, free)
+            fits = self._route_fits(route, free)
             if self.fanout:
                 copy_free = Const(1, 1)
                 for p, w in enumerate(self.comp.free.copy_vc):
