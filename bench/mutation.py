@@ -60,14 +60,15 @@ each mutant, its time and a summary. Traces stay in the work folder (``--work``)
 on another harness of the same router (properties added: the router alone, elaborated as the
 harness elaborates it, has the same logic hash, ``router_sha256``) keeps the mutants drawn
 (``drawn``) and the verdicts that still hold (:func:`stands`), and checks the others again;
-each verdict records the design it was made on.
+each verdict records the design it was made on. ``--resume --only ID ...`` checks only
+those of them.
 
 A survivor can be searched further, one property to more steps (``--deeper
 ID:PROPERTY:STEPS``): a failure there kills it (``found_by``: ``deeper``), with the search
 recorded (``deeper``).
 
 Usage: ``python bench/mutation.py [--preset 002-t16 | --no-bypass] [--count N] [--seed S]
-[--depth D] [--joint] [--jobs J] [--resume | --deeper ID:PROPERTY:STEPS]``.
+[--depth D] [--joint] [--jobs J] [--resume [--only ID ...] | --deeper ID:PROPERTY:STEPS]``.
 """
 
 import argparse
@@ -1010,11 +1011,14 @@ def summary(records: list[dict]) -> dict:
             "seconds_per_mutant": round(sum(seconds) / len(seconds), 1) if seconds else None}
 
 
-def work_order(todo: list[dict], done: dict[str, dict]) -> list[dict]:
-    """The mutants to check, in the order drawn, except that a mutant a stopped run left
-    ``pending`` comes after the fresh ones: it has already taken a long run, and it would
-    otherwise hold a job for the whole of the next while quick kills wait behind it."""
-    return sorted(todo, key=lambda m: (done.get(m["id"]) or {}).get("result") == "pending")
+def work_order(todo: list[dict], done: dict[str, dict],
+               only: list[str] | None = None) -> list[dict]:
+    """The mutants to check (those of ``only`` among them, where given: ``--only``), in the
+    order drawn, except that a mutant a stopped run left ``pending`` comes after the fresh
+    ones: it has already taken a long run, and it would otherwise hold a job for the whole
+    of the next while quick kills wait behind it."""
+    return sorted((m for m in todo if only is None or m["id"] in only),
+                  key=lambda m: (done.get(m["id"]) or {}).get("result") == "pending")
 
 
 def _positive(name: str, text: str, minimum: int = 1) -> int:
@@ -1056,6 +1060,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="mutants checked at once (default 1; one core each)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the mutants OUT already classifies and check the others")
+    parser.add_argument("--only", nargs="+", metavar="ID",
+                        help="with --resume: check only these mutants of OUT (those whose "
+                             "verdict does not stand), the others' records kept as they are")
     parser.add_argument("--deeper", metavar="ID:PROPERTY:STEPS",
                         help="search survivor ID of OUT further instead: bounded model "
                              "checking of PROPERTY alone to STEPS steps (more than the deeper "
@@ -1075,6 +1082,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.jobs > (os.cpu_count() or 1):
         raise UsageError(f"--jobs must be at most {os.cpu_count()} (the cores), not "
                          f"{args.jobs}")
+    if args.only is not None and not args.resume:
+        raise UsageError("--only picks mutants of an earlier run: give --resume with it")
+    if args.only is not None and args.deeper is not None:
+        raise UsageError("--only: --deeper searches one survivor already; give one of them")
     if args.preset and args.bypass is not None:
         raise UsageError("--no-bypass: a preset's router is the one it builds (every preset's "
                          "split router is without the bypass); give one of them")
@@ -1106,6 +1117,14 @@ def run(args: argparse.Namespace) -> dict:
         except (ValueError, KeyError, TypeError) as error:
             raise UsageError(f"--resume: {args.out} is not a result file of this bench "
                              f"({type(error).__name__}: {error})") from None
+    if args.only is not None:
+        if earlier is None:
+            raise UsageError(f"--only: {args.out} does not exist: there are no mutants to pick")
+        drawn_ids = {m["id"] for m in earlier.get("drawn", [])}
+        unknown = [ident for ident in args.only if ident not in drawn_ids]
+        if unknown:
+            raise UsageError(f"--only: {', '.join(unknown)} not among the mutants of "
+                             f"{args.out}")
     say("writing the design")
     campaign = Campaign(args.preset, args.work, args.depth, args.bypass, args.joint)
     if earlier is not None:
@@ -1155,7 +1174,7 @@ def run(args: argparse.Namespace) -> dict:
         return stands(done.get(mutant["id"]), campaign.design_hash,
                       campaign.route_command(mutant) is not None)
 
-    todo = work_order([m for m in mutants if not settled(m)], done)
+    todo = work_order([m for m in mutants if not settled(m)], done, args.only)
     say(f"{len(mutants) - len(todo)} already classified, {len(todo)} to check "
         f"(depth {args.depth}, {args.jobs} at once)")
 

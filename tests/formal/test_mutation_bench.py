@@ -78,6 +78,9 @@ def test_harness_and_clock_mutants_are_left_out(mutation):
      r"--deeper's STEPS must be an integer >= 1, not 'ten'"),
     (["--deeper", "e362bdde7f94:router_state:7"], r"--deeper's STEPS must be 8 to 40"),
     (["--deeper", "e362bdde7f94:router_state:41"], r"--deeper's STEPS must be 8 to 40"),
+    (["--only", "e362bdde7f94"], r"--only picks mutants of an earlier run: give --resume"),
+    (["--resume", "--only", "e362bdde7f94", "--deeper", "e362bdde7f94:router_state:9"],
+     r"--only: --deeper searches one survivor already"),
 ])
 def test_bad_values_are_refused(mutation, argv, message):
     with pytest.raises(mutation.UsageError, match=message):
@@ -242,6 +245,33 @@ def test_pending_mutants_wait_until_the_fresh_ones_are_checked(mutation):
     done = {"b": {"result": "pending"}, "c": {"result": "error"}, "d": {"result": "pending"}}
     order = [m["id"] for m in mutation.work_order(todo, done)]
     assert order == ["a", "c", "e", "b", "d"]
+
+
+def test_only_the_mutants_named_are_checked(mutation):
+    """``--only``: the mutants named, in the same order (pending ones last)."""
+    todo = [{"id": name} for name in ("a", "b", "c", "d")]
+    done = {"b": {"result": "pending"}}
+    assert [m["id"] for m in mutation.work_order(todo, done, ["d", "b", "a"])] == ["a", "d", "b"]
+    assert mutation.work_order(todo, done, ["z"]) == []
+
+
+def test_a_mutant_not_drawn_is_refused_before_the_design_is_written(
+        mutation, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "mutation.json"
+    out.write_text(json.dumps({"design_sha256": "a" * 64, "seed": 1, "depth": 5,
+                               "drawn": [{"id": "m1"}, {"id": "m2"}], "mutants": []}))
+
+    def built(*args, **kwargs):
+        raise AssertionError("the design was written")
+
+    monkeypatch.setattr(mutation, "Campaign", built)
+    assert mutation.main(["--resume", "--only", "m2", "x9", "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error == f"mutation: --only: x9 not among the mutants of {out}\n"
+    missing = tmp_path / "none.json"
+    assert mutation.main(["--resume", "--only", "m2", "--out", str(missing)]) == 2
+    assert capsys.readouterr().err == (f"mutation: --only: {missing} does not exist: there are "
+                                       "no mutants to pick\n")
 
 
 def test_verdicts_carry_over_to_another_harness_of_the_router_where_they_still_hold(
