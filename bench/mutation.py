@@ -1175,8 +1175,11 @@ def run(args: argparse.Namespace) -> dict:
                       campaign.route_command(mutant) is not None)
 
     todo = work_order([m for m in mutants if not settled(m)], done, args.only)
-    say(f"{len(mutants) - len(todo)} already classified, {len(todo)} to check "
-        f"(depth {args.depth}, {args.jobs} at once)")
+    classified = sum(settled(m) for m in mutants)
+    others = len(mutants) - classified - len(todo)  # not named by --only
+    say(f"{classified} already classified, {len(todo)} to check "
+        f"(depth {args.depth}, {args.jobs} at once)"
+        + (f", {others} others left to check later" if others else ""))
 
     def write() -> None:
         order = {m["id"]: index for index, m in enumerate(mutants)}
