@@ -153,12 +153,17 @@ def write_job(workdir: Path, name: str, *, mode: str, depth: int, engine: str,
     ``prepared``: a netlist of ``workdir`` that :func:`write_prepared` wrote, read instead
     of preparing ``top.il`` again; ``options``: smtbmc's (:data:`SMTBMC_OPTIONS`'s of
     ``mode`` by default); ``skip``: of ``mode bmc``, the first steps not checked (SymbiYosys's
-    ``skip``: a search that an earlier one checked to that many steps goes on from there)."""
+    ``skip``: a search that an earlier one checked to that many steps goes on from there).
+    Their assertions are assumed to hold there (smtbmc's ``--assume-skipped 0``), as smtbmc
+    assumes those of every step it has checked: the earlier search showed they do, and
+    without them the first step checked is a search over runs that break them earlier."""
     if skip and mode != "bmc":
         raise ValueError(f"skip is for bounded model checking, not mode {mode}")
     job = workdir / f"{name}.sby"
     options = SMTBMC_OPTIONS[mode] if options is None else options
     line = engine_line(engine, options=(*options, "--induction") if induction_only else options)
+    if skip:
+        line += " -- --assume-skipped 0"  # smtbmc's own options follow SymbiYosys's "--"
     design = prepared or "top.il"
     job.write_text("\n".join([
         "[options]", f"mode {mode}", f"depth {depth}", f"timeout {timeout}",
