@@ -248,7 +248,7 @@ def _env() -> dict:
 
 
 #: SymbiYosys's log line when Yosys failed to build the gate-level model (``--syn``): on the
-#: largest harnesses (002-kt16's router) its synthesis needs more than the 4 GB that
+#: largest harnesses (002-kt16's router) its synthesis needs more than the 4 GiB that
 #: YoWASP's Yosys can address.
 GATE_MODEL_FAILED = "smt2_syn: task failed"
 
