@@ -102,8 +102,9 @@ def run_case(name: str, arguments: list[str], out: Path) -> dict:
 
 
 def write(out: Path, results: dict) -> None:
-    """Write the cases run so far (with trace names only: the work folder goes) beside the
-    other cases of an earlier run."""
+    """Write the cases of ``results`` (with trace names only: the work folder goes) into
+    ``out``, beside the other cases it holds, as it is now: another run writing into it
+    at the same time keeps the cases it wrote."""
     results = json.loads(json.dumps(results))
     for case in results.values():
         for prop in case.get("report", {}).get("properties", []):
@@ -131,16 +132,19 @@ def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory(prefix="twinnet-formal-") as folder:
         for name, arguments in cases.items():
+            # Cases are rerun alone (``--only``) at different commits: each keeps its own,
+            # the one it started on.
+            started_on = provenance()
             results[name] = run_case(name, arguments, Path(folder))
-            # Cases are rerun alone (``--only``) at different commits: each keeps its own.
-            results[name]["provenance"] = provenance()
+            results[name]["provenance"] = started_on
             verdicts = [p["verdict"] for p in results[name].get("report", {})
                         .get("properties", [])]
             print(f"  {results[name]['seconds']} s, {len(verdicts)} verdicts: "
                   f"{', '.join(sorted(set(verdicts))) or results[name].get('error')}",
                   file=sys.stderr, flush=True)
-            # Written after every case, so that a run stopped midway keeps the cases it ran.
-            write(args.out, results)
+            # Written after every case, so that a run stopped midway keeps the cases it ran;
+            # that case alone, so that a case another run wrote since stays as it wrote it.
+            write(args.out, {name: results[name]})
     print(f"wrote {args.out}", file=sys.stderr)
 
 
